@@ -1,0 +1,3 @@
+from cbo.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,115 @@
+"""The ``cbo`` command.
+
+Every error a user can act on is printed as one line (``cbo: error: ...``) with a non-zero exit
+code; ``--debug`` shows the Python traceback as well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cbo.errors import CboError
+
+EXIT_ERROR = 2
+EXIT_NOT_RUNNING = 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cbo", description="A cost-based query optimizer whose plans run on Spark.")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = commands.add_parser("demo", help="TPC-H end to end on the embedded default (Spark, DuckDB, local PostgreSQL)")
+    demo.add_argument("--sf", type=float, default=0.1, help="TPC-H scale factor (default 0.1)")
+    demo.add_argument("--placement", choices=("federated", "all-spark", "all-postgres"), default="federated")
+    demo.add_argument("--postgres", default="local",
+                      help="'local' (default: cbo's throwaway server) or the URL of your own PostgreSQL")
+    demo.add_argument("--queries", help="comma-separated subset, e.g. q1,q6 (default: all 22)")
+
+    postgres = commands.add_parser("postgres", help="manage cbo's throwaway local PostgreSQL server")
+    postgres.add_argument("action", choices=("start", "stop", "status", "destroy"))
+
+    datagen = commands.add_parser("datagen", help="generate a workload's data, load it, write its catalogs")
+    datagen.add_argument("workload", choices=("tpch",))
+    datagen.add_argument("--sf", type=float, required=True, help="scale factor, e.g. 0.1 or 1")
+    datagen.add_argument("--out", type=Path, required=True, help="directory for the Parquet files and catalogs")
+    datagen.add_argument("--postgres", help="also load PostgreSQL: 'local' or a URL (postgresql://user@host:port/db)")
+    return parser
+
+
+def cmd_postgres(action: str) -> int:
+    from cbo.localpg import LocalPostgres
+
+    server = LocalPostgres()
+    if action == "start":
+        info = server.start()
+        print(f"running: {info.url}")
+        print(f"  jdbc url:       {info.jdbc_url}")
+        print(f"  password file:  {info.password_file}")
+        print(f"  data directory: {info.data_dir} (server runs as {info.os_user})")
+        return 0
+    if action == "stop":
+        print("stopped" if server.stop() else "not running")
+        return 0
+    if action == "destroy":
+        server.destroy()
+        print("stopped and deleted")
+        return 0
+    info = server.status()
+    if info is None:
+        print("not running")
+        return EXIT_NOT_RUNNING
+    print(f"running: {info.url} (data directory {info.data_dir})")
+    return 0
+
+
+def cmd_datagen(args: argparse.Namespace) -> int:
+    from cbo.progress import say
+    from cbo.workloads import tpch
+
+    catalogs = tpch.prepare(args.sf, data_dir=args.out, postgres=args.postgres, progress=say)
+    for placement, path in catalogs.items():
+        print(f"{placement:<13} {path}")
+    if not args.postgres:
+        say("PostgreSQL not loaded (no --postgres): only the all-spark catalog was written")
+    return 0
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    if args.command == "demo":
+        from cbo.demo import run_demo
+
+        queries = args.queries.split(",") if args.queries else None
+        return run_demo(sf=args.sf, postgres=args.postgres, placement=args.placement, queries=queries)
+    if args.command == "postgres":
+        return cmd_postgres(args.action)
+    if args.command == "datagen":
+        return cmd_datagen(args)
+    raise AssertionError(args.command)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return dispatch(args)
+    except CboError as exc:
+        if args.debug:
+            raise
+        print(f"cbo: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except ValueError as exc:  # bad values in arguments, e.g. an unknown query name
+        if args.debug:
+            raise
+        print(f"cbo: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("cbo: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(f"cbo: internal error: {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''} "
+              "(run with --debug for the traceback)", file=sys.stderr)
+        return 1

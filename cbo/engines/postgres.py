@@ -1,0 +1,155 @@
+"""PostgreSQL as a JDBC source seen from Python: connections, queries, and keys from metadata.
+
+Spark reaches PostgreSQL through its JDBC source; cbo itself talks to it with psycopg to read
+metadata (keys, statistics) and to run native baselines. Both start from the catalog's JDBC URL.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+import psycopg
+from psycopg import sql
+
+from cbo.catalog import ForeignKey, Source
+from cbo.errors import CboError, QueryTimeout, SourceUnreachable
+
+
+@dataclass(frozen=True)
+class PgAddress:
+    host: str
+    port: int
+    database: str
+    user: str | None = None
+    password: str | None = None
+
+    def describe(self) -> str:
+        return f"{self.host}:{self.port}/{self.database}"
+
+    def jdbc_url(self) -> str:
+        return f"jdbc:postgresql://{self.host}:{self.port}/{self.database}"
+
+    def url(self) -> str:
+        """The libpq URL without the password, safe to print."""
+        user = f"{self.user}@" if self.user else ""
+        return f"postgresql://{user}{self.host}:{self.port}/{self.database}"
+
+
+def parse_url(url: str, user: str | None = None, password: str | None = None) -> PgAddress:
+    """Parse ``jdbc:postgresql://h:p/db?user=..`` or ``postgresql://user:pw@h:p/db``."""
+    text = url[len("jdbc:"):] if url.startswith("jdbc:") else url
+    parts = urlsplit(text)
+    if parts.scheme not in ("postgresql", "postgres"):
+        raise CboError(f"not a PostgreSQL URL: {redact(url)}")
+    params = dict(parse_qsl(parts.query))
+    return PgAddress(
+        host=parts.hostname or "localhost",
+        port=parts.port or 5432,
+        database=unquote(parts.path.lstrip("/")) or "postgres",
+        user=user or (unquote(parts.username) if parts.username else None) or params.get("user"),
+        password=password or (unquote(parts.password) if parts.password else None) or params.get("password"),
+    )
+
+
+def redact(url: str) -> str:
+    """The URL with any password removed, for messages and logs."""
+    parts = urlsplit(url[len("jdbc:"):] if url.startswith("jdbc:") else url)
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    user = parts.username
+    query = "&".join(f"{k}={v}" for k, v in parse_qsl(parts.query) if k != "password")
+    rebuilt = f"{parts.scheme}://{user + '@' if user else ''}{netloc}{parts.path}{'?' + query if query else ''}"
+    return ("jdbc:" + rebuilt) if url.startswith("jdbc:") else rebuilt
+
+
+def address_of(source: Source) -> PgAddress:
+    assert source.url is not None
+    return parse_url(source.url, source.user, source.password())
+
+
+def connect(address: PgAddress, *, autocommit: bool = True, what: str = "PostgreSQL") -> psycopg.Connection:
+    """Connect, or raise :class:`SourceUnreachable` with one line naming the server."""
+    try:
+        return psycopg.connect(host=address.host, port=address.port, dbname=address.database,
+                               user=address.user, password=address.password,
+                               autocommit=autocommit, connect_timeout=10)
+    except psycopg.OperationalError as exc:
+        reason = _reason(exc)
+        raise SourceUnreachable(f"cannot connect to {what} at {address.describe()}: {reason}") from None
+
+
+def _reason(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    # libpq prefixes with 'connection to server at "h" (ip), port p failed:'; keep the cause.
+    for line in lines:
+        if "failed:" in line:
+            return line.split("failed:", 1)[1].strip()
+    return lines[0] if lines else type(exc).__name__
+
+
+def run_query(conn: psycopg.Connection, text: str, *, timeout_s: float | None = None,
+              search_path: str | None = None) -> tuple[list[str], list[tuple[Any, ...]], float]:
+    """Run one query; return column names, rows and elapsed seconds."""
+    with conn.cursor() as cur:
+        if timeout_s:
+            cur.execute(sql.SQL("set statement_timeout = {}").format(sql.Literal(int(timeout_s * 1000))))
+        if search_path:
+            cur.execute(sql.SQL("set search_path = {}").format(sql.Identifier(search_path)))
+        started = time.perf_counter()
+        try:
+            cur.execute(text)  # type: ignore[arg-type]
+        except psycopg.errors.QueryCanceled:
+            raise QueryTimeout(f"query cancelled after {timeout_s:g} s (statement_timeout)") from None
+        rows = cur.fetchall()
+        elapsed = time.perf_counter() - started
+        names = [d.name for d in cur.description or []]
+    return names, rows, elapsed
+
+
+def read_keys(conn: psycopg.Connection, schema: str, table: str) -> tuple[
+        tuple[str, ...], tuple[tuple[str, ...], ...], tuple[ForeignKey, ...]]:
+    """Primary key, unique keys and foreign keys of ``schema.table`` from ``pg_constraint``."""
+    rows = conn.execute(
+        """
+        select c.contype,
+               array(select a.attname from unnest(c.conkey) with ordinality k(attnum, ord)
+                     join pg_attribute a on a.attrelid = c.conrelid and a.attnum = k.attnum
+                     order by k.ord) as columns,
+               rt.relname as referenced_table,
+               array(select a.attname from unnest(c.confkey) with ordinality k(attnum, ord)
+                     join pg_attribute a on a.attrelid = c.confrelid and a.attnum = k.attnum
+                     order by k.ord) as referenced_columns
+        from pg_constraint c
+        join pg_class t on t.oid = c.conrelid
+        join pg_namespace n on n.oid = t.relnamespace
+        left join pg_class rt on rt.oid = c.confrelid
+        where n.nspname = %s and t.relname = %s and c.contype in ('p', 'u', 'f')
+        order by c.conname
+        """, (schema, table)).fetchall()
+    primary: tuple[str, ...] = ()
+    uniques: list[tuple[str, ...]] = []
+    foreign: list[ForeignKey] = []
+    for kind, columns, ref_table, ref_columns in rows:
+        if kind == "p":
+            primary = tuple(columns)
+        elif kind == "u":
+            uniques.append(tuple(columns))
+        else:
+            foreign.append(ForeignKey(tuple(columns), ref_table, tuple(ref_columns)))
+    return primary, tuple(uniques), tuple(foreign)
+
+
+def quote_ident(name: str) -> sql.Identifier:
+    return sql.Identifier(name)
+
+
+def qualified(schema: str | None, table: str) -> sql.Composable:
+    return sql.Identifier(schema, table) if schema else sql.Identifier(table)
+
+
+def execute_many(conn: psycopg.Connection, statements: Sequence[sql.Composable]) -> None:
+    with conn.cursor() as cur:
+        for statement in statements:
+            cur.execute(statement)

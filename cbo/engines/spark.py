@@ -1,0 +1,190 @@
+"""Spark as cbo's execution engine: one shared session, catalog tables registered as views.
+
+Sessions are expensive (about 9 s to start), so one is shared per process: the first caller's
+settings win, later callers get the same session. The PostgreSQL JDBC driver is found in this
+order: ``$CBO_JDBC_JAR``, the catalog's ``[spark] jdbc_jars``, Debian's
+``/usr/share/java/postgresql.jar``, then Maven coordinates from ``[spark] jdbc_packages``
+(resolved by Spark through ``spark.jars.packages`` on machines that reach Maven).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from cbo.catalog import Catalog, Source, SparkSettings, TableDef
+from cbo.errors import CboError, SetupError, SourceUnreachable
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+DEBIAN_JDBC_JAR = Path("/usr/share/java/postgresql.jar")
+POSTGRES_DRIVER_CLASS = "org.postgresql.Driver"
+DEFAULT_LOCAL_DRIVER_MEMORY = "6g"
+
+# Settings cbo always applies: quiet console, UTC so dates mean the same in every engine.
+BASE_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile=file:{Path(__file__).with_name('log4j2.properties')}",
+}
+
+_session: "SparkSession | None" = None
+
+
+@dataclass(frozen=True)
+class JdbcDriver:
+    jars: tuple[str, ...] = ()
+    packages: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        return ", ".join(self.jars + self.packages) or "none"
+
+
+def find_jdbc_driver(settings: SparkSettings) -> JdbcDriver | None:
+    """The PostgreSQL JDBC driver to give Spark, or None when there is none to be had."""
+    from_env = [p for p in os.environ.get("CBO_JDBC_JAR", "").split(os.pathsep) if p]
+    for jar in from_env:
+        if not Path(jar).is_file():
+            raise SetupError(f"CBO_JDBC_JAR names {jar}, which does not exist")
+    if from_env:
+        return JdbcDriver(jars=tuple(from_env))
+    if settings.jdbc_jars:
+        missing = [j for j in settings.jdbc_jars if not Path(j).is_file()]
+        if missing:
+            raise SetupError(f"[spark] jdbc_jars names {missing[0]}, which does not exist")
+        return JdbcDriver(jars=settings.jdbc_jars)
+    if DEBIAN_JDBC_JAR.is_file():
+        return JdbcDriver(jars=(str(DEBIAN_JDBC_JAR),))
+    if settings.jdbc_packages:
+        return JdbcDriver(packages=settings.jdbc_packages)
+    return None
+
+
+MISSING_DRIVER = (
+    "PostgreSQL JDBC driver not found: install Debian's libpostgresql-jdbc-java "
+    f"(gives {DEBIAN_JDBC_JAR}), or set CBO_JDBC_JAR=/path/to/postgresql.jar, or on a machine "
+    "that reaches Maven add jdbc_packages = [\"org.postgresql:postgresql:42.7.4\"] to the catalog's [spark] section")
+
+
+def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = False) -> "SparkSession":
+    """The process's shared Spark session, created on first use from ``settings``."""
+    global _session
+    settings = settings or SparkSettings()
+    driver = find_jdbc_driver(settings)
+    if _session is not None:
+        if need_jdbc and not _session.conf.get("spark.jars", "") and not _session.conf.get("spark.jars.packages", ""):
+            raise SetupError("the running Spark session was started without a JDBC driver; " + MISSING_DRIVER)
+        return _session
+    if need_jdbc and driver is None:
+        raise SetupError(MISSING_DRIVER)
+    os.environ.setdefault("PYSPARK_PYTHON", _python())
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master(settings.master).appName("cbo")
+    conf = dict(BASE_CONF)
+    if settings.master.startswith("local"):
+        conf["spark.driver.memory"] = settings.driver_memory or DEFAULT_LOCAL_DRIVER_MEMORY
+    elif settings.driver_memory:
+        conf["spark.driver.memory"] = settings.driver_memory
+    if settings.executor_memory:
+        conf["spark.executor.memory"] = settings.executor_memory
+    if driver and driver.jars:
+        conf["spark.jars"] = ",".join(driver.jars)
+    if driver and driver.packages:
+        conf["spark.jars.packages"] = ",".join(driver.packages)
+    conf.update(settings.conf)
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    try:
+        _session = builder.getOrCreate()
+    except Exception as exc:  # Java missing, bad master URL, ...: say so in one line
+        raise SetupError(f"cannot start Spark (master {settings.master}): {str(exc).strip().splitlines()[0]}") from None
+    _session.sparkContext.setLogLevel("ERROR")
+    return _session
+
+
+def stop_session() -> None:
+    global _session
+    if _session is not None:
+        _session.stop()
+        _session = None
+
+
+def _python() -> str:
+    import sys
+
+    return sys.executable
+
+
+def remote_table_sql(source: Source, table: TableDef) -> str:
+    """The remote table's name, quoted for the source's dialect by sqlglot."""
+    node = exp.to_table(table.remote_name or table.name, quoted=True)
+    if source.schema:
+        node.set("db", exp.to_identifier(source.schema, quoted=True))
+    return node.sql(dialect=source.dialect or "postgres")
+
+
+def read_table(spark: "SparkSession", catalog: Catalog, table: TableDef) -> "DataFrame":
+    """A DataFrame over one catalog table, wherever it lives."""
+    source = catalog.source_of(table)
+    if source.type == "spark":
+        if table.spark_table:
+            return spark.table(table.spark_table)
+        assert table.path is not None
+        if not table.path.exists():
+            raise CboError(f"table '{table.qualified_name}': {table.path} does not exist")
+        return spark.read.format(table.format).load(str(table.path))
+    reader = (spark.read.format("jdbc")
+              .option("url", source.url)
+              .option("dbtable", remote_table_sql(source, table)))
+    if source.dialect == "postgres":
+        reader = reader.option("driver", POSTGRES_DRIVER_CLASS)
+    if source.user:
+        reader = reader.option("user", source.user)
+    password = source.password()
+    if password is not None:
+        reader = reader.option("password", password)
+    return reader.load()
+
+
+def register_catalog(spark: "SparkSession", catalog: Catalog) -> None:
+    """Register every table of the catalog as a temporary view named after the table."""
+    for table in catalog.tables():
+        try:
+            read_table(spark, catalog, table).createOrReplaceTempView(table.name)
+        except CboError:
+            raise
+        except Exception as exc:
+            raise SourceUnreachable(f"cannot read table '{table.qualified_name}': {_java_reason(exc)}") from None
+
+
+def _java_reason(exc: BaseException) -> str:
+    text = str(exc).strip()
+    for line in text.splitlines():
+        if "PSQLException" in line or "Connection refused" in line:
+            return line.split(":", 1)[-1].strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def run_sql(spark: "SparkSession", text: str) -> tuple[list[str], list[tuple[Any, ...]], float]:
+    """Run SQL on Spark; return column names, rows and elapsed seconds."""
+    started = time.perf_counter()
+    frame = spark.sql(text)
+    rows = [tuple(row) for row in frame.collect()]
+    return list(frame.columns), rows, time.perf_counter() - started
+
+
+def optimizer_settings(spark: "SparkSession") -> dict[str, str]:
+    """The Spark settings that decide how Spark plans, for benchmark reports."""
+    keys = ["spark.sql.adaptive.enabled", "spark.sql.cbo.enabled", "spark.sql.cbo.joinReorder.enabled",
+            "spark.sql.autoBroadcastJoinThreshold", "spark.sql.shuffle.partitions",
+            "spark.sql.ansi.enabled", "spark.sql.statistics.histogram.enabled", "spark.driver.memory",
+            "spark.master"]
+    return {key: spark.conf.get(key, None) or "" for key in keys}

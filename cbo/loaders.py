@@ -1,0 +1,131 @@
+"""Loading Parquet files into a PostgreSQL schema, all or nothing.
+
+Tables are created in a scratch schema, filled with COPY, given their keys, analyzed, and only
+then swapped in for the target schema in one transaction: an interrupted load leaves the old
+schema (or none) and never a half-filled one. A JSON manifest kept as the schema's comment says
+what was loaded, so a second load of the same data is skipped.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import duckdb
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import psycopg
+from psycopg import sql
+from sqlglot import exp
+
+from cbo.catalog import ForeignKey
+from cbo.errors import CboError
+
+BATCH_ROWS = 200_000
+
+
+@dataclass(frozen=True)
+class TableKeys:
+    primary_key: tuple[str, ...] = ()
+    foreign_keys: tuple[ForeignKey, ...] = ()
+
+
+def postgres_type(arrow_type: pa.DataType) -> str:
+    """The PostgreSQL column type that holds an Arrow type's values exactly."""
+    if pa.types.is_int64(arrow_type):
+        return "bigint"
+    if pa.types.is_integer(arrow_type):
+        return "integer" if arrow_type.bit_width <= 32 else "bigint"
+    if pa.types.is_decimal(arrow_type):
+        return f"numeric({arrow_type.precision},{arrow_type.scale})"
+    if pa.types.is_floating(arrow_type):
+        return "double precision"
+    if pa.types.is_boolean(arrow_type):
+        return "boolean"
+    if pa.types.is_date(arrow_type):
+        return "date"
+    if pa.types.is_timestamp(arrow_type):
+        return "timestamptz" if arrow_type.tz else "timestamp"
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or pa.types.is_string_view(arrow_type):
+        return "varchar"
+    raise CboError(f"no PostgreSQL type for Arrow type {arrow_type}")
+
+
+def loaded_manifest(conn: psycopg.Connection, schema: str) -> dict | None:
+    row = conn.execute(
+        "select obj_description(oid, 'pg_namespace') from pg_namespace where nspname = %s", (schema,)).fetchone()
+    if not row or not row[0]:
+        return None
+    try:
+        return json.loads(row[0])
+    except ValueError:
+        return None
+
+
+def load_parquet_schema(conn: psycopg.Connection, schema: str, tables: Mapping[str, Path],
+                        keys: Mapping[str, TableKeys], manifest: dict,
+                        progress: Callable[[str], None] = lambda _: None) -> bool:
+    """Load ``tables`` (name -> Parquet file) into ``schema``; return False if already loaded.
+
+    ``manifest`` describes the data (e.g. generator and scale factor); the load is skipped when
+    the schema already carries an equal manifest.
+    """
+    if loaded_manifest(conn, schema) == manifest:
+        return False
+    scratch = f"{schema}__loading"
+    # In autocommit mode transaction() is a real BEGIN ... COMMIT of its own.
+    conn.autocommit = True
+    with conn.transaction():
+        conn.execute(sql.SQL("drop schema if exists {} cascade").format(sql.Identifier(scratch)))
+        conn.execute(sql.SQL("create schema {}").format(sql.Identifier(scratch)))
+        for name, path in tables.items():
+            progress(f"loading {name}")
+            _create_and_copy(conn, scratch, name, path)
+        for name, table_keys in keys.items():
+            if table_keys.primary_key:
+                conn.execute(sql.SQL("alter table {} add primary key ({})").format(
+                    sql.Identifier(scratch, name), _columns(table_keys.primary_key)))
+        for name, table_keys in keys.items():
+            for fk in table_keys.foreign_keys:
+                conn.execute(sql.SQL("alter table {} add foreign key ({}) references {} ({})").format(
+                    sql.Identifier(scratch, name), _columns(fk.columns),
+                    sql.Identifier(scratch, fk.references), _columns(fk.referenced_columns)))
+        progress("analyzing")
+        for name in tables:
+            conn.execute(sql.SQL("analyze {}").format(sql.Identifier(scratch, name)))
+        conn.execute(sql.SQL("drop schema if exists {} cascade").format(sql.Identifier(schema)))
+        conn.execute(sql.SQL("alter schema {} rename to {}").format(sql.Identifier(scratch), sql.Identifier(schema)))
+        conn.execute(sql.SQL("comment on schema {} is {}").format(
+            sql.Identifier(schema), sql.Literal(json.dumps(manifest, sort_keys=True))))
+    return True
+
+
+def _columns(names: Sequence[str]) -> sql.Composable:
+    return sql.SQL(", ").join(sql.Identifier(n) for n in names)
+
+
+def _create_and_copy(conn: psycopg.Connection, schema: str, name: str, path: Path) -> None:
+    arrow_schema = pq.read_schema(path)
+    columns = sql.SQL(", ").join(
+        sql.SQL("{} {}").format(sql.Identifier(field.name), sql.SQL(postgres_type(field.type)))
+        for field in arrow_schema)
+    target = sql.Identifier(schema, name)
+    conn.execute(sql.SQL("create table {} ({})").format(target, columns))
+    # DuckDB reads Parquet in parallel and hands Arrow batches with plain strings; pyarrow writes
+    # them as CSV in which every string is quoted, so an empty string stays distinct from NULL.
+    scan = exp.select("*").from_(exp.Anonymous(this="read_parquet", expressions=[exp.Literal.string(str(path))]))
+    relation = duckdb.connect().sql(scan.sql(dialect="duckdb"))
+    # DuckDB 2 names it to_arrow_reader; 1.x fetch_arrow_reader.
+    to_reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
+    reader = to_reader(BATCH_ROWS)
+    options = pacsv.WriteOptions(include_header=False)
+    copy_sql = sql.SQL("copy {} from stdin (format csv)").format(target)
+    with conn.cursor() as cur, cur.copy(copy_sql) as copy:
+        for batch in reader:
+            buffer = io.BytesIO()
+            pacsv.write_csv(batch, buffer, options)
+            copy.write(buffer.getvalue())
