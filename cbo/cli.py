@@ -31,6 +31,10 @@ def build_parser() -> argparse.ArgumentParser:
     postgres = commands.add_parser("postgres", help="manage cbo's throwaway local PostgreSQL server")
     postgres.add_argument("action", choices=("start", "stop", "status", "destroy"))
 
+    catalog = commands.add_parser("catalog", help="check a catalog file: sources reachable, tables and keys")
+    catalog.add_argument("action", choices=("check",))
+    catalog.add_argument("file", type=Path, help="the catalog (TOML)")
+
     datagen = commands.add_parser("datagen", help="generate a workload's data, load it, write its catalogs")
     datagen.add_argument("workload", choices=("tpch",))
     datagen.add_argument("--sf", type=float, required=True, help="scale factor, e.g. 0.1 or 1")
@@ -65,6 +69,25 @@ def cmd_postgres(action: str) -> int:
     return 0
 
 
+def cmd_catalog(path: Path) -> int:
+    from cbo.catalog import load_catalog
+    from cbo.metadata import with_database_keys
+
+    catalog = with_database_keys(load_catalog(path))
+    for source in catalog.sources.values():
+        where = source.url if source.type == "jdbc" else "files / Spark catalog"
+        print(f"source {source.name} ({source.type}): {where}")
+        for table in source.tables.values():
+            keys = []
+            if table.primary_key:
+                keys.append(f"primary key ({', '.join(table.primary_key)})")
+            keys += [f"unique ({', '.join(u)})" for u in table.unique_keys]
+            keys += [f"foreign key ({', '.join(fk.columns)}) -> {fk.references} ({', '.join(fk.referenced_columns)})"
+                     for fk in table.foreign_keys]
+            print(f"  {table.name}: {'; '.join(keys) or 'no keys'}")
+    return 0
+
+
 def cmd_datagen(args: argparse.Namespace) -> int:
     from cbo.progress import say
     from cbo.workloads import tpch
@@ -85,6 +108,8 @@ def dispatch(args: argparse.Namespace) -> int:
         return run_demo(sf=args.sf, postgres=args.postgres, placement=args.placement, queries=queries)
     if args.command == "postgres":
         return cmd_postgres(args.action)
+    if args.command == "catalog":
+        return cmd_catalog(args.file)
     if args.command == "datagen":
         return cmd_datagen(args)
     raise AssertionError(args.command)

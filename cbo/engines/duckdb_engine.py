@@ -41,7 +41,7 @@ class DuckDBEngine:
                 continue
             if table.path is not None and not table.path.exists():
                 raise CboError(f"table '{table.qualified_name}': {table.path} does not exist")
-            view = exp.Create(this=exp.to_table(table.name, quoted=True), kind="VIEW", replace=True,
+            view = exp.Create(this=exp.Table(this=exp.to_identifier(table.name, quoted=True)), kind="VIEW", replace=True,
                               expression=exp.select("*").from_(scan))
             self.connection.execute(view.sql(dialect="duckdb"))
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import psycopg
@@ -85,7 +85,7 @@ def _reason(exc: BaseException) -> str:
     # libpq prefixes with 'connection to server at "h" (ip), port p failed:'; keep the cause.
     for line in lines:
         if "failed:" in line:
-            return line.split("failed:", 1)[1].strip()
+            return line.rsplit("failed:", 1)[1].strip()
     return lines[0] if lines else type(exc).__name__
 
 
@@ -139,17 +139,3 @@ def read_keys(conn: psycopg.Connection, schema: str, table: str) -> tuple[
         else:
             foreign.append(ForeignKey(tuple(columns), ref_table, tuple(ref_columns)))
     return primary, tuple(uniques), tuple(foreign)
-
-
-def quote_ident(name: str) -> sql.Identifier:
-    return sql.Identifier(name)
-
-
-def qualified(schema: str | None, table: str) -> sql.Composable:
-    return sql.Identifier(schema, table) if schema else sql.Identifier(table)
-
-
-def execute_many(conn: psycopg.Connection, statements: Sequence[sql.Composable]) -> None:
-    with conn.cursor() as cur:
-        for statement in statements:
-            cur.execute(statement)

@@ -125,9 +125,9 @@ def _python() -> str:
 
 def remote_table_sql(source: Source, table: TableDef) -> str:
     """The remote table's name, quoted for the source's dialect by sqlglot."""
-    node = exp.to_table(table.remote_name or table.name, quoted=True)
-    if source.schema:
-        node.set("db", exp.to_identifier(source.schema, quoted=True))
+    # Built from identifiers, never parsed: a remote name may hold any character.
+    node = exp.Table(this=exp.to_identifier(table.remote_name or table.name, quoted=True),
+                     db=exp.to_identifier(source.schema, quoted=True) if source.schema else None)
     return node.sql(dialect=source.dialect or "postgres")
 
 

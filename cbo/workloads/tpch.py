@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import tomli_w
 
@@ -100,7 +101,7 @@ def existing(directory: Path, sf: float) -> Dataset | None:
         try:
             if pq.ParquetFile(path).metadata.num_rows != rows:
                 return None
-        except (OSError, pq.lib.ArrowException):
+        except (OSError, pa.ArrowException):
             return None
     if set(manifest.get("rows", {})) != set(TABLES):
         return None
@@ -115,8 +116,9 @@ def generate(sf: float, out: Path, progress: Callable[[str], None] = lambda _: N
     found = existing(out, sf)
     if found:
         return found, False
-    if _read_manifest(out) is not None and _read_manifest(out).get("scale_factor") != sf:  # type: ignore[union-attr]
-        raise CboError(f"{out} holds TPC-H at scale factor {_read_manifest(out)['scale_factor']:g}, "  # type: ignore[index]
+    previous = _read_manifest(out)
+    if previous is not None and previous.get("scale_factor") != sf:
+        raise CboError(f"{out} holds TPC-H at scale factor {previous.get('scale_factor')}, "
                        f"not {sf:g}: choose another --out directory")
     binary = _tpchgen()
     out.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,45 @@
+"""Shared test set-up.
+
+The test session uses its own cache directory (``.cache/test`` in the checkout) so it never
+touches a user's data or server, and so data generated once is reused by later runs. Tests
+marked ``integration`` start real engines: Spark in local mode (one session for the whole run)
+and cbo's throwaway PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+os.environ.setdefault("CBO_CACHE_DIR", str(ROOT / ".cache" / "test"))
+
+TEST_SF = 0.01
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/integration/" in str(item.fspath).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session")
+def tpch_catalogs() -> dict[str, Path]:
+    """TPC-H at SF 0.01 in Parquet and the local PostgreSQL, with the three placement catalogs."""
+    from cbo.workloads import tpch
+
+    return tpch.prepare(TEST_SF, postgres="local")
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The one Spark session of the test run (starting one takes about 9 s)."""
+    from cbo.catalog import SparkSettings
+    from cbo.engines.spark import spark_session, stop_session
+
+    session = spark_session(SparkSettings(master="local[2]", driver_memory="4g",
+                                          conf={"spark.sql.shuffle.partitions": "4"}))
+    yield session
+    stop_session()

@@ -1,0 +1,135 @@
+"""Catalog files: valid ones load; every invalid one is reported with file, line and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cbo.catalog import load_catalog, parse_catalog
+from cbo.errors import CatalogError
+
+VALID = """\
+[spark]
+master = "local[2]"
+[spark.conf]
+"spark.sql.shuffle.partitions" = 4
+
+[sources.lake]
+type = "spark"
+[sources.lake.tables.lineitem]
+path = "data/lineitem.parquet"
+primary_key = ["l_orderkey", "l_linenumber"]
+foreign_keys = [{ columns = ["l_orderkey"], references = "orders", referenced_columns = ["o_orderkey"] }]
+
+[sources.pg]
+type = "jdbc"
+url = "jdbc:postgresql://127.0.0.1:5432/tpch"
+user = "cbo"
+password_env = "CBO_TEST_PASSWORD"
+schema = "tpch_sf1"
+[sources.pg.tables.orders]
+parquet_copy = "data/orders.parquet"
+"""
+
+
+def parse(text: str, path: Path = Path("/cat/catalog.toml")):
+    return parse_catalog(text, path)
+
+
+def error_of(text: str) -> str:
+    with pytest.raises(CatalogError) as caught:
+        parse(text)
+    return str(caught.value)
+
+
+def test_valid_catalog_loads_with_paths_relative_to_the_file():
+    catalog = parse(VALID)
+    lineitem = catalog.table("lineitem")
+    assert lineitem.path == Path("/cat/data/lineitem.parquet")
+    assert lineitem.primary_key == ("l_orderkey", "l_linenumber")
+    assert lineitem.foreign_keys[0].references == "orders"
+    assert catalog.spark.master == "local[2]"
+    assert catalog.spark.conf == {"spark.sql.shuffle.partitions": "4"}
+    pg = catalog.sources["pg"]
+    assert pg.dialect == "postgres"
+    assert pg.remote_table(catalog.table("orders")) == "tpch_sf1.orders"
+    assert catalog.table("pg.orders").parquet_copy == Path("/cat/data/orders.parquet")
+
+
+def test_password_is_read_from_the_environment_at_use(monkeypatch):
+    catalog = parse(VALID)
+    monkeypatch.delenv("CBO_TEST_PASSWORD", raising=False)
+    with pytest.raises(CatalogError, match="CBO_TEST_PASSWORD, which is not set"):
+        catalog.sources["pg"].password()
+    monkeypatch.setenv("CBO_TEST_PASSWORD", "s3cret")
+    assert catalog.sources["pg"].password() == "s3cret"
+    assert "s3cret" not in repr(catalog)
+
+
+def test_password_file(tmp_path):
+    (tmp_path / "pw").write_text("from-file\n")
+    text = VALID.replace('password_env = "CBO_TEST_PASSWORD"', 'password_file = "pw"')
+    catalog = parse_catalog(text, tmp_path / "catalog.toml")
+    assert catalog.sources["pg"].password() == "from-file"
+
+
+def test_invalid_toml_names_line_and_column():
+    message = error_of('[sources.x]\ntype = "spark\n')
+    assert message.startswith("/cat/catalog.toml:2:")
+    assert "invalid TOML" in message
+
+
+def test_unknown_key_names_its_line_and_the_closest_key():
+    message = error_of(VALID.replace('user = "cbo"', 'usr = "cbo"'))
+    assert message.startswith("/cat/catalog.toml:16: sources.pg.usr: unknown key 'usr'")
+    assert "'user'" in message
+
+
+def test_passwords_are_refused_in_the_file():
+    message = error_of(VALID.replace('password_env = "CBO_TEST_PASSWORD"', 'password = "x"'))
+    assert ":17: sources.pg.password: passwords are not stored in catalog files" in message
+
+
+def test_unknown_source_type():
+    message = error_of('[sources.x]\ntype = "mongo"\n')
+    assert message == "/cat/catalog.toml:2: sources.x.type: unknown source type 'mongo' (expected one of: spark, jdbc)"
+
+
+def test_table_needs_path_or_table():
+    message = error_of('[sources.x]\ntype = "spark"\n[sources.x.tables.t]\nformat = "parquet"\n')
+    assert message.startswith("/cat/catalog.toml:3: sources.x.tables.t: table 't' needs exactly one of path")
+
+
+def test_foreign_key_to_unknown_table_suggests_a_name():
+    message = error_of(VALID.replace('references = "orders"', 'references = "order"'))
+    assert ":11:" in message and "unknown table 'order'" in message and "'orders'" in message
+
+
+def test_foreign_key_sides_must_have_equal_length():
+    message = error_of(VALID.replace('referenced_columns = ["o_orderkey"]', 'referenced_columns = ["a", "b"]'))
+    assert "different numbers of columns" in message
+
+
+def test_jdbc_url_must_be_a_jdbc_url():
+    message = error_of(VALID.replace("jdbc:postgresql://127.0.0.1:5432/tpch", "postgresql://h/db"))
+    assert ":15: sources.pg.url: not a JDBC URL" in message
+
+
+def test_no_sources():
+    assert "no [sources] defined" in error_of('[spark]\nmaster = "local"\n')
+
+
+def test_missing_file_is_an_error_not_a_traceback(tmp_path):
+    with pytest.raises(CatalogError, match="catalog file not found"):
+        load_catalog(tmp_path / "absent.toml")
+
+
+def test_ambiguous_and_unknown_table_lookup():
+    text = VALID + '[sources.pg.tables.lineitem]\n'
+    catalog = parse(text)
+    with pytest.raises(CatalogError, match="ambiguous: it exists as lake.lineitem, pg.lineitem"):
+        catalog.table("lineitem")
+    assert catalog.table("pg.lineitem").source == "pg"
+    with pytest.raises(CatalogError, match="did you mean 'orders'"):
+        catalog.table("ordesr")
