@@ -1,0 +1,181 @@
+"""EXPLAIN: plans as an indented text tree (like Presto's) or as JSON, and as SVG for notebooks.
+
+JSON form: ``{"plan": node}`` where every node has ``operator`` (string), ``estimated_rows``
+(number, or null until estimation lands), ``children`` (list) and its details: predicate,
+join type and condition, grouping keys and aggregates, sort keys, the table and source of
+scans and, for scans read from a JDBC source, the SQL pushed to it. ``actual_rows`` is added by
+EXPLAIN ANALYZE.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
+
+
+@dataclass
+class NodeInfo:
+    operator: str
+    details: dict[str, Any]
+    children: list["NodeInfo"] = field(default_factory=list)
+    estimated_rows: float | None = None
+    actual_rows: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"operator": self.operator, "estimated_rows": self.estimated_rows}
+        if self.actual_rows is not None:
+            body["actual_rows"] = self.actual_rows
+        body.update(self.details)
+        body["children"] = [c.to_json() for c in self.children]
+        return body
+
+
+Annotator = Callable[[Plan, NodeInfo], None]
+
+
+def describe(plan: Plan, annotate: Annotator | None = None) -> NodeInfo:
+    """The plan as a tree of :class:`NodeInfo`; ``annotate`` may add e.g. pushed SQL or row counts."""
+    info = NodeInfo(_operator(plan), _details(plan), [describe(c, annotate) for c in plan.children])
+    if annotate is not None:
+        annotate(plan, info)
+    return info
+
+
+def _operator(plan: Plan) -> str:
+    if isinstance(plan, Join):
+        if plan.kind == "inner" and plan.condition == _true():
+            return "CrossJoin"
+        return {"inner": "InnerJoin", "left": "LeftJoin", "right": "RightJoin", "full": "FullJoin",
+                "semi": "SemiJoin", "anti": "AntiJoin", "mark": "MarkJoin"}[plan.kind]
+    if isinstance(plan, Aggregate) and not plan.aggregates:
+        return "Distinct"
+    if isinstance(plan, SetOp):
+        return plan.kind.capitalize() + ("" if plan.distinct else "All")
+    return type(plan).__name__
+
+
+def _true():  # type: ignore[no-untyped-def]
+    from cbo.ir.expressions import TRUE
+
+    return TRUE
+
+
+def _columns(columns) -> list[str]:  # type: ignore[no-untyped-def]
+    return [str(c) for c in columns]
+
+
+def _details(plan: Plan) -> dict[str, Any]:
+    if isinstance(plan, Scan):
+        return {"table": plan.table, "columns": _columns(plan.columns)}
+    if isinstance(plan, Filter):
+        return {"predicate": str(plan.predicate)}
+    if isinstance(plan, Project):
+        return {"assignments": {str(c): str(e) for c, e in plan.assignments}}
+    if isinstance(plan, Join):
+        details: dict[str, Any] = {"join_type": plan.kind, "condition": str(plan.condition),
+                                   "equi_keys": [[str(a), str(b)] for a, b in plan.equi_keys]}
+        if plan.kind == "mark":
+            details["mark"] = str(plan.mark)
+            details["mark_predicate"] = str(plan.mark_predicate)
+        return details
+    if isinstance(plan, Aggregate):
+        return {"group_by": _columns(plan.group_by),
+                "aggregates": {str(c): str(a) for c, a in plan.aggregates}}
+    if isinstance(plan, Sort):
+        return {"keys": [str(k) for k in plan.keys]}
+    if isinstance(plan, Limit):
+        return {"count": plan.count, "offset": plan.offset}
+    if isinstance(plan, SetOp):
+        return {"columns": _columns(plan.columns)}
+    if isinstance(plan, Values):
+        return {"columns": _columns(plan.columns), "rows": len(plan.rows)}
+    return {}
+
+
+def _headline(info: NodeInfo) -> str:
+    d = info.details
+    op = info.operator
+    if op == "Scan":
+        inside = d["table"]
+    elif op == "Filter":
+        inside = d["predicate"]
+    elif op == "Project":
+        inside = ", ".join(f"{k} := {v}" if k.split("#")[0] not in v or k not in v else k
+                           for k, v in d["assignments"].items())
+    elif op.endswith("Join"):
+        inside = d["condition"] + (f"; {d['mark']} := {d['mark_predicate']}" if "mark" in d else "")
+    elif op in ("Aggregate", "Distinct"):
+        parts = [f"group by [{', '.join(d['group_by'])}]"] if d["group_by"] else []
+        parts += [f"{k} := {v}" for k, v in d["aggregates"].items()]
+        inside = ", ".join(parts)
+    elif op == "Sort":
+        inside = ", ".join(d["keys"])
+    elif op == "Limit":
+        inside = f"{d['count']}" + (f" offset {d['offset']}" if d["offset"] else "")
+    else:
+        inside = ", ".join(d.get("columns", []))
+    rows = []
+    if info.estimated_rows is not None:
+        rows.append(f"est. rows {info.estimated_rows:,.0f}")
+    if info.actual_rows is not None:
+        rows.append(f"actual rows {info.actual_rows:,}")
+    return f"{op}[{inside}]" + (f"  ({'; '.join(rows)})" if rows else "")
+
+
+def to_text(info: NodeInfo) -> str:
+    lines: list[str] = []
+
+    def visit(node: NodeInfo, depth: int) -> None:
+        lines.append("    " * depth + "- " + _headline(node))
+        if "pushed_sql" in node.details:
+            lines.append("    " * depth + "      pushed SQL: " + node.details["pushed_sql"])
+        for child in node.children:
+            visit(child, depth + 1)
+
+    visit(info, 0)
+    return "\n".join(lines)
+
+
+def to_svg(info: NodeInfo) -> str:
+    """A top-down tree drawing, self-contained (no Graphviz needed)."""
+    box_w, box_h, gap_x, gap_y = 230, 44, 20, 30
+    positions: dict[int, tuple[float, float]] = {}
+    counter = [0]
+
+    def layout(node: NodeInfo, depth: int) -> float:
+        if not node.children:
+            x = counter[0] * (box_w + gap_x)
+            counter[0] += 1
+        else:
+            xs = [layout(child, depth + 1) for child in node.children]
+            x = sum(xs) / len(xs)
+        positions[id(node)] = (x, depth * (box_h + gap_y))
+        return x
+
+    layout(info, 0)
+    width = max(x for x, _ in positions.values()) + box_w + 10
+    height = max(y for _, y in positions.values()) + box_h + 10
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+             'font-family="monospace" font-size="11">']
+
+    def draw(node: NodeInfo) -> None:
+        x, y = positions[id(node)]
+        for child in node.children:
+            cx, cy = positions[id(child)]
+            parts.append(f'<line x1="{x + box_w / 2 + 5:.0f}" y1="{y + box_h + 5:.0f}" x2="{cx + box_w / 2 + 5:.0f}" '
+                         f'y2="{cy + 5:.0f}" stroke="#888"/>')
+            draw(child)
+        text = _headline(node)
+        first = html.escape(node.operator)
+        second = html.escape(text[len(node.operator):][:34])
+        parts.append(f'<rect x="{x + 5:.0f}" y="{y + 5:.0f}" width="{box_w}" height="{box_h}" rx="6" '
+                     'fill="#eef4fb" stroke="#4a78b0"/>')
+        parts.append(f'<text x="{x + 12:.0f}" y="{y + 22:.0f}" font-weight="bold">{first}</text>')
+        parts.append(f'<text x="{x + 12:.0f}" y="{y + 38:.0f}">{second}</text>')
+
+    draw(info)
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,1 @@
+"""SQL text to a typed logical plan: parse (sqlglot), bind against the catalog, decorrelate."""

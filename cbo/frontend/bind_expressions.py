@@ -1,0 +1,457 @@
+"""Binding scalar expressions: sqlglot AST nodes to typed IR expressions.
+
+Literals become typed constants; ``DATE '...'`` and date +/- interval of constants are folded
+to date constants (so the estimator sees plain ranges); operators and functions resolve to IR
+calls with checked argument types; aggregates are allowed only where the caller says so;
+subqueries are bound by the query binder and kept as :class:`SubqueryExpr` for decorrelation.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import decimal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from sqlglot import exp
+
+from cbo.frontend.errors import error_at
+from cbo.frontend.scope import Scope
+from cbo.ir import types as T
+from cbo.ir.expressions import (AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, SubqueryExpr,
+                                conjunction)
+
+if TYPE_CHECKING:
+    from cbo.frontend.binder import Binder
+
+
+@dataclass(frozen=True)
+class IntervalValue:
+    """A constant interval: months and days and microseconds, like PostgreSQL's."""
+
+    months: int = 0
+    days: int = 0
+    micros: int = 0
+
+    def __str__(self) -> str:
+        parts = []
+        if self.months:
+            parts.append(f"{self.months} month")
+        if self.days:
+            parts.append(f"{self.days} day")
+        if self.micros:
+            parts.append(f"{self.micros / 1e6:g} second")
+        return "INTERVAL '" + " ".join(parts or ["0 day"]) + "'"
+
+    def negated(self) -> "IntervalValue":
+        return IntervalValue(-self.months, -self.days, -self.micros)
+
+
+def add_interval(value: dt.date, interval: IntervalValue) -> dt.date:
+    """Date arithmetic as SQL engines do it: months first (clamped to the month's end), then days."""
+    months = value.year * 12 + value.month - 1 + interval.months
+    year, month = divmod(months, 12)
+    day = min(value.day, calendar.monthrange(year, month + 1)[1])
+    moved = value.replace(year=year, month=month + 1, day=day)
+    result = moved + dt.timedelta(days=interval.days, microseconds=interval.micros)
+    return result if isinstance(value, dt.datetime) or interval.micros else result
+
+
+INTERVAL_UNITS = {"YEAR": (12, 0, 0), "MONTH": (1, 0, 0), "DAY": (0, 1, 0), "WEEK": (0, 7, 0),
+                  "HOUR": (0, 0, 3_600_000_000), "MINUTE": (0, 0, 60_000_000), "SECOND": (0, 0, 1_000_000)}
+
+COMPARISON_NODES = {exp.EQ: "eq", exp.NEQ: "neq", exp.LT: "lt", exp.LTE: "lte", exp.GT: "gt", exp.GTE: "gte"}
+ARITHMETIC_NODES = {exp.Add: ("add", "+"), exp.Sub: ("subtract", "-"), exp.Mul: ("multiply", "*"),
+                    exp.Div: ("divide", "/"), exp.Mod: ("modulus", "%")}
+AGGREGATE_NODES = {exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max", exp.Count: "count",
+                   exp.AnyValue: "any_value"}
+EXTRACT_FIELDS = ("YEAR", "MONTH", "DAY", "QUARTER")
+
+
+def literal_constant(node: exp.Literal) -> Constant:
+    text = node.this
+    if node.is_string:
+        return Constant(text, T.VARCHAR)
+    lowered = text.lower()
+    if "e" in lowered:
+        return Constant(float(text), T.DOUBLE)
+    if "." in text:
+        value = decimal.Decimal(text)
+        digits = value.as_tuple()
+        scale = max(-digits.exponent, 0)  # type: ignore[operator]
+        precision = max(len(digits.digits), scale, 1)
+        return Constant(value, T.decimal(precision, scale))
+    number = int(text)
+    return Constant(number, T.INTEGER if -2**31 <= number < 2**31 else T.BIGINT)
+
+
+class ExpressionBinder:
+    """Binds the expressions of one query block against its scope."""
+
+    def __init__(self, binder: "Binder", scope: Scope, clause: str, allow_aggregates: bool = False):
+        self.binder = binder
+        self.scope = scope
+        self.clause = clause
+        self.allow_aggregates = allow_aggregates
+        self.outer_references = False
+
+    def bind(self, node: exp.Expression) -> Expr:
+        bound = self._bind(node)
+        if node.args.get("negate"):  # sqlglot marks NOT LIKE, NOT BETWEEN ... with a flag
+            return SpecialForm("NOT", (bound,), T.BOOLEAN)
+        return bound
+
+    def _bind(self, node: exp.Expression) -> Expr:
+        handler: Callable[[exp.Expression], Expr] | None = getattr(self, f"_{type(node).__name__}", None)
+        if handler is not None:
+            return handler(node)
+        for node_type, name in COMPARISON_NODES.items():
+            if isinstance(node, node_type):
+                return self._comparison(node, name)
+        for node_type, (name, symbol) in ARITHMETIC_NODES.items():
+            if isinstance(node, node_type):
+                return self._arithmetic(node, name, symbol)
+        for node_type, name in AGGREGATE_NODES.items():
+            if isinstance(node, node_type):
+                return self._aggregate(node, name)
+        if isinstance(node, exp.Window):
+            raise error_at(node, "window functions are not supported yet")
+        if isinstance(node, exp.Func):
+            raise error_at(node, f"unsupported function {node.sql_name() if hasattr(node, 'sql_name') else node.key}")
+        raise error_at(node, f"unsupported expression: {node.sql()[:60]}")
+
+    # -- leaves ------------------------------------------------------------------------------
+
+    def _Column(self, node: exp.Column) -> Expr:
+        if isinstance(node.this, exp.Star):
+            raise error_at(node, f"'{node.sql()}' is only allowed in the SELECT list")
+        column, outer = self.scope.resolve(node)
+        self.outer_references |= outer
+        return ColumnRef(column)
+
+    def _Literal(self, node: exp.Literal) -> Expr:
+        return literal_constant(node)
+
+    def _Null(self, node: exp.Null) -> Expr:
+        return Constant(None, T.NULL)
+
+    def _Boolean(self, node: exp.Boolean) -> Expr:
+        return Constant(bool(node.this), T.BOOLEAN)
+
+    def _Paren(self, node: exp.Paren) -> Expr:
+        return self.bind(node.this)
+
+    def _Interval(self, node: exp.Interval) -> Expr:
+        amount_node, unit_node = node.this, node.args.get("unit")
+        text = amount_node.this if isinstance(amount_node, exp.Literal) else None
+        unit = unit_node.name.upper() if unit_node is not None else None
+        if text is not None and unit is None and " " in str(text):
+            text, unit = str(text).split(None, 1)  # INTERVAL '3 month'
+            unit = unit.upper()
+        unit = (unit or "").rstrip("S")
+        if text is None or unit not in INTERVAL_UNITS:
+            raise error_at(node, f"unsupported interval {node.sql()}")
+        try:
+            amount = int(str(text).strip())
+        except ValueError:
+            raise error_at(node, f"interval amount must be a whole number: {node.sql()}") from None
+        months, days, micros = INTERVAL_UNITS[unit]
+        return Constant(IntervalValue(months * amount, days * amount, micros * amount), T.INTERVAL)
+
+    def _Cast(self, node: exp.Cast) -> Expr:
+        try:
+            target = T.from_sqlglot(node.to)
+        except ValueError as exc:
+            raise error_at(node, str(exc)) from None
+        inner = node.this
+        if isinstance(inner, exp.Literal) and inner.is_string and target.is_temporal:
+            try:
+                if target == T.DATE:
+                    return Constant(dt.date.fromisoformat(inner.this), T.DATE)
+                return Constant(dt.datetime.fromisoformat(inner.this), T.TIMESTAMP)
+            except ValueError:
+                raise error_at(node, f"invalid {target} literal {inner.this!r}") from None
+        value = self.bind(inner)
+        if value.type == target:
+            return value
+        return SpecialForm("CAST", (value,), target)
+
+    def _TryCast(self, node: exp.TryCast) -> Expr:
+        raise error_at(node, "TRY_CAST is not supported yet")
+
+    # -- operators ---------------------------------------------------------------------------
+
+    def _comparison(self, node: exp.Binary, name: str) -> Expr:
+        right_node = node.expression
+        if isinstance(right_node, (exp.Any, exp.All)):
+            return self._quantified(node, name, right_node)
+        left, right = self.bind(node.this), self.bind(right_node)
+        self._check_comparable(node, left, right)
+        return Call(name, (left, right), T.BOOLEAN)
+
+    def _check_comparable(self, node: exp.Expression, left: Expr, right: Expr) -> None:
+        if T.common_type(left.type, right.type) is None:
+            raise error_at(node, f"cannot compare {left.type} with {right.type} in {node.sql()[:60]}")
+
+    def _NullSafeEQ(self, node: exp.NullSafeEQ) -> Expr:
+        left, right = self.bind(node.this), self.bind(node.expression)
+        self._check_comparable(node, left, right)
+        return Call("is_not_distinct_from", (left, right), T.BOOLEAN)
+
+    def _NullSafeNEQ(self, node: exp.NullSafeNEQ) -> Expr:
+        return SpecialForm("NOT", (self._NullSafeEQ(node),), T.BOOLEAN)  # type: ignore[arg-type]
+
+    def _arithmetic(self, node: exp.Binary, name: str, symbol: str) -> Expr:
+        left, right = self.bind(node.this), self.bind(node.expression)
+        if isinstance(left, Constant) and isinstance(right, Constant) and left.type.is_temporal \
+                and isinstance(right.value, IntervalValue) and name in ("add", "subtract"):
+            interval = right.value if name == "add" else right.value.negated()
+            return Constant(add_interval(left.value, interval), left.type)
+        result = T.arithmetic_type(symbol, left.type, right.type)
+        if result is None:
+            raise error_at(node, f"operator {symbol} cannot combine {left.type} and {right.type}")
+        if right.type == T.INTERVAL or left.type == T.INTERVAL:
+            if not isinstance(right, Constant):
+                raise error_at(node, "only constant intervals are supported")
+            return Call("date_add" if name == "add" else "date_sub", (left, right), result)
+        return Call(name, (left, right), result)
+
+    def _Neg(self, node: exp.Neg) -> Expr:
+        value = self.bind(node.this)
+        if isinstance(value, Constant) and isinstance(value.value, (int, float, decimal.Decimal)):
+            return Constant(-value.value, value.type)
+        if not value.type.is_numeric:
+            raise error_at(node, f"cannot negate {value.type}")
+        return Call("negate", (value,), value.type)
+
+    def _And(self, node: exp.And) -> Expr:
+        return self._logical("AND", node)
+
+    def _Or(self, node: exp.Or) -> Expr:
+        return self._logical("OR", node)
+
+    def _logical(self, form: str, node: exp.Connector) -> Expr:
+        parts = []
+        for side in (node.this, node.expression):
+            bound = self._boolean(side)
+            if isinstance(bound, SpecialForm) and bound.form == form:
+                parts.extend(bound.args)
+            else:
+                parts.append(bound)
+        return SpecialForm(form, tuple(parts), T.BOOLEAN) if form == "OR" else conjunction(parts) \
+            if len(parts) > 1 else parts[0]
+
+    def _boolean(self, node: exp.Expression) -> Expr:
+        bound = self.bind(node)
+        if bound.type not in (T.BOOLEAN, T.NULL):
+            raise error_at(node, f"expected a boolean condition, got {bound.type}: {node.sql()[:60]}")
+        return bound
+
+    def _Not(self, node: exp.Not) -> Expr:
+        return SpecialForm("NOT", (self._boolean(node.this),), T.BOOLEAN)
+
+    def _Is(self, node: exp.Is) -> Expr:
+        target = node.expression
+        if isinstance(target, exp.Null):
+            return SpecialForm("IS_NULL", (self.bind(node.this),), T.BOOLEAN)
+        if isinstance(target, exp.Boolean):
+            value = self._boolean(node.this)
+            # x IS TRUE == coalesce(x = TRUE, FALSE); likewise IS FALSE.
+            return SpecialForm("COALESCE", (Call("eq", (value, Constant(bool(target.this), T.BOOLEAN)), T.BOOLEAN),
+                                            Constant(False, T.BOOLEAN)), T.BOOLEAN)
+        raise error_at(node, f"unsupported IS expression: {node.sql()[:60]}")
+
+    def _In(self, node: exp.In) -> Expr:
+        value = self.bind(node.this)
+        query = node.args.get("query")
+        if query is not None:
+            plan, _ = self.binder.bind_subquery(query.this if isinstance(query, exp.Subquery) else query, self.scope)
+            self._check_single_column(node, plan)
+            self._check_comparable(node, value, ColumnRef(plan.output[0]))
+            return SubqueryExpr("in", plan, value, "eq")
+        if node.args.get("unnest") or node.args.get("field"):
+            raise error_at(node, "IN UNNEST is not supported")
+        items = [self.bind(item) for item in node.expressions]
+        for item in items:
+            self._check_comparable(node, value, item)
+        return SpecialForm("IN", (value, *items), T.BOOLEAN)
+
+    def _Between(self, node: exp.Between) -> Expr:
+        value, low, high = self.bind(node.this), self.bind(node.args["low"]), self.bind(node.args["high"])
+        self._check_comparable(node, value, low)
+        self._check_comparable(node, value, high)
+        return SpecialForm("BETWEEN", (value, low, high), T.BOOLEAN)
+
+    def _Like(self, node: exp.Like) -> Expr:
+        if node.args.get("escape"):
+            raise error_at(node, "LIKE ... ESCAPE is not supported yet")
+        value, pattern = self.bind(node.this), self.bind(node.expression)
+        if value.type not in (T.VARCHAR, T.NULL) or pattern.type not in (T.VARCHAR, T.NULL):
+            raise error_at(node, f"LIKE needs strings, got {value.type} and {pattern.type}")
+        return Call("like", (value, pattern), T.BOOLEAN)
+
+    def _Escape(self, node: exp.Escape) -> Expr:
+        raise error_at(node, "LIKE ... ESCAPE is not supported yet")
+
+    def _Case(self, node: exp.Case) -> Expr:
+        operand = self.bind(node.this) if node.this is not None else None
+        args: list[Expr] = []
+        result_type = T.NULL
+        for branch in node.args.get("ifs") or []:
+            condition = self.bind(branch.this)
+            if operand is not None:
+                condition = Call("eq", (operand, condition), T.BOOLEAN)
+            value = self.bind(branch.args["true"])
+            result_type = self._unify(node, result_type, value.type)
+            args += [condition, value]
+        default = self.bind(node.args["default"]) if node.args.get("default") is not None else Constant(None, T.NULL)
+        result_type = self._unify(node, result_type, default.type)
+        return SpecialForm("CASE", (*args, default), result_type)
+
+    def _If(self, node: exp.If) -> Expr:
+        condition = self._boolean(node.this)
+        value = self.bind(node.args["true"])
+        default = self.bind(node.args["false"]) if node.args.get("false") is not None else Constant(None, T.NULL)
+        return SpecialForm("CASE", (condition, value, default), self._unify(node, value.type, default.type))
+
+    def _unify(self, node: exp.Expression, a: T.DataType, b: T.DataType) -> T.DataType:
+        common = T.common_type(a, b)
+        if common is None:
+            raise error_at(node, f"incompatible types {a} and {b} in {node.sql()[:60]}")
+        return common
+
+    def _Coalesce(self, node: exp.Coalesce) -> Expr:
+        args = [self.bind(node.this)] + [self.bind(e) for e in node.expressions]
+        result = args[0].type
+        for arg in args[1:]:
+            result = self._unify(node, result, arg.type)
+        return SpecialForm("COALESCE", tuple(args), result)
+
+    def _Extract(self, node: exp.Extract) -> Expr:
+        field = node.this.name.upper()
+        value = self.bind(node.expression)
+        if field not in EXTRACT_FIELDS:
+            raise error_at(node, f"EXTRACT({field} ...) is not supported (supported: {', '.join(EXTRACT_FIELDS)})")
+        if not value.type.is_temporal:
+            raise error_at(node, f"EXTRACT needs a date or timestamp, got {value.type}")
+        return Call(f"extract_{field.lower()}", (value,), T.INTEGER)
+
+    def _Year(self, node: exp.Year) -> Expr:
+        value = self.bind(node.this)
+        return Call("extract_year", (value,), T.INTEGER)
+
+    def _Substring(self, node: exp.Substring) -> Expr:
+        value = self.bind(node.this)
+        start = self.bind(node.args["start"]) if node.args.get("start") is not None else Constant(1, T.INTEGER)
+        args = [value, start]
+        if node.args.get("length") is not None:
+            args.append(self.bind(node.args["length"]))
+        if value.type not in (T.VARCHAR, T.NULL):
+            raise error_at(node, f"substring needs a string, got {value.type}")
+        return Call("substring", tuple(args), T.VARCHAR)
+
+    def _string_function(self, node: exp.Func, name: str, result: T.DataType = T.VARCHAR) -> Expr:
+        value = self.bind(node.this)
+        if value.type not in (T.VARCHAR, T.NULL):
+            raise error_at(node, f"{name} needs a string, got {value.type}")
+        return Call(name, (value,), result)
+
+    def _Upper(self, node: exp.Upper) -> Expr:
+        return self._string_function(node, "upper")
+
+    def _Lower(self, node: exp.Lower) -> Expr:
+        return self._string_function(node, "lower")
+
+    def _Length(self, node: exp.Length) -> Expr:
+        return self._string_function(node, "length", T.BIGINT)
+
+    def _Trim(self, node: exp.Trim) -> Expr:
+        return self._string_function(node, "trim")
+
+    def _DPipe(self, node: exp.DPipe) -> Expr:
+        left, right = self.bind(node.this), self.bind(node.expression)
+        return Call("concat", (left, right), T.VARCHAR)
+
+    def _Concat(self, node: exp.Concat) -> Expr:
+        return Call("concat", tuple(self.bind(e) for e in node.expressions), T.VARCHAR)
+
+    def _Abs(self, node: exp.Abs) -> Expr:
+        value = self.bind(node.this)
+        if not value.type.is_numeric:
+            raise error_at(node, f"abs needs a number, got {value.type}")
+        return Call("abs", (value,), value.type)
+
+    def _Round(self, node: exp.Round) -> Expr:
+        value = self.bind(node.this)
+        if not value.type.is_numeric:
+            raise error_at(node, f"round needs a number, got {value.type}")
+        digits = self.bind(node.args["decimals"]) if node.args.get("decimals") is not None else Constant(0, T.INTEGER)
+        return Call("round", (value, digits), value.type)
+
+    # -- aggregates ----------------------------------------------------------------------------
+
+    def _aggregate(self, node: exp.AggFunc, name: str) -> Expr:
+        if not self.allow_aggregates:
+            raise error_at(node, f"aggregate {node.sql()[:40]} is not allowed in {self.clause}")
+        argument = node.this
+        distinct = False
+        if isinstance(argument, exp.Distinct):
+            if len(argument.expressions) != 1:
+                raise error_at(node, "aggregates over several DISTINCT columns are not supported")
+            distinct, argument = True, argument.expressions[0]
+        if name == "count" and (argument is None or isinstance(argument, exp.Star)):
+            return AggregateCall("count_star", (), False, T.BIGINT)
+        if argument is None:
+            raise error_at(node, f"{name} needs an argument")
+        inner = ExpressionBinder(self.binder, self.scope, f"the argument of {name}", allow_aggregates=False)
+        value = inner.bind(argument)
+        self.outer_references |= inner.outer_references
+        return AggregateCall(name, (value,), distinct, aggregate_type(node, name, value.type))
+
+    # -- subqueries ------------------------------------------------------------------------------
+
+    def _Exists(self, node: exp.Exists) -> Expr:
+        plan, _ = self.binder.bind_subquery(node.this, self.scope)
+        return SubqueryExpr("exists", plan)
+
+    def _Subquery(self, node: exp.Subquery) -> Expr:
+        plan, _ = self.binder.bind_subquery(node.this, self.scope)
+        self._check_single_column(node, plan)
+        return SubqueryExpr("scalar", plan, type=plan.output[0].type)
+
+    def _Select(self, node: exp.Select) -> Expr:
+        return self._Subquery(exp.Subquery(this=node))  # type: ignore[arg-type]
+
+    def _quantified(self, node: exp.Binary, name: str, quantifier: exp.Expression) -> Expr:
+        query = quantifier.this
+        if isinstance(query, exp.Subquery):
+            query = query.this
+        if not isinstance(query, exp.Query):
+            raise error_at(node, "ANY/ALL need a subquery")
+        value = self.bind(node.this)
+        plan, _ = self.binder.bind_subquery(query, self.scope)
+        self._check_single_column(node, plan)
+        self._check_comparable(node, value, ColumnRef(plan.output[0]))
+        kind = "all" if isinstance(quantifier, exp.All) else "any"
+        return SubqueryExpr(kind, plan, value, name)
+
+    def _check_single_column(self, node: exp.Expression, plan) -> None:  # type: ignore[no-untyped-def]
+        if len(plan.output) != 1:
+            raise error_at(node, f"subquery must return one column, it returns {len(plan.output)}")
+
+
+def aggregate_type(node: exp.Expression, name: str, arg: T.DataType) -> T.DataType:
+    if name == "count":
+        return T.BIGINT
+    if name in ("min", "max", "any_value"):
+        return arg
+    if not (arg.is_numeric or arg == T.NULL):
+        raise error_at(node, f"{name} needs a number, got {arg}")
+    if name == "sum":
+        if arg.name == "decimal":
+            return T.decimal(38, arg.scale or 0)
+        return T.DOUBLE if arg == T.DOUBLE else T.BIGINT
+    if arg.name == "decimal":  # avg
+        return T.decimal(38, max(arg.scale or 0, 6))
+    return T.DOUBLE

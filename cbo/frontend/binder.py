@@ -1,0 +1,546 @@
+"""Binding queries: a sqlglot AST and the catalog become a typed logical plan.
+
+A SELECT is bound in the order SQL evaluates it: FROM (tables, derived tables, CTEs, VALUES,
+joins) -> WHERE -> GROUP BY and aggregates -> HAVING -> SELECT list -> DISTINCT -> ORDER BY
+-> LIMIT/OFFSET. Aggregation is explicit: a Project computes grouping expressions and
+aggregate arguments that are not plain columns, an Aggregate groups, and the SELECT list,
+HAVING and ORDER BY are rewritten over its outputs (an expression equal to a GROUP BY
+expression reads its column; a bare column that is neither grouped nor aggregated is an error).
+Subqueries are bound in a scope whose parent is the enclosing query's, so outer references
+resolve there; decorrelation (``cbo.frontend.decorrelate``) then turns them into joins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from cbo.catalog import Catalog
+from cbo.errors import CatalogError
+from cbo.frontend.bind_expressions import ExpressionBinder
+from cbo.frontend.errors import SqlError, error_at
+from cbo.frontend.scope import CteDefinition, Relation, Scope
+from cbo.ir import types as T
+from cbo.ir.expressions import (AggregateCall, Column, ColumnFactory, ColumnRef, Constant, Expr, SpecialForm, TRUE,
+                                compare, conjunction, transform, walk)
+from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, SortKey, Values
+from cbo.schema import SchemaProvider
+
+
+@dataclass(frozen=True)
+class BoundQuery:
+    """A bound statement: the plan and the names of its output columns, in order."""
+
+    plan: Plan
+    names: tuple[str, ...]
+
+
+class Binder:
+    def __init__(self, catalog: Catalog, schemas: SchemaProvider | None = None,
+                 columns: ColumnFactory | None = None):
+        self.catalog = catalog
+        self.schemas = schemas or SchemaProvider(catalog)
+        self.columns = columns or ColumnFactory()
+
+    # -- entry points ----------------------------------------------------------------------------
+
+    def bind(self, statement: exp.Expression) -> BoundQuery:
+        plan, names = self.bind_query(statement, None)
+        return BoundQuery(plan, tuple(names))
+
+    def bind_subquery(self, query: exp.Expression, outer: Scope) -> tuple[Plan, list[str]]:
+        return self.bind_query(query, outer)
+
+    def bind_query(self, node: exp.Expression, outer: Scope | None) -> tuple[Plan, list[str]]:
+        scope = Scope(parent=outer)
+        self._register_ctes(node, scope)
+        if isinstance(node, exp.Subquery):
+            plan, names = self.bind_query(node.this, scope)
+            return self._order_limit_of_set(node, plan, names, scope)
+        if isinstance(node, exp.Select):
+            return self._bind_select(node, scope)
+        if isinstance(node, exp.SetOperation):
+            return self._bind_set_operation(node, scope)
+        if isinstance(node, exp.Values):
+            return self._bind_values(node, scope)
+        raise error_at(node, f"unsupported query form {node.key.upper()}")
+
+    def _register_ctes(self, node: exp.Expression, scope: Scope) -> None:
+        with_ = node.args.get("with_") or node.args.get("with")
+        if not with_:
+            return
+        if with_.args.get("recursive"):
+            raise error_at(with_, "recursive CTEs (WITH RECURSIVE) are not supported")
+        for cte in with_.expressions:
+            name = cte.alias_or_name.lower()
+            aliases = [c.name for c in (cte.args.get("alias").columns if cte.args.get("alias") else [])]
+            # A CTE sees the ones defined before it: bind it in a scope that holds only those.
+            visible = Scope(parent=scope.parent, ctes=dict(scope.ctes))
+            scope.ctes[name] = CteDefinition(name, cte.this, aliases, visible)
+
+    # -- SELECT ----------------------------------------------------------------------------------
+
+    def _bind_select(self, select: exp.Select, scope: Scope) -> tuple[Plan, list[str]]:
+        if select.args.get("windows") or select.args.get("qualify"):
+            raise error_at(select, "window functions are not supported yet")
+        for key in ("connect", "prewhere", "settings", "cluster", "distribute", "sort"):
+            if select.args.get(key):
+                raise error_at(select, f"{key.upper()} clauses are not supported")
+        plan = self._bind_from(select, scope)
+        where = select.args.get("where")
+        if where is not None:
+            binder = ExpressionBinder(self, scope, "WHERE")
+            plan = Filter(plan, binder._boolean(where.this))
+
+        items = self._select_items(select, scope)
+        group = select.args.get("group")
+        having = select.args.get("having")
+        order = select.args.get("order")
+        aggregating = group is not None or any(_has_aggregate(e) for _, e, _ in items) or \
+            (having is not None) or (order is not None and any(_has_aggregate(o.this) for o in order.expressions))
+        having_expr = ExpressionBinder(self, scope, "HAVING", allow_aggregates=True)._boolean(having.this) \
+            if having is not None else None
+
+        if aggregating:
+            plan, post = self._bind_aggregation(select, scope, plan, items, having_expr)
+        else:
+            post = None
+
+        def finish(expr: Expr, node: exp.Expression) -> Expr:
+            return post.rewrite(expr, node) if post is not None else expr
+
+        if having_expr is not None:
+            plan = Filter(plan, finish(having_expr, having))
+
+        outputs: list[tuple[Column, Expr]] = []
+        names: list[str] = []
+        for name, expr, node in items:
+            value = finish(expr, node)
+            column = value.column if isinstance(value, ColumnRef) and value.column not in [c for c, _ in outputs] \
+                else self.columns.new(name, value.type)
+            outputs.append((column, value))
+            names.append(name)
+
+        hidden: list[tuple[Column, Expr]] = []
+        sort_keys: list[SortKey] = []
+        if order is not None:
+            for ordered in order.expressions:
+                column = self._order_column(ordered.this, scope, outputs, names, finish, hidden,
+                                            distinct=bool(select.args.get("distinct")))
+                sort_keys.append(SortKey(column, ascending=not ordered.args.get("desc"),
+                                         nulls_first=bool(ordered.args.get("nulls_first"))))
+
+        plan = Project(plan, tuple(outputs + hidden))
+        if select.args.get("distinct"):
+            if select.args["distinct"].args.get("on"):
+                raise error_at(select, "DISTINCT ON is not supported")
+            plan = Aggregate(plan, tuple(c for c, _ in outputs))
+        if sort_keys:
+            plan = Sort(plan, tuple(sort_keys))
+        plan = self._limit(select, plan)
+        if hidden:
+            plan = Project(plan, tuple((c, ColumnRef(c)) for c, _ in outputs))
+        return plan, names
+
+    def _select_items(self, select: exp.Select, scope: Scope) -> list[tuple[str, Expr, exp.Expression]]:
+        items: list[tuple[str, Expr, exp.Expression]] = []
+        for position_, node in enumerate(select.expressions, start=1):
+            if isinstance(node, exp.Star):
+                items += [(n, ColumnRef(c), node) for n, c in self._star(scope, None, node)]
+                continue
+            if isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
+                items += [(n, ColumnRef(c), node) for n, c in self._star(scope, node.table, node)]
+                continue
+            inner = node.this if isinstance(node, exp.Alias) else node
+            binder = ExpressionBinder(self, scope, "SELECT", allow_aggregates=True)
+            expr = binder.bind(inner)
+            name = node.alias if isinstance(node, exp.Alias) else (
+                inner.name if isinstance(inner, exp.Column) else f"_col{position_ - 1}")
+            items.append((name, expr, node))
+        return items
+
+    def _star(self, scope: Scope, qualifier: str | None, node: exp.Expression) -> list[tuple[str, Column]]:
+        if not scope.relations:
+            raise error_at(node, "SELECT * needs a FROM clause")
+        if qualifier is not None:
+            matching = [r for r in scope.relations if (r.alias or "").lower() == qualifier.lower()]
+            if not matching:
+                raise error_at(node, f"unknown table or alias '{qualifier}' in {qualifier}.*")
+            return [pair for r in matching for pair in r.columns]
+        using_names = set(scope.using)
+        result = [(name, column) for name, column in scope.using.items()]
+        for relation in scope.relations:
+            result += [(n, c) for n, c in relation.columns if n.lower() not in using_names]
+        return result
+
+    def _order_column(self, node: exp.Expression, scope: Scope, outputs: list[tuple[Column, Expr]],
+                      names: list[str], finish, hidden: list[tuple[Column, Expr]], distinct: bool) -> Column:
+        if isinstance(node, exp.Literal) and not node.is_string:
+            index = int(node.this)
+            if not 1 <= index <= len(outputs):
+                raise error_at(node, f"ORDER BY position {index} is not in the select list (1..{len(outputs)})")
+            return outputs[index - 1][0]
+        if isinstance(node, exp.Column) and not node.table:
+            matches = [i for i, n in enumerate(names) if n.lower() == node.name.lower()]
+            if len(matches) == 1 or (matches and len({outputs[i][1] for i in matches}) == 1):
+                return outputs[matches[0]][0]
+        binder = ExpressionBinder(self, scope, "ORDER BY", allow_aggregates=True)
+        value = finish(binder.bind(node), node)
+        for column, expr in outputs + hidden:
+            if expr == value:
+                return column
+        if distinct:
+            raise error_at(node, "with SELECT DISTINCT, ORDER BY expressions must appear in the select list")
+        column = self.columns.new(f"_order{len(hidden)}", value.type)
+        hidden.append((column, value))
+        return column
+
+    def _limit(self, node: exp.Expression, plan: Plan) -> Plan:
+        limit, offset = node.args.get("limit"), node.args.get("offset")
+        if limit is None and offset is None:
+            return plan
+        count = self._constant_int(limit.expression if limit is not None else None, "LIMIT")
+        skip = self._constant_int(offset.expression if offset is not None else None, "OFFSET") or 0
+        return Limit(plan, count, skip)
+
+    def _constant_int(self, node: exp.Expression | None, clause: str) -> int | None:
+        if node is None:
+            return None
+        if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
+            return int(node.this)
+        raise error_at(node, f"{clause} must be a non-negative integer constant")
+
+    # -- aggregation -------------------------------------------------------------------------------
+
+    def _bind_aggregation(self, select: exp.Select, scope: Scope, plan: Plan,
+                          items: list[tuple[str, Expr, exp.Expression]],
+                          having: Expr | None) -> tuple[Plan, "_PostAggregation"]:
+        group = select.args.get("group")
+        group_exprs: list[Expr] = []
+        if group is not None:
+            if group.args.get("rollup") or group.args.get("cube") or group.args.get("grouping_sets"):
+                raise error_at(group, "ROLLUP, CUBE and GROUPING SETS are not supported yet")
+            for node in group.expressions:
+                group_exprs.append(self._group_expression(node, scope, items))
+        calls: list[AggregateCall] = []
+
+        def collect(expr: Expr) -> None:
+            for node in walk(expr):
+                if isinstance(node, AggregateCall) and node not in calls:
+                    calls.append(node)
+
+        for _, expr, _ in items:
+            collect(expr)
+        if having is not None:
+            collect(having)
+        order = select.args.get("order")
+        if order is not None:
+            for ordered in order.expressions:
+                if not (isinstance(ordered.this, exp.Literal) or isinstance(ordered.this, exp.Column)
+                        and not ordered.this.table and any(n.lower() == ordered.this.name.lower() for n, _, _ in items)):
+                    collect(ExpressionBinder(self, scope, "ORDER BY", allow_aggregates=True).bind(ordered.this))
+
+        # Pre-projection: the columns the Aggregate reads, computing non-column expressions.
+        pre: dict[Expr, Column] = {}
+
+        def as_column(expr: Expr, name: str) -> Column:
+            if isinstance(expr, ColumnRef):
+                pre.setdefault(expr, expr.column)
+                return expr.column
+            if expr not in pre:
+                pre[expr] = self.columns.new(name, expr.type)
+            return pre[expr]
+
+        group_columns = []
+        for index, expr in enumerate(group_exprs):
+            column = as_column(expr, f"_group{index}")
+            if column not in group_columns:
+                group_columns.append(column)
+        aggregates = []
+        mapping: dict[Expr, Column] = {expr: as_column(expr, "") for expr in group_exprs}
+        for call in calls:
+            args = tuple(ColumnRef(as_column(a, f"_arg{i}")) if not isinstance(a, Constant) else a
+                         for i, a in enumerate(call.args))
+            column = self.columns.new(call.name if call.name != "count_star" else "count", call.type)
+            aggregates.append((column, AggregateCall(call.name, args, call.distinct, call.type)))
+            mapping[call] = column
+        projected = tuple((c, e) for e, c in pre.items())
+        source = Project(plan, projected) if any(not isinstance(e, ColumnRef) for e in pre) else plan
+        aggregate = Aggregate(source, tuple(group_columns), tuple(aggregates))
+        return aggregate, _PostAggregation(mapping, frozenset(group_columns), scope)
+
+    def _group_expression(self, node: exp.Expression, scope: Scope,
+                          items: list[tuple[str, Expr, exp.Expression]]) -> Expr:
+        if isinstance(node, exp.Literal) and not node.is_string:
+            index = int(node.this)
+            if not 1 <= index <= len(items):
+                raise error_at(node, f"GROUP BY position {index} is not in the select list (1..{len(items)})")
+            expr = items[index - 1][1]
+        else:
+            try:
+                expr = ExpressionBinder(self, scope, "GROUP BY").bind(node)
+            except SqlError:
+                # Spark and DuckDB let GROUP BY name a select-list alias.
+                if isinstance(node, exp.Column) and not node.table:
+                    matches = [e for n, e, _ in items if n.lower() == node.name.lower()]
+                    if len(matches) == 1:
+                        expr = matches[0]
+                    else:
+                        raise
+                else:
+                    raise
+        if _has_aggregate(expr):
+            raise error_at(node, "aggregates are not allowed in GROUP BY")
+        return expr
+
+    # -- FROM --------------------------------------------------------------------------------------
+
+    def _bind_from(self, select: exp.Select, scope: Scope) -> Plan:
+        from_ = select.args.get("from_") or select.args.get("from")
+        if from_ is None:
+            if select.args.get("joins"):
+                raise error_at(select, "JOIN without FROM")
+            return Values((), ((),))
+        plan = self._bind_relation(from_.this, scope)
+        for join in select.args.get("joins") or []:
+            plan = self._bind_join(plan, join, scope)
+        return plan
+
+    def _bind_relation(self, node: exp.Expression, scope: Scope) -> Plan:
+        if isinstance(node, exp.Table):
+            return self._bind_table(node, scope)
+        if isinstance(node, exp.Subquery):
+            if node.args.get("lateral"):
+                raise error_at(node, "LATERAL subqueries are not supported")
+            plan, names = self.bind_query(node.this, scope.parent)
+            return self._add_relation(scope, plan, names, node.args.get("alias"), "subquery", node)
+        if isinstance(node, exp.Values):
+            plan, names = self._bind_values(node, Scope(parent=scope.parent))
+            return self._add_relation(scope, plan, names, node.args.get("alias"), "values", node)
+        if isinstance(node, exp.Lateral):
+            raise error_at(node, "LATERAL is not supported")
+        if isinstance(node, exp.Unnest):
+            raise error_at(node, "UNNEST is not supported")
+        raise error_at(node, f"unsupported FROM item: {node.sql()[:60]}")
+
+    def _add_relation(self, scope: Scope, plan: Plan, names: list[str], alias: exp.TableAlias | None,
+                      kind: str, node: exp.Expression) -> Plan:
+        alias_name = alias.name if alias is not None and alias.name else None
+        column_aliases = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+        if column_aliases:
+            if len(column_aliases) != len(names):
+                raise error_at(node, f"{alias_name or kind} has {len(names)} columns but {len(column_aliases)} "
+                                     "column aliases")
+            names = column_aliases
+        scope.relations.append(Relation(alias_name, list(zip(names, plan.output)), kind))
+        return plan
+
+    def _bind_table(self, node: exp.Table, scope: Scope) -> Plan:
+        name = node.name
+        qualifier = node.db
+        if not qualifier:
+            cte = scope.cte(name)
+            if cte is not None:
+                return self._bind_cte_reference(cte, node, scope)
+        full = f"{qualifier}.{name}" if qualifier else name
+        try:
+            table = self.catalog.table(full)
+        except CatalogError as exc:
+            raise error_at(node, str(exc)) from None
+        columns_info = self.schemas.columns(table)
+        columns = tuple(self.columns.new(info.name, info.type, info.nullable) for info in columns_info)
+        by_name = {info.name.lower(): c for info, c in zip(columns_info, columns)}
+        keys = []
+        for key in ((table.primary_key,) if table.primary_key else ()) + table.unique_keys:
+            if all(k.lower() in by_name for k in key):
+                keys.append(tuple(by_name[k.lower()] for k in key))
+        scan = Scan(table.qualified_name, columns, tuple(info.name for info in columns_info), tuple(keys))
+        alias = node.alias or name
+        scope.relations.append(Relation(alias, [(info.name, c) for info, c in zip(columns_info, columns)],
+                                        table.qualified_name))
+        return scan
+
+    def _bind_cte_reference(self, cte: CteDefinition, node: exp.Table, scope: Scope) -> Plan:
+        # Each reference binds the CTE afresh: its columns get ids of their own, as two scans would.
+        plan, names = self.bind_query(cte.query, cte.scope)
+        if cte.column_aliases:
+            if len(cte.column_aliases) != len(names):
+                raise error_at(node, f"CTE {cte.name} has {len(names)} columns but {len(cte.column_aliases)} aliases")
+            names = cte.column_aliases
+        alias = node.alias or node.name
+        scope.relations.append(Relation(alias, list(zip(names, plan.output)), f"cte {cte.name}"))
+        return plan
+
+    def _bind_join(self, left: Plan, join: exp.Join, scope: Scope) -> Plan:
+        side = (join.args.get("side") or "").upper()
+        kind = (join.args.get("kind") or "").upper()
+        if kind in ("SEMI", "ANTI") or join.args.get("method"):
+            raise error_at(join, f"{kind or join.args.get('method')} JOIN syntax is not supported")
+        if kind == "NATURAL" or join.args.get("natural"):
+            raise error_at(join, "NATURAL JOIN is not supported")
+        left_relations = list(scope.relations)
+        right = self._bind_relation(join.this, scope)
+        join_kind = {"LEFT": "left", "RIGHT": "right", "FULL": "full"}.get(side, "inner")
+        on = join.args.get("on")
+        using = join.args.get("using")
+        if on is not None:
+            condition = ExpressionBinder(self, scope, "JOIN ... ON")._boolean(on)
+        elif using:
+            condition = self._using_condition(join, using, left_relations, scope.relations[len(left_relations):],
+                                              scope, join_kind)
+        else:
+            if join_kind != "inner" or (kind not in ("CROSS", "") and side):
+                raise error_at(join, f"{side} JOIN needs an ON or USING condition")
+            condition = TRUE
+        plan: Plan = Join(join_kind, left, right, condition)
+        if using and join_kind == "full":
+            plan = self._coalesce_using(plan, scope)
+        return plan
+
+    def _using_condition(self, join: exp.Join, using: list, left: list[Relation], right: list[Relation],
+                         scope: Scope, kind: str) -> Expr:
+        parts = []
+        for identifier in using:
+            name = identifier.name.lower()
+            lcols = [c for r in left for n, c in r.columns if n.lower() == name]
+            rcols = [c for r in right for n, c in r.columns if n.lower() == name]
+            if len(lcols) != 1 or len(rcols) != 1:
+                raise error_at(join, f"USING column '{name}' must appear exactly once on each side")
+            parts.append(compare("eq", ColumnRef(lcols[0]), ColumnRef(rcols[0])))
+            scope.using[name] = rcols[0] if kind == "right" else lcols[0]
+            scope.using_pairs[name] = (lcols[0], rcols[0])
+        return conjunction(parts)
+
+    def _coalesce_using(self, plan: Plan, scope: Scope) -> Plan:
+        pairs = scope.using_pairs
+        assignments = [(c, ColumnRef(c)) for c in plan.output]
+        for name, (lcol, rcol) in pairs.items():
+            merged = self.columns.new(name, T.common_type(lcol.type, rcol.type) or lcol.type)
+            assignments.append((merged, SpecialForm("COALESCE", (ColumnRef(lcol), ColumnRef(rcol)), merged.type)))
+            scope.using[name] = merged
+        return Project(plan, tuple(assignments))
+
+    # -- VALUES and set operations -------------------------------------------------------------------
+
+    def _bind_values(self, node: exp.Values, scope: Scope) -> tuple[Plan, list[str]]:
+        rows = []
+        for row_node in node.expressions:
+            cells = row_node.expressions if isinstance(row_node, exp.Tuple) else [row_node]
+            binder = ExpressionBinder(self, scope, "VALUES")
+            rows.append([binder.bind(cell) for cell in cells])
+        width = len(rows[0])
+        if any(len(r) != width for r in rows):
+            raise error_at(node, "VALUES rows have different numbers of columns")
+        types = []
+        for index in range(width):
+            current = T.NULL
+            for row in rows:
+                common = T.common_type(current, row[index].type)
+                if common is None:
+                    raise error_at(node, f"VALUES column {index + 1} mixes {current} and {row[index].type}")
+                current = common
+            types.append(T.VARCHAR if current == T.NULL else current)
+        for row in rows:
+            for cell in row:
+                if not isinstance(cell, Constant):
+                    raise error_at(node, "VALUES may hold constants only")
+        names = [f"_col{i}" for i in range(width)]
+        columns = tuple(self.columns.new(n, t) for n, t in zip(names, types))
+        return Values(columns, tuple(tuple(r) for r in rows)), names
+
+    def _bind_set_operation(self, node: exp.SetOperation, scope: Scope) -> tuple[Plan, list[str]]:
+        left, names = self.bind_query(node.this, scope)
+        right, right_names = self.bind_query(node.expression, scope)
+        if len(left.output) != len(right.output):
+            raise error_at(node, f"{node.key.upper()} inputs have {len(left.output)} and {len(right.output)} columns")
+        types = []
+        for a, b in zip(left.output, right.output):
+            common = T.common_type(a.type, b.type)
+            if common is None:
+                raise error_at(node, f"{node.key.upper()} cannot combine {a.type} and {b.type}")
+            types.append(common)
+        left = self._cast_to(left, types)
+        right = self._cast_to(right, types)
+        columns = tuple(self.columns.new(n, t) for n, t in zip(names, types))
+        kind = {"union": "union", "intersect": "intersect", "except": "except"}[node.key]
+        distinct = node.args.get("distinct") is not False
+        plan: Plan = SetOp(kind, distinct, (left, right), columns, (left.output, right.output))
+        return self._order_limit_of_set(node, plan, names, scope)
+
+    def _cast_to(self, plan: Plan, types: list[T.DataType]) -> Plan:
+        if all(c.type == t for c, t in zip(plan.output, types)):
+            return plan
+        assignments = []
+        for column, type_ in zip(plan.output, types):
+            if column.type == type_:
+                assignments.append((column, ColumnRef(column)))
+            else:
+                cast = self.columns.new(column.name, type_)
+                assignments.append((cast, SpecialForm("CAST", (ColumnRef(column),), type_)))
+        return Project(plan, tuple(assignments))
+
+    def _order_limit_of_set(self, node: exp.Expression, plan: Plan, names: list[str],
+                            scope: Scope) -> tuple[Plan, list[str]]:
+        order = node.args.get("order")
+        if order is not None:
+            outputs = list(zip(plan.output, [ColumnRef(c) for c in plan.output]))
+            keys = []
+            for ordered in order.expressions:
+                target = ordered.this
+                if isinstance(target, exp.Literal) and not target.is_string and 1 <= int(target.this) <= len(outputs):
+                    column = outputs[int(target.this) - 1][0]
+                elif isinstance(target, exp.Column) and not target.table and \
+                        [c for n, c in zip(names, plan.output) if n.lower() == target.name.lower()]:
+                    column = [c for n, c in zip(names, plan.output) if n.lower() == target.name.lower()][0]
+                else:
+                    raise error_at(target, "ORDER BY of a set operation must name an output column or position")
+                keys.append(SortKey(column, not ordered.args.get("desc"), bool(ordered.args.get("nulls_first"))))
+            plan = Sort(plan, tuple(keys))
+        return self._limit(node, plan), names
+
+
+class _PostAggregation:
+    """Rewrites expressions bound before aggregation to read the Aggregate's outputs."""
+
+    def __init__(self, mapping: dict[Expr, Column], groups: frozenset[Column], scope: Scope):
+        self.mapping = mapping
+        self.groups = groups
+        self.scope = scope
+
+    def rewrite(self, expr: Expr, node: exp.Expression) -> Expr:
+        local = set(self.scope.all_columns())
+
+        def visit(e: Expr) -> Expr | None:
+            if e in self.mapping:
+                return ColumnRef(self.mapping[e])
+            if isinstance(e, ColumnRef):
+                if e.column in self.groups or e.column not in local:
+                    return e  # a grouping column, or an outer reference
+                raise error_at(node, f"column '{e.column.name}' must appear in GROUP BY or be used in an aggregate")
+            if isinstance(e, AggregateCall):
+                raise AssertionError("aggregate missed by collection")
+            return None
+
+        return transform(expr, visit)
+
+
+def _has_aggregate(expr_or_node) -> bool:  # type: ignore[no-untyped-def]
+    if isinstance(expr_or_node, exp.Expression):
+        for node in expr_or_node.walk():
+            if isinstance(node, exp.AggFunc) and not _inside_subquery(node, expr_or_node):
+                return True
+        return False
+    return any(isinstance(n, AggregateCall) for n in walk(expr_or_node))
+
+
+def _inside_subquery(node: exp.Expression, root: exp.Expression) -> bool:
+    parent = node.parent
+    while parent is not None and parent is not root:
+        if isinstance(parent, (exp.Subquery, exp.Select, exp.Exists)):
+            return True
+        parent = parent.parent
+    return False
+
+
+__all__ = ["Binder", "BoundQuery", "SqlError"]

@@ -1,0 +1,344 @@
+"""Decorrelation: subquery expressions become joins, with SQL's NULL semantics kept exactly.
+
+Where a subquery stands decides what it becomes:
+
+* a top-level conjunct of a WHERE/HAVING filter:
+  ``EXISTS S`` -> semi join; ``NOT EXISTS S`` -> anti join;
+  ``x IN S`` / ``x op ANY S`` -> semi join on ``x = y`` / ``x op y``;
+  ``x NOT IN S`` -> anti join on ``x = y OR (x = y) IS NULL`` (a NULL on either side makes NOT IN
+  unknown, so the row goes), simplified to ``x = y`` when neither side can be NULL;
+  ``x op ALL S`` -> anti join on ``(x op y) IS NOT TRUE``;
+* anywhere else (under OR, NOT, CASE, in the SELECT list): a mark join whose boolean column
+  carries the three-valued result;
+* a scalar subquery: a left join with the subquery's single row per correlation value. Its
+  result for outer rows without a match is the subquery evaluated on no rows (NULL, or 0 for
+  COUNT), restored by a CASE over a match flag when that is not NULL. A scalar subquery that
+  is not an aggregate without GROUP BY is first wrapped in one that counts rows and raises
+  "scalar subquery returned more than one row" when there are two or more, as the engines do.
+
+Correlated predicates are pulled up out of the subquery (through filters, projections, inner
+joins and the preserved side of outer joins) into the join condition. Under an aggregate,
+equality correlations ``inner = outer`` become extra grouping columns; other correlations use
+the outer query's distinct correlation values as a domain (Neumann and Kemper, "Unnesting
+Arbitrary Queries", BTW 2015) joined into the subquery, matched back with IS NOT DISTINCT FROM.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cbo.frontend.errors import SqlError
+from cbo.ir import types as T
+from cbo.ir.expressions import (FALSE, NEGATED, TRUE, AggregateCall, Call, Column, ColumnFactory, ColumnRef,
+                                Constant, Expr, SpecialForm, SubqueryExpr, columns_of, compare, conjunction,
+                                conjuncts, contains_subquery, is_null, negate, substitute, transform)
+from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, free_columns
+
+MORE_THAN_ONE_ROW = "scalar subquery returned more than one row"
+
+
+class Unsupported(SqlError):
+    pass
+
+
+def decorrelate(plan: Plan, columns: ColumnFactory) -> Plan:
+    """Rewrite every subquery expression of ``plan`` into joins."""
+    return _Decorrelator(columns).rewrite(plan)
+
+
+@dataclass
+class _Pulled:
+    plan: Plan              # uncorrelated
+    predicates: list[Expr]  # over plan.output and outer columns
+
+
+class _Decorrelator:
+    def __init__(self, columns: ColumnFactory):
+        self.columns = columns
+
+    # -- walking the plan -----------------------------------------------------------------------
+
+    def rewrite(self, plan: Plan) -> Plan:
+        children = tuple(self.rewrite(child) for child in plan.children)
+        if children != plan.children:
+            plan = plan.with_children(children)
+        if isinstance(plan, Filter) and contains_subquery(plan.predicate):
+            return self._filter(plan)
+        if isinstance(plan, Project) and any(contains_subquery(e) for _, e in plan.assignments):
+            return self._project(plan)
+        for expr in plan.expressions():
+            if contains_subquery(expr):
+                raise Unsupported(f"subqueries are not supported in {type(plan).__name__} expressions here")
+        return plan
+
+    def _filter(self, node: Filter) -> Plan:
+        plan = node.input
+        keep: list[Expr] = []
+        for conjunct in conjuncts(node.predicate):
+            rewritten = self._filter_conjunct(plan, conjunct)
+            if rewritten is not None:
+                plan = rewritten
+                continue
+            plan, expr = self._replace_subqueries(plan, conjunct, in_filter=True)
+            keep.append(expr)
+        if keep:
+            plan = Filter(plan, conjunction(keep))
+        if plan.output != node.output:
+            plan = Project(plan, tuple((c, ColumnRef(c)) for c in node.output))
+        return plan
+
+    def _project(self, node: Project) -> Plan:
+        plan = node.input
+        assignments = []
+        for column, expr in node.assignments:
+            plan, rewritten = self._replace_subqueries(plan, expr, in_filter=False)
+            assignments.append((column, rewritten))
+        return Project(plan, tuple(assignments))
+
+    # -- subqueries as filter conjuncts -------------------------------------------------------------
+
+    def _filter_conjunct(self, outer: Plan, conjunct: Expr) -> Plan | None:
+        negated = isinstance(conjunct, SpecialForm) and conjunct.form == "NOT" and isinstance(conjunct.args[0], SubqueryExpr)
+        sub = conjunct.args[0] if negated else conjunct  # type: ignore[union-attr]
+        if not isinstance(sub, SubqueryExpr) or sub.kind == "scalar":
+            return None
+        if sub.kind == "exists":
+            return self._exists_join(outer, sub, "anti" if negated else "semi")
+        kind = sub.kind
+        comparison = sub.comparison or "eq"
+        if negated:  # NOT (x IN S) = x NOT IN S; NOT (x op ANY S) = x (not op) ALL S
+            kind = {"in": "all", "any": "all", "all": "any"}[kind]
+            comparison = NEGATED[comparison]
+        pulled, y = self._prepare(outer, sub)
+        assert sub.operand is not None
+        test = compare(comparison, sub.operand, ColumnRef(y))
+        if kind in ("in", "any"):
+            condition = conjunction(pulled.predicates + [test])
+            return Join("semi", outer, pulled.plan, condition)
+        # x op ALL S keeps the row iff no row of S makes (x op y) FALSE or NULL.
+        never_null = columns_of(sub.operand) <= outer.not_null and y in pulled.plan.not_null
+        failing = negate(test) if never_null else SpecialForm(
+            "OR", (negate(test), is_null(test)), T.BOOLEAN)
+        if kind == "all" and comparison == "neq" and not negated:
+            pass
+        return Join("anti", outer, pulled.plan, conjunction(pulled.predicates + [_simplify_not(failing)]))
+
+    def _exists_join(self, outer: Plan, sub: SubqueryExpr, kind: str) -> Plan:
+        if _is_scalar_aggregate(sub.plan):
+            # An aggregate without GROUP BY always yields one row: EXISTS is TRUE.
+            return outer if kind == "semi" else Filter(outer, FALSE)
+        pulled = self._pull(self.rewrite(sub.plan), outer)
+        return Join(kind, outer, pulled.plan, conjunction(pulled.predicates))
+
+    def _prepare(self, outer: Plan, sub: SubqueryExpr) -> tuple[_Pulled, Column]:
+        inner = self.rewrite(sub.plan)
+        if _is_scalar_aggregate(inner) and free_columns(inner):
+            raise Unsupported("a correlated aggregate subquery without GROUP BY is not supported in IN/ANY/ALL")
+        pulled = self._pull(inner, outer)
+        return pulled, inner.output[0]
+
+    # -- subqueries inside other expressions ----------------------------------------------------------
+
+    def _replace_subqueries(self, plan: Plan, expr: Expr, in_filter: bool) -> tuple[Plan, Expr]:
+        state = {"plan": plan}
+
+        def visit(e: Expr) -> Expr | None:
+            if not isinstance(e, SubqueryExpr):
+                return None
+            operand = None
+            if e.operand is not None:
+                state["plan"], operand = self._replace_subqueries(state["plan"], e.operand, in_filter)
+            if e.kind == "scalar":
+                state["plan"], value = self._scalar(state["plan"], e)
+                return value
+            state["plan"], mark = self._mark(state["plan"], e, operand)
+            return mark
+
+        rewritten = transform(expr, visit)
+        return state["plan"], rewritten
+
+    def _mark(self, outer: Plan, sub: SubqueryExpr, operand: Expr | None) -> tuple[Plan, Expr]:
+        mark = self.columns.new("mark", T.BOOLEAN)
+        if sub.kind == "exists":
+            if _is_scalar_aggregate(sub.plan):
+                return outer, TRUE
+            pulled = self._pull(self.rewrite(sub.plan), outer)
+            return Join("mark", outer, pulled.plan, conjunction(pulled.predicates), mark, TRUE), ColumnRef(mark)
+        pulled, y = self._prepare(outer, sub)
+        assert operand is not None
+        comparison = sub.comparison or "eq"
+        if sub.kind == "all":  # x op ALL S == NOT (x (not op) ANY S) in three-valued logic
+            test = compare(NEGATED[comparison], operand, ColumnRef(y))
+            join = Join("mark", outer, pulled.plan, conjunction(pulled.predicates), mark, test)
+            return join, negate(ColumnRef(mark))
+        test = compare(comparison, operand, ColumnRef(y))
+        return Join("mark", outer, pulled.plan, conjunction(pulled.predicates), mark, test), ColumnRef(mark)
+
+    def _scalar(self, outer: Plan, sub: SubqueryExpr) -> tuple[Plan, Expr]:
+        inner = self.rewrite(sub.plan)
+        if not _is_scalar_aggregate(inner):
+            inner = self._enforce_single_row(inner)
+        empty = _empty_result(inner)
+        pulled = self._pull(inner, outer)
+        value: Expr = ColumnRef(inner.output[0])
+        right = pulled.plan
+        if empty is not None and pulled.predicates:
+            flag = self.columns.new("matched", T.BOOLEAN)
+            right = Project(right, tuple((c, ColumnRef(c)) for c in right.output) + ((flag, TRUE),))
+            value = SpecialForm("CASE", (is_null(ColumnRef(flag)), empty, value), value.type)
+        return Join("left", outer, right, conjunction(pulled.predicates)), value
+
+    def _enforce_single_row(self, inner: Plan) -> Plan:
+        value = inner.output[0]
+        count = self.columns.new("rows", T.BIGINT)
+        any_value = self.columns.new(value.name, value.type)
+        aggregate = Aggregate(inner, (), ((count, AggregateCall("count_star", (), False, T.BIGINT)),
+                                          (any_value, AggregateCall("any_value", (ColumnRef(value),), False,
+                                                                    value.type))))
+        checked = self.columns.new(value.name, value.type)
+        error = Call("raise_error", (Constant(MORE_THAN_ONE_ROW, T.VARCHAR),), value.type)
+        guard = SpecialForm("CASE", (compare("gt", ColumnRef(count), Constant(1, T.INTEGER)), error,
+                                     ColumnRef(any_value)), value.type)
+        return Project(aggregate, ((checked, guard),))
+
+    # -- pulling correlated predicates up -------------------------------------------------------------
+
+    def _pull(self, plan: Plan, outer: Plan) -> _Pulled:
+        if not free_columns(plan):
+            return _Pulled(plan, [])
+        if isinstance(plan, Filter):
+            below = self._pull(plan.input, outer)
+            local, correlated = [], []
+            produced = set(below.plan.output)
+            for conjunct in conjuncts(plan.predicate):
+                (local if columns_of(conjunct) <= produced else correlated).append(conjunct)
+            node = Filter(below.plan, conjunction(local)) if local else below.plan
+            return _Pulled(node, below.predicates + correlated)
+        if isinstance(plan, Project):
+            below = self._pull(plan.input, outer)
+            produced = set(below.plan.output)
+            assignments = list(plan.assignments)
+            for column, expr in assignments:
+                if not columns_of(expr) <= produced:
+                    raise Unsupported("a correlated expression in a subquery's SELECT list is not supported")
+            have = {c for c, _ in assignments}
+            for column in sorted(set().union(*[columns_of(p) for p in below.predicates]) & produced,
+                                 key=lambda c: c.id):
+                if column not in have:
+                    assignments.append((column, ColumnRef(column)))
+            return _Pulled(Project(below.plan, tuple(assignments)), below.predicates)
+        if isinstance(plan, Join):
+            if free_columns(plan.right) and plan.kind != "inner":
+                raise Unsupported(f"a correlated reference inside the right side of a {plan.kind} join "
+                                  "in a subquery is not supported")
+            left = self._pull(plan.left, outer)
+            right = self._pull(plan.right, outer) if plan.kind == "inner" else _Pulled(plan.right, [])
+            produced = set(left.plan.output) | set(right.plan.output)
+            local, correlated = [], []
+            for conjunct in conjuncts(plan.condition):
+                (local if columns_of(conjunct) <= produced | {plan.mark} else correlated).append(conjunct)
+            if correlated and plan.kind != "inner":
+                raise Unsupported(f"a correlated condition of a {plan.kind} join in a subquery is not supported")
+            node = Join(plan.kind, left.plan, right.plan, conjunction(local), plan.mark, plan.mark_predicate)
+            return _Pulled(node, left.predicates + right.predicates + correlated)
+        if isinstance(plan, Aggregate):
+            return self._pull_aggregate(plan, outer)
+        if isinstance(plan, Sort):
+            below = self._pull(plan.input, outer)
+            return _Pulled(below.plan, below.predicates)  # order inside a subquery does not matter
+        if isinstance(plan, Limit):
+            raise Unsupported("LIMIT/OFFSET in a correlated subquery is not supported")
+        if isinstance(plan, SetOp):
+            raise Unsupported("a set operation in a correlated subquery is not supported")
+        raise Unsupported(f"correlation under {type(plan).__name__} is not supported")
+
+    def _pull_aggregate(self, plan: Aggregate, outer: Plan) -> _Pulled:
+        below = self._pull(plan.input, outer)
+        produced = set(below.plan.output)
+        equalities: list[tuple[Column, Expr]] = []
+        for predicate in below.predicates:
+            pair = _inner_outer_equality(predicate, produced)
+            if pair is None:
+                return self._pull_aggregate_with_domain(plan, below, outer)
+            equalities.append(pair)
+        group_by = list(plan.group_by)
+        predicates = []
+        for inner_column, outer_expr in equalities:
+            if inner_column not in group_by:
+                group_by.append(inner_column)
+            predicates.append(compare("eq", ColumnRef(inner_column), outer_expr))
+        return _Pulled(Aggregate(below.plan, tuple(group_by), plan.aggregates), predicates)
+
+    def _pull_aggregate_with_domain(self, plan: Aggregate, below: _Pulled, outer: Plan) -> _Pulled:
+        produced = set(below.plan.output)
+        outer_columns = sorted(set().union(*[columns_of(p) for p in below.predicates]) - produced,
+                               key=lambda c: c.id)
+        missing = [c for c in outer_columns if c not in outer.output]
+        if missing:
+            raise Unsupported("a correlated aggregate subquery referring to a query two levels out is not supported")
+        copies = {c: self.columns.new(c.name, c.type) for c in outer_columns}
+        domain = Aggregate(Project(outer, tuple((copies[c], ColumnRef(c)) for c in outer_columns)),
+                           tuple(copies[c] for c in outer_columns))
+        mapping = {c: ColumnRef(copies[c]) for c in outer_columns}
+        condition = conjunction(substitute(p, mapping) for p in below.predicates)
+        joined = Join("inner", domain, below.plan, condition)
+        grouped = Aggregate(joined, tuple(copies[c] for c in outer_columns) + plan.group_by, plan.aggregates)
+        predicates = [Call("is_not_distinct_from", (ColumnRef(copies[c]), ColumnRef(c)), T.BOOLEAN)
+                      for c in outer_columns]
+        return _Pulled(grouped, predicates)
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+
+
+def _inner_outer_equality(predicate: Expr, produced: set[Column]) -> tuple[Column, Expr] | None:
+    """``inner_column = outer_expression`` (either way round), else None."""
+    if not (isinstance(predicate, Call) and predicate.name == "eq"):
+        return None
+    a, b = predicate.args
+    for inner, other in ((a, b), (b, a)):
+        if isinstance(inner, ColumnRef) and inner.column in produced and not (columns_of(other) & produced):
+            return inner.column, other
+    return None
+
+
+def _is_scalar_aggregate(plan: Plan) -> bool:
+    """An aggregate without GROUP BY under projections: exactly one row, always."""
+    while isinstance(plan, Project):
+        plan = plan.input
+    return isinstance(plan, Aggregate) and not plan.group_by
+
+
+def _empty_result(plan: Plan) -> Expr | None:
+    """The first output of a scalar aggregate evaluated on no rows, when that is not NULL."""
+    chain: list[Project] = []
+    node = plan
+    while isinstance(node, Project):
+        chain.append(node)
+        node = node.input
+    assert isinstance(node, Aggregate)
+    values: dict[Column, Expr] = {c: Constant(0, T.BIGINT) if a.name in ("count", "count_star")
+                                  else Constant(None, c.type) for c, a in node.aggregates}
+    if all(isinstance(v, Constant) and v.value is None for v in values.values()):
+        return None
+    for project in reversed(chain):
+        values = {c: substitute(e, values) for c, e in project.assignments}
+    result = values.get(plan.output[0])
+    if result is None or (isinstance(result, Constant) and result.value is None):
+        return None
+    return result
+
+
+def _simplify_not(expr: Expr) -> Expr:
+    """NOT (a op b) -> a (negated op) b; keeps NULL semantics since both are NULL on NULL input."""
+    if isinstance(expr, SpecialForm) and expr.form == "NOT":
+        inner = expr.args[0]
+        if isinstance(inner, Call) and inner.name in NEGATED:
+            return Call(NEGATED[inner.name], inner.args, T.BOOLEAN)
+    if isinstance(expr, SpecialForm) and expr.form == "OR":
+        return SpecialForm("OR", tuple(_simplify_not(a) for a in expr.args), expr.type)
+    return expr
+
+
+__all__ = ["decorrelate", "Unsupported", "MORE_THAN_ONE_ROW", "Scan", "Values"]

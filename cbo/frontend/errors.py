@@ -1,0 +1,27 @@
+"""Errors of the frontend, each naming where in the SQL text it happened."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from cbo.errors import CboError
+
+
+class SqlError(CboError):
+    """A problem with the SQL text: syntax, unknown names, types, unsupported constructs."""
+
+
+def position(node: exp.Expression | None) -> str:
+    """'line L, column C: ' for a node that carries a position (identifiers do), else ''."""
+    if node is None:
+        return ""
+    candidates = [node] + [n for n in node.find_all(exp.Identifier)] if isinstance(node, exp.Expression) else []
+    for candidate in candidates:
+        meta = candidate.meta if hasattr(candidate, "meta") else {}
+        if meta and "line" in meta:
+            return f"line {meta['line']}, column {meta['col'] - (meta['end'] - meta['start'])}: "
+    return ""
+
+
+def error_at(node: exp.Expression | None, message: str) -> SqlError:
+    return SqlError(f"{position(node)}{message}")

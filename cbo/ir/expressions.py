@@ -1,0 +1,286 @@
+"""Typed, resolved scalar expressions (in the spirit of Presto's RowExpression, seed 004).
+
+Every expression is an immutable value with structural equality and hashing, so two equal
+expressions are interchangeable anywhere: the memo deduplicates on it and the binder matches
+GROUP BY expressions with it. Columns are identified by a number that survives every rewrite;
+their names are only for display.
+
+Kinds:
+* :class:`Constant` — a typed literal (``None`` is NULL);
+* :class:`ColumnRef` — a column produced by some plan node;
+* :class:`Call` — a resolved scalar function (``eq``, ``add``, ``substring``, ``like`` ...);
+* :class:`SpecialForm` — forms whose evaluation is not a plain function of evaluated arguments:
+  AND, OR, NOT, IN, BETWEEN, CASE, COALESCE, IS_NULL, CAST;
+* :class:`AggregateCall` — an aggregate inside an Aggregate node;
+* :class:`SubqueryExpr` — only between binding and decorrelation; never reaches a planner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+
+from cbo.ir.types import BOOLEAN, DataType
+
+if TYPE_CHECKING:
+    from cbo.ir.operators import Plan
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column instance: ``id`` is its identity; name and type describe it."""
+
+    id: int
+    name: str
+    type: DataType
+    nullable: bool = True
+
+    def __str__(self) -> str:
+        return f"{self.name}#{self.id}"
+
+
+class ColumnFactory:
+    """Hands out fresh column ids; one per binding (and later per memo)."""
+
+    def __init__(self, start: int = 1):
+        self._next = start
+
+    def new(self, name: str, type_: DataType, nullable: bool = True) -> Column:
+        column = Column(self._next, name, type_, nullable)
+        self._next += 1
+        return column
+
+
+class Expr:
+    """Base of scalar expressions."""
+
+    type: DataType
+
+    def children(self) -> tuple["Expr", ...]:
+        return ()
+
+    def with_children(self, children: tuple["Expr", ...]) -> "Expr":
+        return self
+
+
+@dataclass(frozen=True)
+class Constant(Expr):
+    value: Any
+    type: DataType
+
+    def __str__(self) -> str:
+        if self.value is None:
+            return "NULL"
+        if isinstance(self.value, str):
+            return "'" + self.value.replace("'", "''") + "'"
+        if self.type.name in ("date", "timestamp"):
+            return f"{self.type.name.upper()} '{self.value}'"
+        return str(self.value)
+
+
+@dataclass(frozen=True)
+class ColumnRef(Expr):
+    column: Column
+
+    @property
+    def type(self) -> DataType:  # type: ignore[override]
+        return self.column.type
+
+    def __str__(self) -> str:
+        return str(self.column)
+
+
+@dataclass(frozen=True)
+class Call(Expr):
+    name: str
+    args: tuple[Expr, ...]
+    type: DataType
+
+    def children(self) -> tuple[Expr, ...]:
+        return self.args
+
+    def with_children(self, children: tuple[Expr, ...]) -> Expr:
+        return Call(self.name, children, self.type)
+
+    def __str__(self) -> str:
+        symbol = INFIX.get(self.name)
+        if symbol and len(self.args) == 2:
+            return f"({self.args[0]} {symbol} {self.args[1]})"
+        return f"{self.name}({', '.join(map(str, self.args))})"
+
+
+INFIX = {"eq": "=", "neq": "<>", "lt": "<", "lte": "<=", "gt": ">", "gte": ">=", "add": "+", "subtract": "-",
+         "multiply": "*", "divide": "/", "modulus": "%", "like": "LIKE",
+         "is_not_distinct_from": "IS NOT DISTINCT FROM"}
+COMPARISONS = ("eq", "neq", "lt", "lte", "gt", "gte")
+FLIPPED = {"eq": "eq", "neq": "neq", "lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte"}
+NEGATED = {"eq": "neq", "neq": "eq", "lt": "gte", "lte": "gt", "gt": "lte", "gte": "lt"}
+
+
+@dataclass(frozen=True)
+class SpecialForm(Expr):
+    form: str  # AND OR NOT IN BETWEEN CASE COALESCE IS_NULL CAST
+    args: tuple[Expr, ...]
+    type: DataType
+
+    def children(self) -> tuple[Expr, ...]:
+        return self.args
+
+    def with_children(self, children: tuple[Expr, ...]) -> Expr:
+        return SpecialForm(self.form, children, self.type)
+
+    def __str__(self) -> str:
+        a = self.args
+        if self.form in ("AND", "OR"):
+            return "(" + f" {self.form} ".join(map(str, a)) + ")"
+        if self.form == "NOT":
+            return f"(NOT {a[0]})"
+        if self.form == "IN":
+            return f"({a[0]} IN ({', '.join(map(str, a[1:]))}))"
+        if self.form == "BETWEEN":
+            return f"({a[0]} BETWEEN {a[1]} AND {a[2]})"
+        if self.form == "IS_NULL":
+            return f"({a[0]} IS NULL)"
+        if self.form == "CAST":
+            return f"CAST({a[0]} AS {self.type})"
+        if self.form == "CASE":
+            pairs = " ".join(f"WHEN {a[i]} THEN {a[i + 1]}" for i in range(0, len(a) - 1, 2))
+            return f"CASE {pairs} ELSE {a[-1]} END"
+        return f"{self.form}({', '.join(map(str, a))})"
+
+
+@dataclass(frozen=True)
+class AggregateCall(Expr):
+    name: str  # count_star count sum avg min max any_value
+    args: tuple[Expr, ...]
+    distinct: bool
+    type: DataType
+
+    def children(self) -> tuple[Expr, ...]:
+        return self.args
+
+    def with_children(self, children: tuple[Expr, ...]) -> Expr:
+        return AggregateCall(self.name, children, self.distinct, self.type)
+
+    def __str__(self) -> str:
+        if self.name == "count_star":
+            return "count(*)"
+        return f"{self.name}({'DISTINCT ' if self.distinct else ''}{', '.join(map(str, self.args))})"
+
+
+@dataclass(frozen=True)
+class SubqueryExpr(Expr):
+    """A subquery inside an expression, as bound; decorrelation replaces it with joins.
+
+    kind: ``scalar`` (value of the single column), ``exists``, ``in`` (operand IN subquery),
+    ``any`` / ``all`` (operand <comparison> ANY/ALL subquery).
+    """
+
+    kind: str
+    plan: "Plan"
+    operand: Expr | None = None
+    comparison: str | None = None
+    type: DataType = field(default=BOOLEAN)
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.operand,) if self.operand is not None else ()
+
+    def with_children(self, children: tuple[Expr, ...]) -> Expr:
+        return SubqueryExpr(self.kind, self.plan, children[0] if children else None, self.comparison, self.type)
+
+    def __str__(self) -> str:
+        head = f"{self.operand} {self.comparison or ''} " if self.operand is not None else ""
+        return f"{head}{self.kind.upper()}(<subquery>)"
+
+
+TRUE = Constant(True, BOOLEAN)
+FALSE = Constant(False, BOOLEAN)
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers over expressions
+
+
+def walk(expr: Expr) -> Iterator[Expr]:
+    """The expression and all its descendants, parents first (not into subquery plans)."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.children()))
+
+
+def transform(expr: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
+    """Rewrite top-down: ``fn`` returns a replacement (not descended into) or None to recurse."""
+    replaced = fn(expr)
+    if replaced is not None:
+        return replaced
+    children = expr.children()
+    if not children:
+        return expr
+    new_children = tuple(transform(child, fn) for child in children)
+    return expr if new_children == children else expr.with_children(new_children)
+
+
+def columns_of(expr: Expr) -> frozenset[Column]:
+    """Columns the expression reads, including outer references inside its subqueries."""
+    found: set[Column] = set()
+    for node in walk(expr):
+        if isinstance(node, ColumnRef):
+            found.add(node.column)
+        elif isinstance(node, SubqueryExpr):
+            from cbo.ir.operators import free_columns
+
+            found |= free_columns(node.plan)
+    return frozenset(found)
+
+
+def substitute(expr: Expr, mapping: dict[Column, Expr]) -> Expr:
+    if not mapping:
+        return expr
+    return transform(expr, lambda e: mapping.get(e.column) if isinstance(e, ColumnRef) else None)
+
+
+def conjuncts(expr: Expr) -> list[Expr]:
+    if isinstance(expr, SpecialForm) and expr.form == "AND":
+        return [c for arg in expr.args for c in conjuncts(arg)]
+    if expr == TRUE:
+        return []
+    return [expr]
+
+
+def conjunction(parts: Iterable[Expr]) -> Expr:
+    flat = [c for p in parts for c in conjuncts(p)]
+    unique = list(dict.fromkeys(flat))
+    if not unique:
+        return TRUE
+    return unique[0] if len(unique) == 1 else SpecialForm("AND", tuple(unique), BOOLEAN)
+
+
+def disjunction(parts: Iterable[Expr]) -> Expr:
+    items = list(parts)
+    return items[0] if len(items) == 1 else SpecialForm("OR", tuple(items), BOOLEAN)
+
+
+def negate(expr: Expr) -> Expr:
+    return SpecialForm("NOT", (expr,), BOOLEAN)
+
+
+def is_null(expr: Expr) -> Expr:
+    return SpecialForm("IS_NULL", (expr,), BOOLEAN)
+
+
+def compare(op: str, left: Expr, right: Expr) -> Call:
+    return Call(op, (left, right), BOOLEAN)
+
+
+def contains_subquery(expr: Expr) -> bool:
+    return any(isinstance(node, SubqueryExpr) for node in walk(expr))
+
+
+def contains_aggregate(expr: Expr) -> bool:
+    return any(isinstance(node, AggregateCall) for node in walk(expr))
+
+
+def ref(column: Column) -> ColumnRef:
+    return ColumnRef(column)

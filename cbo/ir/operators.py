@@ -1,0 +1,490 @@
+"""Logical plan operators: immutable values with structural equality, ready for a memo.
+
+Each node knows its children and output columns, and derives two logical properties from the
+catalog's keys and its own semantics:
+
+* ``unique_keys``: sets of output columns whose values are unique across the node's rows;
+* ``not_null``: output columns that are never NULL.
+
+Join kinds: inner (a cross join is an inner join on TRUE), left, right, full, semi, anti and
+mark. A mark join keeps every left row once and appends a boolean ``mark`` column that is
+TRUE when some right row satisfies ``condition`` and ``mark_predicate`` is TRUE for it, NULL
+when none does but ``mark_predicate`` is NULL for some such row, and FALSE otherwise: exactly
+the three-valued result of ``x IN (subquery)`` and of ``EXISTS`` (whose mark_predicate is TRUE).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Iterator
+
+from cbo.ir.expressions import (AggregateCall, Column, ColumnRef, Constant, Expr, SpecialForm, TRUE, columns_of,
+                                conjuncts)
+
+JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti", "mark")
+
+
+class Plan:
+    """Base of logical operators."""
+
+    @property
+    def children(self) -> tuple["Plan", ...]:
+        return ()
+
+    def with_children(self, children: tuple["Plan", ...]) -> "Plan":
+        return self
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        raise NotImplementedError
+
+    def expressions(self) -> tuple[Expr, ...]:
+        """The scalar expressions this node evaluates (for free-column analysis)."""
+        return ()
+
+    @property
+    def unique_keys(self) -> frozenset[frozenset[Column]]:
+        return frozenset()
+
+    @property
+    def not_null(self) -> frozenset[Column]:
+        return frozenset(c for c in self.output if not c.nullable)
+
+
+def _cache_hash(cls):  # type: ignore[no-untyped-def]
+    """Plans are hashed often (memo, caches): compute a node's hash once."""
+    original = cls.__hash__
+
+    def __hash__(self):  # type: ignore[no-untyped-def]
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = original(self)
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
+    cls.__hash__ = __hash__
+    return cls
+
+
+@_cache_hash
+@dataclass(frozen=True)
+class Scan(Plan):
+    """Read a catalog table. ``columns[i]`` holds the table's column ``column_names[i]``."""
+
+    table: str                       # the catalog's qualified name, e.g. "lake.lineitem"
+    columns: tuple[Column, ...]
+    column_names: tuple[str, ...]
+    keys: tuple[tuple[Column, ...], ...] = ()   # unique keys from the catalog (primary, unique)
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        return self.columns
+
+    @property
+    def unique_keys(self) -> frozenset[frozenset[Column]]:
+        return frozenset(frozenset(k) for k in self.keys)
+
+    @property
+    def not_null(self) -> frozenset[Column]:
+        primary = self.keys[0] if self.keys else ()
+        return frozenset(c for c in self.columns if not c.nullable) | frozenset(primary)
+
+
+@_cache_hash
+@dataclass(frozen=True)
+class Filter(Plan):
+    input: Plan
+    predicate: Expr
+
+    @property
+    def children(self) -> tuple[Plan, ...]:
+        return (self.input,)
+
+    def with_children(self, children: tuple[Plan, ...]) -> Plan:
+        return Filter(children[0], self.predicate)
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        return self.input.output
+
+    def expressions(self) -> tuple[Expr, ...]:
+        return (self.predicate,)
+
+    @property
+    def unique_keys(self) -> frozenset[frozenset[Column]]:
+        return self.input.unique_keys
+
+    @property
+    def not_null(self) -> frozenset[Column]:
+        # A conjunct that rejects NULL inputs (comparisons, IS NOT NULL) makes its columns non-null.
+        strict = set()
+        for conjunct in conjuncts(self.predicate):
+            strict |= null_rejected_columns(conjunct)
+        return self.input.not_null | (frozenset(strict) & frozenset(self.output))
+
+
+@_cache_hash
+@dataclass(frozen=True)
+class Project(Plan):
+    input: Plan
+    assignments: tuple[tuple[Column, Expr], ...]
+
+    @property
+    def children(self) -> tuple[Plan, ...]:
+        return (self.input,)
+
+    def with_children(self, children: tuple[Plan, ...]) -> Plan:
+        return Project(children[0], self.assignments)
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        return tuple(c for c, _ in self.assignments)
+
+    def expressions(self) -> tuple[Expr, ...]:
+        return tuple(e for _, e in self.assignments)
+
+    def _renames(self) -> dict[Column, Column]:
+        return {e.column: c for c, e in self.assignments if isinstance(e, ColumnRef)}
+
+    @property
+    def unique_keys(self) -> frozenset[frozenset[Column]]:
+        renames = self._renames()
+        return frozenset(frozenset(renames[c] for c in key) for key in self.input.unique_keys
+                         if all(c in renames for c in key))
+
+    @property
+    def not_null(self) -> frozenset[Column]:
+        inner = self.input.not_null
+        out = set()
+        for column, expr in self.assignments:
+            if isinstance(expr, ColumnRef) and expr.column in inner:
+                out.add(column)
+            elif isinstance(expr, Constant) and expr.value is not None:
+                out.add(column)
+            elif not column.nullable:
+                out.add(column)
+        return frozenset(out)
+
+
+@_cache_hash
+@dataclass(frozen=True)
+class Join(Plan):
+    kind: str
+    left: Plan
+    right: Plan
+    condition: Expr = TRUE
+    mark: Column | None = None            # mark joins only: the boolean output column
+    mark_predicate: Expr | None = None    # mark joins only: the three-valued comparison
+
+    def __post_init__(self) -> None:
+        if self.kind not in JOIN_KINDS:
+            raise ValueError(f"unknown join kind {self.kind}")
+
+    @property
+    def children(self) -> tuple[Plan, ...]:
+        return (self.left, self.right)
+
+    def with_children(self, children: tuple[Plan, ...]) -> Plan:
+        return Join(self.kind, children[0], children[1], self.condition, self.mark, self.mark_predicate)
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        if self.kind in ("semi", "anti"):
+            return self.left.output
+        if self.kind == "mark":
+            assert self.mark is not None
+            return self.left.output + (self.mark,)
+        return self.left.output + self.right.output
+
+    def expressions(self) -> tuple[Expr, ...]:
+        return (self.condition,) + ((self.mark_predicate,) if self.mark_predicate is not None else ())
+
+    @property
+    def equi_keys(self) -> tuple[tuple[Column, Column], ...]:
+        """Pairs (left column, right column) equated by the condition's conjuncts."""
+        left, right = set(self.left.output), set(self.right.output)
+        pairs = []
+        for conjunct in conjuncts(self.condition):
+            pair = equated_columns(conjunct)
+            if pair is None:
+                continue
+            a, b = pair
+            if a in left and b in right:
+                pairs.append((a, b))
+            elif b in left and a in right:
+                pairs.append((b, a))
+        return tuple(pairs)
+
+    @property
+    def unique_keys(self) -> frozenset[frozenset[Column]]:
+        if self.kind in ("semi", "anti", "mark"):
+            return self.left.unique_keys
+        keys = set()
+        right_cols = {b for _, b in self.equi_keys}
+        left_cols = {a for a, _ in self.equi_keys}
+        # Each left row matches at most one right row when the right side's join columns are unique.
+        right_unique = any(k <= right_cols for k in self.right.unique_keys)
+        left_unique = any(k <= left_cols for k in self.left.unique_keys)
+        if right_unique and self.kind in ("inner", "left"):
+            keys |= set(self.left.unique_keys)
+        if left_unique and self.kind in ("inner", "right"):
+            keys |= set(self.right.unique_keys)
+        for a in self.left.unique_keys:
+            for b in self.right.unique_keys:
+                if self.kind == "inner":
+                    keys.add(a | b)
+        return frozenset(keys)
+
+    @property
+    def not_null(self) -> frozenset[Column]:
+        left, right = self.left.not_null, self.right.not_null
+        if self.kind in ("semi", "anti"):
+            return left
+        if self.kind == "mark":
+            return left
+        if self.kind == "inner":
+            strict = set()
+            for conjunct in conjuncts(self.condition):
+                strict |= null_rejected_columns(conjunct)
+            return left | right | (frozenset(strict) & frozenset(self.output))
+        if self.kind == "left":
+            return left
+        if self.kind == "right":
+            return right
+        return frozenset()
+
+
+@dataclass(frozen=True)
+class SortKey:
+    column: Column
+    ascending: bool = True
+    nulls_first: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.column} {'ASC' if self.ascending else 'DESC'} NULLS {'FIRST' if self.nulls_first else 'LAST'}"
+
+
+@_cache_hash
+@dataclass(frozen=True)
+class Aggregate(Plan):
+    """Group by columns and compute aggregates; no grouping columns means one row (even for no input)."""
+
+    input: Plan
+    group_by: tuple[Column, ...]
+    aggregates: tuple[tuple[Column, AggregateCall], ...] = ()
+
+    @property
+    def children(self) -> tuple[Plan, ...]:
+        return (self.input,)
+
+    def with_children(self, children: tuple[Plan, ...]) -> Plan:
+        return Aggregate(children[0], self.group_by, self.aggregates)
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        return self.group_by + tuple(c for c, _ in self.aggregates)
+
+    def expressions(self) -> tuple[Expr, ...]:
+        return tuple(a for _, a in self.aggregates) + tuple(ColumnRef(c) for c in self.group_by)
+
+    @property
+    def unique_keys(self) -> frozenset[frozenset[Column]]:
+        if not self.group_by:
+            return frozenset({frozenset()})  # at most one row: the empty key is unique
+        return frozenset({frozenset(self.group_by)}) | frozenset(
+            k for k in self.input.unique_keys if k <= set(self.group_by))
+
+    @property
+    def not_null(self) -> frozenset[Column]:
+        grouped = self.input.not_null & frozenset(self.group_by)
+        counts = {c for c, a in self.aggregates if a.name in ("count", "count_star")}
+        return grouped | frozenset(counts)
+
+
+@_cache_hash
+@dataclass(frozen=True)
+class Sort(Plan):
+    input: Plan
+    keys: tuple[SortKey, ...]
+
+    @property
+    def children(self) -> tuple[Plan, ...]:
+        return (self.input,)
+
+    def with_children(self, children: tuple[Plan, ...]) -> Plan:
+        return Sort(children[0], self.keys)
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        return self.input.output
+
+    def expressions(self) -> tuple[Expr, ...]:
+        return tuple(ColumnRef(k.column) for k in self.keys)
+
+    @property
+    def unique_keys(self) -> frozenset[frozenset[Column]]:
+        return self.input.unique_keys
+
+    @property
+    def not_null(self) -> frozenset[Column]:
+        return self.input.not_null
+
+
+@_cache_hash
+@dataclass(frozen=True)
+class Limit(Plan):
+    input: Plan
+    count: int | None
+    offset: int = 0
+
+    @property
+    def children(self) -> tuple[Plan, ...]:
+        return (self.input,)
+
+    def with_children(self, children: tuple[Plan, ...]) -> Plan:
+        return Limit(children[0], self.count, self.offset)
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        return self.input.output
+
+    @property
+    def unique_keys(self) -> frozenset[frozenset[Column]]:
+        if self.count is not None and self.count <= 1:
+            return frozenset({frozenset()})
+        return self.input.unique_keys
+
+    @property
+    def not_null(self) -> frozenset[Column]:
+        return self.input.not_null
+
+
+@_cache_hash
+@dataclass(frozen=True)
+class SetOp(Plan):
+    """UNION / INTERSECT / EXCEPT, ALL or DISTINCT. ``inputs_columns[i]`` maps input i to ``columns``."""
+
+    kind: str  # union intersect except
+    distinct: bool
+    inputs: tuple[Plan, ...]
+    columns: tuple[Column, ...]
+    inputs_columns: tuple[tuple[Column, ...], ...]
+
+    @property
+    def children(self) -> tuple[Plan, ...]:
+        return self.inputs
+
+    def with_children(self, children: tuple[Plan, ...]) -> Plan:
+        return SetOp(self.kind, self.distinct, children, self.columns, self.inputs_columns)
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        return self.columns
+
+    def expressions(self) -> tuple[Expr, ...]:
+        return tuple(ColumnRef(c) for cols in self.inputs_columns for c in cols)
+
+    @property
+    def unique_keys(self) -> frozenset[frozenset[Column]]:
+        return frozenset({frozenset(self.columns)}) if self.distinct else frozenset()
+
+    @property
+    def not_null(self) -> frozenset[Column]:
+        per_input = [frozenset(self.columns[i] for i, c in enumerate(cols) if c in child.not_null)
+                     for child, cols in zip(self.inputs, self.inputs_columns)]
+        if self.kind == "union":
+            return frozenset.intersection(*per_input)
+        return per_input[0]  # INTERSECT/EXCEPT rows come from the first input
+
+
+@_cache_hash
+@dataclass(frozen=True)
+class Values(Plan):
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[Expr, ...], ...]
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        return self.columns
+
+    def expressions(self) -> tuple[Expr, ...]:
+        return tuple(e for row in self.rows for e in row)
+
+    @property
+    def not_null(self) -> frozenset[Column]:
+        return frozenset(c for i, c in enumerate(self.columns)
+                         if all(isinstance(r[i], Constant) and r[i].value is not None for r in self.rows))
+
+
+# --------------------------------------------------------------------------------------------
+# Analysis helpers
+
+
+def walk(plan: Plan) -> Iterator[Plan]:
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.children))
+
+
+def free_columns(plan: Plan) -> frozenset[Column]:
+    """Columns the plan reads but does not produce: its outer references (correlation)."""
+    produced: set[Column] = set()
+    used: set[Column] = set()
+    for node in walk(plan):
+        produced.update(node.output)
+        if isinstance(node, Scan):
+            continue
+        for expr in node.expressions():
+            used |= columns_of(expr)
+        if isinstance(node, Join) and node.mark is not None:
+            produced.add(node.mark)
+    return frozenset(used - produced)
+
+
+def equated_columns(expr: Expr) -> tuple[Column, Column] | None:
+    """The two columns of ``a = b``, else None."""
+    from cbo.ir.expressions import Call
+
+    if isinstance(expr, Call) and expr.name == "eq":
+        a, b = expr.args
+        if isinstance(a, ColumnRef) and isinstance(b, ColumnRef):
+            return a.column, b.column
+    return None
+
+
+def null_rejected_columns(expr: Expr) -> set[Column]:
+    """Columns that cannot be NULL in rows where ``expr`` is TRUE."""
+    from cbo.ir.expressions import Call
+
+    if isinstance(expr, Call) and expr.name in ("eq", "neq", "lt", "lte", "gt", "gte", "like"):
+        return {a.column for a in expr.args if isinstance(a, ColumnRef)}
+    if isinstance(expr, SpecialForm):
+        if expr.form == "NOT" and isinstance(expr.args[0], SpecialForm) and expr.args[0].form == "IS_NULL":
+            inner = expr.args[0].args[0]
+            return {inner.column} if isinstance(inner, ColumnRef) else set()
+        if expr.form in ("IN", "BETWEEN") and isinstance(expr.args[0], ColumnRef):
+            return {expr.args[0].column}
+        if expr.form == "AND":
+            found: set[Column] = set()
+            for arg in expr.args:
+                found |= null_rejected_columns(arg)
+            return found
+    return set()
+
+
+@dataclass
+class PlanStats:
+    """Counts for tests and EXPLAIN footers."""
+
+    nodes: dict[str, int] = field(default_factory=dict)
+
+
+def operator_counts(plan: Plan) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for node in walk(plan):
+        name = type(node).__name__ if not isinstance(node, Join) else f"{node.kind.capitalize()}Join"
+        counts[name] = counts.get(name, 0) + 1
+    return counts

@@ -1,0 +1,19 @@
+"""Normalization: rewrites that always help, applied once before the search.
+
+Each pass is one idea in its own module: ``pushdown`` (filters to the data, comma joins to
+equi-joins, outer joins to inner where a filter rejects the padding) and ``prune`` (columns
+nobody reads).
+"""
+
+from __future__ import annotations
+
+from cbo.ir.operators import Plan
+from cbo.normalize.prune import prune_columns
+from cbo.normalize.pushdown import push_filters
+
+
+def normalize(plan: Plan) -> Plan:
+    return prune_columns(push_filters(plan))
+
+
+__all__ = ["normalize", "prune_columns", "push_filters"]

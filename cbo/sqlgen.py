@@ -1,0 +1,327 @@
+"""Plan to SQL: any subplan rendered through sqlglot's AST in a chosen dialect.
+
+Every operator becomes one SELECT over its inputs as derived tables, and every column is
+named after its identity (``"c12"``), so names never collide however the plan was rewritten.
+Identifiers are quoted and literals escaped by sqlglot: no SQL is assembled from strings.
+Semi and anti joins become [NOT] EXISTS; a mark join becomes a CASE over two EXISTS that
+yields TRUE, NULL or FALSE. The root's Sort, Limit and final Project share one SELECT so the
+order of the answer is that of the outermost query.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from typing import Callable
+
+from sqlglot import exp
+
+from cbo.frontend.bind_expressions import IntervalValue
+from cbo.ir import types as T
+from cbo.ir.expressions import AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm, SubqueryExpr
+from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
+
+TableRenderer = Callable[[Scan], exp.Expression]
+
+BINARY = {"eq": exp.EQ, "neq": exp.NEQ, "lt": exp.LT, "lte": exp.LTE, "gt": exp.GT, "gte": exp.GTE,
+          "add": exp.Add, "subtract": exp.Sub, "multiply": exp.Mul, "divide": exp.Div, "modulus": exp.Mod,
+          "is_not_distinct_from": exp.NullSafeEQ}
+UNARY_FUNCTIONS = {"upper": exp.Upper, "lower": exp.Lower, "length": exp.Length, "trim": exp.Trim, "abs": exp.Abs}
+RAISE_ERROR = {"duckdb": "error", "spark": "raise_error", "postgres": "cbo_raise_error"}
+NEEDS_PARENS = (exp.Binary, exp.Connector, exp.Not, exp.Between, exp.In, exp.Is, exp.Like, exp.Neg)
+
+
+def name_of(column: Column) -> str:
+    return f"c{column.id}"
+
+
+def ident(column: Column) -> exp.Identifier:
+    return exp.to_identifier(name_of(column), quoted=True)
+
+
+def default_tables(scan: Scan) -> exp.Expression:
+    """Tables named as in the catalog (the DuckDB and Spark views use these names)."""
+    return exp.Table(this=exp.to_identifier(scan.table.split(".", 1)[-1], quoted=True))
+
+
+class SqlRenderer:
+    def __init__(self, dialect: str = "duckdb", tables: TableRenderer = default_tables):
+        self.dialect = dialect
+        self.tables = tables
+        self._aliases = 0
+
+    # -- statements ------------------------------------------------------------------------------
+
+    def statement(self, plan: Plan, names: tuple[str, ...] | None = None) -> str:
+        """SQL for the whole plan, with output columns named ``names`` (default: column names)."""
+        return self.statement_ast(plan, names).sql(dialect=self.dialect)
+
+    def statement_ast(self, plan: Plan, names: tuple[str, ...] | None = None) -> exp.Select:
+        names = names or tuple(c.name for c in plan.output)
+        project: Project | None = None
+        node = plan
+        if isinstance(node, Project):
+            project, node = node, node.input
+        limit: Limit | None = None
+        if isinstance(node, Limit):
+            limit, node = node, node.input
+        sort: Sort | None = None
+        if isinstance(node, Sort):
+            sort, node = node, node.input
+        if sort is None and limit is None:
+            node, project = plan, None
+        source = self._derived(node)
+        if project is not None:
+            columns = [self._alias(self.expr(e), name) for (_, e), name in zip(project.assignments, names)]
+        else:
+            columns = [self._alias(exp.column(ident(c)), name) for c, name in zip(plan.output, names)]
+        select = exp.select(*columns).from_(source)
+        if sort is not None:
+            select = select.order_by(*[self._ordered(k) for k in sort.keys])
+        if limit is not None:
+            select = self._apply_limit(select, limit)
+        return select
+
+    def _alias(self, value: exp.Expression, name: str) -> exp.Expression:
+        return exp.alias_(value, exp.to_identifier(name, quoted=True))
+
+    def query(self, plan: Plan) -> exp.Query:
+        """A query whose columns are named by column identity."""
+        method = getattr(self, f"_{type(plan).__name__}")
+        return method(plan)
+
+    def _derived(self, plan: Plan) -> exp.Expression:
+        self._aliases += 1
+        return exp.Subquery(this=self.query(plan), alias=exp.TableAlias(this=exp.to_identifier(f"t{self._aliases}")))
+
+    def _columns(self, columns: tuple[Column, ...]) -> list[exp.Expression]:
+        return [exp.column(ident(c)) for c in columns]
+
+    # -- operators ---------------------------------------------------------------------------------
+
+    def _Scan(self, scan: Scan) -> exp.Query:
+        columns = [exp.alias_(exp.column(exp.to_identifier(name, quoted=True)), ident(c))
+                   for c, name in zip(scan.columns, scan.column_names)]
+        return exp.select(*columns).from_(self.tables(scan))
+
+    def _Filter(self, node: Filter) -> exp.Query:
+        return exp.select(*self._columns(node.output)).from_(self._derived(node.input)).where(self.expr(node.predicate))
+
+    def _Project(self, node: Project) -> exp.Query:
+        columns = [exp.alias_(self.expr(e), ident(c)) for c, e in node.assignments]
+        if not columns:
+            columns = [exp.alias_(exp.Literal.number(1), "_empty")]
+        return exp.select(*columns).from_(self._derived(node.input))
+
+    def _Join(self, node: Join) -> exp.Query:
+        left = self._derived(node.left)
+        if node.kind in ("semi", "anti", "mark"):
+            right = self._derived(node.right)
+
+            def exists(extra: exp.Expression | None = None) -> exp.Expression:
+                condition = self.expr(node.condition)
+                if extra is not None:
+                    condition = exp.and_(_paren(condition), _paren(extra))
+                return exp.Exists(this=exp.select(exp.Literal.number(1)).from_(right.copy()).where(condition))
+
+            if node.kind == "semi":
+                return exp.select(*self._columns(node.output)).from_(left).where(exists())
+            if node.kind == "anti":
+                return exp.select(*self._columns(node.output)).from_(left).where(exp.Not(this=exists()))
+            assert node.mark is not None and node.mark_predicate is not None
+            predicate = self.expr(node.mark_predicate)
+            if isinstance(predicate, exp.Boolean) and predicate.this:
+                mark = exp.Case(ifs=[exp.If(this=exists(), true=exp.true())], default=exp.false())
+            else:
+                mark = exp.Case(ifs=[exp.If(this=exists(predicate), true=exp.true()),
+                                     exp.If(this=exists(exp.Is(this=_paren(predicate.copy()), expression=exp.Null())),
+                                            true=exp.Null())],
+                                default=exp.false())
+            columns = self._columns(node.left.output) + [exp.alias_(mark, ident(node.mark))]
+            return exp.select(*columns).from_(left)
+        right = self._derived(node.right)
+        side = {"inner": None, "left": "LEFT", "right": "RIGHT", "full": "FULL"}[node.kind]
+        join = exp.Join(this=right, on=self.expr(node.condition), side=side)
+        select = exp.select(*self._columns(node.output)).from_(left)
+        select.append("joins", join)
+        return select
+
+    def _Aggregate(self, node: Aggregate) -> exp.Query:
+        columns = self._columns(node.group_by) + [exp.alias_(self.aggregate(a), ident(c)) for c, a in node.aggregates]
+        if not columns:
+            columns = [exp.alias_(exp.Literal.number(1), "_empty")]
+        select = exp.select(*columns).from_(self._derived(node.input))
+        if node.group_by:
+            select = select.group_by(*self._columns(node.group_by))
+        return select
+
+    def _Sort(self, node: Sort) -> exp.Query:
+        return exp.select(*self._columns(node.output)).from_(self._derived(node.input)).order_by(
+            *[self._ordered(k) for k in node.keys])
+
+    def _ordered(self, key) -> exp.Ordered:  # type: ignore[no-untyped-def]
+        return exp.Ordered(this=exp.column(ident(key.column)), desc=not key.ascending, nulls_first=key.nulls_first)
+
+    def _Limit(self, node: Limit) -> exp.Query:
+        if isinstance(node.input, Sort):
+            inner = node.input
+            select = exp.select(*self._columns(node.output)).from_(self._derived(inner.input)).order_by(
+                *[self._ordered(k) for k in inner.keys])
+        else:
+            select = exp.select(*self._columns(node.output)).from_(self._derived(node.input))
+        return self._apply_limit(select, node)
+
+    def _apply_limit(self, select: exp.Select, node: Limit) -> exp.Select:
+        if node.count is not None:
+            select = select.limit(node.count)
+        if node.offset:
+            select = select.offset(node.offset)
+        return select
+
+    def _SetOp(self, node: SetOp) -> exp.Query:
+        branches = []
+        for child, columns in zip(node.inputs, node.inputs_columns):
+            renamed = [exp.alias_(exp.column(ident(src)), ident(dst)) for src, dst in zip(columns, node.columns)]
+            branches.append(exp.select(*renamed).from_(self._derived(child)))
+        builder = {"union": exp.Union, "intersect": exp.Intersect, "except": exp.Except}[node.kind]
+        combined = builder(this=branches[0], expression=branches[1], distinct=node.distinct)
+        self._aliases += 1
+        return exp.select(*self._columns(node.output)).from_(
+            exp.Subquery(this=combined, alias=exp.TableAlias(this=exp.to_identifier(f"t{self._aliases}"))))
+
+    def _Values(self, node: Values) -> exp.Query:
+        if not node.columns:
+            return exp.select(exp.alias_(exp.Literal.number(1), "_empty"))
+        rows = [exp.Tuple(expressions=[self._typed(v, c.type) for v, c in zip(row, node.columns)]) for row in node.rows]
+        self._aliases += 1
+        alias = exp.TableAlias(this=exp.to_identifier(f"t{self._aliases}"), columns=[ident(c) for c in node.columns])
+        return exp.select(*self._columns(node.columns)).from_(exp.Values(expressions=rows, alias=alias))
+
+    def _typed(self, value: Expr, type_: T.DataType) -> exp.Expression:
+        rendered = self.expr(value)
+        if value.type != type_:
+            return exp.Cast(this=rendered, to=type_.to_sqlglot())
+        return rendered
+
+    # -- expressions ---------------------------------------------------------------------------------
+
+    def expr(self, e: Expr) -> exp.Expression:
+        if isinstance(e, ColumnRef):
+            return exp.column(ident(e.column))
+        if isinstance(e, Constant):
+            return self.constant(e)
+        if isinstance(e, Call):
+            return self.call(e)
+        if isinstance(e, SpecialForm):
+            return self.special(e)
+        if isinstance(e, AggregateCall):
+            return self.aggregate(e)
+        if isinstance(e, SubqueryExpr):
+            raise AssertionError("subquery expressions are removed by decorrelation before SQL generation")
+        raise AssertionError(f"cannot render {e!r}")
+
+    def constant(self, c: Constant) -> exp.Expression:
+        value = c.value
+        if value is None:
+            return exp.Null() if c.type in (T.NULL, T.INTERVAL) else exp.Cast(this=exp.Null(), to=c.type.to_sqlglot())
+        if isinstance(value, bool):
+            return exp.Boolean(this=value)
+        if isinstance(value, IntervalValue):
+            return _interval(value)
+        if isinstance(value, dt.datetime):
+            return exp.Cast(this=exp.Literal.string(value.isoformat(sep=" ")), to=T.TIMESTAMP.to_sqlglot())
+        if isinstance(value, dt.date):
+            return exp.Cast(this=exp.Literal.string(value.isoformat()), to=T.DATE.to_sqlglot())
+        if isinstance(value, (int, decimal.Decimal)):
+            literal = exp.Literal.number(str(value))
+            return exp.Neg(this=exp.Literal.number(str(-value))) if value < 0 else literal
+        if isinstance(value, float):
+            literal = exp.Cast(this=exp.Literal.number(repr(abs(value))), to=T.DOUBLE.to_sqlglot())
+            return exp.Neg(this=literal) if value < 0 else literal
+        return exp.Literal.string(str(value))
+
+    def call(self, c: Call) -> exp.Expression:
+        args = [_paren(self.expr(a)) for a in c.args]
+        if c.name in BINARY:
+            return BINARY[c.name](this=args[0], expression=args[1])
+        if c.name == "negate":
+            return exp.Neg(this=args[0])
+        if c.name == "like":
+            return exp.Like(this=args[0], expression=args[1])
+        if c.name == "substring":
+            return exp.Substring(this=args[0], start=args[1], length=args[2] if len(args) > 2 else None)
+        if c.name in UNARY_FUNCTIONS:
+            return UNARY_FUNCTIONS[c.name](this=args[0])
+        if c.name == "round":
+            return exp.Round(this=args[0], decimals=args[1])
+        if c.name == "concat":
+            result = args[0]
+            for arg in args[1:]:
+                result = exp.DPipe(this=result, expression=arg, safe=True)
+            return result
+        if c.name.startswith("extract_"):
+            return exp.Extract(this=exp.var(c.name.split("_", 1)[1].upper()), expression=args[0])
+        if c.name in ("date_add", "date_sub"):
+            interval = c.args[1]
+            assert isinstance(interval, Constant) and isinstance(interval.value, IntervalValue)
+            value = interval.value if c.name == "date_add" else interval.value.negated()
+            return exp.Add(this=args[0], expression=_interval(value))
+        if c.name == "raise_error":
+            return exp.Anonymous(this=RAISE_ERROR.get(self.dialect, "raise_error"), expressions=args)
+        raise AssertionError(f"no SQL for function {c.name}")
+
+    def special(self, s: SpecialForm) -> exp.Expression:
+        args = [_paren(self.expr(a)) for a in s.args]
+        if s.form == "AND":
+            return exp.and_(*args)
+        if s.form == "OR":
+            return exp.or_(*args)
+        if s.form == "NOT":
+            return exp.Not(this=args[0])
+        if s.form == "IN":
+            return exp.In(this=args[0], expressions=args[1:])
+        if s.form == "BETWEEN":
+            return exp.Between(this=args[0], low=args[1], high=args[2])
+        if s.form == "IS_NULL":
+            return exp.Is(this=args[0], expression=exp.Null())
+        if s.form == "COALESCE":
+            return exp.Coalesce(this=args[0], expressions=args[1:])
+        if s.form == "CAST":
+            return exp.Cast(this=args[0], to=s.type.to_sqlglot())
+        if s.form == "CASE":
+            ifs = [exp.If(this=args[i], true=args[i + 1]) for i in range(0, len(args) - 1, 2)]
+            return exp.Case(ifs=ifs, default=args[-1])
+        raise AssertionError(f"no SQL for special form {s.form}")
+
+    def aggregate(self, a: AggregateCall) -> exp.Expression:
+        if a.name == "count_star":
+            return exp.Count(this=exp.Star())
+        arg = self.expr(a.args[0])
+        if a.distinct:
+            arg = exp.Distinct(expressions=[arg])
+        builder = {"count": exp.Count, "sum": exp.Sum, "avg": exp.Avg, "min": exp.Min, "max": exp.Max,
+                   "any_value": exp.AnyValue}[a.name]
+        return builder(this=arg)
+
+
+def _paren(node: exp.Expression) -> exp.Expression:
+    return exp.Paren(this=node) if isinstance(node, NEEDS_PARENS) else node
+
+
+def _interval(value: IntervalValue) -> exp.Expression:
+    parts = []
+    if value.months:
+        parts.append(exp.Interval(this=exp.Literal.string(str(value.months)), unit=exp.var("MONTH")))
+    if value.days or not parts:
+        parts.append(exp.Interval(this=exp.Literal.string(str(value.days)), unit=exp.var("DAY")))
+    if value.micros:
+        parts.append(exp.Interval(this=exp.Literal.string(str(value.micros // 1_000_000)), unit=exp.var("SECOND")))
+    result = parts[0]
+    for part in parts[1:]:
+        result = exp.Add(this=result, expression=part)
+    return result
+
+
+def to_sql(plan: Plan, names: tuple[str, ...] | None = None, dialect: str = "duckdb",
+           tables: TableRenderer = default_tables) -> str:
+    return SqlRenderer(dialect, tables).statement(plan, names)
