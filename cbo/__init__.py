@@ -2,6 +2,7 @@
 
 from cbo.catalog import Catalog, load_catalog
 from cbo.errors import CboError
+from cbo.session import Session
 
-__all__ = ["Catalog", "CboError", "load_catalog"]
+__all__ = ["Catalog", "CboError", "Session", "load_catalog"]
 __version__ = "0.1.0"

@@ -28,6 +28,18 @@ def build_parser() -> argparse.ArgumentParser:
                       help="'local' (default: cbo's throwaway server) or the URL of your own PostgreSQL")
     demo.add_argument("--queries", help="comma-separated subset, e.g. q1,q6 (default: all 22)")
 
+    query = commands.add_parser("query", help="run a SQL query through cbo's plan and print the result")
+    _sql_arguments(query)
+    query.add_argument("--engine", choices=("spark", "duckdb"), default="spark")
+    query.add_argument("--format", choices=("table", "csv", "json"), default="table")
+
+    explain = commands.add_parser("explain", help="show the plan cbo chooses for a query")
+    _sql_arguments(explain)
+    explain.add_argument("--format", choices=("text", "json"), default="text")
+    explain.add_argument("--analyze", action="store_true", help="run the plan and show actual rows per operator")
+    explain.add_argument("--engine", choices=("spark", "duckdb"), default="spark",
+                         help="engine for --analyze (default spark)")
+
     postgres = commands.add_parser("postgres", help="manage cbo's throwaway local PostgreSQL server")
     postgres.add_argument("action", choices=("start", "stop", "status", "destroy"))
 
@@ -41,6 +53,63 @@ def build_parser() -> argparse.ArgumentParser:
     datagen.add_argument("--out", type=Path, required=True, help="directory for the Parquet files and catalogs")
     datagen.add_argument("--postgres", help="also load PostgreSQL: 'local' or a URL (postgresql://user@host:port/db)")
     return parser
+
+
+def _sql_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("sql", nargs="?", help="the query text (or use -f FILE)")
+    parser.add_argument("-f", "--file", type=Path, help="read the query from FILE ('-' for standard input)")
+    parser.add_argument("--catalog", type=Path, help="catalog file (default: $CBO_CATALOG, else the demo's "
+                        "TPC-H sf 0.1 federated catalog when present)")
+    parser.add_argument("--dialect", default="trino", help="SQL dialect of the query (default trino; also spark, "
+                        "duckdb, postgres, presto)")
+
+
+def _query_text(args: argparse.Namespace) -> str:
+    if args.file is not None and args.sql is not None:
+        raise CboError("give the query as an argument or with -f FILE, not both")
+    if args.file is not None:
+        if str(args.file) == "-":
+            return sys.stdin.read()
+        try:
+            return args.file.read_text()
+        except OSError as exc:
+            raise CboError(f"cannot read {args.file}: {exc.strerror}") from None
+    if args.sql is None:
+        raise CboError("no query: give it as an argument or with -f FILE")
+    return args.sql
+
+
+def _catalog_path(args: argparse.Namespace) -> Path:
+    import os
+
+    from cbo.paths import cache_dir
+
+    if args.catalog is not None:
+        return args.catalog
+    if os.environ.get("CBO_CATALOG"):
+        return Path(os.environ["CBO_CATALOG"])
+    default = cache_dir() / "tpch" / "sf0.1" / "catalogs" / "federated.toml"
+    if default.exists():
+        return default
+    raise CboError("no catalog: pass --catalog FILE or set CBO_CATALOG (`cbo demo` or `cbo datagen` write some)")
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from cbo.output import write_result
+    from cbo.session import Session
+
+    session = Session(_catalog_path(args), engine=args.engine, dialect=args.dialect)
+    names, rows = session.query(_query_text(args))
+    write_result(names, rows, args.format, sys.stdout)
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from cbo.session import Session
+
+    session = Session(_catalog_path(args), engine=args.engine, dialect=args.dialect)
+    print(session.explain(_query_text(args), format=args.format, analyze=args.analyze))
+    return 0
 
 
 def cmd_postgres(action: str) -> int:
@@ -106,6 +175,10 @@ def dispatch(args: argparse.Namespace) -> int:
 
         queries = args.queries.split(",") if args.queries else None
         return run_demo(sf=args.sf, postgres=args.postgres, placement=args.placement, queries=queries)
+    if args.command == "query":
+        return cmd_query(args)
+    if args.command == "explain":
+        return cmd_explain(args)
     if args.command == "postgres":
         return cmd_postgres(args.action)
     if args.command == "catalog":

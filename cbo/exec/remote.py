@@ -1,0 +1,110 @@
+"""Folding work into JDBC sources: a [Project] [Filter] Scan of a remote table becomes one query.
+
+The query is rendered from the plan's AST in the source's dialect (identifiers quoted, literals
+escaped by sqlglot) and names its columns by identity, like every other rendered subplan. When
+the table is large and has a numeric key, its bounds let Spark read it in parallel partitions.
+The pushdown of whole join trees into a source (seed 000) builds on this in a later issue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from cbo.catalog import Catalog, Source, TableDef
+from cbo.ir.expressions import Call, Expr, walk
+from cbo.ir.operators import Filter, Plan, Project, Scan
+from cbo.sqlgen import SqlRenderer, name_of
+
+PARTITIONED_READ_MIN_ROWS = 200_000
+
+
+@dataclass(frozen=True)
+class RemoteScan:
+    source: str
+    sql: str
+    partition_column: str | None = None
+    bounds: tuple[int, int] | None = None
+
+
+class RemoteQueries:
+    def __init__(self, catalog: Catalog, partitioned_reads: bool = True):
+        self.catalog = catalog
+        self.partitioned_reads = partitioned_reads
+        self._bounds: dict[str, tuple[int, int] | None] = {}
+
+    def fold(self, plan: Plan) -> RemoteScan | None:
+        """The remote query for a [Project] [Filter] Scan of a JDBC table, else None."""
+        project = plan if isinstance(plan, Project) else None
+        node = plan.input if project is not None else plan
+        filter_ = node if isinstance(node, Filter) else None
+        scan = filter_.input if filter_ is not None else node
+        if not isinstance(scan, Scan):
+            return None
+        table = self.catalog.table(scan.table)
+        source = self.catalog.source_of(table)
+        if source.type != "jdbc":
+            return None
+        if project is not None and not all(_runs_remotely(e) for _, e in project.assignments):
+            return None
+        if filter_ is not None and not _runs_remotely(filter_.predicate):
+            return None
+        dialect = source.dialect or "postgres"
+
+        def remote_table(_: Scan) -> exp.Expression:
+            return exp.Table(this=exp.to_identifier(table.remote_name or table.name, quoted=True),
+                             db=exp.to_identifier(source.schema, quoted=True) if source.schema else None)
+
+        renderer = SqlRenderer(dialect, remote_table)
+        query = renderer._Scan(scan)
+        # The scan names its columns by identity; filters and projections read those names
+        # from it as a derived table (the database flattens this).
+        if filter_ is not None:
+            query = exp.select(*[exp.column(exp.to_identifier(name_of(c), quoted=True)) for c in scan.columns]) \
+                .from_(_derived(query, "s")).where(renderer.expr(filter_.predicate))
+        if project is not None:
+            query = exp.select(*[exp.alias_(renderer.expr(e), exp.to_identifier(name_of(c), quoted=True))
+                                 for c, e in project.assignments]).from_(_derived(query, "p"))
+        partition = self._partition_key(scan, table, source) if self.partitioned_reads else None
+        return RemoteScan(source.name, query.sql(dialect=dialect),
+                          partition[0] if partition else None, partition[1] if partition else None)
+
+    def _partition_key(self, scan: Scan, table: TableDef, source: Source) -> tuple[str, tuple[int, int]] | None:
+        if not table.primary_key or source.dialect != "postgres":
+            return None
+        key = table.primary_key[0]
+        if key not in scan.column_names:
+            return None
+        column = scan.columns[scan.column_names.index(key)]
+        if column.type.name not in ("integer", "bigint"):
+            return None
+        if table.qualified_name not in self._bounds:
+            self._bounds[table.qualified_name] = _postgres_bounds(source, table, key)
+        bounds = self._bounds[table.qualified_name]
+        return (name_of(column), bounds) if bounds else None
+
+
+def _derived(query: exp.Expression, alias: str) -> exp.Expression:
+    return exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(alias)))
+
+
+def _runs_remotely(expr: Expr) -> bool:
+    """Whether an expression can be evaluated by the source (no engine-only functions)."""
+    return not any(isinstance(e, Call) and e.name == "raise_error" for e in walk(expr))
+
+
+def _postgres_bounds(source: Source, table: TableDef, key: str) -> tuple[int, int] | None:
+    from psycopg import sql
+
+    from cbo.engines import postgres
+
+    schema, name = source.schema or "public", table.remote_name or table.name
+    with postgres.connect(postgres.address_of(source), what=f"source '{source.name}'") as conn:
+        estimate = conn.execute("select c.reltuples from pg_class c join pg_namespace n on n.oid = c.relnamespace "
+                                "where n.nspname = %s and c.relname = %s", (schema, name)).fetchone()
+        if not estimate or estimate[0] < PARTITIONED_READ_MIN_ROWS:
+            return None
+        row = conn.execute(sql.SQL("select min({k}), max({k}) from {t}").format(
+            k=sql.Identifier(key), t=sql.Identifier(schema, name))).fetchone()
+    return (int(row[0]), int(row[1])) if row and row[0] is not None else None

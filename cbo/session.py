@@ -1,0 +1,147 @@
+"""The Python entry point: ``cbo.Session(catalog=...)``.
+
+    >>> session = cbo.Session(catalog="tpch/catalogs/federated.toml")   # doctest: +SKIP
+    >>> session.sql("select count(*) from lineitem").show()             # a PySpark DataFrame
+    >>> session.plan("select ...")      # shows as text in a REPL, as a drawing in Jupyter
+    >>> print(session.explain("select ...", format="json"))
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from cbo.catalog import Catalog, load_catalog
+from cbo.errors import CboError
+from cbo.explain import NodeInfo, describe, to_svg, to_text
+from cbo.frontend.parse import DEFAULT_DIALECT
+from cbo.ir.operators import Plan
+from cbo.planner import PlannedQuery, Planner
+
+ENGINES = ("spark", "duckdb")
+
+
+class PlanView:
+    """A planned query that renders itself: text in a REPL, SVG in Jupyter, JSON on request."""
+
+    def __init__(self, planned: PlannedQuery, info: NodeInfo):
+        self.planned = planned
+        self.info = info
+
+    @property
+    def plan(self) -> Plan:
+        return self.planned.plan
+
+    def text(self) -> str:
+        return to_text(self.info)
+
+    def json(self) -> dict[str, Any]:
+        return {"plan": self.info.to_json(), "columns": list(self.planned.names)}
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def _repr_svg_(self) -> str:
+        return to_svg(self.info)
+
+
+class Session:
+    def __init__(self, catalog: Catalog | str | os.PathLike[str], engine: str = "spark",
+                 dialect: str = DEFAULT_DIALECT):
+        self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(Path(catalog))
+        if engine not in ENGINES:
+            raise CboError(f"unknown engine {engine!r} (expected one of: {', '.join(ENGINES)})")
+        self.engine = engine
+        self.planner = Planner(self.catalog, dialect)
+        self._spark_executor = None
+        self._duckdb = None
+
+    # -- planning ----------------------------------------------------------------------------------
+
+    def plan(self, sql: str) -> PlanView:
+        planned = self.planner.plan(sql)
+        return PlanView(planned, self._describe(planned))
+
+    def explain(self, sql: str, format: str = "text", analyze: bool = False) -> str:
+        view = self.plan(sql)
+        if analyze:
+            self._add_actual_rows(view)
+        if format == "json":
+            return json.dumps(view.json(), indent=2, default=str)
+        if format != "text":
+            raise CboError(f"unknown explain format {format!r} (expected text or json)")
+        return view.text()
+
+    def _describe(self, planned: PlannedQuery) -> NodeInfo:
+        from cbo.exec.remote import RemoteQueries
+
+        remote = RemoteQueries(self.catalog, partitioned_reads=False)
+
+        def annotate(node: Plan, info: NodeInfo) -> None:
+            folded = remote.fold(node)
+            if folded is not None and not (info.children and "pushed_sql" in info.children[0].details):
+                info.details["pushed_sql"] = folded.sql
+                info.details["source"] = folded.source
+            strategy = planned.join_strategies.get(node)  # type: ignore[call-overload]
+            if strategy:
+                info.details["strategy"] = strategy
+
+        return describe(planned.plan, annotate)
+
+    def _add_actual_rows(self, view: PlanView) -> None:
+        """EXPLAIN ANALYZE: run every subplan on the session's engine and count its rows."""
+        from cbo.ir.operators import Plan as PlanType
+
+        def visit(node: PlanType, info: NodeInfo) -> None:
+            names = tuple(c.name for c in node.output)
+            info.actual_rows = len(self._run(PlannedQuery("", node, node, names,
+                                                          view.planned.join_strategies))[1])
+            for child, child_info in zip(node.children, info.children):
+                visit(child, child_info)
+
+        visit(view.plan, view.info)
+
+    # -- running -----------------------------------------------------------------------------------
+
+    def sql(self, sql: str):  # type: ignore[no-untyped-def]
+        """The query as a PySpark DataFrame built from cbo's plan."""
+        planned = self.planner.plan(sql)
+        executor = self._spark()
+        with executor.own_join_order():
+            return executor.dataframe(planned.plan, planned.names)
+
+    def query(self, sql: str, engine: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Run the query through cbo's plan; return column names and rows."""
+        planned = self.planner.plan(sql)
+        return list(planned.names), self._run(planned, engine)[1]
+
+    def _run(self, planned: PlannedQuery, engine: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+        engine = engine or self.engine
+        if engine == "duckdb":
+            from cbo.sqlgen import to_sql
+
+            _, rows, _ = self._duck().run(to_sql(planned.plan, planned.names, "duckdb"))
+            return list(planned.names), rows
+        rows, _ = self._spark(planned).collect(planned.plan, planned.names)
+        return list(planned.names), rows
+
+    def _spark(self, planned: PlannedQuery | None = None):  # type: ignore[no-untyped-def]
+        from cbo.engines.spark import spark_session
+        from cbo.exec.spark_exec import SparkExecutor
+
+        spark = spark_session(self.catalog.spark, need_jdbc=bool(self.catalog.jdbc_sources()))
+        hints = {j: s for j, s in (planned.join_strategies if planned else {}).items() if s != "nested_loop"}
+        if self._spark_executor is None:
+            self._spark_executor = SparkExecutor(spark, self.catalog, hints)
+        else:
+            self._spark_executor.join_hints = hints
+        return self._spark_executor
+
+    def _duck(self):  # type: ignore[no-untyped-def]
+        if self._duckdb is None:
+            from cbo.engines.duckdb_engine import DuckDBEngine
+
+            self._duckdb = DuckDBEngine(self.catalog)
+        return self._duckdb
