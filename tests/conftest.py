@@ -43,3 +43,14 @@ def spark():
                                           conf={"spark.sql.shuffle.partitions": "4"}))
     yield session
     stop_session()
+
+
+@pytest.fixture(scope="session")
+def tpch_parquet_catalog() -> Path:
+    """TPC-H at SF 0.01 as Parquet only (no engine started): the all-spark catalog."""
+    from cbo.paths import cache_dir, scale_factor_label
+    from cbo.workloads import tpch
+
+    dataset, _ = tpch.generate(TEST_SF, cache_dir() / "tpch" / scale_factor_label(TEST_SF))
+    directory = dataset.directory / "catalogs-parquet"
+    return tpch.write_catalogs(dataset, None, directory)["all-spark"]

@@ -13,8 +13,9 @@ Where a subquery stands decides what it becomes:
 * a scalar subquery: a left join with the subquery's single row per correlation value. Its
   result for outer rows without a match is the subquery evaluated on no rows (NULL, or 0 for
   COUNT), restored by a CASE over a match flag when that is not NULL. A scalar subquery that
-  is not an aggregate without GROUP BY is first wrapped in one that counts rows and raises
-  "scalar subquery returned more than one row" when there are two or more, as the engines do.
+  is not an aggregate without GROUP BY is first wrapped in one that counts its rows; the value
+  read above the join raises "scalar subquery returned more than one row" when that count
+  is two or more, as the engines do (only for results some outer row actually uses).
 
 Correlated predicates are pulled up out of the subquery (through filters, projections, inner
 joins and the preserved side of outer joins) into the join condition. Under an aggregate,
@@ -119,8 +120,6 @@ class _Decorrelator:
         never_null = columns_of(sub.operand) <= outer.not_null and y in pulled.plan.not_null
         failing = negate(test) if never_null else SpecialForm(
             "OR", (negate(test), is_null(test)), T.BOOLEAN)
-        if kind == "all" and comparison == "neq" and not negated:
-            pass
         return Join("anti", outer, pulled.plan, conjunction(pulled.predicates + [_simplify_not(failing)]))
 
     def _exists_join(self, outer: Plan, sub: SubqueryExpr, kind: str) -> Plan:
@@ -176,8 +175,9 @@ class _Decorrelator:
 
     def _scalar(self, outer: Plan, sub: SubqueryExpr) -> tuple[Plan, Expr]:
         inner = self.rewrite(sub.plan)
+        guard: tuple[Column, Column] | None = None
         if not _is_scalar_aggregate(inner):
-            inner = self._enforce_single_row(inner)
+            inner, guard = self._count_rows(inner)
         empty = _empty_result(inner)
         pulled = self._pull(inner, outer)
         value: Expr = ColumnRef(inner.output[0])
@@ -186,20 +186,30 @@ class _Decorrelator:
             flag = self.columns.new("matched", T.BOOLEAN)
             right = Project(right, tuple((c, ColumnRef(c)) for c in right.output) + ((flag, TRUE),))
             value = SpecialForm("CASE", (is_null(ColumnRef(flag)), empty, value), value.type)
+        if guard is not None:
+            count, any_value = guard
+            error = Call("raise_error", (Constant(MORE_THAN_ONE_ROW, T.VARCHAR),), any_value.type)
+            checked = SpecialForm("CASE", (compare("gt", ColumnRef(count), Constant(1, T.INTEGER)), error,
+                                           ColumnRef(any_value)), any_value.type)
+            if pulled.predicates:
+                # Correlated: checked on the joined row, as engines check it per outer row.
+                value = checked
+            else:
+                # Uncorrelated: checked once, whether or not an outer row reads it (DuckDB, Spark).
+                column = self.columns.new(any_value.name, any_value.type)
+                right = Project(right, ((column, checked),))
+                value = ColumnRef(column)
         return Join("left", outer, right, conjunction(pulled.predicates)), value
 
-    def _enforce_single_row(self, inner: Plan) -> Plan:
+    def _count_rows(self, inner: Plan) -> tuple[Plan, tuple[Column, Column]]:
+        """Wrap a subquery that may return several rows: its row count and any one value."""
         value = inner.output[0]
         count = self.columns.new("rows", T.BIGINT)
         any_value = self.columns.new(value.name, value.type)
-        aggregate = Aggregate(inner, (), ((count, AggregateCall("count_star", (), False, T.BIGINT)),
-                                          (any_value, AggregateCall("any_value", (ColumnRef(value),), False,
-                                                                    value.type))))
-        checked = self.columns.new(value.name, value.type)
-        error = Call("raise_error", (Constant(MORE_THAN_ONE_ROW, T.VARCHAR),), value.type)
-        guard = SpecialForm("CASE", (compare("gt", ColumnRef(count), Constant(1, T.INTEGER)), error,
-                                     ColumnRef(any_value)), value.type)
-        return Project(aggregate, ((checked, guard),))
+        aggregate = Aggregate(inner, (), ((any_value, AggregateCall("any_value", (ColumnRef(value),), False,
+                                                                    value.type)),
+                                          (count, AggregateCall("count_star", (), False, T.BIGINT))))
+        return aggregate, (count, any_value)
 
     # -- pulling correlated predicates up -------------------------------------------------------------
 

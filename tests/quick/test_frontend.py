@@ -1,0 +1,88 @@
+"""The frontend: binding TPC-H, plan properties, and errors that name what and where."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.tpch.queries import all_queries
+from cbo.catalog import load_catalog
+from cbo.errors import CboError
+from cbo.ir.expressions import conjuncts
+from cbo.ir.operators import Filter, Join, Scan, equated_columns, walk
+from cbo.planner import Planner
+
+
+@pytest.fixture(scope="module")
+def planner(tpch_parquet_catalog):
+    return Planner(load_catalog(tpch_parquet_catalog))
+
+
+def error(planner, sql: str) -> str:
+    with pytest.raises(CboError) as caught:
+        planner.plan(sql)
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+@pytest.mark.parametrize("query", all_queries(), ids=lambda q: q.name)
+def test_every_tpch_query_plans_with_predicates_pushed_into_joins(planner, query):
+    planned = planner.plan(query.sql)
+    for node in walk(planned.plan):
+        for expr in node.expressions():
+            assert "SUBQUERY" not in str(expr)
+        if isinstance(node, Filter) and isinstance(node.input, Join):
+            join = node.input
+            for conjunct in conjuncts(node.predicate):
+                pair = equated_columns(conjunct)
+                assert not (pair and {pair[0], pair[1]} & set(join.left.output)
+                            and {pair[0], pair[1]} & set(join.right.output) and join.kind == "inner"), \
+                    f"{query.name}: join predicate {conjunct} left above the join"
+
+
+def test_plans_are_values(planner):
+    sql = all_queries()[2].sql
+    first, second = planner.plan(sql).plan, planner.plan(sql).plan
+    assert first == second and hash(first) == hash(second)
+
+
+def test_keys_and_not_null_come_from_the_catalog(planner):
+    plan = planner.plan("select o_orderkey, o_custkey from orders").plan
+    scan = next(n for n in walk(plan) if isinstance(n, Scan))
+    key = next(c for c in scan.columns if c.name == "o_orderkey")
+    assert frozenset({key}) in scan.unique_keys
+    assert key in plan.not_null
+    grouped = planner.plan("select o_custkey, count(*) from orders group by o_custkey").plan
+    assert any(len(k) == 1 and next(iter(k)).name == "o_custkey" for k in grouped.unique_keys)
+
+
+@pytest.mark.parametrize("sql, expected", [
+    ("select x from lineitem", "line 1, column 8: unknown column 'x'"),
+    ("select * from lineitm", "line 1, column 15: unknown table 'lineitm' (did you mean 'lineitem'?)"),
+    ("select l_orderkey from lineitem where orderkey = 1",
+     "line 1, column 39: unknown column 'orderkey' (did you mean 'l_orderkey'?)"),
+    ("select l.x from lineitem l", "unknown column 'l.x'"),
+    ("select z.l_orderkey from lineitem l", "unknown table or alias 'z'"),
+    ("select l_partkey from lineitem a join lineitem b on a.l_orderkey = b.l_orderkey",
+     "column reference 'l_partkey' is ambiguous: it matches a.l_partkey, b.l_partkey"),
+    ("select r_name from region group by r_regionkey",
+     "column 'r_name' must appear in GROUP BY or be used in an aggregate"),
+    ("select r_name + 1 from region", "operator + cannot combine varchar and integer"),
+    ("select r_name from region where sum(r_regionkey) > 1", "line 1, column 33: aggregate SUM(r_regionkey) is not allowed in WHERE"),
+    ("select r_name from region where r_regionkey = 'x'", "line 1, column 33: cannot compare bigint with varchar"),
+    ("select r_name from region where r_regionkey in (select n_nationkey, n_name from nation)",
+     "subquery must return one column, it returns 2"),
+    ("select rank() over (order by r_name) from region", "window functions are not supported"),
+    ("with recursive r as (select 1) select * from r", "recursive CTEs"),
+    ("select r_name from region order by 3", "ORDER BY position 3 is not in the select list"),
+    ("select from where", "syntax error: line 1, column 13"),
+    ("insert into region values (1, 'x', 'y')", "only queries (SELECT ...) are supported"),
+])
+def test_errors_name_the_problem_and_place(planner, sql, expected):
+    assert expected in error(planner, sql)
+
+
+def test_correlation_in_an_unsupported_place_is_named(planner):
+    message = error(planner, "select r_name from region where r_regionkey = "
+                             "(select n_nationkey from nation where n_regionkey = r_regionkey limit 1)")
+    assert "LIMIT/OFFSET in a correlated subquery is not supported" in message
