@@ -106,11 +106,18 @@ class Session:
     # -- running -----------------------------------------------------------------------------------
 
     def sql(self, sql: str):  # type: ignore[no-untyped-def]
-        """The query as a PySpark DataFrame built from cbo's plan."""
+        """The query as a PySpark DataFrame built from cbo's plan.
+
+        Spark optimizes it here, with its join reordering off, so actions on the DataFrame run
+        cbo's join order; DataFrames derived from it by further transformations are planned
+        by Spark as usual.
+        """
         planned = self.planner.plan(sql)
-        executor = self._spark()
+        executor = self._spark(planned)
         with executor.own_join_order():
-            return executor.dataframe(planned.plan, planned.names)
+            frame = executor.dataframe(planned.plan, planned.names)
+            frame._jdf.queryExecution().optimizedPlan()  # optimize now, while reordering is off
+        return frame
 
     def query(self, sql: str, engine: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run the query through cbo's plan; return column names and rows."""
