@@ -66,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
 
     say(f"starting {args.engine} ...")
     engine = open_engine(args.engine, catalog, timeout_s=args.timeout)
+    for key, value in engine.settings().items():
+        say(f"  {key} = {value}")
     results = []
     header = f"{'query':<6} {'status':<8} {'rows':>7} {'seconds':>9}  digest" + ("            matches" if reference else "")
     print(header)

@@ -1,9 +1,10 @@
-"""Plot native baseline results: per-query times of each engine, one bar group per query.
+"""Plot and tabulate native baseline results: per-query times of each engine.
 
     python -m benchmarks.tpch.plot --sf 1 [--out benchmarks/results/native-sf1.png]
 
-Reads every ``benchmarks/results/native-*-sf<X>.json``; a query that timed out is drawn at its
-time limit, hatched; a failed one is left out and listed in the legend's title.
+Reads every ``benchmarks/results/native-*-sf<X>.json``, prints a Markdown table (seconds per
+query and engine, "timeout" where the limit was hit) and draws one bar group per query; a
+query that timed out is drawn at its time limit, hatched; a failed one is left out.
 """
 
 from __future__ import annotations
@@ -58,6 +59,30 @@ def plot(reports: list[dict], out: Path) -> None:
     plt.close(fig)
 
 
+def table(reports: list[dict]) -> str:
+    """A Markdown table: one row per query, one column per engine (and placement)."""
+    headers = [f"{r['engine']} ({r['placement']})" for r in reports]
+    by_engine = [{q["query"]: q for q in r["queries"]} for r in reports]
+    lines = ["| query | " + " | ".join(headers) + " |", "|---" * (len(headers) + 1) + "|"]
+    for name in [q["query"] for q in reports[0]["queries"]]:
+        cells = []
+        for records in by_engine:
+            record = records.get(name)
+            if record is None or record["status"] == "error":
+                cells.append("error")
+            elif record["status"] == "timeout":
+                cells.append(f"timeout ({record['seconds']:.0f})")
+            else:
+                cells.append(f"{record['seconds']:.3f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    totals = []
+    for records in by_engine:
+        finished = [r["seconds"] for r in records.values() if r["status"] == "ok"]
+        totals.append(f"{sum(finished):.2f} ({len(finished)}/{len(records)} ran)")
+    lines.append("| total | " + " | ".join(totals) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.tpch.plot", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sf", type=float, default=1.0)
@@ -68,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no results for sf {args.sf:g} in {RESULTS}: run python -m benchmarks.tpch.native first")
         return 2
     out = args.out or RESULTS / f"native-sf{args.sf:g}.png"
+    print(table(reports))
     plot(reports, out)
     print(f"saved {out}")
     return 0

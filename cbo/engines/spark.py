@@ -187,4 +187,10 @@ def optimizer_settings(spark: "SparkSession") -> dict[str, str]:
             "spark.sql.autoBroadcastJoinThreshold", "spark.sql.shuffle.partitions",
             "spark.sql.ansi.enabled", "spark.sql.statistics.histogram.enabled", "spark.driver.memory",
             "spark.master"]
-    return {key: spark.conf.get(key, None) or "" for key in keys}
+    settings = {}
+    for key in keys:
+        try:
+            settings[key] = spark.conf.get(key)  # without a default: Spark's own default value
+        except Exception:  # a key nobody set and that has no SQL default
+            settings[key] = "(unset)"
+    return settings
