@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -26,11 +27,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
-def tpch_catalogs() -> dict[str, Path]:
-    """TPC-H at SF 0.01 in Parquet and the local PostgreSQL, with the three placement catalogs."""
+def tpch_catalogs() -> Iterator[dict[str, Path]]:
+    """TPC-H at SF 0.01 in Parquet and the local PostgreSQL, with the three placement catalogs.
+
+    The test run's server is stopped at the end; its cluster stays for the next run.
+    """
+    from cbo.localpg import LocalPostgres
     from cbo.workloads import tpch
 
-    return tpch.prepare(TEST_SF, postgres="local")
+    yield tpch.prepare(TEST_SF, postgres="local")
+    LocalPostgres().stop()
 
 
 @pytest.fixture(scope="session")
