@@ -103,8 +103,7 @@ def _headline(info: NodeInfo) -> str:
     elif op == "Filter":
         inside = d["predicate"]
     elif op == "Project":
-        inside = ", ".join(f"{k} := {v}" if k.split("#")[0] not in v or k not in v else k
-                           for k, v in d["assignments"].items())
+        inside = ", ".join(k if k == v else f"{k} := {v}" for k, v in d["assignments"].items())
     elif op.endswith("Join"):
         inside = d["condition"] + (f"; {d['mark']} := {d['mark_predicate']}" if "mark" in d else "")
     elif op in ("Aggregate", "Distinct"):
