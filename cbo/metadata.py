@@ -16,6 +16,8 @@ def with_database_keys(catalog: Catalog) -> Catalog:
     from cbo.engines import postgres
 
     sources = dict(catalog.sources)
+    if not catalog.jdbc_sources():
+        return catalog
     for source in catalog.jdbc_sources():
         if source.dialect != "postgres":
             continue

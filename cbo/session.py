@@ -18,6 +18,7 @@ from cbo.errors import CboError
 from cbo.explain import NodeInfo, describe, to_svg, to_text
 from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.ir.operators import Plan
+from cbo.metadata import with_database_keys
 from cbo.planner import PlannedQuery, Planner
 
 ENGINES = ("spark", "duckdb")
@@ -50,7 +51,9 @@ class PlanView:
 class Session:
     def __init__(self, catalog: Catalog | str | os.PathLike[str], engine: str = "spark",
                  dialect: str = DEFAULT_DIALECT):
-        self.catalog = catalog if isinstance(catalog, Catalog) else load_catalog(Path(catalog))
+        loaded = catalog if isinstance(catalog, Catalog) else load_catalog(Path(catalog))
+        # Keys of JDBC tables live in their databases: read them once (they feed plan properties).
+        self.catalog = with_database_keys(loaded)
         if engine not in ENGINES:
             raise CboError(f"unknown engine {engine!r} (expected one of: {', '.join(ENGINES)})")
         self.engine = engine

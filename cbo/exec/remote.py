@@ -29,9 +29,11 @@ class RemoteScan:
 
 
 class RemoteQueries:
-    def __init__(self, catalog: Catalog, partitioned_reads: bool = True):
+    def __init__(self, catalog: Catalog, partitioned_reads: bool = True,
+                 min_rows_for_partitions: int = PARTITIONED_READ_MIN_ROWS):
         self.catalog = catalog
         self.partitioned_reads = partitioned_reads
+        self.min_rows = min_rows_for_partitions
         self._bounds: dict[str, tuple[int, int] | None] = {}
 
     def fold(self, plan: Plan) -> RemoteScan | None:
@@ -80,7 +82,7 @@ class RemoteQueries:
         if column.type.name not in ("integer", "bigint"):
             return None
         if table.qualified_name not in self._bounds:
-            self._bounds[table.qualified_name] = _postgres_bounds(source, table, key)
+            self._bounds[table.qualified_name] = _postgres_bounds(source, table, key, self.min_rows)
         bounds = self._bounds[table.qualified_name]
         return (name_of(column), bounds) if bounds else None
 
@@ -94,7 +96,7 @@ def _runs_remotely(expr: Expr) -> bool:
     return not any(isinstance(e, Call) and e.name == "raise_error" for e in walk(expr))
 
 
-def _postgres_bounds(source: Source, table: TableDef, key: str) -> tuple[int, int] | None:
+def _postgres_bounds(source: Source, table: TableDef, key: str, min_rows: int) -> tuple[int, int] | None:
     from psycopg import sql
 
     from cbo.engines import postgres
@@ -103,7 +105,7 @@ def _postgres_bounds(source: Source, table: TableDef, key: str) -> tuple[int, in
     with postgres.connect(postgres.address_of(source), what=f"source '{source.name}'") as conn:
         estimate = conn.execute("select c.reltuples from pg_class c join pg_namespace n on n.oid = c.relnamespace "
                                 "where n.nspname = %s and c.relname = %s", (schema, name)).fetchone()
-        if not estimate or estimate[0] < PARTITIONED_READ_MIN_ROWS:
+        if not estimate or estimate[0] < min_rows:
             return None
         row = conn.execute(sql.SQL("select min({k}), max({k}) from {t}").format(
             k=sql.Identifier(key), t=sql.Identifier(schema, name))).fetchone()

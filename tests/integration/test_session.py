@@ -34,3 +34,11 @@ def test_plan_renders_as_text_svg_and_json(tpch_catalogs):
     assert json.dumps(view.json())
     names, rows = session.query("select count(*) from region")
     assert rows == [(5,)]
+
+
+def test_plans_over_postgres_tables_know_their_keys(tpch_catalogs):
+    from cbo.ir.operators import Scan, walk
+
+    view = cbo.Session(tpch_catalogs["all-postgres"], engine="duckdb").plan("select o_orderkey, o_custkey from orders")
+    scan = next(n for n in walk(view.plan) if isinstance(n, Scan))
+    assert [sorted(c.name for c in key) for key in scan.unique_keys] == [["o_orderkey"]]

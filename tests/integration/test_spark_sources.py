@@ -34,3 +34,25 @@ def test_unreachable_jdbc_source(spark, tmp_path):
 def test_spark_has_ansi_mode_and_utc(spark):
     _, rows, _ = run_sql(spark, "select current_timezone()")
     assert rows == [("UTC",)]
+
+
+def test_large_jdbc_tables_are_read_in_parallel_partitions(spark, tpch_catalogs):
+    from cbo.catalog import load_catalog
+    from cbo.exec.remote import RemoteQueries
+    from cbo.exec.spark_exec import SparkExecutor
+    from cbo.planner import Planner
+
+    from cbo.metadata import with_database_keys
+
+    catalog = with_database_keys(load_catalog(tpch_catalogs["all-postgres"]))  # lineitem's key is in PostgreSQL
+    planned = Planner(catalog).plan("select l_orderkey, l_quantity from lineitem where l_quantity > 45")
+    executor = SparkExecutor(spark, catalog, partitions=3)
+    executor.remote = RemoteQueries(catalog, min_rows_for_partitions=0)  # SF 0.01 is small: lower the bar
+    remote = executor.remote.fold(planned.plan)
+    assert remote is not None and remote.partition_column is not None
+    assert remote.bounds == (1, 60000)
+    assert "l_quantity" in remote.sql and "> 45" in remote.sql
+    frame = executor.dataframe(planned.plan, planned.names)
+    assert frame.rdd.getNumPartitions() == 3
+    rows, _ = executor.collect(planned.plan, planned.names)
+    assert len(rows) == frame.count() and all(r[1] > 45 for r in rows)

@@ -89,6 +89,15 @@ def test_cbo_on_spark_matches_duckdb(placement, query, cbo_sessions, duckdb_answ
     assert verdict.matches, f"{query.name} through cbo on Spark/{placement}: {verdict.detail}"
 
 
+@pytest.mark.parametrize("placement", ["all-spark", "federated", "all-postgres"])
+@pytest.mark.parametrize("query", QUERIES, ids=lambda q: q.name)
+def test_cbo_on_duckdb_matches_duckdb(placement, query, tpch_catalogs, duckdb_answers):
+    # DuckDB reads the Parquet copies of PostgreSQL's tables, whatever the placement.
+    _, rows = Session(load_catalog(tpch_catalogs[placement]), engine="duckdb").query(query.sql)
+    verdict = compare(duckdb_answers[query.name], rows, ordered=is_ordered(query.sql))
+    assert verdict.matches, f"{query.name} through cbo on DuckDB/{placement}: {verdict.detail}"
+
+
 @pytest.mark.parametrize("query", QUERIES, ids=lambda q: q.name)
 def test_cbo_plan_as_postgres_sql_matches_duckdb(query, postgres_engine, duckdb_answers, tpch_catalogs):
     planned = Planner(load_catalog(tpch_catalogs["all-postgres"])).plan(query.sql)
