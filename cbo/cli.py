@@ -40,6 +40,20 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--engine", choices=("spark", "duckdb"), default="spark",
                          help="engine for --analyze (default spark)")
 
+    analyze = commands.add_parser("analyze", help="collect statistics of a catalog's tables into the store")
+    analyze.add_argument("tables", nargs="*", metavar="TABLE", help="tables to analyze (default: all)")
+    analyze.add_argument("--catalog", type=Path, help="catalog file (default as for query)")
+    analyze.add_argument("--sample", type=float, default=1.0, help="read a Bernoulli sample of this fraction "
+                         "of each Spark table (default 1: all rows)")
+    analyze.add_argument("--analyze-source", action="store_true", help="run ANALYZE in PostgreSQL first")
+    analyze.add_argument("--force", action="store_true", help="collect even when stored statistics are fresh")
+
+    stats_cmd = commands.add_parser("stats", help="show stored statistics")
+    stats_cmd.add_argument("action", choices=("show",))
+    stats_cmd.add_argument("target", metavar="TABLE[.COLUMN]")
+    stats_cmd.add_argument("--catalog", type=Path, help="catalog file (default as for query)")
+    stats_cmd.add_argument("--plot", type=Path, help="with a column: draw its histogram and MCVs to this PNG")
+
     postgres = commands.add_parser("postgres", help="manage cbo's throwaway local PostgreSQL server")
     postgres.add_argument("action", choices=("start", "stop", "status", "destroy"))
 
@@ -112,6 +126,28 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from cbo.catalog import load_catalog
+    from cbo.progress import say
+    from cbo.statistics import analyze
+
+    if not 0 < args.sample <= 1:
+        raise CboError(f"--sample must be in (0, 1], got {args.sample}")
+    results = analyze(load_catalog(_catalog_path(args)), args.tables or None, sample=args.sample,
+                      analyze_source=args.analyze_source, force=args.force, progress=say)
+    for r in results:
+        print(f"{r.table:<28} {r.status:<10} {r.rows:>14,.0f} rows {r.seconds:>7.1f} s  {r.path}")
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from cbo.catalog import load_catalog
+    from cbo.stats_view import show
+
+    print(show(load_catalog(_catalog_path(args)), args.target, args.plot))
+    return 0
+
+
 def cmd_postgres(action: str) -> int:
     from cbo.localpg import LocalPostgres
 
@@ -179,6 +215,10 @@ def dispatch(args: argparse.Namespace) -> int:
         return cmd_query(args)
     if args.command == "explain":
         return cmd_explain(args)
+    if args.command == "analyze":
+        return cmd_analyze(args)
+    if args.command == "stats":
+        return cmd_stats(args)
     if args.command == "postgres":
         return cmd_postgres(args.action)
     if args.command == "catalog":

@@ -1,4 +1,28 @@
 """stats: column statistics and histograms collected from Spark and JDBC sources.
 
 This package never imports ``cbo``; the estimator in ``cbo`` reads what it collects.
+
+* ``stats.model``: TableStats, ColumnStats, Bucket (JSON-serializable, versioned);
+* ``stats.spark_collector.collect(frame, ...)``: one scan plus a sample, with Spark;
+* ``stats.postgres_collector.collect(conn, schema, table, ...)``: from pg_class and pg_stats;
+* ``stats.store.StatsStore``: atomic, per-catalog directory of JSON files;
+* ``stats.collect`` / ``stats.load``: the same, by the names used above.
 """
+
+from stats.model import Bucket, ColumnStats, TableStats
+from stats.store import StatsStore
+
+
+def collect(frame, table: str, fingerprint: str, **options):  # type: ignore[no-untyped-def]
+    """Statistics of a Spark DataFrame (see ``stats.spark_collector.collect``)."""
+    from stats.spark_collector import collect as spark_collect
+
+    return spark_collect(frame, table, fingerprint, **options)
+
+
+def load(directory, table: str, fingerprint: str | None = None):  # type: ignore[no-untyped-def]
+    """Stored statistics of ``table`` in ``directory``, or None (see ``StatsStore.load``)."""
+    return StatsStore(directory).load(table, fingerprint).stats
+
+
+__all__ = ["Bucket", "ColumnStats", "StatsStore", "TableStats", "collect", "load"]

@@ -1,0 +1,139 @@
+"""Statistics for a catalog: which collector serves each table, where they are stored, freshness.
+
+Spark-source tables are collected with the Spark collector; PostgreSQL tables from PostgreSQL's
+own statistics (``ANALYZE`` first with ``analyze_source``). Each catalog has its own store
+directory under the cache. A table whose stored statistics match its data's current
+fingerprint is skipped unless ``force``: a run that was killed half-way is completed by the
+next one, and the store stays readable throughout (every file is written atomically).
+Column groups: the multi-column keys and foreign keys declared (or read from the database).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from cbo.catalog import Catalog, TableDef
+from cbo.errors import CboError
+from cbo.paths import cache_dir
+from stats.model import TableStats
+from stats.store import StatsStore
+
+
+@dataclass(frozen=True)
+class Analyzed:
+    table: str
+    status: str       # collected | fresh
+    seconds: float
+    rows: float
+    path: Path
+
+
+def store_for(catalog: Catalog) -> StatsStore:
+    location = str(catalog.path.resolve()) if catalog.path else "in-memory"
+    digest = hashlib.sha256(location.encode()).hexdigest()[:10]
+    stem = catalog.path.stem if catalog.path else "catalog"
+    return StatsStore(cache_dir() / "stats" / f"{stem}-{digest}")
+
+
+def fingerprint(catalog: Catalog, table: TableDef) -> str:
+    """Identifies the data: file sizes and modification times, or PostgreSQL's change counters."""
+    source = catalog.source_of(table)
+    if source.type == "spark":
+        if table.path is None:
+            return f"spark-table:{table.spark_table}"
+        files = [table.path] if table.path.is_file() else sorted(p for p in table.path.rglob("*") if p.is_file())
+        digest = hashlib.sha256()
+        for path in files:
+            info = path.stat()
+            digest.update(f"{path}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+        return "files:" + digest.hexdigest()[:20]
+    if source.dialect == "postgres":
+        from cbo.engines import postgres
+        from stats.postgres_collector import fingerprint as pg_fingerprint
+
+        with postgres.connect(postgres.address_of(source), what=f"source '{source.name}'") as conn:
+            return pg_fingerprint(conn, source.schema or "public", table.remote_name or table.name)
+    raise CboError(f"table '{table.qualified_name}': statistics for {source.dialect} sources are not supported yet")
+
+
+def column_groups(table: TableDef) -> list[tuple[str, ...]]:
+    groups = [table.primary_key] + list(table.unique_keys) + [fk.columns for fk in table.foreign_keys]
+    unique: list[tuple[str, ...]] = []
+    for group in groups:
+        if len(group) > 1 and tuple(group) not in unique:
+            unique.append(tuple(group))
+    return unique
+
+
+def analyze(catalog: Catalog, tables: list[str] | None = None, *, sample: float = 1.0, analyze_source: bool = False,
+            force: bool = False, progress: Callable[[str], None] = lambda _: None) -> list[Analyzed]:
+    from cbo.metadata import with_database_keys
+
+    catalog = with_database_keys(catalog)
+    chosen = [catalog.table(name) for name in tables] if tables else list(catalog.tables())
+    store = store_for(catalog)
+    results = []
+    for index, table in enumerate(chosen, start=1):
+        started = time.perf_counter()
+        current = fingerprint(catalog, table)
+        loaded = store.load(table.qualified_name, current)
+        if loaded.problem:
+            progress(loaded.problem)
+        if loaded.stats is not None and not force:
+            results.append(Analyzed(table.qualified_name, "fresh", 0.0, loaded.stats.row_count,
+                                    store.path(table.qualified_name)))
+            progress(f"[{index}/{len(chosen)}] {table.qualified_name}: statistics are fresh")
+            continue
+        progress(f"[{index}/{len(chosen)}] {table.qualified_name}: collecting ...")
+        stats = _collect(catalog, table, current, sample, analyze_source)
+        path = store.save(stats)
+        seconds = time.perf_counter() - started
+        progress(f"[{index}/{len(chosen)}] {table.qualified_name}: {stats.row_count:,.0f} rows, "
+                 f"{len(stats.columns)} columns in {seconds:.1f} s")
+        results.append(Analyzed(table.qualified_name, "collected", seconds, stats.row_count, path))
+    return results
+
+
+def _collect(catalog: Catalog, table: TableDef, current: str, sample: float, analyze_source: bool) -> TableStats:
+    source = catalog.source_of(table)
+    if source.type == "spark":
+        from cbo.engines.spark import read_table, spark_session
+        from stats.spark_collector import collect
+
+        spark = spark_session(catalog.spark)
+        frame = read_table(spark, catalog, table)
+        size = _size(table.path) if table.path is not None else None
+        return collect(frame, table.qualified_name, current, size_bytes=size, fraction=sample,
+                       column_groups=column_groups(table))
+    from cbo.engines import postgres
+    from stats.postgres_collector import collect as pg_collect
+
+    with postgres.connect(postgres.address_of(source), what=f"source '{source.name}'") as conn:
+        return pg_collect(conn, source.schema or "public", table.remote_name or table.name, table.qualified_name,
+                          analyze=analyze_source)
+
+
+def _size(path: Path) -> float:
+    if path.is_file():
+        return float(path.stat().st_size)
+    return float(sum(p.stat().st_size for p in path.rglob("*") if p.is_file()))
+
+
+def load_all(catalog: Catalog, check_fresh: bool = False) -> tuple[dict[str, TableStats], list[str]]:
+    """Stored statistics of the catalog's tables, and the problems met (never raises for bad files)."""
+    store = store_for(catalog)
+    found, problems = {}, []
+    for table in catalog.tables():
+        loaded = store.load(table.qualified_name, fingerprint(catalog, table) if check_fresh else None)
+        if loaded.problem:
+            problems.append(loaded.problem)
+        if loaded.stats is not None:
+            found[table.qualified_name] = loaded.stats
+    return found, problems
+
+
+__all__ = ["analyze", "load_all", "store_for", "fingerprint"]

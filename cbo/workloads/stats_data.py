@@ -1,0 +1,89 @@
+"""The STATS data (five tables of Stack Exchange's Cross Validated, from STATS-CEB).
+
+Real, skewed and correlated data for estimation work. The CSV files ship in the workplace's
+``shared/datasets/stats`` (``$CBO_STATS_DATA`` overrides); ``prepare`` converts them to Parquet
+with DuckDB (typed: integers and timestamps), loads PostgreSQL (primary keys; the foreign keys
+are declared in the catalogs only, since the data holds references to deleted rows), and writes
+a catalog for each side. Licence of the data: CC BY-SA (Stack Exchange data dump).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+import tomli_w
+
+from cbo.catalog import ForeignKey
+from cbo.errors import CboError
+from cbo.loaders import TableKeys, load_parquet_schema
+
+TABLES = ("users", "posts", "badges", "postLinks", "tags")
+SCHEMA = "stats_data"
+FOREIGN_KEYS = {
+    "badges": (ForeignKey(("UserId",), "users", ("Id",)),),
+    "posts": (ForeignKey(("OwnerUserId",), "users", ("Id",)), ForeignKey(("LastEditorUserId",), "users", ("Id",))),
+    "postLinks": (ForeignKey(("PostId",), "posts", ("Id",)), ForeignKey(("RelatedPostId",), "posts", ("Id",))),
+    "tags": (ForeignKey(("ExcerptPostId",), "posts", ("Id",)),),
+}
+
+
+def source_directory() -> Path:
+    explicit = os.environ.get("CBO_STATS_DATA")
+    if explicit:
+        return Path(explicit)
+    return Path(__file__).resolve().parents[3] / "shared" / "datasets" / "stats"
+
+
+def prepare(out: Path, postgres_info=None, progress: Callable[[str], None] = lambda _: None) -> dict[str, Path]:  # type: ignore[no-untyped-def]
+    """Parquet copies in ``out``, PostgreSQL loaded when ``postgres_info`` (a local ServerInfo) is given."""
+    source = source_directory()
+    missing = [t for t in TABLES if not (source / f"{t}.csv").exists()]
+    if missing:
+        raise CboError(f"STATS data not found in {source} (missing {', '.join(missing)}.csv): set CBO_STATS_DATA")
+    out.mkdir(parents=True, exist_ok=True)
+    connection = duckdb.connect()
+    for table in TABLES:
+        target = out / f"{table}.parquet"
+        if not target.exists():
+            progress(f"converting {table}.csv to Parquet")
+            partial = out / f".{table}.parquet.tmp"
+            csv = str(source / f"{table}.csv").replace("'", "''")
+            connection.execute(f"copy (select * from read_csv('{csv}', header = true, "
+                               f"timestampformat = '%Y-%m-%d %H:%M:%S')) to '{partial}' (format parquet)")
+            partial.replace(target)
+    catalogs = {"spark": _write_catalog(out / "stats-spark.toml", {"sources": {"lake": {"type": "spark", "tables": {
+        t: _table_entry(out, t, parquet=True) for t in TABLES}}}})}
+    if postgres_info is not None:
+        from cbo.engines import postgres as pg
+
+        address = pg.parse_url(postgres_info.jdbc_url, postgres_info.user, postgres_info.password())
+        keys = {t: TableKeys(("Id",)) for t in TABLES}
+        with pg.connect(address) as conn:
+            load_parquet_schema(conn, SCHEMA, {t: out / f"{t}.parquet" for t in TABLES}, keys,
+                                {"dataset": "stats", "loader": "cbo/1"}, lambda m: progress(f"PostgreSQL: {m}"))
+        catalogs["postgres"] = _write_catalog(out / "stats-postgres.toml", {"sources": {"pg": {
+            "type": "jdbc", "url": postgres_info.jdbc_url, "user": postgres_info.user,
+            "password_file": postgres_info.password_file, "schema": SCHEMA,
+            "tables": {t: _table_entry(out, t, parquet=False) for t in TABLES}}}})
+    return catalogs
+
+
+def _table_entry(out: Path, table: str, parquet: bool) -> dict:
+    entry: dict = {("path" if parquet else "parquet_copy"): str(out / f"{table}.parquet"), "primary_key": ["Id"]}
+    if table in FOREIGN_KEYS:
+        entry["foreign_keys"] = [{"columns": list(fk.columns), "references": fk.references,
+                                  "referenced_columns": list(fk.referenced_columns)} for fk in FOREIGN_KEYS[table]]
+    return entry
+
+
+def _write_catalog(path: Path, document: dict) -> Path:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("# STATS data (CC BY-SA, Stack Exchange), written by cbo.\n" + tomli_w.dumps(document))
+    tmp.replace(path)
+    return path
+
+
+__all__ = ["prepare", "TABLES"]

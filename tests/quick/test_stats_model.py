@@ -1,0 +1,80 @@
+"""Statistics model, store and histogram building: invariants and failure handling."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stats.histogram import build_histogram, choose_mcv, duj1
+from stats.model import Bucket, ColumnStats, TableStats, now_utc
+from stats.store import StatsStore
+
+
+def table_stats(fingerprint: str = "f1") -> TableStats:
+    column = ColumnStats("d", "date", 0.1, 3.0, dt.date(2020, 1, 1), dt.date(2020, 3, 1), 4.0, 4,
+                         mcv=((dt.date(2020, 1, 1), 0.5),),
+                         histogram=(Bucket(dt.date(2020, 2, 1), dt.date(2020, 3, 1), 40.0, 2.0),))
+    return TableStats("lake.t", 100.0, 1234.0, now_utc(), fingerprint, "spark", columns={"d": column},
+                      column_groups={"a,b": 50.0})
+
+
+def test_round_trip_keeps_typed_values(tmp_path):
+    store = StatsStore(tmp_path)
+    original = table_stats()
+    store.save(original)
+    loaded = store.load("lake.t", "f1")
+    assert loaded.problem is None and loaded.stats == original
+    assert loaded.stats.columns["d"].mcv[0][0] == dt.date(2020, 1, 1)
+
+
+def test_corrupt_old_and_stale_files_are_named_and_ignored(tmp_path):
+    store = StatsStore(tmp_path)
+    path = store.save(table_stats())
+    assert "stale statistics" in store.load("lake.t", "other").problem
+    body = json.loads(path.read_text())
+    body["format_version"] = 0
+    path.write_text(json.dumps(body))
+    loaded = store.load("lake.t")
+    assert loaded.stats is None and str(path) in loaded.problem and "format version 0" in loaded.problem
+    path.write_text('{"format_version": 1, "tab')
+    loaded = store.load("lake.t")
+    assert loaded.stats is None and "corrupt statistics file" in loaded.problem
+
+
+def test_a_write_cut_short_leaves_the_old_file(tmp_path):
+    store = StatsStore(tmp_path)
+    store.save(table_stats("old"))
+    # A killed writer leaves at most a temporary file beside the real one.
+    (tmp_path / ".lake.t.json.123.tmp").write_text('{"half": ')
+    assert store.load("lake.t").stats.fingerprint == "old"
+    assert [p.name for p in tmp_path.glob("*.json")] == ["lake.t.json"]
+
+
+def test_mcv_keeps_all_values_of_a_small_domain_and_only_frequent_ones_otherwise():
+    assert choose_mcv([("a", 50), ("b", 30), ("c", 20)], 3, 100, 100) == (("a", 0.5), ("b", 0.3), ("c", 0.2))
+    uniform = [(i, 10) for i in range(25)]
+    assert choose_mcv(uniform, 1000, 10000, 10000) == ()
+    skewed = [(0, 5000)] + [(i, 10) for i in range(1, 25)]
+    assert choose_mcv(skewed, 1000, 10000, 10000) == ((0, 0.5),)
+
+
+def test_duj1_is_exact_for_a_full_sample_and_scales_up_singletons():
+    assert duj1(100, 40, 10, 100) == 40
+    assert duj1(100, 100, 100, 10_000) > 1000
+
+
+@given(st.lists(st.one_of(st.none(), st.integers(0, 50)), min_size=1, max_size=300), st.integers(1, 20))
+def test_histogram_invariants(values, buckets):
+    present = [v for v in values if v is not None]
+    histogram = build_histogram(values, set(), float(len(present)), 1.0, buckets)
+    assert abs(sum(b.rows for b in histogram) - len(present)) < 1e-6
+    assert len(histogram) <= buckets
+    for b in histogram:
+        assert b.lower <= b.upper and 1 <= b.distinct <= b.rows + 1e-9
+        # Bucket rows are exact when the sample is the table.
+        assert b.rows == sum(1 for v in present if b.lower <= v <= b.upper)
+    for left, right in zip(histogram, histogram[1:]):
+        assert left.upper < right.lower
