@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Iterator, Mapping
 
 FORMAT_VERSION = 1
 KINDS = ("number", "string", "date", "timestamp", "boolean")
@@ -110,6 +110,32 @@ class ColumnStats:
         )
 
 
+class LazyColumns(Mapping[str, ColumnStats]):
+    """Column statistics parsed from their JSON bodies on first access.
+
+    Reading a store touches every table but an estimate needs few columns: parsing a
+    column's buckets and MCVs only when it is asked for keeps reading the store fast.
+    """
+
+    def __init__(self, bodies: dict[str, dict[str, Any]]):
+        self._bodies = bodies
+        self._parsed: dict[str, ColumnStats] = {}
+
+    def __getitem__(self, name: str) -> ColumnStats:
+        if name not in self._parsed:
+            self._parsed[name] = ColumnStats.from_json(self._bodies[name])
+        return self._parsed[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._bodies)
+
+    def __len__(self) -> int:
+        return len(self._bodies)
+
+    def __repr__(self) -> str:
+        return f"LazyColumns({list(self._bodies)})"
+
+
 @dataclass(frozen=True)
 class TableStats:
     table: str                         # as the catalog names it, e.g. "lake.lineitem"
@@ -119,7 +145,7 @@ class TableStats:
     fingerprint: str                   # of the data described; a different one means stale
     collector: str                     # "spark", "postgres", ...
     sampled_fraction: float = 1.0
-    columns: dict[str, ColumnStats] = field(default_factory=dict)
+    columns: Mapping[str, ColumnStats] = field(default_factory=dict)
     column_groups: dict[str, float] = field(default_factory=dict)  # "a,b" -> distinct (a, b) pairs
 
     def column(self, name: str) -> ColumnStats:
@@ -136,11 +162,14 @@ class TableStats:
         version = body.get("format_version")
         if version != FORMAT_VERSION:
             raise ValueError(f"format version {version}, expected {FORMAT_VERSION}")
-        columns = [ColumnStats.from_json(c) for c in body["columns"]]
+        bodies = {c["name"]: c for c in body["columns"]}
+        for column in bodies.values():
+            if column.get("kind") not in KINDS:
+                raise ValueError(f"unknown column kind {column.get('kind')!r}")
         return TableStats(table=body["table"], row_count=float(body["row_count"]), size_bytes=body.get("size_bytes"),
                           collected_at=body["collected_at"], fingerprint=body["fingerprint"],
                           collector=body["collector"], sampled_fraction=float(body.get("sampled_fraction", 1.0)),
-                          columns={c.name: c for c in columns},
+                          columns=LazyColumns(bodies),
                           column_groups={k: float(v) for k, v in body.get("column_groups", {}).items()})
 
 
