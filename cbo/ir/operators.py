@@ -15,8 +15,8 @@ the three-valued result of ``x IN (subquery)`` and of ``EXISTS`` (whose mark_pre
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import cached_property
+import dataclasses
+from dataclasses import dataclass
 from typing import Iterator
 
 from cbo.ir.expressions import (AggregateCall, Column, ColumnRef, Constant, Expr, SpecialForm, TRUE, columns_of,
@@ -50,6 +50,31 @@ class Plan:
     @property
     def not_null(self) -> frozenset[Column]:
         return frozenset(c for c in self.output if not c.nullable)
+
+
+class UnaryPlan(Plan):
+    """An operator over one input; by default it passes on its input's columns and properties."""
+
+    input: Plan
+
+    @property
+    def children(self) -> tuple[Plan, ...]:
+        return (self.input,)
+
+    def with_children(self, children: tuple[Plan, ...]) -> Plan:
+        return dataclasses.replace(self, input=children[0])  # type: ignore[type-var]
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        return self.input.output
+
+    @property
+    def unique_keys(self) -> frozenset[frozenset[Column]]:
+        return self.input.unique_keys
+
+    @property
+    def not_null(self) -> frozenset[Column]:
+        return self.input.not_null
 
 
 def _cache_hash(cls):  # type: ignore[no-untyped-def]
@@ -93,27 +118,12 @@ class Scan(Plan):
 
 @_cache_hash
 @dataclass(frozen=True)
-class Filter(Plan):
+class Filter(UnaryPlan):
     input: Plan
     predicate: Expr
 
-    @property
-    def children(self) -> tuple[Plan, ...]:
-        return (self.input,)
-
-    def with_children(self, children: tuple[Plan, ...]) -> Plan:
-        return Filter(children[0], self.predicate)
-
-    @property
-    def output(self) -> tuple[Column, ...]:
-        return self.input.output
-
     def expressions(self) -> tuple[Expr, ...]:
         return (self.predicate,)
-
-    @property
-    def unique_keys(self) -> frozenset[frozenset[Column]]:
-        return self.input.unique_keys
 
     @property
     def not_null(self) -> frozenset[Column]:
@@ -126,16 +136,9 @@ class Filter(Plan):
 
 @_cache_hash
 @dataclass(frozen=True)
-class Project(Plan):
+class Project(UnaryPlan):
     input: Plan
     assignments: tuple[tuple[Column, Expr], ...]
-
-    @property
-    def children(self) -> tuple[Plan, ...]:
-        return (self.input,)
-
-    def with_children(self, children: tuple[Plan, ...]) -> Plan:
-        return Project(children[0], self.assignments)
 
     @property
     def output(self) -> tuple[Column, ...]:
@@ -267,19 +270,12 @@ class SortKey:
 
 @_cache_hash
 @dataclass(frozen=True)
-class Aggregate(Plan):
+class Aggregate(UnaryPlan):
     """Group by columns and compute aggregates; no grouping columns means one row (even for no input)."""
 
     input: Plan
     group_by: tuple[Column, ...]
     aggregates: tuple[tuple[Column, AggregateCall], ...] = ()
-
-    @property
-    def children(self) -> tuple[Plan, ...]:
-        return (self.input,)
-
-    def with_children(self, children: tuple[Plan, ...]) -> Plan:
-        return Aggregate(children[0], self.group_by, self.aggregates)
 
     @property
     def output(self) -> tuple[Column, ...]:
@@ -304,60 +300,26 @@ class Aggregate(Plan):
 
 @_cache_hash
 @dataclass(frozen=True)
-class Sort(Plan):
+class Sort(UnaryPlan):
     input: Plan
     keys: tuple[SortKey, ...]
-
-    @property
-    def children(self) -> tuple[Plan, ...]:
-        return (self.input,)
-
-    def with_children(self, children: tuple[Plan, ...]) -> Plan:
-        return Sort(children[0], self.keys)
-
-    @property
-    def output(self) -> tuple[Column, ...]:
-        return self.input.output
 
     def expressions(self) -> tuple[Expr, ...]:
         return tuple(ColumnRef(k.column) for k in self.keys)
 
-    @property
-    def unique_keys(self) -> frozenset[frozenset[Column]]:
-        return self.input.unique_keys
-
-    @property
-    def not_null(self) -> frozenset[Column]:
-        return self.input.not_null
-
 
 @_cache_hash
 @dataclass(frozen=True)
-class Limit(Plan):
+class Limit(UnaryPlan):
     input: Plan
     count: int | None
     offset: int = 0
-
-    @property
-    def children(self) -> tuple[Plan, ...]:
-        return (self.input,)
-
-    def with_children(self, children: tuple[Plan, ...]) -> Plan:
-        return Limit(children[0], self.count, self.offset)
-
-    @property
-    def output(self) -> tuple[Column, ...]:
-        return self.input.output
 
     @property
     def unique_keys(self) -> frozenset[frozenset[Column]]:
         if self.count is not None and self.count <= 1:
             return frozenset({frozenset()})
         return self.input.unique_keys
-
-    @property
-    def not_null(self) -> frozenset[Column]:
-        return self.input.not_null
 
 
 @_cache_hash
@@ -473,13 +435,6 @@ def null_rejected_columns(expr: Expr) -> set[Column]:
                 found |= null_rejected_columns(arg)
             return found
     return set()
-
-
-@dataclass
-class PlanStats:
-    """Counts for tests and EXPLAIN footers."""
-
-    nodes: dict[str, int] = field(default_factory=dict)
 
 
 def operator_counts(plan: Plan) -> dict[str, int]:
