@@ -48,6 +48,14 @@ class PlanView:
         return to_svg(self.info)
 
 
+def _reason(exc: BaseException) -> str:
+    for line in str(exc).strip().splitlines():
+        line = line.strip()
+        if line and not line.startswith(("at ", "JVM stacktrace", "Traceback")):
+            return line[:300]
+    return type(exc).__name__
+
+
 class Session:
     def __init__(self, catalog: Catalog | str | os.PathLike[str], engine: str = "spark",
                  dialect: str = DEFAULT_DIALECT):
@@ -129,6 +137,14 @@ class Session:
 
     def _run(self, planned: PlannedQuery, engine: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         engine = engine or self.engine
+        try:
+            return self._execute(planned, engine)
+        except CboError:
+            raise
+        except Exception as exc:  # an error raised while the query runs, e.g. a multi-row scalar subquery
+            raise CboError(f"query failed on {engine}: {_reason(exc)}") from exc
+
+    def _execute(self, planned: PlannedQuery, engine: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         if engine == "duckdb":
             from cbo.sqlgen import to_sql
 

@@ -92,7 +92,8 @@ class SqlRenderer:
 
     def _derived(self, plan: Plan) -> exp.Expression:
         self._aliases += 1
-        return exp.Subquery(this=self.query(plan), alias=exp.TableAlias(this=exp.to_identifier(f"t{self._aliases}")))
+        alias = exp.TableAlias(this=exp.to_identifier(f"t{self._aliases}"))  # numbered before the inputs are
+        return exp.Subquery(this=self.query(plan), alias=alias)
 
     def _columns(self, columns: tuple[Column, ...]) -> list[exp.Expression]:
         return [exp.column(ident(c)) for c in columns]

@@ -1,11 +1,8 @@
 """Binding queries: a sqlglot AST and the catalog become a typed logical plan.
 
 A SELECT is bound in the order SQL evaluates it: FROM (tables, derived tables, CTEs, VALUES,
-joins) -> WHERE -> GROUP BY and aggregates -> HAVING -> SELECT list -> DISTINCT -> ORDER BY
--> LIMIT/OFFSET. Aggregation is explicit: a Project computes grouping expressions and
-aggregate arguments that are not plain columns, an Aggregate groups, and the SELECT list,
-HAVING and ORDER BY are rewritten over its outputs (an expression equal to a GROUP BY
-expression reads its column; a bare column that is neither grouped nor aggregated is an error).
+joins) -> WHERE -> GROUP BY and aggregates (``cbo.frontend.aggregation``) -> HAVING -> SELECT
+list -> DISTINCT -> ORDER BY -> LIMIT/OFFSET.
 Subqueries are bound in a scope whose parent is the enclosing query's, so outer references
 resolve there; decorrelation (``cbo.frontend.decorrelate``) then turns them into joins.
 """
@@ -18,12 +15,13 @@ from sqlglot import exp
 
 from cbo.catalog import Catalog
 from cbo.errors import CatalogError
+from cbo.frontend.aggregation import bind_aggregation, has_aggregate
 from cbo.frontend.bind_expressions import ExpressionBinder
 from cbo.frontend.errors import SqlError, error_at
 from cbo.frontend.scope import CteDefinition, Relation, Scope
 from cbo.ir import types as T
-from cbo.ir.expressions import (AggregateCall, Column, ColumnFactory, ColumnRef, Constant, Expr, SpecialForm, TRUE,
-                                compare, conjunction, transform, walk)
+from cbo.ir.expressions import (TRUE, Column, ColumnFactory, ColumnRef, Constant, Expr, SpecialForm, compare,
+                                conjunction)
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, SortKey, Values
 from cbo.schema import SchemaProvider
 
@@ -97,13 +95,13 @@ class Binder:
         group = select.args.get("group")
         having = select.args.get("having")
         order = select.args.get("order")
-        aggregating = group is not None or any(_has_aggregate(e) for _, e, _ in items) or \
-            (having is not None) or (order is not None and any(_has_aggregate(o.this) for o in order.expressions))
+        aggregating = group is not None or any(has_aggregate(e) for _, e, _ in items) or \
+            (having is not None) or (order is not None and any(has_aggregate(o.this) for o in order.expressions))
         having_expr = ExpressionBinder(self, scope, "HAVING", allow_aggregates=True)._boolean(having.this) \
             if having is not None else None
 
         if aggregating:
-            plan, post = self._bind_aggregation(select, scope, plan, items, having_expr)
+            plan, post = bind_aggregation(self, select, scope, plan, items, having_expr)
         else:
             post = None
 
@@ -210,89 +208,6 @@ class Binder:
         if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
             return int(node.this)
         raise error_at(node, f"{clause} must be a non-negative integer constant")
-
-    # -- aggregation -------------------------------------------------------------------------------
-
-    def _bind_aggregation(self, select: exp.Select, scope: Scope, plan: Plan,
-                          items: list[tuple[str, Expr, exp.Expression]],
-                          having: Expr | None) -> tuple[Plan, "_PostAggregation"]:
-        group = select.args.get("group")
-        group_exprs: list[Expr] = []
-        if group is not None:
-            if group.args.get("rollup") or group.args.get("cube") or group.args.get("grouping_sets"):
-                raise error_at(group, "ROLLUP, CUBE and GROUPING SETS are not supported yet")
-            for node in group.expressions:
-                group_exprs.append(self._group_expression(node, scope, items))
-        calls: list[AggregateCall] = []
-
-        def collect(expr: Expr) -> None:
-            for node in walk(expr):
-                if isinstance(node, AggregateCall) and node not in calls:
-                    calls.append(node)
-
-        for _, expr, _ in items:
-            collect(expr)
-        if having is not None:
-            collect(having)
-        order = select.args.get("order")
-        if order is not None:
-            for ordered in order.expressions:
-                if not (isinstance(ordered.this, exp.Literal) or isinstance(ordered.this, exp.Column)
-                        and not ordered.this.table and any(n.lower() == ordered.this.name.lower() for n, _, _ in items)):
-                    collect(ExpressionBinder(self, scope, "ORDER BY", allow_aggregates=True).bind(ordered.this))
-
-        # Pre-projection: the columns the Aggregate reads, computing non-column expressions.
-        pre: dict[Expr, Column] = {}
-
-        def as_column(expr: Expr, name: str) -> Column:
-            if isinstance(expr, ColumnRef):
-                pre.setdefault(expr, expr.column)
-                return expr.column
-            if expr not in pre:
-                pre[expr] = self.columns.new(name, expr.type)
-            return pre[expr]
-
-        group_columns = []
-        for index, expr in enumerate(group_exprs):
-            column = as_column(expr, f"_group{index}")
-            if column not in group_columns:
-                group_columns.append(column)
-        aggregates = []
-        mapping: dict[Expr, Column] = {expr: as_column(expr, "") for expr in group_exprs}
-        for call in calls:
-            args = tuple(ColumnRef(as_column(a, f"_arg{i}")) if not isinstance(a, Constant) else a
-                         for i, a in enumerate(call.args))
-            column = self.columns.new(call.name if call.name != "count_star" else "count", call.type)
-            aggregates.append((column, AggregateCall(call.name, args, call.distinct, call.type)))
-            mapping[call] = column
-        projected = tuple((c, e) for e, c in pre.items())
-        source = Project(plan, projected) if any(not isinstance(e, ColumnRef) for e in pre) else plan
-        aggregate = Aggregate(source, tuple(group_columns), tuple(aggregates))
-        return aggregate, _PostAggregation(mapping, frozenset(group_columns), scope)
-
-    def _group_expression(self, node: exp.Expression, scope: Scope,
-                          items: list[tuple[str, Expr, exp.Expression]]) -> Expr:
-        if isinstance(node, exp.Literal) and not node.is_string:
-            index = int(node.this)
-            if not 1 <= index <= len(items):
-                raise error_at(node, f"GROUP BY position {index} is not in the select list (1..{len(items)})")
-            expr = items[index - 1][1]
-        else:
-            try:
-                expr = ExpressionBinder(self, scope, "GROUP BY").bind(node)
-            except SqlError:
-                # Spark and DuckDB let GROUP BY name a select-list alias.
-                if isinstance(node, exp.Column) and not node.table:
-                    matches = [e for n, e, _ in items if n.lower() == node.name.lower()]
-                    if len(matches) == 1:
-                        expr = matches[0]
-                    else:
-                        raise
-                else:
-                    raise
-        if _has_aggregate(expr):
-            raise error_at(node, "aggregates are not allowed in GROUP BY")
-        return expr
 
     # -- FROM --------------------------------------------------------------------------------------
 
@@ -498,49 +413,6 @@ class Binder:
                 keys.append(SortKey(column, not ordered.args.get("desc"), bool(ordered.args.get("nulls_first"))))
             plan = Sort(plan, tuple(keys))
         return self._limit(node, plan), names
-
-
-class _PostAggregation:
-    """Rewrites expressions bound before aggregation to read the Aggregate's outputs."""
-
-    def __init__(self, mapping: dict[Expr, Column], groups: frozenset[Column], scope: Scope):
-        self.mapping = mapping
-        self.groups = groups
-        self.scope = scope
-
-    def rewrite(self, expr: Expr, node: exp.Expression) -> Expr:
-        local = set(self.scope.all_columns())
-
-        def visit(e: Expr) -> Expr | None:
-            if e in self.mapping:
-                return ColumnRef(self.mapping[e])
-            if isinstance(e, ColumnRef):
-                if e.column in self.groups or e.column not in local:
-                    return e  # a grouping column, or an outer reference
-                raise error_at(node, f"column '{e.column.name}' must appear in GROUP BY or be used in an aggregate")
-            if isinstance(e, AggregateCall):
-                raise AssertionError("aggregate missed by collection")
-            return None
-
-        return transform(expr, visit)
-
-
-def _has_aggregate(expr_or_node) -> bool:  # type: ignore[no-untyped-def]
-    if isinstance(expr_or_node, exp.Expression):
-        for node in expr_or_node.walk():
-            if isinstance(node, exp.AggFunc) and not _inside_subquery(node, expr_or_node):
-                return True
-        return False
-    return any(isinstance(n, AggregateCall) for n in walk(expr_or_node))
-
-
-def _inside_subquery(node: exp.Expression, root: exp.Expression) -> bool:
-    parent = node.parent
-    while parent is not None and parent is not root:
-        if isinstance(parent, (exp.Subquery, exp.Select, exp.Exists)):
-            return True
-        parent = parent.parent
-    return False
 
 
 __all__ = ["Binder", "BoundQuery", "SqlError"]

@@ -191,14 +191,16 @@ class _Decorrelator:
             error = Call("raise_error", (Constant(MORE_THAN_ONE_ROW, T.VARCHAR),), any_value.type)
             checked = SpecialForm("CASE", (compare("gt", ColumnRef(count), Constant(1, T.INTEGER)), error,
                                            ColumnRef(any_value)), any_value.type)
+            column = self.columns.new(any_value.name, any_value.type)
             if pulled.predicates:
-                # Correlated: checked on the joined row, as engines check it per outer row.
-                value = checked
-            else:
-                # Uncorrelated: checked once, whether or not an outer row reads it (DuckDB, Spark).
-                column = self.columns.new(any_value.name, any_value.type)
-                right = Project(right, ((column, checked),))
-                value = ColumnRef(column)
+                # Correlated: checked for every outer row with its own subquery result, as the
+                # engines do, by a projection above the join (never short-circuited by OR/CASE).
+                joined = Join("left", outer, right, conjunction(pulled.predicates))
+                passed = tuple((c, ColumnRef(c)) for c in joined.output)
+                return Project(joined, passed + ((column, checked),)), ColumnRef(column)
+            # Uncorrelated: checked once, whether or not an outer row reads it (DuckDB, Spark).
+            right = Project(right, ((column, checked),))
+            value = ColumnRef(column)
         return Join("left", outer, right, conjunction(pulled.predicates)), value
 
     def _count_rows(self, inner: Plan) -> tuple[Plan, tuple[Column, Column]]:

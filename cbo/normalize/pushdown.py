@@ -4,7 +4,10 @@ The pass carries the conjuncts collected above a node down into it. Each case be
 equivalence on bags of rows; where one does not hold the conjunct stays put as a Filter.
 
 * Filter: σ_p(σ_q(R)) = σ_{p∧q}(R).
-* Project: σ_p(π_A(R)) = π_A(σ_{p[A]}(R)), where p[A] inlines the projected expressions.
+* Project: σ_p(π_A(R)) = π_A(σ_{p[A]}(R)), where p[A] inlines the projected expressions;
+  not for conjuncts reading an expression that can raise an error (a scalar subquery's
+  "more than one row" check): moved into a filter it would be evaluated for other rows, or
+  skipped by short-circuiting, so such conjuncts stay above the projection.
 * Inner join: σ_p(R ⋈_c S) = R' ⋈_{c'} S' where conjuncts of p∧c that read only R go into R,
   only S into S, and the rest into the join condition. This is what turns comma joins into
   equi-joins.
@@ -23,7 +26,8 @@ equivalence on bags of rows; where one does not hold the conjunct stays put as a
 
 from __future__ import annotations
 
-from cbo.ir.expressions import TRUE, Column, Constant, Expr, columns_of, conjunction, conjuncts, substitute
+from cbo.ir.expressions import (TRUE, Call, Column, Constant, Expr, columns_of, conjunction, conjuncts, substitute,
+                                walk)
 from cbo.ir.operators import (Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values,
                               null_rejected_columns)
 
@@ -46,8 +50,11 @@ def _push(plan: Plan, predicates: list[Expr]) -> Plan:
         return _push(plan.input, predicates + conjuncts(plan.predicate))
     if isinstance(plan, Project):
         definitions = {c: e for c, e in plan.assignments}
-        inlined = [substitute(p, definitions) for p in predicates]
-        return Project(_push(plan.input, inlined), plan.assignments)
+        raising = {c for c, e in plan.assignments if _can_raise(e)}
+        movable = [p for p in predicates if not (columns_of(p) & raising)]
+        staying = [p for p in predicates if columns_of(p) & raising]
+        inlined = [substitute(p, definitions) for p in movable]
+        return _filter(Project(_push(plan.input, inlined), plan.assignments), staying)
     if isinstance(plan, Join):
         return _push_join(plan, predicates)
     if isinstance(plan, Aggregate) and plan.group_by:
@@ -105,6 +112,10 @@ def _push_join(join: Join, predicates: list[Expr]) -> Plan:
     stay = [c for c in condition if c not in into_right and c not in into_left]
     return _filter(Join(kind, _push(join.left, from_above + into_left), _push(join.right, into_right),
                         conjunction(stay), join.mark, join.mark_predicate), above)
+
+
+def _can_raise(expr: Expr) -> bool:
+    return any(isinstance(e, Call) and e.name == "raise_error" for e in walk(expr))
 
 
 def _constant_true(expr: Expr) -> bool:

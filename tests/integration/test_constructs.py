@@ -80,3 +80,12 @@ def test_construct_matches_duckdb(name, engine, runners):
     _, rows = sessions[engine].query(sql)
     verdict = compare(expected, rows, ordered=is_ordered(sql))
     assert verdict.matches, f"{name} on {engine}: {verdict.detail}"
+
+
+@pytest.mark.parametrize("engine", ["spark", "duckdb"])
+def test_a_scalar_subquery_with_two_rows_fails_with_a_clear_error(engine, runners):
+    from cbo.errors import CboError
+
+    sessions, _ = runners
+    with pytest.raises(CboError, match=f"query failed on {engine}: .*scalar subquery returned more than one row"):
+        sessions[engine].query("select n_name, (select r_name from region where r_regionkey > n_regionkey) from nation")
