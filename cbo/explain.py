@@ -13,6 +13,7 @@ import html
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from cbo.ir.expressions import TRUE
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 
 
@@ -46,7 +47,7 @@ def describe(plan: Plan, annotate: Annotator | None = None) -> NodeInfo:
 
 def _operator(plan: Plan) -> str:
     if isinstance(plan, Join):
-        if plan.kind == "inner" and plan.condition == _true():
+        if plan.kind == "inner" and plan.condition == TRUE:
             return "CrossJoin"
         return {"inner": "InnerJoin", "left": "LeftJoin", "right": "RightJoin", "full": "FullJoin",
                 "semi": "SemiJoin", "anti": "AntiJoin", "mark": "MarkJoin"}[plan.kind]
@@ -56,11 +57,6 @@ def _operator(plan: Plan) -> str:
         return plan.kind.capitalize() + ("" if plan.distinct else "All")
     return type(plan).__name__
 
-
-def _true():  # type: ignore[no-untyped-def]
-    from cbo.ir.expressions import TRUE
-
-    return TRUE
 
 
 def _columns(columns) -> list[str]:  # type: ignore[no-untyped-def]

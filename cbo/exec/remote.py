@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from cbo.catalog import Catalog, Source, TableDef
-from cbo.ir.expressions import Call, Expr, walk
+from cbo.ir.expressions import can_raise
 from cbo.ir.operators import Filter, Plan, Project, Scan
 from cbo.sqlgen import SqlRenderer, name_of
 
@@ -48,9 +48,9 @@ class RemoteQueries:
         source = self.catalog.source_of(table)
         if source.type != "jdbc":
             return None
-        if project is not None and not all(_runs_remotely(e) for _, e in project.assignments):
+        if project is not None and any(can_raise(e) for _, e in project.assignments):
             return None
-        if filter_ is not None and not _runs_remotely(filter_.predicate):
+        if filter_ is not None and can_raise(filter_.predicate):
             return None
         dialect = source.dialect or "postgres"
 
@@ -59,7 +59,7 @@ class RemoteQueries:
                              db=exp.to_identifier(source.schema, quoted=True) if source.schema else None)
 
         renderer = SqlRenderer(dialect, remote_table)
-        query = renderer._Scan(scan)
+        query = renderer.query(scan)
         # The scan names its columns by identity; filters and projections read those names
         # from it as a derived table (the database flattens this).
         if filter_ is not None:
@@ -90,10 +90,6 @@ class RemoteQueries:
 def _derived(query: exp.Expression, alias: str) -> exp.Expression:
     return exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(alias)))
 
-
-def _runs_remotely(expr: Expr) -> bool:
-    """Whether an expression can be evaluated by the source (no engine-only functions)."""
-    return not any(isinstance(e, Call) and e.name == "raise_error" for e in walk(expr))
 
 
 def _postgres_bounds(source: Source, table: TableDef, key: str, min_rows: int) -> tuple[int, int] | None:

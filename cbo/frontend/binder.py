@@ -366,7 +366,7 @@ class Binder:
 
     def _bind_set_operation(self, node: exp.SetOperation, scope: Scope) -> tuple[Plan, list[str]]:
         left, names = self.bind_query(node.this, scope)
-        right, right_names = self.bind_query(node.expression, scope)
+        right, _ = self.bind_query(node.expression, scope)
         if len(left.output) != len(right.output):
             raise error_at(node, f"{node.key.upper()} inputs have {len(left.output)} and {len(right.output)} columns")
         types = []

@@ -33,7 +33,7 @@ from cbo.ir import types as T
 from cbo.ir.expressions import (FALSE, NEGATED, TRUE, AggregateCall, Call, Column, ColumnFactory, ColumnRef,
                                 Constant, Expr, SpecialForm, SubqueryExpr, columns_of, compare, conjunction,
                                 conjuncts, contains_subquery, is_null, negate, substitute, transform)
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, free_columns
+from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, SetOp, Sort, free_columns
 
 MORE_THAN_ONE_ROW = "scalar subquery returned more than one row"
 
@@ -80,7 +80,7 @@ class _Decorrelator:
             if rewritten is not None:
                 plan = rewritten
                 continue
-            plan, expr = self._replace_subqueries(plan, conjunct, in_filter=True)
+            plan, expr = self._replace_subqueries(plan, conjunct)
             keep.append(expr)
         if keep:
             plan = Filter(plan, conjunction(keep))
@@ -92,7 +92,7 @@ class _Decorrelator:
         plan = node.input
         assignments = []
         for column, expr in node.assignments:
-            plan, rewritten = self._replace_subqueries(plan, expr, in_filter=False)
+            plan, rewritten = self._replace_subqueries(plan, expr)
             assignments.append((column, rewritten))
         return Project(plan, tuple(assignments))
 
@@ -138,7 +138,7 @@ class _Decorrelator:
 
     # -- subqueries inside other expressions ----------------------------------------------------------
 
-    def _replace_subqueries(self, plan: Plan, expr: Expr, in_filter: bool) -> tuple[Plan, Expr]:
+    def _replace_subqueries(self, plan: Plan, expr: Expr) -> tuple[Plan, Expr]:
         state = {"plan": plan}
 
         def visit(e: Expr) -> Expr | None:
@@ -146,7 +146,7 @@ class _Decorrelator:
                 return None
             operand = None
             if e.operand is not None:
-                state["plan"], operand = self._replace_subqueries(state["plan"], e.operand, in_filter)
+                state["plan"], operand = self._replace_subqueries(state["plan"], e.operand)
             if e.kind == "scalar":
                 state["plan"], value = self._scalar(state["plan"], e)
                 return value
@@ -353,4 +353,4 @@ def _simplify_not(expr: Expr) -> Expr:
     return expr
 
 
-__all__ = ["decorrelate", "Unsupported", "MORE_THAN_ONE_ROW", "Scan", "Values"]
+__all__ = ["decorrelate", "Unsupported", "MORE_THAN_ONE_ROW"]

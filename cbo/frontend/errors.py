@@ -15,10 +15,10 @@ def position(node: exp.Expression | None) -> str:
     """'line L, column C: ' for a node that carries a position (identifiers do), else ''."""
     if node is None:
         return ""
-    candidates = [node] + [n for n in node.find_all(exp.Identifier)] if isinstance(node, exp.Expression) else []
-    for candidate in candidates:
-        meta = candidate.meta if hasattr(candidate, "meta") else {}
-        if meta and "line" in meta:
+    # sqlglot positions identifiers (by where they end); the node's first identifier stands for it.
+    for candidate in (node, *node.find_all(exp.Identifier)):
+        meta = candidate.meta
+        if "line" in meta:
             return f"line {meta['line']}, column {meta['col'] - (meta['end'] - meta['start'])}: "
     return ""
 

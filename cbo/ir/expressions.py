@@ -112,8 +112,6 @@ class Call(Expr):
 INFIX = {"eq": "=", "neq": "<>", "lt": "<", "lte": "<=", "gt": ">", "gte": ">=", "add": "+", "subtract": "-",
          "multiply": "*", "divide": "/", "modulus": "%", "like": "LIKE",
          "is_not_distinct_from": "IS NOT DISTINCT FROM"}
-COMPARISONS = ("eq", "neq", "lt", "lte", "gt", "gte")
-FLIPPED = {"eq": "eq", "neq": "neq", "lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte"}
 NEGATED = {"eq": "neq", "neq": "eq", "lt": "gte", "lte": "gt", "gt": "lte", "gte": "lt"}
 
 
@@ -257,10 +255,6 @@ def conjunction(parts: Iterable[Expr]) -> Expr:
     return unique[0] if len(unique) == 1 else SpecialForm("AND", tuple(unique), BOOLEAN)
 
 
-def disjunction(parts: Iterable[Expr]) -> Expr:
-    items = list(parts)
-    return items[0] if len(items) == 1 else SpecialForm("OR", tuple(items), BOOLEAN)
-
 
 def negate(expr: Expr) -> Expr:
     return SpecialForm("NOT", (expr,), BOOLEAN)
@@ -278,9 +272,10 @@ def contains_subquery(expr: Expr) -> bool:
     return any(isinstance(node, SubqueryExpr) for node in walk(expr))
 
 
-def contains_aggregate(expr: Expr) -> bool:
-    return any(isinstance(node, AggregateCall) for node in walk(expr))
+def can_raise(expr: Expr) -> bool:
+    """Whether evaluating the expression may raise an error (a scalar subquery's row check).
 
-
-def ref(column: Column) -> ColumnRef:
-    return ColumnRef(column)
+    Such expressions must be evaluated exactly where the plan puts them: not inlined, moved,
+    or handed to another system that lacks the function.
+    """
+    return any(isinstance(e, Call) and e.name == "raise_error" for e in walk(expr))

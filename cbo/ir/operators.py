@@ -435,11 +435,3 @@ def null_rejected_columns(expr: Expr) -> set[Column]:
                 found |= null_rejected_columns(arg)
             return found
     return set()
-
-
-def operator_counts(plan: Plan) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for node in walk(plan):
-        name = type(node).__name__ if not isinstance(node, Join) else f"{node.kind.capitalize()}Join"
-        counts[name] = counts.get(name, 0) + 1
-    return counts

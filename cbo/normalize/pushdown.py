@@ -26,8 +26,7 @@ equivalence on bags of rows; where one does not hold the conjunct stays put as a
 
 from __future__ import annotations
 
-from cbo.ir.expressions import (TRUE, Call, Column, Constant, Expr, columns_of, conjunction, conjuncts, substitute,
-                                walk)
+from cbo.ir.expressions import TRUE, Column, Expr, can_raise, columns_of, conjunction, conjuncts, substitute
 from cbo.ir.operators import (Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values,
                               null_rejected_columns)
 
@@ -50,7 +49,7 @@ def _push(plan: Plan, predicates: list[Expr]) -> Plan:
         return _push(plan.input, predicates + conjuncts(plan.predicate))
     if isinstance(plan, Project):
         definitions = {c: e for c, e in plan.assignments}
-        raising = {c for c, e in plan.assignments if _can_raise(e)}
+        raising = {c for c, e in plan.assignments if can_raise(e)}
         movable = [p for p in predicates if not (columns_of(p) & raising)]
         staying = [p for p in predicates if columns_of(p) & raising]
         inlined = [substitute(p, definitions) for p in movable]
@@ -85,7 +84,7 @@ def _push_join(join: Join, predicates: list[Expr]) -> Plan:
         everything = predicates + condition
         to_left = [p for p in everything if _reads_only(p, left_cols)]
         to_right = [p for p in everything if _reads_only(p, right_cols) and p not in to_left]
-        rest = [p for p in everything if p not in to_left and p not in to_right and not _constant_true(p)]
+        rest = [p for p in everything if p not in to_left and p not in to_right and p != TRUE]
         return Join("inner", _push(join.left, to_left), _push(join.right, to_right), conjunction(rest))
 
     if kind in ("left", "right"):
@@ -112,13 +111,3 @@ def _push_join(join: Join, predicates: list[Expr]) -> Plan:
     stay = [c for c in condition if c not in into_right and c not in into_left]
     return _filter(Join(kind, _push(join.left, from_above + into_left), _push(join.right, into_right),
                         conjunction(stay), join.mark, join.mark_predicate), above)
-
-
-def _can_raise(expr: Expr) -> bool:
-    return any(isinstance(e, Call) and e.name == "raise_error" for e in walk(expr))
-
-
-def _constant_true(expr: Expr) -> bool:
-    return isinstance(expr, Constant) and expr.value is True
-
-

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +10,6 @@ import psycopg
 import pytest
 
 from cbo.catalog import load_catalog
-from cbo.engines import postgres as pg
 from cbo.loaders import TableKeys, load_parquet_schema, loaded_manifest
 from cbo.localpg import LocalPostgres
 from cbo.metadata import with_database_keys
