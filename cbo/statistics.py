@@ -83,7 +83,10 @@ def analyze(catalog: Catalog, tables: list[str] | None = None, *, sample: float 
         loaded = store.load(table.qualified_name, current)
         if loaded.problem:
             progress(loaded.problem)
-        if loaded.stats is not None and not force:
+        if loaded.stats is not None and loaded.stats.sample_file is None and not force:
+            progress(f"[{index}/{len(chosen)}] {table.qualified_name}: stored statistics have no row sample "
+                     "(collected by an older cbo); collecting again")
+        elif loaded.stats is not None and not force:
             results.append(Analyzed(table.qualified_name, "fresh", 0.0, loaded.stats.row_count,
                                     store.path(table.qualified_name)))
             progress(f"[{index}/{len(chosen)}] {table.qualified_name}: statistics are fresh")

@@ -15,7 +15,10 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
+
+if TYPE_CHECKING:
+    from stats.sample import RowSample
 
 FORMAT_VERSION = 1
 KINDS = ("number", "string", "date", "timestamp", "boolean")
@@ -135,6 +138,16 @@ class LazyColumns(Mapping[str, ColumnStats]):
     def __repr__(self) -> str:
         return f"LazyColumns({list(self._bodies)})"
 
+    def kinds(self) -> dict[str, str]:
+        return {name: body["kind"] for name, body in self._bodies.items()}
+
+
+def column_kinds(columns: Mapping[str, ColumnStats]) -> dict[str, str]:
+    """Each column's kind, without parsing lazily held columns."""
+    if isinstance(columns, LazyColumns):
+        return columns.kinds()
+    return {name: column.kind for name, column in columns.items()}
+
 
 @dataclass(frozen=True)
 class TableStats:
@@ -147,15 +160,21 @@ class TableStats:
     sampled_fraction: float = 1.0
     columns: Mapping[str, ColumnStats] = field(default_factory=dict)
     column_groups: dict[str, float] = field(default_factory=dict)  # "a,b" -> distinct (a, b) pairs
+    # Whole rows drawn uniformly (stats.sample); stored in its own file, named in ``sample_file``.
+    sample: "RowSample | None" = field(default=None, compare=False, repr=False)
+    sample_file: str | None = None
 
     def column(self, name: str) -> ColumnStats:
         return self.columns[name]
 
     def to_json(self) -> dict[str, Any]:
-        return {"format_version": FORMAT_VERSION, "table": self.table, "row_count": self.row_count,
+        body = {"format_version": FORMAT_VERSION, "table": self.table, "row_count": self.row_count,
                 "size_bytes": self.size_bytes, "collected_at": self.collected_at, "fingerprint": self.fingerprint,
                 "collector": self.collector, "sampled_fraction": self.sampled_fraction,
                 "columns": [c.to_json() for c in self.columns.values()], "column_groups": self.column_groups}
+        if self.sample_file is not None:
+            body["sample_file"] = self.sample_file
+        return body
 
     @staticmethod
     def from_json(body: dict[str, Any]) -> "TableStats":
@@ -170,7 +189,8 @@ class TableStats:
                           collected_at=body["collected_at"], fingerprint=body["fingerprint"],
                           collector=body["collector"], sampled_fraction=float(body.get("sampled_fraction", 1.0)),
                           columns=LazyColumns(bodies),
-                          column_groups={k: float(v) for k, v in body.get("column_groups", {}).items()})
+                          column_groups={k: float(v) for k, v in body.get("column_groups", {}).items()},
+                          sample_file=body.get("sample_file"))
 
 
 def now_utc() -> str:

@@ -10,6 +10,7 @@ Conversions into the shared model:
 * min and max come from the histogram's ends and the MCVs (PostgreSQL keeps no others);
   ``max_width`` is not kept by PostgreSQL and is reported as the average width.
 Values arrive as text (cast through ``text[]``) and are typed by the column's type.
+A row sample (``stats.sample``) is read with ``TABLESAMPLE BERNOULLI``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from psycopg import sql
 
 from stats.model import Bucket, ColumnStats, TableStats, now_utc
+from stats.sample import SAMPLE_SIZE, SEED, RowSample, choose_rows
 
 KIND_BY_TYPE = {"smallint": "number", "integer": "number", "bigint": "number", "numeric": "number", "real": "number",
                 "double precision": "number", "character varying": "string", "character": "string", "text": "string",
@@ -62,7 +64,7 @@ ANALYZE_TARGET = 1000  # statistics target for ANALYZE run by cbo: a 300,000-row
 
 
 def collect(conn, schema: str, table: str, name: str, *, analyze: bool = False,  # type: ignore[no-untyped-def]
-            target: int = ANALYZE_TARGET) -> TableStats:
+            target: int = ANALYZE_TARGET, sample_size: int = SAMPLE_SIZE) -> TableStats:
     """Statistics of ``schema.table`` as PostgreSQL knows them.
 
     With ``analyze`` (or when the table was never analyzed) ANALYZE runs first, with
@@ -110,5 +112,21 @@ def collect(conn, schema: str, table: str, name: str, *, analyze: bool = False, 
             name=attname, kind=kind, null_fraction=float(null_frac), distinct=distinct,
             min=min(candidates) if candidates else None, max=max(candidates) if candidates else None,
             avg_width=float(avg_width), max_width=int(avg_width), mcv=mcv, histogram=histogram)
+    sample = _row_sample(conn, schema, table, {n: c.kind for n, c in columns.items()}, rows, sample_size) \
+        if sample_size > 0 and columns else None
     return TableStats(table=name, row_count=rows, size_bytes=float(relation[2]), collected_at=now_utc(),
-                      fingerprint=fingerprint(conn, schema, table), collector="postgres", columns=columns)
+                      fingerprint=fingerprint(conn, schema, table), collector="postgres", columns=columns,
+                      sample=sample)
+
+
+def _row_sample(conn, schema: str, table: str, kinds: dict[str, str], rows: float,  # type: ignore[no-untyped-def]
+                size: int) -> RowSample:
+    """A uniform sample of about ``size`` rows read with TABLESAMPLE BERNOULLI (repeatable)."""
+    names = list(kinds)
+    percent = min(100.0, 100.0 * 1.2 * size / max(rows, 1.0))
+    query = sql.SQL("select {} from {} tablesample bernoulli ({}) repeatable ({})").format(
+        sql.SQL(", ").join(sql.Identifier(n) for n in names), sql.Identifier(schema, table),
+        sql.Literal(percent), sql.Literal(SEED))
+    fetched = conn.execute(query).fetchall()
+    keep = choose_rows(len(fetched), size)
+    return RowSample({n: [fetched[i][j] for i in keep] for j, n in enumerate(names)}, kinds, rows)

@@ -11,6 +11,8 @@
    widths, and distinct counts of column groups. MCV frequencies are then the sample's,
    scaled, as PostgreSQL's are; ``exact_mcv=True`` recounts the candidates exactly in one more
    job (one branch per column reading only that column).
+3. A uniform subset of ``row_sample_size`` rows of that sample is kept with the statistics
+   (``stats.sample``) for estimating conjunctions over correlated columns.
 
 With ``fraction`` < 1 the scan reads a Bernoulli sample of that fraction instead of the table:
 counts are scaled by 1/fraction and distinct counts are estimated with Duj1 from the sample.
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from stats.histogram import BUCKETS, MCV_SIZE, build_histogram, choose_mcv, duj1
 from stats.model import ColumnStats, TableStats, now_utc
+from stats.sample import SAMPLE_SIZE, RowSample, choose_rows
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -58,7 +61,8 @@ def _fixed_width(spark_type: str) -> int:
 
 def collect(frame: "DataFrame", table: str, fingerprint: str, *, size_bytes: float | None = None,
             fraction: float = 1.0, column_groups: Iterable[tuple[str, ...]] = (), buckets: int = BUCKETS,
-            mcv_size: int = MCV_SIZE, sample_rows: int = SAMPLE_ROWS, exact_mcv: bool = False) -> TableStats:
+            mcv_size: int = MCV_SIZE, sample_rows: int = SAMPLE_ROWS, exact_mcv: bool = False,
+            row_sample_size: int = SAMPLE_SIZE) -> TableStats:
     if not 0 < fraction <= 1:
         raise ValueError(f"sample fraction must be in (0, 1], got {fraction}")
     dtypes = dict(frame.dtypes)
@@ -111,9 +115,12 @@ def collect(frame: "DataFrame", table: str, fingerprint: str, *, size_bytes: flo
             mcv=mcv, histogram=histogram)
     group_stats = {",".join(g): float(min(summary["groups"][g] * (scale if fraction < 1 else 1), rows))
                    for g in groups}
+    keep = choose_rows(sample_size, row_sample_size)
+    row_sample = RowSample({name: [sample[name][i] for i in keep] for name in columns},
+                           {name: kinds[name] for name in columns}, rows)
     return TableStats(table=table, row_count=rows, size_bytes=size_bytes, collected_at=now_utc(),
                       fingerprint=fingerprint, collector="spark", sampled_fraction=fraction, columns=stats,
-                      column_groups=group_stats)
+                      column_groups=group_stats, sample=row_sample if row_sample_size > 0 else None)
 
 
 def _sample(frame: "DataFrame", columns: list[str], sample_rows: int) -> tuple[dict[str, list[Any]], bool]:

@@ -1,7 +1,9 @@
 """The statistics store: one directory per catalog, one JSON file per table.
 
 Writes are atomic (a temporary file in the same directory, flushed and renamed over the old
-one), so a crash or a kill leaves either the old file or the new one, never half of one. A file
+one), so a crash or a kill leaves either the old file or the new one, never half of one. A
+table's row sample is a Parquet file named after its content's digest, written before the JSON
+that names it; older samples of the table are removed only after the new JSON is in place. A file
 that is corrupt, from another format version, or stale against the data's current fingerprint
 is reported by name and treated as missing; reading never raises for them.
 """
@@ -35,17 +37,42 @@ class StatsStore:
     def save(self, stats: TableStats) -> Path:
         self.directory.mkdir(parents=True, exist_ok=True)
         target = self.path(stats.table)
+        sample_name = self._save_sample(stats, target) if stats.sample is not None else None
+        body = stats.to_json()
+        if sample_name is not None:
+            body["sample_file"] = sample_name
         handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=f".{target.name}.", suffix=".tmp")
         try:
             with os.fdopen(handle, "w") as out:
-                json.dump(stats.to_json(), out, separators=(",", ":"))
+                json.dump(body, out, separators=(",", ":"))
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(temporary, target)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
+        for old in self.directory.glob(f"{target.stem}.sample-*.parquet"):
+            if old.name != sample_name:
+                old.unlink(missing_ok=True)
         return target
+
+    def _save_sample(self, stats: TableStats, target: Path) -> str:
+        import hashlib
+
+        import pyarrow.parquet as pq
+
+        assert stats.sample is not None
+        handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=f".{target.stem}.sample.", suffix=".tmp")
+        os.close(handle)
+        try:
+            pq.write_table(stats.sample.to_arrow(), temporary)
+            digest = hashlib.sha256(Path(temporary).read_bytes()).hexdigest()[:12]
+            name = f"{target.stem}.sample-{digest}.parquet"
+            os.replace(temporary, self.directory / name)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        return name
 
     def load(self, table: str, fingerprint: str | None = None) -> Loaded:
         path = self.path(table)
@@ -61,7 +88,22 @@ class StatsStore:
             return Loaded(None, f"{path}: cannot read ({exc.strerror}); ignored")
         if fingerprint is not None and stats.fingerprint != fingerprint:
             return Loaded(None, f"{path}: stale statistics (the data changed since {stats.collected_at}); ignored")
-        return Loaded(stats)
+        return self._with_sample(stats, path)
+
+    def _with_sample(self, stats: TableStats, path: Path) -> Loaded:
+        """Attach the row sample (read lazily); a missing sample file costs the sample, not the statistics."""
+        if stats.sample_file is None:
+            return Loaded(stats)
+        sample_path = self.directory / stats.sample_file
+        if not sample_path.exists():
+            return Loaded(stats, f"{path}: its row sample {stats.sample_file} is missing; estimating without it")
+        from dataclasses import replace
+
+        from stats.model import column_kinds
+        from stats.sample import RowSample
+
+        sample = RowSample(None, column_kinds(stats.columns), stats.row_count, path=sample_path)
+        return Loaded(replace(stats, sample=sample))
 
     def tables(self) -> list[str]:
         names = []
@@ -73,6 +115,6 @@ class StatsStore:
 
     def load_path(self, path: Path) -> Loaded:
         try:
-            return Loaded(TableStats.from_json(json.loads(path.read_text())))
+            return self._with_sample(TableStats.from_json(json.loads(path.read_text())), path)
         except (ValueError, KeyError, TypeError, OSError) as exc:
             return Loaded(None, f"{path}: unusable statistics file ({exc}); ignored")

@@ -1,0 +1,144 @@
+"""The q-error harness: ``python -m benchmarks.cardinality --workload tpch|stats [--sf X] --out FILE``.
+
+For every query of the workload, every sub-plan (``subplans``) is counted in DuckDB and
+estimated by cbo, PostgreSQL, DuckDB and (with ``--systems ...,spark``) Spark. Prints
+median / p90 / p95 / max q-error per system and per join count, saves all records and the
+summary as JSON, and draws box plots next to it (same name, ``.png``). cbo's statistics are
+collected first if missing (``cbo analyze`` on the Parquet catalog).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics as pystats
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.cardinality import report
+from benchmarks.cardinality.subplans import subplans
+from benchmarks.cardinality.systems import CboSystem, DuckDBSystem, PostgresSystem, SparkSystem, Truth
+from benchmarks.machine import machine_info
+from cbo.catalog import load_catalog
+from cbo.planner import Planner
+from cbo.progress import say, step
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.cardinality", description=__doc__.splitlines()[0])
+    parser.add_argument("--workload", choices=("tpch", "stats"), required=True)
+    parser.add_argument("--sf", type=float, default=1.0, help="TPC-H scale factor (default 1)")
+    parser.add_argument("--out", type=Path, required=True, help="JSON file to write (a .png is drawn beside it)")
+    parser.add_argument("--systems", default="cbo,postgres,duckdb",
+                        help="comma-separated: cbo,postgres,duckdb,spark (default: cbo,postgres,duckdb)")
+    parser.add_argument("--queries", type=int, default=200, help="STATS: number of generated queries (default 200)")
+    parser.add_argument("--seed", type=int, default=None, help="STATS: generator seed")
+    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per true count (default 60)")
+    args = parser.parse_args(argv)
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    unknown = set(systems) - set(report.SYSTEMS)
+    if unknown:
+        parser.error(f"unknown system(s): {', '.join(sorted(unknown))}")
+
+    queries, spark_catalog, pg_catalog, title = _workload(args)
+    with step("cbo statistics (collected where missing)"):
+        from cbo.statistics import analyze, load_all
+
+        analyze(spark_catalog, progress=say)
+        stats, problems = load_all(spark_catalog)
+        for problem in problems:
+            say(problem)
+    with step("loading DuckDB tables for true counts"):
+        truth = Truth(spark_catalog, args.time_limit)
+    estimators = []
+    if "cbo" in systems:
+        estimators.append(CboSystem(stats))
+    if "postgres" in systems:
+        estimators.append(PostgresSystem(pg_catalog))
+    if "duckdb" in systems:
+        estimators.append(DuckDBSystem(truth))
+    if "spark" in systems:
+        with step("Spark tables and ANALYZE"):
+            estimators.append(SparkSystem(spark_catalog, say))
+
+    planner = Planner(spark_catalog)
+    records, skipped = [], []
+    started = time.perf_counter()
+    for index, (name, sql) in enumerate(queries, start=1):
+        planned = planner.plan(sql)
+        found = subplans(planned.plan)
+        say(f"[{index}/{len(queries)}] {name}: {len(found)} sub-plans")
+        for sub in found:
+            try:
+                true = truth.count(sub.plan)
+            except Exception as exc:  # noqa: BLE001 - a timeout or an engine error skips the sub-plan
+                skipped.append({"query": name, "relations": list(sub.relations), "reason": type(exc).__name__})
+                continue
+            record = {"query": name, "relations": list(sub.relations), "joins": sub.joins, "true": true}
+            for system in estimators:
+                try:
+                    record[system.name] = system.estimate(sub.plan)
+                except Exception as exc:  # noqa: BLE001 - one system failing must not stop the others
+                    record[system.name] = None
+                    record[f"{system.name}_error"] = str(exc).splitlines()[0][:200]
+                if isinstance(system, CboSystem):
+                    record["cbo_ms"] = system.last_ms
+                    if system.last_notes:
+                        record["cbo_notes"] = system.last_notes
+            records.append(record)
+    elapsed = time.perf_counter() - started
+
+    summary = report.summarize(records)
+    timings = [r["cbo_ms"] for r in records if "cbo_ms" in r]
+    document = {"workload": args.workload, "sf": args.sf if args.workload == "tpch" else None,
+                "machine": machine_info(), "queries": [{"name": n, "sql": s} for n, s in queries],
+                "records": records, "skipped": skipped, "summary": summary, "elapsed_s": elapsed,
+                "cbo_estimate_ms": {"median": pystats.median(timings), "p95": _p95(timings), "max": max(timings)}
+                if timings else None}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    temporary = args.out.with_suffix(".tmp")
+    temporary.write_text(json.dumps(document, indent=1, default=str))
+    temporary.replace(args.out)
+    picture = report.plot(records, args.out.with_suffix(".png"), title)
+    print(report.markdown(summary, title))
+    if timings:
+        print(f"\ncbo: one sub-plan estimated in {pystats.median(timings):.2f} ms (median), "
+              f"{_p95(timings):.2f} ms (p95), {max(timings):.1f} ms (max)")
+    print(f"{len(records)} sub-plans of {len(queries)} queries; {len(skipped)} skipped (true count failed or timed out)")
+    print(f"saved {args.out} and {picture}")
+    return 0
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+
+
+def _workload(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    if args.workload == "tpch":
+        from benchmarks.tpch.queries import all_queries
+        from cbo.workloads import tpch
+
+        with step(f"TPC-H sf {args.sf:g}: data, PostgreSQL and catalogs"):
+            catalogs = tpch.prepare(args.sf, postgres="local", progress=say)
+        queries = [(q.name, q.sql) for q in all_queries()]
+        return (queries, load_catalog(catalogs["all-spark"]), load_catalog(catalogs["all-postgres"]),
+                f"TPC-H SF {args.sf:g}: q-error of every sub-plan")
+    from benchmarks.cardinality.stats_workload import SEED, generate
+    from cbo.localpg import LocalPostgres
+    from cbo.paths import cache_dir
+    from cbo.workloads import stats_data
+
+    with step("STATS data: Parquet, PostgreSQL and catalogs"):
+        out = cache_dir() / "stats-data"
+        catalogs = stats_data.prepare(out, LocalPostgres().start(), say)
+    with step(f"generating {args.queries} STATS queries"):
+        generated = generate(out, args.queries, args.seed if args.seed is not None else SEED)
+    queries = [(q.name, q.sql) for q in generated]
+    return (queries, load_catalog(catalogs["spark"]), load_catalog(catalogs["postgres"]),
+            "STATS: q-error of every sub-plan")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

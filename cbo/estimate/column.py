@@ -1,0 +1,304 @@
+"""What the estimator knows about one column of an intermediate result.
+
+A :class:`ColumnEstimate` is a column's distribution in absolute rows: the most common values
+with their row counts, and histogram segments with their rows, the distinct values present
+(``distinct``) and the values that may occur (``domain``). The two differ after a filter on
+another column: it removes rows and so some values, but not the range of values a row may
+take, and joins on a key/foreign key pair must compare domains (a filtered customer table
+still draws its keys from all customer keys). A filter on the column itself narrows both.
+
+Operations return new estimates: ``scaled`` (other columns filtered, or rows multiplied by a
+join), ``restricted`` (a predicate on this column), ``rows_equal`` (rows holding a value).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Any, Callable
+
+from cbo.estimate.values import fraction_within
+from stats.model import ColumnStats, in_bucket
+
+
+@dataclass(frozen=True)
+class Segment:
+    lower: Any
+    upper: Any
+    rows: float
+    distinct: float
+    domain: float
+
+    def part(self, share: float) -> "Segment":
+        return Segment(self.lower, self.upper, self.rows * share, self.distinct * share, self.domain * share)
+
+    def with_counts(self, rows: float, distinct: float, domain: float) -> "Segment":
+        return Segment(self.lower, self.upper, rows, distinct, domain)
+
+
+@dataclass(frozen=True)
+class ColumnEstimate:
+    kind: str | None                      # None: nothing known (a computed column or missing statistics)
+    nulls: float
+    mcv: tuple[tuple[Any, float], ...]    # (value, rows)
+    segments: tuple[Segment, ...]
+    width: float = 8.0
+    default: bool = False                 # rests on defaults rather than statistics
+    # Scaling is recorded, not applied, until someone looks at the values (``live``): most
+    # columns pass many joins and filters without being read. ``nulls`` is always current.
+    factor: float = 1.0                   # rows multiplied by
+    survival: float = 1.0                 # share of rows kept by filters on other columns
+
+    @cached_property
+    def live(self) -> "ColumnEstimate":
+        """The same estimate with its pending scaling applied to MCVs and segments."""
+        if self.factor == 1.0 and self.survival == 1.0:
+            return self
+        f, keep = self.factor, self.survival
+        mcv = tuple((v, r * f) for v, r in self.mcv)
+        segments = tuple(Segment(s.lower, s.upper, s.rows * f, _thinned(s.distinct, s.rows, keep), s.domain)
+                         for s in self.segments)
+        return ColumnEstimate(self.kind, self.nulls, mcv, segments, self.width, self.default)
+
+    # -- summaries -------------------------------------------------------------------------------
+
+    @cached_property
+    def non_null(self) -> float:
+        live = self.live
+        return sum(r for _, r in live.mcv) + sum(s.rows for s in live.segments)
+
+    @property
+    def rows(self) -> float:
+        return self.non_null + self.nulls
+
+    @cached_property
+    def distinct(self) -> float:
+        """Distinct non-NULL values present."""
+        live = self.live
+        return sum(_presence(r) for _, r in live.mcv) + sum(s.distinct for s in live.segments)
+
+    @cached_property
+    def domain(self) -> float:
+        return len(self.mcv) + sum(s.domain for s in self.segments)
+
+    @property
+    def null_fraction(self) -> float:
+        total = self.rows
+        return self.nulls / total if total > 0 else 0.0
+
+    # -- construction ----------------------------------------------------------------------------
+
+    @staticmethod
+    def from_stats(stats: ColumnStats, rows: float) -> "ColumnEstimate":
+        mcv = tuple((v, f * rows) for v, f in stats.mcv)
+        segments = tuple(Segment(b.lower, b.upper, b.rows, b.distinct, b.distinct) for b in stats.histogram)
+        rest = max(stats.distinct - len(mcv), 0.0)
+        if not segments and rest >= 1 and stats.min is not None:
+            # No histogram (e.g. all values were MCVs in the sample): one segment over the range.
+            leftover = max(rows * (1 - stats.null_fraction) - sum(r for _, r in mcv), 0.0)
+            if leftover > 0:
+                segments = (Segment(stats.min, stats.max, leftover, rest, rest),)
+        return ColumnEstimate(stats.kind, stats.null_fraction * rows, mcv, segments,
+                              max(stats.avg_width, 1.0))
+
+    @staticmethod
+    def unknown(rows: float, distinct: float | None = None, width: float = 8.0) -> "ColumnEstimate":
+        d = max(min(distinct if distinct is not None else rows, rows), 1.0 if rows > 0 else 0.0)
+        return ColumnEstimate(None, 0.0, (), (Segment(None, None, rows, d, d),) if rows > 0 else (), width, True)
+
+    @staticmethod
+    def of_values(values: list[Any], width: float = 8.0) -> "ColumnEstimate":
+        counts: dict[Any, float] = {}
+        nulls = 0.0
+        for v in values:
+            if v is None:
+                nulls += 1
+            else:
+                counts[v] = counts.get(v, 0.0) + 1
+        kind = None
+        if counts:
+            sample = next(iter(counts))
+            kind = "string" if isinstance(sample, str) else "number"
+        return ColumnEstimate(kind, nulls, tuple(counts.items()), (), width)
+
+    # -- transformations -------------------------------------------------------------------------
+
+    def scaled(self, factor: float) -> "ColumnEstimate":
+        """Rows multiplied by ``factor``: below 1 a filter on other columns (values thin out
+        independently), above 1 a join that repeats rows (no new values)."""
+        if factor == 1.0:
+            return self
+        return replace(self, nulls=self.nulls * factor, factor=self.factor * factor,
+                       survival=self.survival * min(factor, 1.0))
+
+    def with_rows(self, rows: float) -> "ColumnEstimate":
+        current = self.rows
+        if current <= 0:
+            return ColumnEstimate.unknown(rows, width=self.width) if rows > 0 else self
+        return self.scaled(rows / current)
+
+    def rows_equal(self, value: Any) -> float:
+        """Expected rows holding ``value``."""
+        self = self.live
+        if value is None:
+            return 0.0
+        for v, r in self.mcv:
+            if _same(v, value):
+                return r
+        segments = self.segments
+        for i, s in enumerate(segments):
+            if s.lower is None:
+                return s.rows / max(s.domain, 1.0)
+            try:
+                if _in_segment(value, segments, i):
+                    return s.rows / max(s.domain, 1.0)
+            except TypeError:
+                return s.rows / max(s.domain, 1.0)
+        return 0.0
+
+    def presence(self, value: Any) -> float:
+        """Probability that ``value`` occurs at least once."""
+        self = self.live
+        for v, r in self.mcv:
+            if _same(v, value):
+                return _presence(r)
+        for i, s in enumerate(self.segments):
+            try:
+                if s.lower is None or _in_segment(value, self.segments, i):
+                    return min(1.0, s.distinct / max(s.domain, 1.0))
+            except TypeError:
+                return min(1.0, s.distinct / max(s.domain, 1.0))
+        return 0.0
+
+    def equal_to(self, value: Any) -> "ColumnEstimate":
+        rows = self.rows_equal(value)
+        return ColumnEstimate(self.kind, 0.0, ((value, rows),) if rows > 0 else (), (), self.width, self.default)
+
+    def in_values(self, values: list[Any]) -> "ColumnEstimate":
+        unique: dict[Any, None] = {}
+        for v in values:
+            if v is not None:
+                unique[v] = None
+        mcv = tuple((v, r) for v in unique if (r := self.rows_equal(v)) > 0)
+        return ColumnEstimate(self.kind, 0.0, mcv, (), self.width, self.default)
+
+    def not_equal_to(self, value: Any) -> "ColumnEstimate":
+        self = self.live
+        mcv = tuple((v, r) for v, r in self.mcv if not _same(v, value))
+        removed = 0.0 if len(mcv) < len(self.mcv) else self.rows_equal(value)
+        segments = self.segments
+        if removed > 0:
+            segments = tuple(_without_one_value(s) if s.lower is None or _safe_in(value, self.segments, i) else s
+                             for i, s in enumerate(self.segments))
+        return replace(self, nulls=0.0, mcv=mcv, segments=segments)
+
+    def in_range(self, low: Any, high: Any, low_inclusive: bool = True,
+                 high_inclusive: bool = True) -> "ColumnEstimate | None":
+        """Rows with low <(=) value <(=) high (None: unbounded); None when the values cannot be placed."""
+        self = self.live
+        mcv = []
+        for v, r in self.mcv:
+            try:
+                if _within(v, low, high, low_inclusive, high_inclusive):
+                    mcv.append((v, r))
+            except TypeError:
+                return None
+        segments = []
+        for s in self.segments:
+            share = fraction_within(s.lower, s.upper, low, high, low_inclusive, high_inclusive)
+            if share is None:
+                return None
+            if share > 0:
+                segments.append(s.part(share))
+        return replace(self, nulls=0.0, mcv=tuple(mcv), segments=tuple(segments))
+
+    def matching(self, test: Callable[[Any], bool], rest_share: float) -> "ColumnEstimate":
+        """MCVs kept by ``test``; ``rest_share`` of the other values kept (e.g. LIKE without a prefix)."""
+        self = self.live
+        mcv = tuple((v, r) for v, r in self.mcv if test(v))
+        return replace(self, nulls=0.0, mcv=mcv, segments=tuple(s.part(rest_share) for s in self.segments))
+
+    def only_nulls(self) -> "ColumnEstimate":
+        self = self.live
+        return replace(self, mcv=(), segments=())
+
+    def without_nulls(self) -> "ColumnEstimate":
+        return replace(self, nulls=0.0)
+
+    def narrowed_to(self, domain: float) -> "ColumnEstimate":
+        """Values limited to ``domain`` distinct ones (the other side of an equi-join)."""
+        self = self.live
+        if domain >= self.domain or self.domain <= 0:
+            return self
+        share = domain / self.domain
+        segments = tuple(Segment(s.lower, s.upper, s.rows, min(s.distinct, s.domain * share), s.domain * share)
+                         for s in self.segments)
+        return replace(self, segments=segments)
+
+
+def _presence(rows: float) -> float:
+    return 1.0 - math.exp(-rows) if rows < 30 else 1.0
+
+
+def _thinned(distinct: float, rows: float, factor: float) -> float:
+    """Distinct values left when each row survives with probability ``factor``."""
+    if factor >= 1.0 or distinct <= 0 or rows <= 0:
+        return distinct
+    per_value = rows / distinct
+    return distinct * (1.0 - (1.0 - factor) ** per_value)
+
+
+def _without_one_value(s: Segment) -> Segment:
+    if s.domain <= 1:
+        return s.part(0.0)
+    share = 1.0 - 1.0 / s.domain
+    return Segment(s.lower, s.upper, s.rows * share, max(s.distinct - 1, 0.0), s.domain - 1)
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except TypeError:
+        return False
+
+
+def _in_segment(value: Any, segments: tuple[Segment, ...], index: int) -> bool:
+    return in_bucket(value, segments, index)  # type: ignore[arg-type]
+
+
+def _safe_in(value: Any, segments: tuple[Segment, ...], index: int) -> bool:
+    try:
+        return _in_segment(value, segments, index)
+    except TypeError:
+        return True
+
+
+def _within(v: Any, low: Any, high: Any, low_inclusive: bool, high_inclusive: bool) -> bool:
+    if low is not None and (v < low or (v == low and not low_inclusive)):
+        return False
+    if high is not None and (v > high or (v == high and not high_inclusive)):
+        return False
+    return True
+
+
+def like_regex(pattern: str) -> re.Pattern[str]:
+    parts = []
+    for char in pattern:
+        if char == "%":
+            parts.append(".*")
+        elif char == "_":
+            parts.append(".")
+        else:
+            parts.append(re.escape(char))
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def like_prefix(pattern: str) -> str:
+    prefix = []
+    for char in pattern:
+        if char in "%_":
+            break
+        prefix.append(char)
+    return "".join(prefix)

@@ -1,0 +1,254 @@
+"""The cardinality estimator: an estimate for every logical operator, composed bottom-up.
+
+``Estimator(stats).estimate(plan)`` returns a :class:`RelEstimate` (rows, and a distribution
+per output column) for any plan of the IR; estimates of subplans are cached by the plan's
+structural identity, so the memo can ask for the same group again at no cost. Each operator
+passes updated column estimates up: filters narrow and re-weight them (``filters``), joins
+match them (``joins``), aggregates count groups, projections rename, limits cut.
+
+Missing statistics never stop estimation: a table without statistics has
+``defaults.TABLE_ROWS`` rows, a column without them is "unknown" (every value distinct), and
+each such fallback adds a note to the estimate.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Mapping
+
+from cbo.estimate import defaults
+from cbo.estimate.column import ColumnEstimate, Segment
+from cbo.estimate.filters import estimate_filter
+from cbo.estimate.joins import estimate_join
+from cbo.estimate.relation import DerivedColumns, Origin, RelEstimate, SampleView
+from cbo.ir.expressions import Call, Column, ColumnRef, Constant, Expr, columns_of
+from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
+from stats.model import TableStats
+
+
+class Estimator:
+    def __init__(self, stats: Mapping[str, TableStats] | None = None):
+        self.stats = dict(stats or {})
+        self._cache: dict[Plan, RelEstimate] = {}
+        self._base: dict[tuple[str, str], ColumnEstimate] = {}   # columns of stored statistics, converted once
+
+    def forget_plans(self) -> None:
+        """Drop cached plan estimates (keeping converted statistics): for timing one estimate."""
+        self._cache.clear()
+
+    def rows(self, plan: Plan) -> float:
+        return self.estimate(plan).rows
+
+    def estimate(self, plan: Plan) -> RelEstimate:
+        found = self._cache.get(plan)
+        if found is None:
+            found = _sane(self._estimate(plan), plan)
+            self._cache[plan] = found
+        return found
+
+    def _estimate(self, plan: Plan) -> RelEstimate:
+        if isinstance(plan, Scan):
+            return self._scan(plan)
+        if isinstance(plan, Filter):
+            return estimate_filter(self.estimate(plan.input), plan.predicate)
+        if isinstance(plan, Join):
+            return estimate_join(plan, self.estimate(plan.left), self.estimate(plan.right))
+        if isinstance(plan, Project):
+            return _project(plan, self.estimate(plan.input))
+        if isinstance(plan, Aggregate):
+            return _aggregate(plan, self.estimate(plan.input))
+        if isinstance(plan, Sort):
+            return self.estimate(plan.input)
+        if isinstance(plan, Limit):
+            return _limit(plan, self.estimate(plan.input))
+        if isinstance(plan, SetOp):
+            return _set_op(plan, [self.estimate(c) for c in plan.inputs])
+        if isinstance(plan, Values):
+            return _values(plan)
+        raise TypeError(f"no estimate for {type(plan).__name__}")
+
+    def _scan(self, scan: Scan) -> RelEstimate:
+        stats = self.stats.get(scan.table)
+        if stats is None:
+            rows = defaults.TABLE_ROWS
+            columns = {c: ColumnEstimate.unknown(rows) for c in scan.columns}
+            return RelEstimate(rows, columns, notes=frozenset({
+                f"no statistics for {scan.table}: assumed {rows:,.0f} rows"}))
+        rows = stats.row_count
+        columns, notes = {}, []
+        for column, name in zip(scan.columns, scan.column_names):
+            if name in stats.columns:
+                base = self._base.get((scan.table, name))
+                if base is None:
+                    base = self._base[(scan.table, name)] = ColumnEstimate.from_stats(stats.columns[name], rows)
+                columns[column] = base
+            else:
+                columns[column] = ColumnEstimate.unknown(rows)
+                notes.append(f"no statistics for column {scan.table}.{name}")
+        by_name = dict(zip(scan.column_names, scan.columns))
+        groups: dict[frozenset[Column], float] = {}
+        for key, distinct in stats.column_groups.items():
+            names = key.split(",")
+            if all(n in by_name for n in names):
+                groups[frozenset(by_name[n] for n in names)] = distinct
+        for key in scan.keys:
+            if len(key) > 1:
+                groups[frozenset(key)] = rows
+        single_keys = {k[0] for k in scan.keys if len(k) == 1}
+        sample = SampleView(stats.sample, {c: n for c, n in zip(scan.columns, scan.column_names)}) \
+            if stats.sample is not None else None
+        origins = {c: Origin(scan, c in single_keys, name, columns[c] if name in stats.columns else None, rows, sample)
+                   for c, name in zip(scan.columns, scan.column_names)}
+        return RelEstimate(rows, columns, groups, origins, sample, frozenset(notes))
+
+
+def _sane(estimate: RelEstimate, plan: Plan) -> RelEstimate:
+    if math.isfinite(estimate.rows) and estimate.rows >= 0:
+        return estimate
+    return replace(estimate, rows=0.0 if estimate.rows < 0 else 1.0,
+                   notes=estimate.notes | {f"estimate for {type(plan).__name__} was not a number; replaced"})
+
+
+def _project(plan: Project, rel: RelEstimate) -> RelEstimate:
+    columns, names, origins = {}, {}, {}
+    renames = {}
+    for column, expr in plan.assignments:
+        if isinstance(expr, ColumnRef):
+            columns[column] = rel.column(expr.column)
+            renames[expr.column] = column
+            if expr.column in rel.origins:
+                origins[column] = rel.origins[expr.column]
+            if rel.sample is not None and expr.column in rel.sample.names:
+                names[column] = rel.sample.names[expr.column]
+        elif isinstance(expr, Constant):
+            columns[column] = ColumnEstimate.of_values([expr.value]).with_rows(rel.rows)
+        else:
+            columns[column] = _computed(expr, rel)
+    groups = {frozenset(renames[c] for c in g): d for g, d in rel.groups.items() if all(c in renames for c in g)}
+    sample = SampleView(rel.sample.sample, names, rel.sample.mask) if rel.sample is not None and names else None
+    return RelEstimate(rel.rows, columns, groups, origins, sample, rel.notes)
+
+
+def _computed(expr: Expr, rel: RelEstimate) -> ColumnEstimate:
+    """A computed column: no distribution, but a bound on its distinct values when it is a
+    function of one column (never more values than its input; a year per year of the range)."""
+    inputs = columns_of(expr)
+    if len(inputs) != 1:
+        return ColumnEstimate.unknown(rel.rows)
+    source = rel.column(next(iter(inputs)))
+    distinct = source.distinct
+    if isinstance(expr, Call) and expr.name == "extract_year":
+        live = source.live
+        bounds = [v for v, _ in live.mcv] + [b for s in live.segments for b in (s.lower, s.upper)]
+        years = [b.year for b in bounds if hasattr(b, "year")]
+        if years:
+            distinct = min(distinct, max(years) - min(years) + 1)
+    return replace(ColumnEstimate.unknown(rel.rows, distinct), default=source.default)
+
+
+def group_count(rel: RelEstimate, group_by: tuple[Column, ...]) -> tuple[float, list[str]]:
+    """Distinct combinations of ``group_by`` in ``rel``: a key of a source table determines its
+    other columns; measured column groups are used; other columns multiply; capped by the rows."""
+    if not group_by:
+        return 1.0, []
+    notes = []
+    by_scan: dict[object, list[Column]] = {}
+    loose: list[Column] = []
+    for column in group_by:
+        origin = rel.origins.get(column)
+        if origin is None:
+            loose.append(column)
+        else:
+            by_scan.setdefault(origin.scan, []).append(column)
+    total = 1.0
+    for columns in by_scan.values():
+        keys = [c for c in columns if rel.origins[c].unique]
+        if keys:
+            total *= min(_groups_of(rel.column(c)) for c in keys)
+            continue
+        known = rel.groups.get(frozenset(columns))
+        if known is not None and len(columns) > 1:
+            total *= min(known, rel.rows)
+            continue
+        for c in columns:
+            total *= _groups_of(rel.column(c))
+    for c in loose:
+        estimate = rel.column(c)
+        if estimate.default:
+            notes.append(f"no statistics for grouping column {c}: assumed all values distinct")
+        total *= _groups_of(estimate)
+    return max(min(total, rel.rows), 1.0 if rel.rows >= 1 else rel.rows), notes
+
+
+def _groups_of(estimate: ColumnEstimate) -> float:
+    return max(estimate.distinct, 1.0 if estimate.non_null > 0 else 0.0) + (1.0 if estimate.nulls >= 0.5 else 0.0)
+
+
+def _aggregate(plan: Aggregate, rel: RelEstimate) -> RelEstimate:
+    rows, notes = group_count(rel, plan.group_by)
+    if not plan.group_by:
+        rows = 1.0
+    columns: dict[Column, ColumnEstimate] = {}
+    for column in plan.group_by:
+        columns[column] = _one_row_per_group(rel.column(column), rows)
+    for column, _ in plan.aggregates:
+        columns[column] = ColumnEstimate.unknown(rows)
+    keep = set(plan.group_by)
+    groups = {g: min(d, rows) for g, d in rel.groups.items() if g <= keep}
+    origins = {c: o for c, o in rel.origins.items() if c in keep}
+    return RelEstimate(rows, columns, groups, origins, None, rel.notes | frozenset(notes))
+
+
+def _one_row_per_group(estimate: ColumnEstimate, rows: float) -> ColumnEstimate:
+    estimate = estimate.live
+    groups = max(_groups_of(estimate), 1.0)
+    per_value = rows / groups
+    mcv = tuple((v, per_value * min(r, 1.0)) for v, r in estimate.mcv)
+    segments = tuple(Segment(s.lower, s.upper, s.distinct * per_value, s.distinct, s.domain)
+                     for s in estimate.segments)
+    return replace(estimate, nulls=per_value if estimate.nulls >= 0.5 else 0.0, mcv=mcv, segments=segments)
+
+
+def _limit(plan: Limit, rel: RelEstimate) -> RelEstimate:
+    rows = max(rel.rows - plan.offset, 0.0)
+    if plan.count is not None:
+        rows = min(rows, float(plan.count))
+    if rows == rel.rows:
+        return rel
+    factor = rows / rel.rows if rel.rows > 0 else 0.0
+    return RelEstimate(rows, DerivedColumns(rel.columns, lambda c, e: e.scaled(factor)), rel.groups, rel.origins,
+                       None, rel.notes)
+
+
+def _set_op(plan: SetOp, inputs: list[RelEstimate]) -> RelEstimate:
+    notes = frozenset().union(*[i.notes for i in inputs])
+    if plan.kind == "union":
+        rows = sum(i.rows for i in inputs)
+        if plan.distinct:
+            rows = min(rows, sum(group_count(i, cols)[0] for i, cols in zip(inputs, plan.inputs_columns)))
+    elif plan.kind == "intersect":
+        counts = [group_count(i, cols)[0] if plan.distinct else i.rows for i, cols in zip(inputs, plan.inputs_columns)]
+        rows = min(counts)
+        notes |= {"INTERSECT: assumed the smaller input is contained in the others"}
+    else:
+        first = inputs[0]
+        rows = group_count(first, plan.inputs_columns[0])[0] if plan.distinct else first.rows
+        notes |= {"EXCEPT: assumed no row of the first input is removed"}
+    columns = {}
+    for index, column in enumerate(plan.columns):
+        distinct = sum(i.column(cols[index]).distinct for i, cols in zip(inputs, plan.inputs_columns))
+        columns[column] = ColumnEstimate.unknown(rows, distinct)
+    return RelEstimate(rows, columns, notes=notes)
+
+
+def _values(plan: Values) -> RelEstimate:
+    rows = float(len(plan.rows))
+    columns = {}
+    for index, column in enumerate(plan.columns):
+        values = [r[index].value if isinstance(r[index], Constant) else object() for r in plan.rows]
+        if all(isinstance(r[index], Constant) for r in plan.rows):
+            columns[column] = ColumnEstimate.of_values(values)
+        else:
+            columns[column] = ColumnEstimate.unknown(rows)
+    return RelEstimate(rows, columns)

@@ -1,0 +1,416 @@
+"""Filter selectivity: how many rows of a relation satisfy a predicate, and what they look like.
+
+Each conjunct on one column against constants (``=``, ``<>``, ranges, BETWEEN, IN, IS [NOT]
+NULL, LIKE) narrows that column's MCVs and histogram: an MCV is kept or dropped exactly, and a
+range takes the interpolated share of each bucket it cuts. Conjuncts on the same column compose
+(``x >= 5 AND x < 9`` is one range). Other conjuncts use generic rules: OR by
+inclusion-exclusion, NOT as the complement, column-to-column equality as one over the larger
+distinct count, and the documented defaults of ``cbo.estimate.defaults`` with a note.
+
+Correlation. Multiplying the conjuncts' selectivities assumes independence, the baseline.
+When the relation is a base table (through filters) with a row sample, the whole predicate is
+also evaluated on the sample, which sees correlation between columns:
+* a sample that is the whole table gives the exact answer;
+* a single conjunct on one column keeps the statistics' estimate (histograms and MCVs were
+  built from more rows than the sample holds);
+* otherwise, when at least ``MIN_SAMPLE_HITS`` sample rows pass, their share is the estimate;
+  with fewer, the independence estimate is kept but bounded by what the sample allows
+  (at least the share seen, at most ``MIN_SAMPLE_HITS`` rows' share).
+The surviving sample rows also re-weight the other columns' MCVs and histogram buckets, so a
+skew that the filter changes (the most active users pass a reputation filter more often)
+reaches the joins above.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import operator
+from collections import ChainMap
+from dataclasses import dataclass, replace
+from typing import Mapping
+
+import numpy as np
+
+from cbo.estimate import defaults
+from cbo.estimate.column import ColumnEstimate, Segment, like_prefix, like_regex
+from cbo.estimate.relation import DerivedColumns, RelEstimate, SampleView
+from cbo.estimate.sample_eval import evaluate
+from cbo.ir.expressions import Call, Column, ColumnRef, Constant, Expr, SpecialForm, columns_of, conjuncts
+
+FLIP = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "eq": "eq", "neq": "neq"}
+MAX_CHAR = "\U0010ffff"
+
+
+@dataclass(frozen=True)
+class Restriction:
+    column: Column | None               # the column narrowed, or None for a generic conjunct
+    estimate: ColumnEstimate | None     # the column after the conjunct
+    selectivity: float
+    note: str | None = None
+
+
+def estimate_filter(rel: RelEstimate, predicate: Expr) -> RelEstimate:
+    parts = conjuncts(predicate)
+    if not parts:
+        return rel
+    if rel.rows <= 0:
+        return rel
+    working: ChainMap[Column, ColumnEstimate] = ChainMap({}, rel.columns)  # type: ignore[arg-type]
+    restricted: Mapping[Column, ColumnEstimate] = {}
+    independent = 1.0
+    notes: list[str] = []
+    simple = True
+    for part in parts:
+        result = restrict(part, working, rel.rows)
+        independent *= result.selectivity
+        if result.note:
+            notes.append(result.note)
+        if result.column is not None and result.estimate is not None and result.note is None:
+            working[result.column] = result.estimate
+            restricted[result.column] = result.estimate
+        elif result.column is not None and result.estimate is not None:
+            working[result.column] = result.estimate
+            restricted[result.column] = result.estimate
+            simple = False
+        else:
+            simple = False
+    simple = simple and len(parts) == 1
+    selectivity = min(max(independent, 0.0), 1.0)
+
+    sample, mask = rel.sample, None
+    if sample is not None:
+        mask = _sample_mask(sample, predicate)
+        if mask is not None:
+            before = sample.passing
+            hits = int(mask.sum())
+            if before > 0:
+                share = hits / before
+                if sample.sample.is_whole_table:
+                    selectivity = share
+                    notes = []
+                elif not simple:
+                    if hits >= defaults.MIN_SAMPLE_HITS:
+                        selectivity = share
+                        notes = [n for n in notes if not n.startswith("default")]
+                    else:
+                        selectivity = min(max(selectivity, share), defaults.MIN_SAMPLE_HITS / before)
+    rows = rel.rows * selectivity
+    reweight = mask is not None and sample is not None and int(mask.sum()) >= defaults.MIN_SAMPLE_FOR_REWEIGHT
+    overrides = {column: estimate.with_rows(rows) if estimate.rows > 0 else replace(estimate, nulls=0.0)
+                 for column, estimate in restricted.items()}
+
+    def derive(column: Column, estimate: ColumnEstimate) -> ColumnEstimate:
+        if reweight:
+            assert sample is not None and mask is not None
+            return _reweighted(estimate, sample, column, mask, rows) or estimate.scaled(selectivity)
+        return estimate.scaled(selectivity)
+
+    columns = DerivedColumns(rel.columns, derive, overrides)
+    view = SampleView(sample.sample, sample.names, mask) if sample is not None and mask is not None else None
+    origins = rel.origins
+    if view is not None:
+        origins = {c: replace(o, sample=view) if o.sample is not None and o.sample.sample is view.sample else o
+                   for c, o in rel.origins.items()}
+    return RelEstimate(rows, columns, rel.groups, origins, view, rel.notes | frozenset(notes))
+
+
+def _sample_mask(view: SampleView, predicate: Expr) -> np.ndarray | None:
+    if not all(c in view.names for c in columns_of(predicate)):
+        return None
+    size = view.sample.size
+    if size == 0:
+        return None
+    mask = evaluate(predicate, view.arrays, size)
+    if mask is None:
+        return None
+    return mask if view.mask is None else mask & view.mask
+
+
+def _reweighted(estimate: ColumnEstimate, view: SampleView, column: Column, mask: np.ndarray,
+                rows: float) -> ColumnEstimate | None:
+    """The column's MCV rows and bucket rows in proportion to the passing sample rows."""
+    found = view.arrays(column)
+    if found is None or estimate.kind is None:
+        return None
+    estimate = estimate.live
+    values, nulls = found
+    passing = int(mask.sum())
+    if passing == 0:
+        return None
+    kept_values = values[mask]
+    kept_nulls = nulls[mask]
+    present = kept_values[~kept_nulls]
+    try:
+        mcv = []
+        mcv_hits = 0
+        for value, _ in estimate.mcv:
+            hits = int(np.count_nonzero(present == _sample_scalar(value)))
+            mcv_hits += hits
+            mcv.append((value, rows * hits / passing))
+        null_rows = rows * int(kept_nulls.sum()) / passing
+        rest_rows = max(rows - null_rows - sum(r for _, r in mcv), 0.0)
+        segments = estimate.segments
+        if segments and segments[0].lower is not None:
+            counts = _bucket_counts(present, estimate, mcv)
+            total = float(sum(counts))
+            if total > 0:
+                new_segments = []
+                for segment, count in zip(segments, counts):
+                    new_rows = rest_rows * count / total
+                    factor = new_rows / segment.rows if segment.rows > 0 else 0.0
+                    distinct = min(segment.domain, segment.distinct * factor) if factor > 1 else \
+                        _thin(segment, factor)
+                    new_segments.append(Segment(segment.lower, segment.upper, new_rows, distinct, segment.domain))
+                segments = tuple(new_segments)
+            else:
+                segments = tuple(s.part(0.0) if rest_rows == 0 else s for s in segments)
+                scale = rest_rows / max(sum(s.rows for s in segments), 1e-9)
+                segments = tuple(Segment(s.lower, s.upper, s.rows * scale, _thin(s, scale), s.domain)
+                                 for s in segments)
+        return ColumnEstimate(estimate.kind, null_rows, tuple(mcv), segments, estimate.width, estimate.default)
+    except (TypeError, ValueError):
+        return None
+
+
+def _thin(segment: Segment, factor: float) -> float:
+    if factor >= 1 or segment.distinct <= 0 or segment.rows <= 0:
+        return segment.distinct
+    return segment.distinct * (1.0 - (1.0 - factor) ** (segment.rows / segment.distinct))
+
+
+def _bucket_counts(present: np.ndarray, estimate: ColumnEstimate, mcv: list) -> list[int]:  # type: ignore[type-arg]
+    if mcv:
+        keep = np.ones(len(present), dtype=bool)
+        for value, _ in mcv:
+            keep &= present != _sample_scalar(value)
+        present = present[keep]
+    uppers = np.array([_sample_scalar(s.upper) for s in estimate.segments], dtype=present.dtype)
+    index = np.searchsorted(uppers, present, side="left")
+    index = np.clip(index, 0, len(estimate.segments) - 1)
+    return np.bincount(index, minlength=len(estimate.segments)).tolist()
+
+
+def _sample_scalar(value):  # type: ignore[no-untyped-def]
+    from cbo.estimate.sample_eval import _scalar
+
+    return _scalar(value)
+
+
+# ------------------------------------------------------------------------------------------------
+# Conjuncts
+
+
+def restrict(conjunct: Expr, columns: Mapping[Column, ColumnEstimate], rows: float) -> Restriction:
+    """Selectivity of one conjunct, and the narrowed column when it is on one column."""
+    single = _single_column(conjunct, columns)
+    if single is not None:
+        column, narrowed = single
+        before = columns[column].rows
+        if narrowed is not None and before > 0:
+            note = None
+            if isinstance(conjunct, Call) and conjunct.name == "like" and not like_prefix(conjunct.args[1].value):  # type: ignore[attr-defined]
+                note = f"default selectivity {defaults.LIKE_SELECTIVITY} for the non-MCV values of {conjunct}"
+            return Restriction(column, narrowed, min(narrowed.rows / before, 1.0), note)
+    selectivity, note = generic_selectivity(conjunct, columns, rows)
+    return Restriction(None, None, selectivity, note)
+
+
+def _single_column(e: Expr, columns: Mapping[Column, ColumnEstimate]) -> tuple[Column, ColumnEstimate | None] | None:
+    if isinstance(e, Call) and e.name in FLIP and len(e.args) == 2:
+        left, right = e.args
+        op = e.name
+        if not isinstance(left, ColumnRef):
+            left, right, op = right, left, FLIP[op]
+        value = constant_value(right)
+        if not isinstance(left, ColumnRef) or value is _NOT_CONSTANT or left.column not in columns:
+            return None
+        estimate = columns[left.column]
+        if estimate.kind is None:
+            return None
+        value = _as_kind(value, estimate.kind)
+        if value is None:
+            return left.column, estimate.only_nulls().in_values([])
+        try:
+            if op == "eq":
+                return left.column, estimate.equal_to(value)
+            if op == "neq":
+                return left.column, estimate.not_equal_to(value)
+            bounds = {"lt": (None, value, True, False), "lte": (None, value, True, True),
+                      "gt": (value, None, False, True), "gte": (value, None, True, True)}[op]
+            return left.column, estimate.in_range(*bounds)
+        except TypeError:
+            return None
+    if isinstance(e, SpecialForm):
+        if e.form == "IS_NULL" and isinstance(e.args[0], ColumnRef) and e.args[0].column in columns:
+            return e.args[0].column, columns[e.args[0].column].only_nulls()
+        if e.form == "NOT" and isinstance(e.args[0], SpecialForm) and e.args[0].form == "IS_NULL" and \
+                isinstance(e.args[0].args[0], ColumnRef) and e.args[0].args[0].column in columns:
+            return e.args[0].args[0].column, columns[e.args[0].args[0].column].without_nulls()
+        if e.form == "IN" and isinstance(e.args[0], ColumnRef) and e.args[0].column in columns:
+            estimate = columns[e.args[0].column]
+            values = [constant_value(a) for a in e.args[1:]]
+            if estimate.kind is None or any(v is _NOT_CONSTANT for v in values):
+                return None
+            try:
+                return e.args[0].column, estimate.in_values([_as_kind(v, estimate.kind) for v in values])
+            except TypeError:
+                return None
+        if e.form == "BETWEEN" and isinstance(e.args[0], ColumnRef) and e.args[0].column in columns:
+            estimate = columns[e.args[0].column]
+            low, high = constant_value(e.args[1]), constant_value(e.args[2])
+            if estimate.kind is None or low is _NOT_CONSTANT or high is _NOT_CONSTANT or low is None or high is None:
+                return None
+            try:
+                return e.args[0].column, estimate.in_range(_as_kind(low, estimate.kind), _as_kind(high, estimate.kind))
+            except TypeError:
+                return None
+        if e.form == "NOT" and _is_like(e.args[0], columns):
+            inner = _like(e.args[0], columns)  # type: ignore[arg-type]
+            if inner is None:
+                return None
+            column, matched = inner
+            estimate = columns[column]
+            share = 1.0 - matched.non_null / estimate.non_null if estimate.non_null > 0 else 0.0
+            regex = like_regex(e.args[0].args[1].value)  # type: ignore[attr-defined]
+            return column, estimate.matching(lambda v: not (isinstance(v, str) and regex.fullmatch(v)),
+                                             max(share, 0.0))
+    if _is_like(e, columns):
+        return _like(e, columns)  # type: ignore[arg-type]
+    return None
+
+
+def _is_like(e: Expr, columns: Mapping[Column, ColumnEstimate]) -> bool:
+    return isinstance(e, Call) and e.name == "like" and isinstance(e.args[0], ColumnRef) and \
+        e.args[0].column in columns and isinstance(e.args[1], Constant) and isinstance(e.args[1].value, str)
+
+
+def _like(e: Call, columns: Mapping[Column, ColumnEstimate]) -> tuple[Column, ColumnEstimate] | None:
+    column = e.args[0].column  # type: ignore[attr-defined]
+    pattern: str = e.args[1].value  # type: ignore[attr-defined]
+    estimate = columns[column]
+    if estimate.kind != "string":
+        return None
+    prefix = like_prefix(pattern)
+    regex = like_regex(pattern)
+    if prefix == pattern:
+        return column, estimate.equal_to(pattern)
+    if prefix and pattern == prefix + "%":
+        narrowed = estimate.in_range(prefix, prefix + MAX_CHAR, True, False)
+        return (column, narrowed) if narrowed is not None else None
+    if prefix:
+        narrowed = estimate.in_range(prefix, prefix + MAX_CHAR, True, False)
+        if narrowed is None:
+            return None
+        rest = narrowed.matching(lambda v: isinstance(v, str) and bool(regex.fullmatch(v)), 0.5)
+        return column, rest
+    return column, estimate.matching(lambda v: isinstance(v, str) and bool(regex.fullmatch(v)),
+                                     defaults.LIKE_SELECTIVITY)
+
+
+def generic_selectivity(e: Expr, columns: Mapping[Column, ColumnEstimate], rows: float) -> tuple[float, str | None]:
+    """Selectivity of a conjunct that is not a plain restriction of one column."""
+    if isinstance(e, Constant):
+        return (1.0 if e.value is True else 0.0), None
+    if isinstance(e, SpecialForm) and e.form == "OR":
+        shares = []
+        notes = []
+        for arg in e.args:
+            s, note = _selectivity_of(arg, columns, rows)
+            shares.append(s)
+            if note:
+                notes.append(note)
+        same_column = len({frozenset(columns_of(a)) for a in e.args}) == 1 and len(columns_of(e)) == 1
+        if same_column:
+            return min(1.0, sum(shares)), (notes[0] if notes else None)
+        remaining = 1.0
+        for s in shares:
+            remaining *= 1.0 - s
+        return 1.0 - remaining, (notes[0] if notes else None)
+    if isinstance(e, SpecialForm) and e.form == "AND":
+        return _selectivity_of(e, columns, rows)
+    if isinstance(e, SpecialForm) and e.form == "NOT":
+        s, note = _selectivity_of(e.args[0], columns, rows)
+        return max(0.0, 1.0 - s), note
+    if isinstance(e, Call) and e.name in FLIP and all(isinstance(a, ColumnRef) for a in e.args):
+        a, b = (columns.get(x.column) for x in e.args)  # type: ignore[attr-defined]
+        if e.name == "eq":
+            da = a.distinct if a is not None else rows
+            db = b.distinct if b is not None else rows
+            return 1.0 / max(da, db, 1.0), None
+        if e.name == "neq":
+            da = a.distinct if a is not None else rows
+            return 1.0 - 1.0 / max(da, 1.0), None
+        return defaults.RANGE_SELECTIVITY, f"default selectivity {defaults.RANGE_SELECTIVITY:.2f} for {e}"
+    if isinstance(e, Call) and e.name in ("eq", "is_not_distinct_from"):
+        return defaults.EQ_SELECTIVITY, f"default selectivity {defaults.EQ_SELECTIVITY} for {e}"
+    if isinstance(e, Call) and e.name in FLIP:
+        return defaults.RANGE_SELECTIVITY, f"default selectivity {defaults.RANGE_SELECTIVITY:.2f} for {e}"
+    if isinstance(e, Call) and e.name == "like":
+        return defaults.LIKE_SELECTIVITY, f"default selectivity {defaults.LIKE_SELECTIVITY} for {e}"
+    if isinstance(e, SpecialForm) and e.form == "BETWEEN":
+        return defaults.RANGE_SELECTIVITY ** 2 * 2, f"default selectivity for {e}"
+    if isinstance(e, SpecialForm) and e.form == "IN":
+        share = min(1.0, defaults.EQ_SELECTIVITY * (len(e.args) - 1))
+        return share, f"default selectivity {share:.3f} for {e}"
+    if isinstance(e, SpecialForm) and e.form == "IS_NULL":
+        return 0.1, f"default selectivity 0.1 for {e}"
+    return defaults.UNKNOWN_SELECTIVITY, f"default selectivity {defaults.UNKNOWN_SELECTIVITY} for {e}"
+
+
+def _selectivity_of(e: Expr, columns: Mapping[Column, ColumnEstimate], rows: float) -> tuple[float, str | None]:
+    local: ChainMap[Column, ColumnEstimate] = ChainMap({}, columns)  # type: ignore[arg-type]
+    total = 1.0
+    note = None
+    for part in conjuncts(e):
+        result = restrict(part, local, rows)
+        total *= result.selectivity
+        note = note or result.note
+        if result.column is not None and result.estimate is not None:
+            local[result.column] = result.estimate
+    return total, note
+
+
+_NOT_CONSTANT = object()
+ARITHMETIC = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+              "divide": lambda a, b: a / b}
+
+
+def constant_value(e: Expr):  # type: ignore[no-untyped-def]
+    """The value of a constant expression (a literal, possibly cast), else ``_NOT_CONSTANT``."""
+    if isinstance(e, Constant):
+        return e.value
+    if isinstance(e, Call) and e.name in ARITHMETIC and len(e.args) == 2:
+        a, b = constant_value(e.args[0]), constant_value(e.args[1])
+        if isinstance(a, (int, float, decimal.Decimal)) and isinstance(b, (int, float, decimal.Decimal)) and \
+                not isinstance(a, bool) and not isinstance(b, bool):
+            try:
+                return ARITHMETIC[e.name](a, b)
+            except (ArithmeticError, TypeError):
+                return _NOT_CONSTANT
+        return _NOT_CONSTANT
+    if isinstance(e, SpecialForm) and e.form == "CAST" and isinstance(e.args[0], Constant):
+        value = e.args[0].value
+        try:
+            if e.type.name == "date" and isinstance(value, str):
+                return dt.date.fromisoformat(value[:10])
+            if e.type.name == "timestamp" and isinstance(value, str):
+                return dt.datetime.fromisoformat(value)
+            if e.type.is_numeric and isinstance(value, str):
+                return float(value)
+        except ValueError:
+            return _NOT_CONSTANT
+        return value
+    return _NOT_CONSTANT
+
+
+def _as_kind(value, kind: str):  # type: ignore[no-untyped-def]
+    if value is None:
+        return None
+    if kind == "timestamp" and isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return dt.datetime.combine(value, dt.time())
+    if kind == "date" and isinstance(value, dt.datetime):
+        return value.date()
+    if kind == "number" and isinstance(value, bool):
+        return int(value)
+    return value

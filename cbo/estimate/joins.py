@@ -1,0 +1,297 @@
+"""Join cardinality: matching two columns' distributions (PostgreSQL's eqjoinsel, extended).
+
+For an equi-join key pair the expected number of matching row pairs is summed in three parts:
+* each MCV of either side against the other side's rows of that value (its MCV count, or its
+  histogram bucket's rows over the bucket's domain);
+* the two histograms aligned on their bucket bounds: in each overlapping range, rows of one
+  side times rows of the other over the larger of their domains there (values spread evenly,
+  the smaller set of values contained in the larger).
+Ranges where only one side has values contribute nothing, so joins of filtered key ranges are
+estimated right. Domains (not distinct values present) are compared, so a key/foreign-key join
+whose key side was filtered on another column yields |FK side| x the filter's share.
+
+Several key pairs multiply their selectivities (independence), except when the pairs form a
+known column group (a composite key or foreign key with a measured distinct count): then one
+over the larger group domain. A side whose join columns hold one of its unique keys matches
+each row of the other side at most once, which caps the estimate.
+
+Semi and anti joins use the share of probe rows whose value is present on the other side;
+outer joins add the unmatched rows of their preserved side, so they are never below it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import ChainMap
+
+import numpy as np
+
+from cbo.estimate.column import ColumnEstimate, Segment
+from cbo.estimate.filters import generic_selectivity
+from cbo.estimate.relation import DerivedColumns, Origin, RelEstimate
+from cbo.estimate.values import is_discrete, position
+from cbo.ir.expressions import Column, conjuncts
+from cbo.ir.operators import Join, equated_columns
+
+
+def matching_pairs(a: ColumnEstimate, b: ColumnEstimate) -> float:
+    """Expected number of (a row, b row) pairs with equal non-NULL values."""
+    if a.kind is None or b.kind is None:
+        return a.non_null * b.non_null / max(a.domain, b.domain, 1.0)
+    a, b = a.live, b.live
+    try:
+        total = 0.0
+        a_mcv = {v for v, _ in a.mcv}
+        for v, rows in a.mcv:
+            total += rows * b.rows_equal(v)
+        for v, rows in b.mcv:
+            if v not in a_mcv:
+                total += rows * _histogram_rows_equal(a, v)
+        for sa, sb in aligned(a.segments, b.segments):
+            total += sa.rows * sb.rows / max(sa.domain, sb.domain, 1.0)
+        return total
+    except TypeError:
+        return a.non_null * b.non_null / max(a.domain, b.domain, 1.0)
+
+
+def matched_rows(a: ColumnEstimate, b: ColumnEstimate) -> float:
+    """Expected rows of ``a``'s side whose value occurs in ``b``."""
+    if a.kind is None or b.kind is None:
+        return a.non_null * min(1.0, b.distinct / max(a.domain, b.domain, 1.0))
+    a, b = a.live, b.live
+    try:
+        total = 0.0
+        a_mcv = {v for v, _ in a.mcv}
+        for v, rows in a.mcv:
+            total += rows * b.presence(v)
+        for v, rows in b.mcv:
+            if v not in a_mcv:
+                total += _histogram_rows_equal(a, v) * b.presence(v)
+        for sa, sb in aligned(a.segments, b.segments):
+            total += sa.rows * min(1.0, sb.distinct / max(sa.domain, sb.domain, 1.0))
+        return min(total, a.non_null)
+    except TypeError:
+        return a.non_null * min(1.0, b.distinct / max(a.domain, b.domain, 1.0))
+
+
+def _histogram_rows_equal(estimate: ColumnEstimate, value) -> float:  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    return replace(estimate.live, mcv=()).rows_equal(value)
+
+
+def aligned(left: tuple[Segment, ...], right: tuple[Segment, ...]):  # type: ignore[no-untyped-def]
+    """Pairs of the overlapping parts of two sorted, non-overlapping segment lists."""
+    if not left or not right:
+        return
+    if left[0].lower is None or right[0].lower is None:
+        yield _whole(left), _whole(right)
+        return
+    a_pos, b_pos = _positions(left), _positions(right)
+    if a_pos is None or b_pos is None:
+        raise TypeError("values cannot be placed")
+    discrete = _discrete(left) and _discrete(right)
+    i = j = 0
+    while i < len(left) and j < len(right):
+        (a_lo, a_hi), (b_lo, b_hi) = a_pos[i], b_pos[j]
+        low = a_lo if a_lo >= b_lo else b_lo
+        high = a_hi if a_hi <= b_hi else b_hi
+        if low <= high:
+            fa = _share(a_lo, a_hi, low, high, discrete)
+            fb = _share(b_lo, b_hi, low, high, discrete)
+            if fa > 0 and fb > 0:
+                yield left[i].part(fa), right[j].part(fb)
+        if a_hi < b_hi:
+            i += 1
+        elif b_hi < a_hi:
+            j += 1
+        else:
+            i += 1
+            j += 1
+
+
+def _share(lo: float, hi: float, low: float, high: float, discrete: bool) -> float:
+    if discrete:
+        return (high - low + 1.0) / (hi - lo + 1.0)
+    if hi <= lo:
+        return 1.0
+    return (high - low) / (hi - lo)
+
+
+def _positions(segments: tuple[Segment, ...]) -> list[tuple[float, float]] | None:
+    placed = []
+    for s in segments:
+        lo, hi = position(s.lower), position(s.upper)
+        if lo is None or hi is None:
+            return None
+        placed.append((lo, hi))
+    return placed
+
+
+def _discrete(segments: tuple[Segment, ...]) -> bool:
+    first, last = segments[0], segments[-1]
+    return is_discrete(first.lower, first.upper) and is_discrete(last.lower, last.upper)
+
+
+def _whole(segments: tuple[Segment, ...]) -> Segment:
+    return Segment(None, None, sum(s.rows for s in segments), sum(s.distinct for s in segments),
+                   sum(s.domain for s in segments))
+
+
+# ------------------------------------------------------------------------------------------------
+
+
+def estimate_join(node: Join, left: RelEstimate, right: RelEstimate) -> RelEstimate:
+    pairs = node.equi_keys
+    paired = {frozenset(p) for p in pairs}
+    residual = [c for c in conjuncts(node.condition)
+                if not ((pair := equated_columns(c)) is not None and frozenset(pair) in paired)]
+    combined = ChainMap(dict(), left.columns, right.columns)  # type: ignore[arg-type]
+    residual_share, notes = 1.0, []
+    for conjunct in residual:
+        share, note = generic_selectivity(conjunct, combined, max(left.rows, right.rows))
+        residual_share *= share
+        if note:
+            notes.append(note)
+    L, R = left.rows, right.rows
+    if pairs and L > 0 and R > 0:
+        selectivity = _key_selectivity(pairs, left, right)
+        if len(pairs) == 1:
+            corrected = sampled_selectivity(left.origins.get(pairs[0][0]), right.origins.get(pairs[0][1]))
+            if corrected is not None:
+                selectivity = corrected
+        inner = L * R * selectivity
+        if any(k <= {b for _, b in pairs} for k in node.right.unique_keys):
+            inner = min(inner, L)
+        if any(k <= {a for a, _ in pairs} for k in node.left.unique_keys):
+            inner = min(inner, R)
+        needs_left = node.kind in ("semi", "anti", "left", "full")
+        needs_right = node.kind in ("right", "full")
+        left_share = min(min(matched_rows(left.column(a), right.column(b)) for a, b in pairs) / L, 1.0) \
+            if needs_left else 1.0
+        right_share = min(min(matched_rows(right.column(b), left.column(a)) for a, b in pairs) / R, 1.0) \
+            if needs_right else 1.0
+    else:
+        inner = L * R
+        left_share = 1.0 if R >= 1 else R
+        right_share = 1.0 if L >= 1 else L
+    inner *= residual_share
+    if residual_share < 1.0:
+        left_share = _with_residual(left_share, inner, L, residual_share)
+        right_share = _with_residual(right_share, inner, R, residual_share)
+
+    kind = node.kind
+    if kind in ("semi", "anti", "mark"):
+        share = left_share if kind == "semi" else (1.0 - left_share if kind == "anti" else 1.0)
+        rows = L * share
+        overrides = {}
+        if kind == "semi":
+            for a, b in pairs:
+                if a in left.columns:
+                    overrides[a] = left.columns[a].scaled(share).narrowed_to(right.column(b).distinct)
+        if kind == "mark" and node.mark is not None:
+            overrides[node.mark] = ColumnEstimate.unknown(rows, 2.0, 1.0)
+        columns = DerivedColumns(left.columns, lambda c, e: e.scaled(share), overrides)
+        return RelEstimate(rows, columns, left.groups, left.origins, None, left.notes | frozenset(notes))
+
+    unmatched_left = L * (1.0 - left_share) if kind in ("left", "full") else 0.0
+    unmatched_right = R * (1.0 - right_share) if kind in ("right", "full") else 0.0
+    rows = inner + unmatched_left + unmatched_right
+    left_factor = (inner + unmatched_left) / L if L > 0 else 1.0
+    right_factor = (inner + unmatched_right) / R if R > 0 else 1.0
+
+    def derive(c: Column, e: ColumnEstimate) -> ColumnEstimate:
+        if c in left.columns:
+            return _plus_nulls(e.scaled(left_factor), unmatched_right)
+        return _plus_nulls(e.scaled(right_factor), unmatched_left)
+
+    base = ChainMap(dict(), left.columns, right.columns)  # type: ignore[arg-type]
+    overrides: dict[Column, ColumnEstimate] = {}
+    if kind in ("inner", "right"):
+        for a, b in pairs:
+            overrides[a] = derive(a, left.column(a)).narrowed_to(right.column(b).domain)
+    if kind in ("inner", "left"):
+        for a, b in pairs:
+            overrides[b] = derive(b, right.column(b)).narrowed_to(left.column(a).domain)
+    columns = DerivedColumns(base, derive, overrides)
+    groups = {**left.groups, **right.groups}
+    origins = {**left.origins, **right.origins}
+    return RelEstimate(rows, columns, groups, origins, None, left.notes | right.notes | frozenset(notes))
+
+
+def sampled_selectivity(a: Origin | None, b: Origin | None) -> float | None:
+    """Selectivity of ``a = b`` from the columns' unfiltered statistics, corrected by the samples.
+
+    Filters on either table may be correlated with the join: answers (PostgreSQL type 2) are
+    never a tag's excerpt, busy users both pass a reputation filter and own many posts. The two
+    tables' samples measure it: ``pp`` matching pairs among the rows that pass their filters,
+    ``aa`` among all sampled rows. Under independence ``pp`` would be ``aa * sa * sb`` (the
+    shares passing); their ratio corrects the unfiltered selectivity. It is used only when
+    ``aa`` is large enough to mean something and ``pp`` departs from its expectation by more
+    than two standard deviations (Poisson), so independent filters keep the statistics' estimate.
+    """
+    if a is None or b is None or a.sample is None or b.sample is None or a.base is None or b.base is None \
+            or a.name is None or b.name is None or a.base_rows <= 0 or b.base_rows <= 0:
+        return None
+    found_a, found_b = a.sample.sample.column(a.name), b.sample.sample.column(b.name)
+    if found_a is None or found_b is None:
+        return None
+    (values_a, nulls_a), (values_b, nulls_b) = found_a, found_b
+    if values_a.dtype != values_b.dtype:
+        return None
+    mask_a = a.sample.mask if a.sample.mask is not None else np.ones(len(values_a), dtype=bool)
+    mask_b = b.sample.mask if b.sample.mask is not None else np.ones(len(values_b), dtype=bool)
+    all_pairs = _pairs(values_a[~nulls_a], values_b[~nulls_b])
+    if all_pairs < MIN_SAMPLE_PAIRS:
+        return None
+    passing_pairs = _pairs(values_a[~nulls_a & mask_a], values_b[~nulls_b & mask_b])
+    expected = all_pairs * (mask_a.sum() / len(mask_a)) * (mask_b.sum() / len(mask_b))
+    base = matching_pairs(a.base, b.base) / (a.base_rows * b.base_rows)
+    if abs(passing_pairs - expected) <= 2.0 * math.sqrt(max(expected, 1.0)):
+        return base * (1.0 if expected > 0 else 0.0)
+    return base * max(passing_pairs, 0.5) / max(expected, 1e-9)
+
+
+MIN_SAMPLE_PAIRS = 30
+
+
+def _pairs(a: np.ndarray, b: np.ndarray) -> int:
+    """Number of equal (x in a, y in b) pairs."""
+    if len(a) == 0 or len(b) == 0:
+        return 0
+    keys, counts = np.unique(b, return_counts=True)
+    where = np.searchsorted(keys, a)
+    where = np.clip(where, 0, len(keys) - 1)
+    hit = keys[where] == a
+    return int(counts[where[hit]].sum())
+
+
+def _key_selectivity(pairs: tuple[tuple[Column, Column], ...], left: RelEstimate, right: RelEstimate) -> float:
+    L, R = left.rows, right.rows
+    shares = sorted(matching_pairs(left.column(a), right.column(b)) / (L * R) for a, b in pairs)
+    product = 1.0
+    for s in shares:
+        product *= s
+    if len(pairs) > 1:
+        left_group = left.groups.get(frozenset(a for a, _ in pairs))
+        right_group = right.groups.get(frozenset(b for _, b in pairs))
+        if left_group or right_group:
+            non_null = 1.0
+            for a, b in pairs:
+                non_null *= (1.0 - left.column(a).null_fraction) * (1.0 - right.column(b).null_fraction)
+            return non_null / max(left_group or 0.0, right_group or 0.0, 1.0)
+    return product
+
+
+def _with_residual(share: float, inner: float, rows: float, residual: float) -> float:
+    """Share of rows with a match that also passes the residual condition."""
+    if share <= 0 or rows <= 0:
+        return share
+    per_row = inner / residual / (rows * share)     # matches per matched row before the residual
+    return share * (1.0 - (1.0 - residual) ** max(per_row, 1.0))
+
+
+def _plus_nulls(estimate: ColumnEstimate, nulls: float) -> ColumnEstimate:
+    from dataclasses import replace
+
+    return replace(estimate, nulls=estimate.nulls + nulls)

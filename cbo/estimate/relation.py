@@ -1,0 +1,105 @@
+"""The estimate of an intermediate result: rows, and what is known about each column."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterator, Mapping
+
+import numpy as np
+
+from cbo.estimate.column import ColumnEstimate
+from cbo.ir.expressions import Column
+from stats.sample import RowSample
+
+
+class DerivedColumns(Mapping[Column, ColumnEstimate]):
+    """Column estimates derived from another mapping on first access.
+
+    A join or filter changes every column a little (rows scaled), but the operators above
+    read only a few: deriving lazily keeps estimation proportional to the columns used.
+    """
+
+    def __init__(self, base: Mapping[Column, ColumnEstimate],
+                 derive: Callable[[Column, ColumnEstimate], ColumnEstimate],
+                 overrides: Mapping[Column, ColumnEstimate] | None = None):
+        self._base = base
+        self._derive = derive
+        self._overrides = dict(overrides or {})
+        self._done: dict[Column, ColumnEstimate] = {}
+
+    def __getitem__(self, column: Column) -> ColumnEstimate:
+        found = self._overrides.get(column)
+        if found is not None:
+            return found
+        found = self._done.get(column)
+        if found is None:
+            found = self._derive(column, self._base[column])
+            self._done[column] = found
+        return found
+
+    def __contains__(self, column: object) -> bool:
+        return column in self._overrides or column in self._base
+
+    def __iter__(self) -> Iterator[Column]:
+        yield from self._overrides
+        for column in self._base:
+            if column not in self._overrides:
+                yield column
+
+    def __len__(self) -> int:
+        return len(self._overrides) + sum(1 for c in self._base if c not in self._overrides)
+
+
+@dataclass(frozen=True)
+class SampleView:
+    """A base table's row sample seen through the filters applied so far.
+
+    ``names`` maps plan columns to sample columns; ``mask`` marks the sample rows that pass
+    every filter above the scan (None: all of them).
+    """
+
+    sample: RowSample
+    names: Mapping[Column, str]
+    mask: np.ndarray | None = None
+
+    def arrays(self, column: Column):  # type: ignore[no-untyped-def]
+        name = self.names.get(column)
+        return None if name is None else self.sample.column(name)
+
+    @property
+    def passing(self) -> int:
+        return self.sample.size if self.mask is None else int(self.mask.sum())
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a column comes from: a scan, whether it is a key there, and for sample-based join
+    corrections its table column name, its unfiltered estimate and the table's sample as last
+    filtered (a join result keeps the sample view of each base table it was built from)."""
+
+    scan: object
+    unique: bool
+    name: str | None = None
+    base: ColumnEstimate | None = None
+    base_rows: float = 0.0
+    sample: "SampleView | None" = None
+
+
+@dataclass(frozen=True)
+class RelEstimate:
+    rows: float
+    columns: Mapping[Column, ColumnEstimate]
+    # Domain sizes of column groups (multi-column keys and foreign keys): distinct combinations.
+    groups: Mapping[frozenset[Column], float] = field(default_factory=dict)
+    origins: Mapping[Column, Origin] = field(default_factory=dict)
+    sample: SampleView | None = None
+    notes: frozenset[str] = frozenset()   # defaults this estimate rests on
+
+    def column(self, column: Column) -> ColumnEstimate:
+        found = self.columns.get(column)
+        if found is None:
+            return ColumnEstimate.unknown(self.rows)
+        return found
+
+    def with_notes(self, *notes: str) -> "RelEstimate":
+        return replace(self, notes=self.notes | frozenset(notes)) if notes else self

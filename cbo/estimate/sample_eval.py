@@ -1,0 +1,165 @@
+"""Evaluating a predicate on a table's row sample, vectorized with NumPy.
+
+Three-valued logic is kept as two masks per boolean expression, TRUE and FALSE (NULL is
+neither), so NOT, AND and OR behave as in SQL. Supported: column references and constants,
+arithmetic, comparisons, IN, BETWEEN, IS NULL, LIKE, NOT/AND/OR, COALESCE of booleans,
+EXTRACT(YEAR) and substring. Anything else makes the whole evaluation return None and the
+estimator falls back to statistics.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import operator
+from typing import Any, Callable
+
+import numpy as np
+
+from cbo.estimate.column import like_regex
+from cbo.ir.expressions import Call, Column, ColumnRef, Constant, Expr, SpecialForm
+
+Arrays = Callable[[Column], "tuple[np.ndarray, np.ndarray] | None"]
+COMPARE = {"eq": operator.eq, "neq": operator.ne, "lt": operator.lt, "lte": operator.le, "gt": operator.gt,
+           "gte": operator.ge}
+ARITHMETIC = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul}
+
+
+class Unsupported(Exception):
+    pass
+
+
+def evaluate(predicate: Expr, arrays: Arrays, size: int) -> np.ndarray | None:
+    """Mask of sample rows where ``predicate`` is TRUE, or None if it cannot be evaluated here."""
+    try:
+        true, _ = _boolean(predicate, arrays, size)
+    except (Unsupported, TypeError, ValueError, OverflowError):
+        return None
+    return true
+
+
+def _boolean(e: Expr, arrays: Arrays, n: int) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(e, SpecialForm):
+        if e.form == "AND":
+            parts = [_boolean(a, arrays, n) for a in e.args]
+            return np.logical_and.reduce([t for t, _ in parts]), np.logical_or.reduce([f for _, f in parts])
+        if e.form == "OR":
+            parts = [_boolean(a, arrays, n) for a in e.args]
+            return np.logical_or.reduce([t for t, _ in parts]), np.logical_and.reduce([f for _, f in parts])
+        if e.form == "NOT":
+            t, f = _boolean(e.args[0], arrays, n)
+            return f, t
+        if e.form == "IS_NULL":
+            _, nulls = _value(e.args[0], arrays, n)
+            return nulls.copy(), ~nulls
+        if e.form == "IN":
+            values, nulls = _value(e.args[0], arrays, n)
+            true = np.zeros(n, dtype=bool)
+            unknown = np.zeros(n, dtype=bool)
+            for item in e.args[1:]:
+                other, other_nulls = _value(item, arrays, n)
+                both = ~nulls & ~other_nulls
+                true |= both & _compare("eq", values, other)
+                unknown |= ~both
+            return true, ~true & ~unknown
+        if e.form == "BETWEEN":
+            low = Call("gte", (e.args[0], e.args[1]), e.type)
+            high = Call("lte", (e.args[0], e.args[2]), e.type)
+            return _boolean(SpecialForm("AND", (low, high), e.type), arrays, n)
+        if e.form == "COALESCE":
+            true = np.zeros(n, dtype=bool)
+            false = np.zeros(n, dtype=bool)
+            decided = np.zeros(n, dtype=bool)
+            for arg in e.args:
+                t, f = _boolean(arg, arrays, n)
+                true |= ~decided & t
+                false |= ~decided & f
+                decided |= t | f
+            return true, false
+        raise Unsupported(e.form)
+    if isinstance(e, Call):
+        if e.name in COMPARE:
+            left, left_nulls = _value(e.args[0], arrays, n)
+            right, right_nulls = _value(e.args[1], arrays, n)
+            known = ~left_nulls & ~right_nulls
+            result = _compare(e.name, left, right)
+            return known & result, known & ~result
+        if e.name == "like":
+            values, nulls = _value(e.args[0], arrays, n)
+            pattern = e.args[1]
+            if not isinstance(pattern, Constant) or not isinstance(pattern.value, str):
+                raise Unsupported("LIKE with a non-constant pattern")
+            regex = like_regex(pattern.value)
+            matched = np.fromiter((bool(regex.fullmatch(v)) if isinstance(v, str) else False for v in values),
+                                  dtype=bool, count=len(values)) if values.ndim else np.zeros(n, dtype=bool)
+            return matched & ~nulls, ~matched & ~nulls
+    if isinstance(e, Constant) and isinstance(e.value, bool):
+        return np.full(n, e.value), np.full(n, not e.value)
+    if isinstance(e, Constant) and e.value is None:
+        return np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    if isinstance(e, ColumnRef):
+        values, nulls = _value(e, arrays, n)
+        return values.astype(bool) & ~nulls, ~values.astype(bool) & ~nulls
+    raise Unsupported(type(e).__name__)
+
+
+def _compare(name: str, left: Any, right: Any) -> np.ndarray:
+    result = COMPARE[name](left, right)
+    return np.asarray(result, dtype=bool)
+
+
+def _value(e: Expr, arrays: Arrays, n: int) -> tuple[Any, np.ndarray]:
+    """(values, nulls): an array or a scalar (constants broadcast), and a NULL mask."""
+    if isinstance(e, ColumnRef):
+        found = arrays(e.column)
+        if found is None:
+            raise Unsupported(f"no sample column for {e.column}")
+        return found
+    if isinstance(e, Constant):
+        if e.value is None:
+            return np.zeros(n), np.ones(n, dtype=bool)
+        return _scalar(e.value), np.zeros(n, dtype=bool)
+    if isinstance(e, Call):
+        if e.name in ARITHMETIC or e.name == "divide":
+            (a, an), (b, bn) = _value(e.args[0], arrays, n), _value(e.args[1], arrays, n)
+            if e.name == "divide":
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    out = np.true_divide(a, b)
+                zero = np.asarray(b == 0)
+                return out, an | bn | zero
+            return ARITHMETIC[e.name](a, b), an | bn
+        if e.name == "negate":
+            a, an = _value(e.args[0], arrays, n)
+            return -a, an
+        if e.name == "extract_year":
+            a, an = _value(e.args[0], arrays, n)
+            if isinstance(a, np.ndarray) and np.issubdtype(a.dtype, np.datetime64):
+                return a.astype("datetime64[Y]").astype(np.int64).astype(np.float64) + 1970, an
+        if e.name == "substring" and len(e.args) in (2, 3):
+            a, an = _value(e.args[0], arrays, n)
+            start = e.args[1]
+            length = e.args[2] if len(e.args) == 3 else None
+            if isinstance(start, Constant) and (length is None or isinstance(length, Constant)) and \
+                    isinstance(a, np.ndarray) and a.dtype == object:
+                s = int(start.value) - 1
+                end = None if length is None else s + int(length.value)
+                return np.array([v[s:end] for v in a], dtype=object), an
+    if isinstance(e, SpecialForm) and e.form == "CAST":
+        a, an = _value(e.args[0], arrays, n)
+        if e.type.is_numeric and (not isinstance(a, np.ndarray) or a.dtype.kind in "fiu"):
+            return a, an
+    raise Unsupported(str(e))
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float, decimal.Decimal)):
+        return float(value)
+    if isinstance(value, dt.datetime):
+        return np.datetime64(value, "us")
+    if isinstance(value, dt.date):
+        return np.datetime64(value, "D")
+    if isinstance(value, str):
+        return value
+    raise Unsupported(f"constant {value!r}")
