@@ -1,10 +1,11 @@
 """EXPLAIN: plans as an indented text tree (like Presto's) or as JSON, and as SVG for notebooks.
 
 JSON form: ``{"plan": node}`` where every node has ``operator`` (string), ``estimated_rows``
-(number, or null until estimation lands), ``children`` (list) and its details: predicate,
+(number: cbo's cardinality estimate), ``children`` (list) and its details: predicate,
 join type and condition, grouping keys and aggregates, sort keys, the table and source of
-scans and, for scans read from a JDBC source, the SQL pushed to it. ``actual_rows`` is added by
-EXPLAIN ANALYZE.
+scans and, for scans read from a JDBC source, the SQL pushed to it, and ``estimate_defaults``: the defaults
+the node's estimate rests on (missing statistics, default selectivities), listed at the node
+that introduced them. ``actual_rows`` is added by EXPLAIN ANALYZE.
 """
 
 from __future__ import annotations
@@ -127,6 +128,8 @@ def to_text(info: NodeInfo) -> str:
         lines.append("    " * depth + "- " + _headline(node))
         if "pushed_sql" in node.details:
             lines.append("    " * depth + "      pushed SQL: " + node.details["pushed_sql"])
+        for note in node.details.get("estimate_defaults", []):
+            lines.append("    " * depth + "      estimate uses a default: " + note)
         for child in node.children:
             visit(child, depth + 1)
 

@@ -68,6 +68,18 @@ class Session:
         self.planner = Planner(self.catalog, dialect)
         self._spark_executor = None
         self._duckdb = None
+        self._estimator = None
+
+    @property
+    def estimator(self):  # type: ignore[no-untyped-def]
+        """The cardinality estimator over the catalog's stored statistics (read once; ``cbo analyze`` collects them)."""
+        if self._estimator is None:
+            from cbo.estimate import Estimator
+            from cbo.statistics import load_all
+
+            stats, _ = load_all(self.catalog)
+            self._estimator = Estimator(stats)
+        return self._estimator
 
     # -- planning ----------------------------------------------------------------------------------
 
@@ -89,8 +101,15 @@ class Session:
         from cbo.exec.remote import RemoteQueries
 
         remote = RemoteQueries(self.catalog, partitioned_reads=False)
+        estimator = self.estimator
 
         def annotate(node: Plan, info: NodeInfo) -> None:
+            estimate = estimator.estimate(node)
+            info.estimated_rows = round(estimate.rows, 1)
+            inherited = frozenset().union(*[estimator.estimate(c).notes for c in node.children])
+            fresh = sorted(estimate.notes - inherited)
+            if fresh:
+                info.details["estimate_defaults"] = fresh
             folded = remote.fold(node)
             if folded is not None and not (info.children and "pushed_sql" in info.children[0].details):
                 info.details["pushed_sql"] = folded.sql

@@ -207,6 +207,13 @@ class ColumnEstimate:
                 return None
         segments = []
         for s in self.segments:
+            try:
+                inside = (low is None or s.lower > low) and (high is None or s.upper < high)
+            except TypeError:
+                return None
+            if inside:   # wholly within the range: no interpolation needed
+                segments.append(s)
+                continue
             share = fraction_within(s.lower, s.upper, low, high, low_inclusive, high_inclusive)
             if share is None:
                 return None

@@ -95,6 +95,11 @@ def estimate_filter(rel: RelEstimate, predicate: Expr) -> RelEstimate:
                         notes = [n for n in notes if not n.startswith("default")]
                     else:
                         selectivity = min(max(selectivity, share), defaults.MIN_SAMPLE_HITS / before)
+    if len(parts) > 1:
+        # A conjunction never keeps more rows than any one of its conjuncts would alone (the
+        # sample and the statistics may disagree by a little; the smaller answer holds).
+        for part in parts:
+            selectivity = min(selectivity, estimate_filter(rel, part).rows / rel.rows)
     rows = rel.rows * selectivity
     reweight = mask is not None and sample is not None and int(mask.sum()) >= defaults.MIN_SAMPLE_FOR_REWEIGHT
     overrides = {column: estimate.with_rows(rows) if estimate.rows > 0 else replace(estimate, nulls=0.0)

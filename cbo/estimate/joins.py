@@ -155,11 +155,9 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate) -> RelEstim
             notes.append(note)
     L, R = left.rows, right.rows
     if pairs and L > 0 and R > 0:
-        selectivity = _key_selectivity(pairs, left, right)
-        if len(pairs) == 1:
-            corrected = sampled_selectivity(left.origins.get(pairs[0][0]), right.origins.get(pairs[0][1]))
-            if corrected is not None:
-                selectivity = corrected
+        corrected = sampled_selectivity(left.origins.get(pairs[0][0]), right.origins.get(pairs[0][1])) \
+            if len(pairs) == 1 else None
+        selectivity = corrected if corrected is not None else _key_selectivity(pairs, left, right)
         inner = L * R * selectivity
         if any(k <= {b for _, b in pairs} for k in node.right.unique_keys):
             inner = min(inner, L)
@@ -197,23 +195,32 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate) -> RelEstim
     unmatched_left = L * (1.0 - left_share) if kind in ("left", "full") else 0.0
     unmatched_right = R * (1.0 - right_share) if kind in ("right", "full") else 0.0
     rows = inner + unmatched_left + unmatched_right
+    # An outer join keeps every row of its preserved side: never estimate fewer.
+    if kind in ("left", "full"):
+        rows = max(rows, L)
+    if kind in ("right", "full"):
+        rows = max(rows, R)
     left_factor = (inner + unmatched_left) / L if L > 0 else 1.0
     right_factor = (inner + unmatched_right) / R if R > 0 else 1.0
 
+    # Key columns keep only the values the other side has (the intersection of domains).
+    narrow = {}
+    if kind in ("inner", "right"):
+        narrow.update({a: (right, b) for a, b in pairs})
+    if kind in ("inner", "left"):
+        narrow.update({b: (left, a) for a, b in pairs})
+
     def derive(c: Column, e: ColumnEstimate) -> ColumnEstimate:
         if c in left.columns:
-            return _plus_nulls(e.scaled(left_factor), unmatched_right)
-        return _plus_nulls(e.scaled(right_factor), unmatched_left)
+            e = _plus_nulls(e.scaled(left_factor), unmatched_right)
+        else:
+            e = _plus_nulls(e.scaled(right_factor), unmatched_left)
+        if c in narrow:
+            other, partner = narrow[c]
+            e = e.narrowed_to(other.column(partner).domain)
+        return e
 
-    base = ChainMap(dict(), left.columns, right.columns)  # type: ignore[arg-type]
-    overrides: dict[Column, ColumnEstimate] = {}
-    if kind in ("inner", "right"):
-        for a, b in pairs:
-            overrides[a] = derive(a, left.column(a)).narrowed_to(right.column(b).domain)
-    if kind in ("inner", "left"):
-        for a, b in pairs:
-            overrides[b] = derive(b, right.column(b)).narrowed_to(left.column(a).domain)
-    columns = DerivedColumns(base, derive, overrides)
+    columns = DerivedColumns(ChainMap(dict(), left.columns, right.columns), derive)  # type: ignore[arg-type]
     groups = {**left.groups, **right.groups}
     origins = {**left.origins, **right.origins}
     return RelEstimate(rows, columns, groups, origins, None, left.notes | right.notes | frozenset(notes))
@@ -241,29 +248,75 @@ def sampled_selectivity(a: Origin | None, b: Origin | None) -> float | None:
         return None
     mask_a = a.sample.mask if a.sample.mask is not None else np.ones(len(values_a), dtype=bool)
     mask_b = b.sample.mask if b.sample.mask is not None else np.ones(len(values_b), dtype=bool)
-    all_pairs = _pairs(values_a[~nulls_a], values_b[~nulls_b])
-    if all_pairs < MIN_SAMPLE_PAIRS:
+    index = _pair_index(a, b, values_a, nulls_a, values_b, nulls_b)
+    if index.all_pairs < MIN_SAMPLE_PAIRS:
         return None
-    passing_pairs = _pairs(values_a[~nulls_a & mask_a], values_b[~nulls_b & mask_b])
-    expected = all_pairs * (mask_a.sum() / len(mask_a)) * (mask_b.sum() / len(mask_b))
-    base = matching_pairs(a.base, b.base) / (a.base_rows * b.base_rows)
+    passing_pairs = index.passing(mask_a, mask_b)
+    expected = index.all_pairs * (mask_a.sum() / len(mask_a)) * (mask_b.sum() / len(mask_b))
+    base = _base_selectivity(a, b)
     if abs(passing_pairs - expected) <= 2.0 * math.sqrt(max(expected, 1.0)):
         return base * (1.0 if expected > 0 else 0.0)
     return base * max(passing_pairs, 0.5) / max(expected, 1e-9)
 
 
 MIN_SAMPLE_PAIRS = 30
+_BASE_SELECTIVITY: dict[tuple[int, int], tuple[ColumnEstimate, ColumnEstimate, float]] = {}
 
 
-def _pairs(a: np.ndarray, b: np.ndarray) -> int:
-    """Number of equal (x in a, y in b) pairs."""
-    if len(a) == 0 or len(b) == 0:
-        return 0
-    keys, counts = np.unique(b, return_counts=True)
-    where = np.searchsorted(keys, a)
-    where = np.clip(where, 0, len(keys) - 1)
-    hit = keys[where] == a
-    return int(counts[where[hit]].sum())
+def _base_selectivity(a: Origin, b: Origin) -> float:
+    """Selectivity of the two unfiltered columns, remembered by their (long-lived) estimates."""
+    assert a.base is not None and b.base is not None
+    key = (id(a.base), id(b.base))
+    found = _BASE_SELECTIVITY.get(key)
+    if found is not None and found[0] is a.base and found[1] is b.base:
+        return found[2]
+    value = matching_pairs(a.base, b.base) / (a.base_rows * b.base_rows)
+    if len(_BASE_SELECTIVITY) > 10_000:
+        _BASE_SELECTIVITY.clear()
+    _BASE_SELECTIVITY[key] = (a.base, b.base, value)
+    return value
+
+
+class _PairIndex:
+    """Which sampled values of ``a`` equal which of ``b``: built once per column pair, then any
+    two masks (the rows passing each side's filters) count their matching pairs in O(n)."""
+
+    def __init__(self, values_a: np.ndarray, nulls_a: np.ndarray, values_b: np.ndarray, nulls_b: np.ndarray):
+        keys, inverse = np.unique(values_b[~nulls_b], return_inverse=True)
+        self.size = len(keys)
+        self.b_valid = ~nulls_b
+        self.b_group = np.full(len(values_b), -1, dtype=np.int64)
+        self.b_group[~nulls_b] = inverse
+        where = np.clip(np.searchsorted(keys, values_a), 0, max(len(keys) - 1, 0)) if len(keys) else \
+            np.zeros(len(values_a), dtype=np.int64)
+        self.a_hit = ~nulls_a & (keys[where] == values_a) if len(keys) else np.zeros(len(values_a), dtype=bool)
+        self.a_group = where
+        counts = np.bincount(inverse, minlength=self.size) if self.size else np.zeros(0)
+        self.all_pairs = int(counts[self.a_group[self.a_hit]].sum()) if self.size else 0
+
+    def passing(self, mask_a: np.ndarray, mask_b: np.ndarray) -> int:
+        if not self.size:
+            return 0
+        keep_b = self.b_valid & mask_b
+        counts = np.bincount(self.b_group[keep_b], minlength=self.size)
+        return int(counts[self.a_group[self.a_hit & mask_a]].sum())
+
+
+_PAIR_INDEXES: dict[tuple[int, str, int, str], tuple[object, object, _PairIndex]] = {}
+
+
+def _pair_index(a: Origin, b: Origin, values_a, nulls_a, values_b, nulls_b) -> _PairIndex:  # type: ignore[no-untyped-def]
+    assert a.sample is not None and b.sample is not None
+    sa, sb = a.sample.sample, b.sample.sample
+    key = (id(sa), a.name or "", id(sb), b.name or "")
+    found = _PAIR_INDEXES.get(key)
+    if found is not None and found[0] is sa and found[1] is sb:
+        return found[2]
+    index = _PairIndex(values_a, nulls_a, values_b, nulls_b)
+    if len(_PAIR_INDEXES) > 1_000:
+        _PAIR_INDEXES.clear()
+    _PAIR_INDEXES[key] = (sa, sb, index)
+    return index
 
 
 def _key_selectivity(pairs: tuple[tuple[Column, Column], ...], left: RelEstimate, right: RelEstimate) -> float:

@@ -50,6 +50,7 @@ def test_explain_json_shows_pushed_sql_and_actual_rows(tpch_catalogs):
         stack.extend(node["children"])
         assert {"operator", "estimated_rows", "children"} <= set(node)
         assert isinstance(node["actual_rows"], int)
+        assert isinstance(node["estimated_rows"], (int, float)) and node["estimated_rows"] >= 0
     pushed = [n for n in nodes if "pushed_sql" in n]
     assert pushed and '"tpch_sf0_01"."orders"' in pushed[0]["pushed_sql"]
     assert "1993-01-01" in pushed[0]["pushed_sql"]
@@ -71,3 +72,18 @@ def test_sql_errors_are_one_line(tpch_catalogs):
     result = cbo("query", "select nope from region", catalog=tpch_catalogs["federated"])
     assert result.returncode == 2
     assert result.stderr.strip() == "cbo: error: line 1, column 8: unknown column 'nope'"
+
+
+def test_explain_estimates_come_from_collected_statistics(tpch_catalogs):
+    """After ``cbo analyze`` a filtered scan's estimate is close to its true count and no
+    node reports resting on defaults for missing statistics."""
+    catalog = tpch_catalogs["all-spark"]
+    assert cbo("analyze", catalog=catalog).returncode == 0
+    sql = "select o_orderkey from orders where o_orderdate < date '1993-01-01'"
+    result = cbo("explain", "--format", "json", "--analyze", "--engine", "duckdb", sql, catalog=catalog)
+    assert result.returncode == 0, result.stderr
+    node = json.loads(result.stdout)["plan"]
+    while node["operator"] != "Filter":
+        node = node["children"][0]
+    assert 0.8 <= max(node["estimated_rows"], 1) / max(node["actual_rows"], 1) <= 1.25
+    assert "no statistics" not in result.stdout

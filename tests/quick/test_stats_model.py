@@ -78,3 +78,36 @@ def test_histogram_invariants(values, buckets):
         assert b.rows == sum(1 for v in present if b.lower <= v <= b.upper)
     for left, right in zip(histogram, histogram[1:]):
         assert left.upper < right.lower
+
+
+def test_row_sample_is_stored_beside_the_statistics_and_read_back(tmp_path):
+    from stats.from_values import table_stats as exact_stats
+
+    columns = {"n": [1, 2, None, 4] * 50, "s": ["a", "b", "c", None] * 50,
+               "d": [dt.date(2020, 1, i % 28 + 1) for i in range(200)]}
+    store = StatsStore(tmp_path)
+    store.save(exact_stats("lake.t", columns, sample_size=120))
+    first = sorted(p.name for p in tmp_path.glob("*.parquet"))
+    assert len(first) == 1
+    loaded = store.load("lake.t")
+    assert loaded.problem is None and loaded.stats is not None and loaded.stats.sample is not None
+    sample = loaded.stats.sample
+    assert sample.size == 120 and sample.population == 200 and not sample.is_whole_table
+    values, nulls = sample.column("n")
+    assert int(nulls.sum()) == sum(1 for v in sample.to_arrow().column("n").to_pylist() if v is None)
+    # Saving again with other data replaces the sample file; the old one is removed.
+    store.save(exact_stats("lake.t", {"n": list(range(300))}, sample_size=50))
+    assert len(list(tmp_path.glob("*.parquet"))) == 1
+    assert store.load("lake.t").stats.sample.size == 50  # type: ignore[union-attr]
+
+
+def test_a_missing_sample_file_costs_the_sample_not_the_statistics(tmp_path):
+    from stats.from_values import table_stats as exact_stats
+
+    store = StatsStore(tmp_path)
+    store.save(exact_stats("lake.t", {"n": list(range(100))}, sample_size=10))
+    for path in tmp_path.glob("*.parquet"):
+        path.unlink()
+    loaded = store.load("lake.t")
+    assert loaded.stats is not None and loaded.stats.sample is None
+    assert loaded.problem is not None and "row sample" in loaded.problem and "missing" in loaded.problem

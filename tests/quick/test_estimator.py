@@ -1,0 +1,212 @@
+"""The cardinality estimator on small hand-checked cases, and invariants on random ones."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cbo.estimate import Estimator
+from cbo.ir import types as T
+from cbo.ir.expressions import (ColumnFactory, ColumnRef, Constant, SpecialForm, compare, conjunction, is_null,
+                                negate)
+from cbo.ir.operators import Aggregate, Filter, Join, Scan
+from stats.from_values import table_stats
+
+
+def make_scan(factory: ColumnFactory, table: str, names: list[str], keys: tuple[str, ...] = ()) -> Scan:
+    columns = tuple(factory.new(n, T.INTEGER) for n in names)
+    by_name = dict(zip(names, columns))
+    return Scan(table, columns, tuple(names), (tuple(by_name[k] for k in keys),) if keys else ())
+
+
+def col(scan: Scan, name: str) -> ColumnRef:
+    return ColumnRef(scan.columns[scan.column_names.index(name)])
+
+
+def num(value: int) -> Constant:
+    return Constant(value, T.INTEGER)
+
+
+def close(estimate: float, truth: float, tolerance: float) -> bool:
+    return max(estimate, 1) / max(truth, 1) <= tolerance and max(truth, 1) / max(estimate, 1) <= tolerance
+
+
+# ------------------------------------------------------------------------------------------------
+# Hand-checked cases
+
+
+def test_skewed_column_uses_mcvs_for_the_common_value_and_the_histogram_for_the_rest():
+    values = [0] * 900 + list(range(1, 101))
+    stats = {"t.skew": table_stats("t.skew", {"x": values}, sample_size=0)}
+    factory = ColumnFactory()
+    scan = make_scan(factory, "t.skew", ["x"])
+    estimator = Estimator(stats)
+    x = col(scan, "x")
+    assert close(estimator.rows(Filter(scan, compare("eq", x, num(0)))), 900, 1.01)
+    assert close(estimator.rows(Filter(scan, compare("eq", x, num(50)))), 1, 1.5)
+    assert close(estimator.rows(Filter(scan, compare("lte", x, num(50)))), 950, 1.05)
+    assert close(estimator.rows(Filter(scan, compare("gt", x, num(50)))), 50, 1.1)
+    assert estimator.rows(Filter(scan, compare("gt", x, num(1000)))) == 0
+
+
+def test_correlated_pair_is_estimated_from_the_sample_where_independence_fails():
+    n = 20_000
+    a = [i % 10 for i in range(n)]
+    columns = {"a": a, "b": list(a)}        # b equals a: fully correlated
+    predicate = lambda s: conjunction([compare("eq", col(s, "a"), num(3)), compare("eq", col(s, "b"), num(3))])  # noqa: E731
+    factory = ColumnFactory()
+    scan = make_scan(factory, "t.pair", ["a", "b"])
+    without = Estimator({"t.pair": table_stats("t.pair", columns, sample_size=0)})
+    assert close(without.rows(Filter(scan, predicate(scan))), 200, 1.05)   # the independence baseline
+    with_sample = Estimator({"t.pair": table_stats("t.pair", columns, sample_size=2_000)})
+    assert close(with_sample.rows(Filter(scan, predicate(scan))), 2_000, 1.2)
+
+
+def _orders_items(sample_size: int, null_share: float = 0.0, only_even: bool = False):  # type: ignore[no-untyped-def]
+    orders = {"id": list(range(1, 1001)), "flag": [i % 2 for i in range(1, 1001)]}
+    fks = []
+    for i in range(5000):
+        value = i % 1000 + 1
+        if only_even and value % 2:
+            value += 1 if value < 1000 else -1
+        fks.append(None if i < 5000 * null_share else value)
+    items = {"fk": fks}
+    stats = {"t.orders": table_stats("t.orders", orders, sample_size=sample_size),
+             "t.items": table_stats("t.items", items, sample_size=sample_size)}
+    factory = ColumnFactory()
+    return Estimator(stats), make_scan(factory, "t.orders", ["id", "flag"], ("id",)), make_scan(factory, "t.items", ["fk"])
+
+
+def test_key_foreign_key_join_with_filters_on_the_key_side():
+    estimator, orders, items = _orders_items(sample_size=0)
+    on = compare("eq", col(items, "fk"), col(orders, "id"))
+    assert close(estimator.rows(Join("inner", items, orders, on)), 5000, 1.05)
+    by_key = Filter(orders, compare("lte", col(orders, "id"), num(100)))
+    assert close(estimator.rows(Join("inner", items, by_key, on)), 500, 1.1)
+    by_other_column = Filter(orders, compare("eq", col(orders, "flag"), num(1)))
+    assert close(estimator.rows(Join("inner", items, by_other_column, on)), 2500, 1.1)
+
+
+def test_join_correlated_with_a_filter_is_corrected_by_the_samples():
+    # Items reference even order ids only; flag = 1 keeps odd ids: no item matches them.
+    estimator, orders, items = _orders_items(sample_size=10_000, only_even=True)
+    on = compare("eq", col(items, "fk"), col(orders, "id"))
+    odd = Filter(orders, compare("eq", col(orders, "flag"), num(1)))
+    even = Filter(orders, compare("eq", col(orders, "flag"), num(0)))
+    assert estimator.rows(Join("inner", items, odd, on)) < 50           # independence would say 2,500
+    assert close(estimator.rows(Join("inner", items, even, on)), 5000, 1.1)
+
+
+def test_semi_and_anti_joins_split_the_probe_side():
+    estimator, orders, items = _orders_items(sample_size=0)
+    on = compare("eq", col(items, "fk"), col(orders, "id"))
+    first_hundred = Filter(orders, compare("lte", col(orders, "id"), num(100)))
+    semi = estimator.rows(Join("semi", items, first_hundred, on))
+    anti = estimator.rows(Join("anti", items, first_hundred, on))
+    assert close(semi, 500, 1.1)
+    assert close(anti, 4500, 1.05)
+    assert math.isclose(semi + anti, 5000, rel_tol=1e-6)
+
+
+def test_nulls_never_join_and_outer_joins_keep_their_preserved_side():
+    estimator, orders, items = _orders_items(sample_size=0, null_share=0.2)
+    fk = col(items, "fk")
+    on = compare("eq", fk, col(orders, "id"))
+    assert close(estimator.rows(Join("inner", items, orders, on)), 4000, 1.05)
+    assert close(estimator.rows(Filter(items, is_null(fk))), 1000, 1.01)
+    assert close(estimator.rows(Filter(items, negate(is_null(fk)))), 4000, 1.01)
+    assert estimator.rows(Join("left", items, orders, on)) >= 5000
+    assert close(estimator.rows(Join("anti", items, orders, on)), 1000, 1.1)
+
+
+def test_group_by_a_key_counts_its_distinct_values():
+    estimator, orders, items = _orders_items(sample_size=0)
+    assert close(estimator.rows(Aggregate(items, (items.columns[0],))), 1000, 1.05)
+    joined = Join("inner", items, orders, compare("eq", col(items, "fk"), col(orders, "id")))
+    # id is the key of orders: grouping by (id, flag) has as many groups as ids
+    assert close(estimator.rows(Aggregate(joined, (orders.columns[0], orders.columns[1]))), 1000, 1.05)
+
+
+def test_missing_statistics_fall_back_to_defaults_and_say_so():
+    factory = ColumnFactory()
+    scan = make_scan(factory, "t.unknown", ["x"])
+    estimate = Estimator({}).estimate(Filter(scan, compare("eq", col(scan, "x"), num(1))))
+    assert math.isfinite(estimate.rows) and estimate.rows > 0
+    assert any("no statistics for t.unknown" in note for note in estimate.notes)
+
+
+# ------------------------------------------------------------------------------------------------
+# Invariants on random data and predicates
+
+values_strategy = st.lists(st.one_of(st.none(), st.integers(0, 12)), min_size=1, max_size=300)
+
+
+def predicates(scan: Scan):  # type: ignore[no-untyped-def]
+    column = st.sampled_from([ColumnRef(c) for c in scan.columns])
+    constant = st.integers(-2, 14).map(num)
+    comparison = st.builds(lambda op, c, k: compare(op, c, k),
+                           st.sampled_from(["eq", "neq", "lt", "lte", "gt", "gte"]), column, constant)
+    membership = st.builds(lambda c, ks: SpecialForm("IN", (c, *ks), T.BOOLEAN), column,
+                           st.lists(constant, min_size=1, max_size=4))
+    nullness = st.builds(lambda c, neg: negate(is_null(c)) if neg else is_null(c), column, st.booleans())
+    atom = st.one_of(comparison, membership, nullness)
+    return st.recursive(atom, lambda inner: st.one_of(
+        st.builds(lambda a, b: SpecialForm("OR", (a, b), T.BOOLEAN), inner, inner),
+        st.builds(negate, inner)), max_leaves=4)
+
+
+@st.composite
+def filtered_tables(draw):  # type: ignore[no-untyped-def]
+    size = draw(st.integers(1, 300))
+    a = draw(st.lists(st.one_of(st.none(), st.integers(0, 12)), min_size=size, max_size=size))
+    b = draw(st.lists(st.one_of(st.none(), st.integers(0, 12)), min_size=size, max_size=size))
+    sample = draw(st.sampled_from([0, 50, 10_000]))
+    factory = ColumnFactory()
+    scan = make_scan(factory, "t.r", ["a", "b"])
+    stats = {"t.r": table_stats("t.r", {"a": a, "b": b}, sample_size=sample, buckets=8, mcv_size=4)}
+    first, second = draw(predicates(scan)), draw(predicates(scan))
+    return Estimator(stats), scan, first, second
+
+
+@settings(max_examples=150, deadline=None)
+@given(filtered_tables())
+def test_estimates_are_finite_and_a_conjunction_is_never_above_either_side(case):
+    estimator, scan, first, second = case
+    both = estimator.rows(Filter(scan, conjunction([first, second])))
+    alone = [estimator.rows(Filter(scan, first)), estimator.rows(Filter(scan, second))]
+    for value in [both, *alone]:
+        assert math.isfinite(value) and value >= 0
+    assert both <= min(alone) * (1 + 1e-9) + 1e-9
+
+
+@st.composite
+def joined_tables(draw):  # type: ignore[no-untyped-def]
+    left_values = draw(values_strategy)
+    right_values = draw(values_strategy)
+    factory = ColumnFactory()
+    left = make_scan(factory, "t.l", ["k"])
+    right = make_scan(factory, "t.r", ["k"])
+    sample = draw(st.sampled_from([0, 10_000]))
+    stats = {"t.l": table_stats("t.l", {"k": left_values}, sample_size=sample, buckets=8, mcv_size=4),
+             "t.r": table_stats("t.r", {"k": right_values}, sample_size=sample, buckets=8, mcv_size=4)}
+    left_plan = Filter(left, draw(predicates(left))) if draw(st.booleans()) else left
+    right_plan = Filter(right, draw(predicates(right))) if draw(st.booleans()) else right
+    return Estimator(stats), left_plan, right_plan, compare("eq", ColumnRef(left.columns[0]), ColumnRef(right.columns[0]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(joined_tables())
+def test_join_estimates_respect_their_kinds(case):
+    estimator, left, right, on = case
+    L, R = estimator.rows(left), estimator.rows(right)
+    rows = {kind: estimator.rows(Join(kind, left, right, on)) for kind in ("inner", "left", "right", "full", "semi", "anti")}
+    for value in rows.values():
+        assert math.isfinite(value) and value >= 0
+    assert rows["left"] >= L - 1e-6
+    assert rows["right"] >= R - 1e-6
+    assert rows["full"] >= max(L, R) - 1e-6
+    assert rows["semi"] <= L + 1e-6 and rows["anti"] <= L + 1e-6
+    assert rows["semi"] + rows["anti"] == pytest.approx(L, rel=1e-6, abs=1e-6)
