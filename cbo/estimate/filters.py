@@ -75,7 +75,8 @@ def estimate_filter(rel: RelEstimate, predicate: Expr) -> RelEstimate:
             simple = False
         else:
             simple = False
-    simple = simple and len(parts) == 1
+    # Interpolating a LIKE prefix inside a string bucket is coarse: let the sample answer it.
+    simple = simple and len(parts) == 1 and not (isinstance(parts[0], Call) and parts[0].name == "like")
     selectivity = min(max(independent, 0.0), 1.0)
 
     sample, mask = rel.sample, None
