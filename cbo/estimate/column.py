@@ -58,7 +58,7 @@ class ColumnEstimate:
             return self
         f, keep = self.factor, self.survival
         mcv = tuple((v, r * f) for v, r in self.mcv)
-        segments = tuple(Segment(s.lower, s.upper, s.rows * f, _thinned(s.distinct, s.rows, keep), s.domain)
+        segments = tuple(Segment(s.lower, s.upper, s.rows * f, thinned(s.distinct, s.rows, keep), s.domain)
                          for s in self.segments)
         return ColumnEstimate(self.kind, self.nulls, mcv, segments, self.width, self.default)
 
@@ -249,7 +249,7 @@ def _presence(rows: float) -> float:
     return 1.0 - math.exp(-rows) if rows < 30 else 1.0
 
 
-def _thinned(distinct: float, rows: float, factor: float) -> float:
+def thinned(distinct: float, rows: float, factor: float) -> float:
     """Distinct values left when each row survives with probability ``factor``."""
     if factor >= 1.0 or distinct <= 0 or rows <= 0:
         return distinct

@@ -33,9 +33,9 @@ from typing import Mapping
 import numpy as np
 
 from cbo.estimate import defaults
-from cbo.estimate.column import ColumnEstimate, Segment, like_prefix, like_regex
+from cbo.estimate.column import ColumnEstimate, Segment, like_prefix, like_regex, thinned
 from cbo.estimate.relation import DerivedColumns, RelEstimate, SampleView
-from cbo.estimate.sample_eval import evaluate
+from cbo.estimate.sample_eval import evaluate, scalar
 from cbo.ir.expressions import Call, Column, ColumnRef, Constant, Expr, SpecialForm, columns_of, conjuncts
 
 FLIP = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "eq": "eq", "neq": "neq"}
@@ -66,15 +66,11 @@ def estimate_filter(rel: RelEstimate, predicate: Expr) -> RelEstimate:
         independent *= result.selectivity
         if result.note:
             notes.append(result.note)
-        if result.column is not None and result.estimate is not None and result.note is None:
+        if result.column is not None and result.estimate is not None:
             working[result.column] = result.estimate
             restricted[result.column] = result.estimate
-        elif result.column is not None and result.estimate is not None:
-            working[result.column] = result.estimate
-            restricted[result.column] = result.estimate
-            simple = False
-        else:
-            simple = False
+        # Only a conjunct the statistics answered without defaults may overrule the sample.
+        simple = simple and result.column is not None and result.note is None
     # Interpolating a LIKE prefix inside a string bucket is coarse: let the sample answer it.
     simple = simple and len(parts) == 1 and not (isinstance(parts[0], Call) and parts[0].name == "like")
     selectivity = min(max(independent, 0.0), 1.0)
@@ -151,7 +147,7 @@ def _reweighted(estimate: ColumnEstimate, view: SampleView, column: Column, mask
         mcv = []
         mcv_hits = 0
         for value, _ in estimate.mcv:
-            hits = int(np.count_nonzero(present == _sample_scalar(value)))
+            hits = int(np.count_nonzero(present == scalar(value)))
             mcv_hits += hits
             mcv.append((value, rows * hits / passing))
         null_rows = rows * int(kept_nulls.sum()) / passing
@@ -166,41 +162,29 @@ def _reweighted(estimate: ColumnEstimate, view: SampleView, column: Column, mask
                     new_rows = rest_rows * count / total
                     factor = new_rows / segment.rows if segment.rows > 0 else 0.0
                     distinct = min(segment.domain, segment.distinct * factor) if factor > 1 else \
-                        _thin(segment, factor)
+                        thinned(segment.distinct, segment.rows, factor)
                     new_segments.append(Segment(segment.lower, segment.upper, new_rows, distinct, segment.domain))
                 segments = tuple(new_segments)
             else:
                 segments = tuple(s.part(0.0) if rest_rows == 0 else s for s in segments)
                 scale = rest_rows / max(sum(s.rows for s in segments), 1e-9)
-                segments = tuple(Segment(s.lower, s.upper, s.rows * scale, _thin(s, scale), s.domain)
+                segments = tuple(Segment(s.lower, s.upper, s.rows * scale, thinned(s.distinct, s.rows, scale), s.domain)
                                  for s in segments)
         return ColumnEstimate(estimate.kind, null_rows, tuple(mcv), segments, estimate.width, estimate.default)
     except (TypeError, ValueError):
         return None
 
 
-def _thin(segment: Segment, factor: float) -> float:
-    if factor >= 1 or segment.distinct <= 0 or segment.rows <= 0:
-        return segment.distinct
-    return segment.distinct * (1.0 - (1.0 - factor) ** (segment.rows / segment.distinct))
-
-
 def _bucket_counts(present: np.ndarray, estimate: ColumnEstimate, mcv: list) -> list[int]:  # type: ignore[type-arg]
     if mcv:
         keep = np.ones(len(present), dtype=bool)
         for value, _ in mcv:
-            keep &= present != _sample_scalar(value)
+            keep &= present != scalar(value)
         present = present[keep]
-    uppers = np.array([_sample_scalar(s.upper) for s in estimate.segments], dtype=present.dtype)
+    uppers = np.array([scalar(s.upper) for s in estimate.segments], dtype=present.dtype)
     index = np.searchsorted(uppers, present, side="left")
     index = np.clip(index, 0, len(estimate.segments) - 1)
     return np.bincount(index, minlength=len(estimate.segments)).tolist()
-
-
-def _sample_scalar(value):  # type: ignore[no-untyped-def]
-    from cbo.estimate.sample_eval import _scalar
-
-    return _scalar(value)
 
 
 # ------------------------------------------------------------------------------------------------

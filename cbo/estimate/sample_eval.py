@@ -118,7 +118,7 @@ def _value(e: Expr, arrays: Arrays, n: int) -> tuple[Any, np.ndarray]:
     if isinstance(e, Constant):
         if e.value is None:
             return np.zeros(n), np.ones(n, dtype=bool)
-        return _scalar(e.value), np.zeros(n, dtype=bool)
+        return scalar(e.value), np.zeros(n, dtype=bool)
     if isinstance(e, Call):
         if e.name in ARITHMETIC or e.name == "divide":
             (a, an), (b, bn) = _value(e.args[0], arrays, n), _value(e.args[1], arrays, n)
@@ -151,7 +151,8 @@ def _value(e: Expr, arrays: Arrays, n: int) -> tuple[Any, np.ndarray]:
     raise Unsupported(str(e))
 
 
-def _scalar(value: Any) -> Any:
+def scalar(value: Any) -> Any:
+    """A constant as the sample arrays hold it (float, datetime64, str)."""
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float, decimal.Decimal)):
