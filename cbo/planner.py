@@ -1,22 +1,27 @@
-"""From SQL text to the plan that runs: parse, bind, decorrelate, normalize, choose strategies.
+"""From SQL text to the plan that runs: parse, bind, decorrelate, normalize, search the memo.
 
-Until the memo lands this is the plain planner: joins stay in the order the query wrote
-them (after predicate pushdown turns comma joins into equi-joins) and every equi-join is a
-hash join (Spark: shuffle hash), other joins nested loops.
+The memo search (``cbo.memo.search``) picks the join order (every connected bushy tree of
+each join region, or the greedy order for large ones) and each join's strategy by estimated
+cost. Estimates come from the catalog's stored statistics when a session provides them
+(``cbo analyze``); without statistics every table is assumed to have the default size and the
+search still yields a valid plan.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from cbo.catalog import Catalog
 from cbo.frontend.binder import Binder
 from cbo.frontend.decorrelate import decorrelate
 from cbo.frontend.parse import DEFAULT_DIALECT, parse
 from cbo.ir.expressions import ColumnFactory
-from cbo.ir.operators import Join, Plan, walk
+from cbo.ir.operators import Join, Plan
+from cbo.memo.search import Optimized, Optimizer, default_rules
 from cbo.normalize import normalize
 from cbo.schema import SchemaProvider
+from cbo.settings import OptimizerSettings
 
 
 @dataclass(frozen=True)
@@ -26,24 +31,43 @@ class PlannedQuery:
     plan: Plan                     # the plan that runs
     names: tuple[str, ...]         # output column names
     join_strategies: dict[Join, str] = field(default_factory=dict)
+    optimized: Optimized | None = None   # the memo and its counters
 
 
-def plain_join_strategies(plan: Plan) -> dict[Join, str]:
-    strategies = {}
-    for node in walk(plan):
-        if isinstance(node, Join):
-            strategies[node] = "shuffle_hash" if node.equi_keys else "nested_loop"
-    return strategies
+EstimatorSource = Callable[[], object]
 
 
 class Planner:
-    def __init__(self, catalog: Catalog, dialect: str = DEFAULT_DIALECT, schemas: SchemaProvider | None = None):
+    def __init__(self, catalog: Catalog, dialect: str = DEFAULT_DIALECT, schemas: SchemaProvider | None = None,
+                 estimator: object | EstimatorSource | None = None, settings: OptimizerSettings | None = None):
         self.catalog = catalog
         self.dialect = dialect
         self.schemas = schemas or SchemaProvider(catalog)
+        self._estimator = estimator
+        self.settings = settings or OptimizerSettings()
 
-    def plan(self, sql: str) -> PlannedQuery:
+    @property
+    def estimator(self):  # type: ignore[no-untyped-def]
+        from cbo.estimate import Estimator
+
+        if self._estimator is None:
+            self._estimator = Estimator({})
+        elif not isinstance(self._estimator, Estimator) and callable(self._estimator):
+            self._estimator = self._estimator()
+        return self._estimator
+
+    def logical(self, sql: str) -> tuple[Plan, Plan, tuple[str, ...]]:
+        """The bound plan, the normalized plan the search starts from, and the output names."""
         columns = ColumnFactory()
         bound = Binder(self.catalog, self.schemas, columns).bind(parse(sql, self.dialect))
-        plan = normalize(decorrelate(bound.plan, columns))
-        return PlannedQuery(sql, bound.plan, plan, bound.names, plain_join_strategies(plan))
+        return bound.plan, normalize(decorrelate(bound.plan, columns)), bound.names
+
+    def optimizer(self) -> Optimizer:
+        source_types = tuple(sorted({s.type for s in self.catalog.sources.values()}))
+        rules = default_rules(source_types, self.settings.disabled_rules)
+        return Optimizer(self.estimator, self.settings, rules)
+
+    def plan(self, sql: str) -> PlannedQuery:
+        bound, normalized, names = self.logical(sql)
+        optimized = self.optimizer().optimize(normalized)
+        return PlannedQuery(sql, bound, optimized.plan, names, optimized.join_strategies, optimized)

@@ -47,23 +47,31 @@ class Estimator:
             self._cache[plan] = found
         return found
 
+    def estimate_node(self, node: Plan, inputs: list[RelEstimate]) -> RelEstimate:
+        """The estimate of ``node`` given its inputs' estimates: how the memo estimates a group
+        from its first expression, whose children are groups rather than plans."""
+        return _sane(self._combine(node, inputs), node)
+
     def _estimate(self, plan: Plan) -> RelEstimate:
+        return self._combine(plan, [self.estimate(child) for child in plan.children])
+
+    def _combine(self, plan: Plan, inputs: list[RelEstimate]) -> RelEstimate:
         if isinstance(plan, Scan):
             return self._scan(plan)
         if isinstance(plan, Filter):
-            return estimate_filter(self.estimate(plan.input), plan.predicate)
+            return estimate_filter(inputs[0], plan.predicate)
         if isinstance(plan, Join):
-            return estimate_join(plan, self.estimate(plan.left), self.estimate(plan.right))
+            return estimate_join(plan, inputs[0], inputs[1])
         if isinstance(plan, Project):
-            return _project(plan, self.estimate(plan.input))
+            return _project(plan, inputs[0])
         if isinstance(plan, Aggregate):
-            return _aggregate(plan, self.estimate(plan.input))
+            return _aggregate(plan, inputs[0])
         if isinstance(plan, Sort):
-            return self.estimate(plan.input)
+            return inputs[0]
         if isinstance(plan, Limit):
-            return _limit(plan, self.estimate(plan.input))
+            return _limit(plan, inputs[0])
         if isinstance(plan, SetOp):
-            return _set_op(plan, [self.estimate(c) for c in plan.inputs])
+            return _set_op(plan, inputs)
         if isinstance(plan, Values):
             return _values(plan)
         raise TypeError(f"no estimate for {type(plan).__name__}")

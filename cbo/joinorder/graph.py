@@ -1,0 +1,311 @@
+"""The join graph of a join region: which relations a region joins and by which predicates.
+
+A *region* is a maximal tree of reorderable joins in the memo: inner joins, and left, semi
+and anti joins whose right side can move as a unit. Its *relations* are the groups below it
+(scans, aggregates, other regions' roots). The graph records
+
+* inner-join conjuncts with the set of relations each reads (``T``). A conjunct is applied at
+  the join that first brings all of ``T`` together, whatever the order;
+* equivalence classes of columns equated by inner-join equalities (``a = b``, ``b = c``), so
+  the enumerator may also join ``a`` with ``c``: the transitive edges. Joining two sets that
+  both hold members of a class needs one equality, not all, so a class contributes exactly
+  one conjunct per join. A class is only used where each relation holds at most one of its
+  columns (two columns of one relation equated only by transitivity would otherwise be lost);
+* outer, semi and anti joins as hyperedges from the relations their condition reads on the
+  left (the *TES*) to their right side, a relation of its own. Such a join may be applied to
+  any connected set holding its TES: (A ⋈ B) ⟕ R = (A ⟕ R) ⋈ B when the outer join's
+  condition does not read B and the inner join's does not read R (the same holds for semi
+  and anti joins, and these joins commute with each other on their left side under the same
+  conditions). A left join whose padded columns are read by another predicate of the
+  region cannot move (its NULLs would meet that predicate at a different place); it then
+  stays a relation of the region, as full, right and mark joins always do.
+
+Relations are numbered in the order the written tree lists them (left to right), so the
+enumeration, and with it the chosen plan, is deterministic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cbo.ir import types as T
+from cbo.ir.expressions import TRUE, Call, Column, ColumnRef, Expr, columns_of, conjunction, conjuncts
+from cbo.ir.operators import Join, equated_columns
+from cbo.joinorder.dphyp import Hypergraph
+from cbo.memo.memo import Group, Memo
+
+MOVABLE_KINDS = ("left", "semi", "anti")
+
+
+@dataclass
+class NonInnerEdge:
+    kind: str
+    tes: int              # relations on the left that the condition reads
+    right: int            # the bit of the right side's relation
+    condition: Expr
+
+
+@dataclass
+class EquivalenceClass:
+    members: dict[int, Column]   # relation index -> its column in the class
+
+
+@dataclass
+class JoinGraph:
+    root: Group
+    relations: list[Group] = field(default_factory=list)
+    predicates: list[tuple[int, Expr]] = field(default_factory=list)   # (T mask, conjunct)
+    classes: list[EquivalenceClass] = field(default_factory=list)
+    non_inner: dict[int, NonInnerEdge] = field(default_factory=dict)   # by right relation bit
+    everywhere: list[Expr] = field(default_factory=list)               # conjuncts reading no relation
+    written: dict[int, Group] = field(default_factory=dict)            # the written tree's groups by set
+    members: set[int] = field(default_factory=set)                     # ids of the written joins' groups
+    padded: dict[int, frozenset[Column]] = field(default_factory=dict) # left joins' right columns by bit
+    left_join_groups: dict[int, int] = field(default_factory=dict)
+    hypergraph: Hypergraph = field(default_factory=lambda: Hypergraph(0))
+
+    @property
+    def size(self) -> int:
+        return len(self.relations)
+
+    @property
+    def all(self) -> int:
+        return (1 << self.size) - 1
+
+    # -- joining two sets ------------------------------------------------------------------------
+
+    def join_kind(self, s1: int, s2: int) -> tuple[str, bool]:
+        """The kind of join between ``s1`` and ``s2`` and whether the sides must be swapped
+        (a non-inner join keeps its right side on the right)."""
+        edge = self.non_inner.get(s2)
+        if edge is not None and edge.tes & s1 == edge.tes:
+            return edge.kind, False
+        edge = self.non_inner.get(s1)
+        if edge is not None and edge.tes & s2 == edge.tes:
+            return edge.kind, True
+        return "inner", False
+
+    def condition(self, left: int, right: int, kind: str) -> Expr:
+        """The conjuncts that join ``left`` and ``right``: those first covered by their union."""
+        if kind != "inner":
+            return self.non_inner[right].condition
+        union = left | right
+        found: list[Expr] = []
+        for cls in self.classes:
+            in_left = [i for i in cls.members if (left >> i) & 1]
+            in_right = [i for i in cls.members if (right >> i) & 1]
+            if in_left and in_right:
+                a, b = cls.members[in_left[0]], cls.members[in_right[0]]
+                found.append(Call("eq", (ColumnRef(a), ColumnRef(b)), T.BOOLEAN))
+        for t, conjunct in self.predicates:
+            if t & union == t and t & left and t & right:
+                found.append(conjunct)
+        if union == self.all:
+            found.extend(self.everywhere)
+        return conjunction(found) if found else TRUE
+
+    def connected(self, s1: int, s2: int) -> bool:
+        """Whether a join of ``s1`` and ``s2`` is allowed (some edge, orientation respected)."""
+        if not self.hypergraph.connected(s1, s2):
+            return False
+        for s in (s1, s2):
+            if s in self.non_inner:
+                continue
+            # A set holding a movable join's right side must also hold its TES (it was joined).
+            for bit, edge in self.non_inner.items():
+                if s & bit and edge.tes & s != edge.tes:
+                    return False
+        return True
+
+
+def region_of(memo: Memo, root: Group) -> JoinGraph:
+    """Read the join region whose top is ``root`` (from each group's written expression)."""
+    pinned: set[int] = set()
+    while True:
+        graph = _collect(memo, root, pinned)
+        blocked = _immovable_left_joins(graph)
+        if not blocked:
+            break
+        pinned |= blocked
+    _build_hypergraph(graph)
+    return graph
+
+
+def is_region_join(expr: object) -> bool:
+    return isinstance(expr, Join) and (expr.kind == "inner" or expr.kind in MOVABLE_KINDS)
+
+
+class _Reader:
+    def __init__(self, memo: Memo, root: Group, pinned: set[int]):
+        self.memo = memo
+        self.graph = JoinGraph(root)
+        self.pinned = pinned
+        self.owner: dict[Column, int] = {}
+        self.inner_conjuncts: list[Expr] = []
+        self.left_join_padded: dict[int, frozenset[Column]] = {}   # group id of the left join -> R's columns
+        self.left_join_groups: dict[int, int] = {}                  # right relation bit -> left join group id
+
+    def relation(self, group: Group) -> int:
+        index = len(self.graph.relations)
+        self.graph.relations.append(group)
+        for column in group.output:
+            self.owner[column] = index
+        return 1 << index
+
+    def mask(self, expr: Expr) -> int:
+        found = 0
+        for column in columns_of(expr):
+            index = self.owner.get(column)
+            if index is not None:
+                found |= 1 << index
+        return found
+
+    def read(self, group: Group, top: bool = False) -> int:
+        expr = group.first
+        if not top and (not is_region_join(expr) or group.id in self.pinned):
+            return self.relation(group)
+        assert isinstance(expr, Join)
+        left_group, right_group = expr.left.group, expr.right.group  # type: ignore[attr-defined]
+        if expr.kind == "inner":
+            left = self.read(left_group)
+            right = self.read(right_group)
+            self.inner_conjuncts.extend(conjuncts(expr.condition))
+        else:
+            movable = group.id not in self.pinned and bool(columns_of(expr.condition) & set(expr.left.output))
+            if not movable and not top:
+                return self.relation(group)
+            left = self.read(left_group) if movable else self.relation(left_group)
+            # An immovable join at the top applies to its whole left side.
+            tes = (self.mask(expr.condition) & left) or left
+            right = self.relation(right_group)
+            self.graph.non_inner[right] = NonInnerEdge(expr.kind, tes, right, expr.condition)
+            if expr.kind == "left":
+                self.left_join_padded[group.id] = frozenset(expr.right.output)
+                self.left_join_groups[right] = group.id
+        self.graph.written[left | right] = group
+        self.graph.members.add(group.id)
+        return left | right
+
+
+def _collect(memo: Memo, root: Group, pinned: set[int]) -> JoinGraph:
+    reader = _Reader(memo, root, pinned)
+    reader.read(root, top=True)
+    graph = reader.graph
+    _classify_conjuncts(graph, reader)
+    graph.padded = {bit: reader.left_join_padded[gid] for bit, gid in reader.left_join_groups.items()}
+    graph.left_join_groups = reader.left_join_groups
+    return graph
+
+
+def _classify_conjuncts(graph: JoinGraph, reader: _Reader) -> None:
+    equalities: list[tuple[int, int, Column, Column, Expr]] = []
+    for conjunct in reader.inner_conjuncts:
+        if conjunct == TRUE:
+            continue
+        t = reader.mask(conjunct)
+        pair = equated_columns(conjunct)
+        if pair is not None and bin(t).count("1") == 2:
+            a, b = pair
+            equalities.append((reader.owner[a], reader.owner[b], a, b, conjunct))
+            continue
+        if t == 0:
+            graph.everywhere.append(conjunct)
+        else:
+            graph.predicates.append((t, conjunct))
+    # Union-find over the equated columns.
+    parent: dict[Column, Column] = {}
+
+    def find(c: Column) -> Column:
+        while parent.get(c, c) != c:
+            c = parent[c]
+        return c
+
+    for _, _, a, b, _ in equalities:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb, key=lambda c: c.id)] = min(ra, rb, key=lambda c: c.id)
+    members: dict[Column, dict[int, list[Column]]] = {}
+    for i, j, a, b, _ in equalities:
+        root = find(a)
+        members.setdefault(root, {}).setdefault(i, [])
+        members[root].setdefault(j, [])
+        for index, column in ((i, a), (j, b)):
+            if column not in members[root][index]:
+                members[root][index].append(column)
+    usable = {root for root, by_relation in members.items() if all(len(cs) == 1 for cs in by_relation.values())}
+    for root in sorted(usable, key=lambda c: c.id):
+        graph.classes.append(EquivalenceClass({i: cs[0] for i, cs in sorted(members[root].items())}))
+    for i, j, a, _, conjunct in equalities:
+        if find(a) not in usable:
+            graph.predicates.append(((1 << i) | (1 << j), conjunct))
+
+
+def _immovable_left_joins(graph: JoinGraph) -> set[int]:
+    """Left joins whose padded columns another predicate of the region reads."""
+    padded = graph.padded
+    if not padded:
+        return set()
+    read: list[tuple[Expr, int | None]] = [(p, None) for _, p in graph.predicates]
+    read += [(p, None) for p in graph.everywhere]
+    for cls in graph.classes:
+        read += [(ColumnRef(c), None) for c in cls.members.values()]
+    read += [(edge.condition, bit) for bit, edge in graph.non_inner.items()]
+    blocked = set()
+    for bit, columns in padded.items():
+        for expr, owner in read:
+            if owner != bit and columns_of(expr) & columns:
+                blocked.add(graph.left_join_groups[bit])
+    return blocked
+
+
+def _build_hypergraph(graph: JoinGraph) -> None:
+    h = Hypergraph(graph.size)
+    for t, _ in graph.predicates:
+        low = t & -t
+        h.add_edge(low, t ^ low)
+    for cls in graph.classes:
+        indexes = list(cls.members)
+        for x in range(len(indexes)):
+            for y in range(x + 1, len(indexes)):
+                h.add_edge(1 << indexes[x], 1 << indexes[y])
+    for bit, edge in graph.non_inner.items():
+        h.add_edge(edge.tes, bit)
+    # Parts the predicates do not connect are joined by cross products between whole parts.
+    parts = _components(h, graph)
+    for x in range(len(parts)):
+        for y in range(x + 1, len(parts)):
+            h.add_edge(parts[x], parts[y])
+    graph.hypergraph = h
+
+
+def _components(h: Hypergraph, graph: JoinGraph) -> list[int]:
+    parts = [1 << i for i in range(h.n) if (1 << i) not in graph.non_inner]
+    right_sides = [bit for bit in graph.non_inner]
+    changed = True
+    while changed:
+        changed = False
+        for x in range(len(parts)):
+            for y in range(x + 1, len(parts)):
+                if h.connected(parts[x], parts[y]) or _linked_by_hyperedge(h, parts[x], parts[y]):
+                    parts[x] |= parts[y]
+                    del parts[y]
+                    changed = True
+                    break
+            if changed:
+                break
+    # A movable join's right side belongs to the part holding the lowest relation of its TES.
+    for bit in right_sides:
+        tes = graph.non_inner[bit].tes
+        for index, part in enumerate(parts):
+            if part & (tes & -tes):
+                parts[index] |= bit
+    return parts
+
+
+def _linked_by_hyperedge(h: Hypergraph, a: int, b: int) -> bool:
+    for u, v in h.hyperedges:
+        both = u | v
+        if both & a and both & b and not both & ~(a | b):
+            return True
+    return False
+

@@ -1,0 +1,203 @@
+"""The memo: groups of logically equivalent expressions whose inputs are groups.
+
+A memo expression is an ordinary plan operator (``cbo.ir.operators``) whose children are
+:class:`GroupRef` leaves, so rules match and build the same operators the rest of cbo uses, and
+an expression's identity is the operator's structural hash. ``Memo.insert`` copies a plan in
+bottom-up; an expression already present anywhere in the memo is found by that hash and never
+added twice.
+
+Each group carries its logical properties, derived once from the expression that created it
+(every later expression of the group is equivalent, so they would agree): output columns,
+estimated rows (the estimator, from the input groups' estimates), unique keys and not-null
+columns. The search records per group and per required physical property set the best
+physical alternative and its cost (``winners``), and the largest cost limit under which the
+group was found to have no plan (``failed``), so no group is optimized twice for the same need.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Iterator
+
+from cbo.ir.expressions import Column
+from cbo.ir.operators import Plan
+
+if TYPE_CHECKING:
+    from cbo.estimate import Estimator
+    from cbo.estimate.relation import RelEstimate
+    from cbo.memo.properties import Required
+
+
+class GroupRef(Plan):
+    """A memo expression's input: stands for every plan of a group (same columns and keys)."""
+
+    __slots__ = ("group",)
+
+    def __init__(self, group: "Group"):
+        self.group = group
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GroupRef) and other.group.id == self.group.id
+
+    def __hash__(self) -> int:
+        return hash(("group", self.group.id))
+
+    def __repr__(self) -> str:
+        return f"G{self.group.id}"
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        return self.group.output
+
+    @property
+    def unique_keys(self) -> frozenset[frozenset[Column]]:
+        return self.group.unique_keys
+
+    @property
+    def not_null(self) -> frozenset[Column]:
+        return self.group.not_null
+
+
+@dataclass
+class Winner:
+    """The cheapest physical alternative found for a group under one required property set."""
+
+    physical: "PhysicalExpr"
+    cost: float          # of the whole subtree
+
+
+@dataclass(frozen=True)
+class PhysicalExpr:
+    """A way to run a logical expression: the operator (children are groups, possibly swapped
+    against the logical expression's order), the engine strategy, and what it needs from each input."""
+
+    node: Plan
+    strategy: str | None
+    required_inputs: tuple["Required", ...]
+    logical: Plan          # the logical expression it implements
+    rule: str
+
+
+class Group:
+    def __init__(self, memo: "Memo", gid: int, first: Plan):
+        self.memo = memo
+        self.id = gid
+        self.expressions: list[Plan] = [first]
+        self.explored = False
+        self.winners: dict["Required", Winner] = {}
+        self.failed: dict["Required", float] = {}
+        self.ref = GroupRef(self)
+
+    @property
+    def first(self) -> Plan:
+        return self.expressions[0]
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        return self.first.output
+
+    @cached_property
+    def unique_keys(self) -> frozenset[frozenset[Column]]:
+        return self.first.unique_keys
+
+    @cached_property
+    def not_null(self) -> frozenset[Column]:
+        return self.first.not_null
+
+    @cached_property
+    def estimate(self) -> "RelEstimate":
+        inputs = [child.group.estimate for child in self.first.children]  # type: ignore[attr-defined]
+        return self.memo.estimator.estimate_node(self.first, inputs)
+
+    @property
+    def rows(self) -> float:
+        return self.estimate.rows
+
+    @property
+    def children_groups(self) -> list["Group"]:
+        seen, out = set(), []
+        for expr in self.expressions:
+            for child in expr.children:
+                group = child.group  # type: ignore[attr-defined]
+                if group.id not in seen:
+                    seen.add(group.id)
+                    out.append(group)
+        return out
+
+    def __repr__(self) -> str:
+        return f"Group(G{self.id}, {len(self.expressions)} expressions)"
+
+
+@dataclass
+class Counters:
+    """What the search did: reported by EXPLAIN (MEMO) and the enumeration benchmark."""
+
+    rule_applications: int = 0
+    join_pairs: int = 0
+    duplicates: int = 0            # expressions a rule produced that the memo already held
+    alternatives_costed: int = 0
+    alternatives_pruned: int = 0
+    budget_exhausted: str | None = None
+    heuristic_regions: int = 0     # join regions above the exhaustive limit
+    elapsed_ms: float = 0.0
+    by_rule: dict[str, int] = field(default_factory=dict)
+
+
+class Memo:
+    def __init__(self, estimator: "Estimator"):
+        self.estimator = estimator
+        self.groups: list[Group] = []
+        self._index: dict[Plan, Group] = {}
+        # Groups of join regions by (region root group id, bitmask of the region's relations):
+        # the join enumerator finds the groups of the written join tree here.
+        self.join_sets: dict[tuple[int, int], Group] = {}
+        self.counters = Counters()
+
+    def insert(self, plan: Plan) -> Group:
+        """Copy a plan in bottom-up; the group of its root (an existing one if already present)."""
+        if isinstance(plan, GroupRef):
+            return plan.group
+        refs = tuple(self.insert(child).ref for child in plan.children)
+        expr = plan.with_children(refs) if refs else plan
+        found = self._index.get(expr)
+        if found is not None:
+            return found
+        return self._new_group(expr)
+
+    def _new_group(self, expr: Plan) -> Group:
+        group = Group(self, len(self.groups), expr)
+        self.groups.append(group)
+        self._index[expr] = group
+        return group
+
+    def add(self, expr: Plan, group: Group | None = None) -> tuple[Group, bool]:
+        """Add ``expr`` (children already group references) to ``group`` (a new group when None).
+
+        Returns the group holding the expression and whether it was new. An expression the
+        memo already holds is not added again; if it lives in another group the two groups are
+        equivalent, and the existing one answers (cbo does not merge groups: the rules that
+        could reach one expression from two groups do not exist yet).
+        """
+        found = self._index.get(expr)
+        if found is not None:
+            self.counters.duplicates += 1
+            return found, False
+        if group is None:
+            return self._new_group(expr), True
+        group.expressions.append(expr)
+        self._index[expr] = group
+        return group, True
+
+    def group_of(self, expr: Plan) -> Group | None:
+        return self._index.get(expr)
+
+    @property
+    def expression_count(self) -> int:
+        return sum(len(g.expressions) for g in self.groups)
+
+    def __iter__(self) -> Iterator[Group]:
+        return iter(self.groups)
+
+    def __len__(self) -> int:
+        return len(self.groups)

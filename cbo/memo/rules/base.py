@@ -1,0 +1,110 @@
+"""Rules: the units the search applies to memo expressions.
+
+A *transformation* rule adds logically equivalent expressions to a group (or, like the join
+enumerator, new groups below it); an *implementation* rule turns a logical expression into
+the physical alternatives that could run it. Every rule is a small class whose docstring
+states its pattern, the equivalence it relies on and when that holds; ``RuleSet`` lists them
+by name and enables or disables them.
+
+Connectors add their own rules per source type (seed 004: a connector rewrites the largest
+subplan it owns): ``register_connector_rules("jdbc", MyRule())`` makes the rule part of every
+rule set built for a catalog that has a source of that type.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, Iterable
+
+from cbo.errors import CboError
+from cbo.ir.operators import Plan
+
+if TYPE_CHECKING:
+    from cbo.memo.memo import Group, PhysicalExpr
+    from cbo.memo.search import SearchContext
+
+
+class Rule:
+    name: ClassVar[str]
+    kind: ClassVar[str]  # "transformation" | "implementation"
+
+    def matches(self, expr: Plan, group: "Group", context: "SearchContext") -> bool:
+        return True
+
+    @property
+    def summary(self) -> str:
+        doc = (type(self).__doc__ or "").strip()
+        return doc.splitlines()[0] if doc else ""
+
+
+class TransformationRule(Rule):
+    kind = "transformation"
+
+    def apply(self, expr: Plan, group: "Group", context: "SearchContext") -> Iterable[Plan]:
+        """Equivalent expressions for ``group``: plans whose leaves may be group references."""
+        raise NotImplementedError
+
+
+class ImplementationRule(Rule):
+    kind = "implementation"
+
+    def implement(self, expr: Plan, group: "Group", context: "SearchContext") -> Iterable["PhysicalExpr"]:
+        raise NotImplementedError
+
+
+_CONNECTOR_RULES: dict[str, list[Rule]] = {}
+
+
+def register_connector_rules(source_type: str, *rules: Rule) -> None:
+    """Rules a source type contributes (used for catalogs that have such a source)."""
+    known = _CONNECTOR_RULES.setdefault(source_type, [])
+    for rule in rules:
+        if all(r.name != rule.name for r in known):
+            known.append(rule)
+
+
+def connector_rules(source_types: Iterable[str]) -> list[Rule]:
+    found: list[Rule] = []
+    for source_type in sorted(set(source_types)):
+        found.extend(_CONNECTOR_RULES.get(source_type, []))
+    return found
+
+
+class RuleSet:
+    """The rules a search uses, in order, each enabled or disabled by name."""
+
+    def __init__(self, rules: Iterable[Rule], disabled: Iterable[str] = ()):
+        self._rules: dict[str, Rule] = {}
+        for rule in rules:
+            if rule.name in self._rules:
+                raise ValueError(f"two rules named {rule.name}")
+            self._rules[rule.name] = rule
+        self.disabled: set[str] = set()
+        for name in disabled:
+            self.disable(name)
+
+    def _check(self, name: str) -> None:
+        if name not in self._rules:
+            raise CboError(f"unknown rule {name!r} (known: {', '.join(self._rules)})")
+
+    def disable(self, name: str) -> None:
+        self._check(name)
+        self.disabled.add(name)
+
+    def enable(self, name: str) -> None:
+        self._check(name)
+        self.disabled.discard(name)
+
+    def names(self) -> list[str]:
+        return list(self._rules)
+
+    def describe(self) -> list[dict[str, object]]:
+        return [{"name": r.name, "kind": r.kind, "enabled": r.name not in self.disabled, "summary": r.summary}
+                for r in self._rules.values()]
+
+    def transformations(self) -> list[TransformationRule]:
+        return [r for r in self._rules.values()  # type: ignore[misc]
+                if r.kind == "transformation" and r.name not in self.disabled]
+
+    def implementations(self) -> list[ImplementationRule]:
+        return [r for r in self._rules.values()  # type: ignore[misc]
+                if r.kind == "implementation" and r.name not in self.disabled]

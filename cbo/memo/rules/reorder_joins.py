@@ -1,0 +1,113 @@
+"""ReorderJoins: every valid join order of a join region, as groups and expressions of the memo.
+
+Pattern: the top join of a region (an inner, left, semi or anti join not itself inside a region
+already read; see ``cbo.joinorder.graph``). The rule reads the region's join graph and adds,
+for every pair of connected sets of its relations (S1, S2), the expression S1 ⋈ S2 to the
+group of S1 ∪ S2, creating that group the first time. The written tree's groups are the groups
+of their sets, so its joins gain the alternatives too, and the enumeration builds nothing twice:
+DPhyp meets each pair once (``join_pairs`` in the counters equals the number of csg-cmp pairs).
+
+Equivalence: inner joins are commutative and associative as bags of rows when each conjunct
+is applied at the first join holding all the relations it reads; equalities are transitive
+(an inner join only keeps rows where all of them are TRUE); left, semi and anti joins move
+along their left side as the graph module explains.
+
+Regions with more than ``max_reordered_joins`` relations, or whose enumeration reaches
+``max_join_pairs``, get the greedy order instead (``cbo.joinorder.greedy``), with the written
+order still in the memo. With ``join_reordering_strategy = NONE`` the rule does not run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+from cbo.ir.expressions import conjunction
+from cbo.ir.operators import Filter, Join, Plan
+from cbo.joinorder.dphyp import DPhyp
+from cbo.joinorder.graph import JoinGraph, is_region_join, region_of
+from cbo.joinorder.greedy import greedy_order
+from cbo.memo.memo import Group, Memo
+from cbo.memo.rules.base import TransformationRule
+
+if TYPE_CHECKING:
+    from cbo.memo.search import SearchContext
+
+
+class ReorderJoins(TransformationRule):
+    """Enumerate the bushy join trees of a join region (DPhyp; greedy above the limit)."""
+
+    name = "ReorderJoins"
+
+    def matches(self, expr: Plan, group: Group, context: "SearchContext") -> bool:
+        return (context.settings.join_reordering_strategy == "AUTOMATIC" and expr is group.first
+                and is_region_join(expr) and group.id not in context.region_members)
+
+    def apply(self, expr: Plan, group: Group, context: "SearchContext") -> Iterable[Plan]:
+        graph = region_of(context.memo, group)
+        context.region_members |= graph.members
+        builder = RegionBuilder(context.memo, graph, context)
+        settings = context.settings
+        exhaustive = graph.size <= settings.max_reordered_joins
+        if exhaustive:
+            run = DPhyp(graph.hypergraph, builder.join, builder.should_stop)
+            run.run()
+            if run.stopped and not context.out_of_budget():
+                exhaustive = False   # the pair limit, not the search budget: finish greedily
+        if not exhaustive:
+            context.counters.heuristic_regions += 1
+            greedy_order(graph.hypergraph, builder.rows_of, builder.join)
+        return ()
+
+
+class RegionBuilder:
+    """Turns the pairs of sets an enumerator picks into memo expressions and groups."""
+
+    def __init__(self, memo: Memo, graph: JoinGraph, context: "SearchContext"):
+        self.memo = memo
+        self.graph = graph
+        self.context = context
+        self.pairs_here = 0
+        self.sets: dict[int, Group] = {}
+        for index, relation in enumerate(graph.relations):
+            self.sets[1 << index] = self._with_local_filters(index, relation)
+        for mask, written in graph.written.items():
+            self.sets[mask] = written
+
+    def _with_local_filters(self, index: int, relation: Group) -> Group:
+        """A relation with the region's conjuncts that read only it (or nothing, for the first)."""
+        bit = 1 << index
+        local = [p for t, p in self.graph.predicates if t == bit]
+        if index == 0:
+            local += self.graph.everywhere
+        if not local:
+            return relation
+        group = self.memo.insert(Filter(relation.ref, conjunction(local)))
+        self.context.region_members.add(group.id)
+        return group
+
+    def expression(self, a: int, b: int) -> Join:
+        kind, swap = self.graph.join_kind(a, b)
+        left, right = (b, a) if swap else (a, b)
+        return Join(kind, self.sets[left].ref, self.sets[right].ref, self.graph.condition(left, right, kind))
+
+    def join(self, a: int, b: int) -> None:
+        self.pairs_here += 1
+        self.context.counters.join_pairs += 1
+        self.context.spend()
+        expr = self.expression(a, b)
+        union = a | b
+        group, _ = self.memo.add(expr, self.sets.get(union))
+        self.sets[union] = group
+        self.context.region_members.add(group.id)
+
+    def rows_of(self, a: int, b: int) -> float:
+        """Estimated rows of joining two built sets, without adding the join to the memo."""
+        known = self.sets.get(a | b)
+        if known is not None:
+            return known.rows
+        expr = self.expression(a, b)
+        inputs = [child.group.estimate for child in expr.children]  # type: ignore[attr-defined]
+        return self.memo.estimator.estimate_node(expr, inputs).rows
+
+    def should_stop(self) -> bool:
+        return self.pairs_here >= self.context.settings.max_join_pairs or self.context.out_of_budget()

@@ -1,0 +1,240 @@
+"""The Cascades-style search: explore groups with rules, cost alternatives top-down, keep winners.
+
+The tasks of Cascades (Graefe 1995; Columbia's task names) are methods calling each other
+depth-first, the plan's height bounding the recursion:
+
+* ``optimize_group(g, required, limit)``: the cheapest plan of ``g`` delivering ``required``
+  that costs less than ``limit``, or None. Winners are memoized per (group, required); a
+  group that had no plan under a limit is not searched again under a smaller one.
+* ``explore_group(g)``: apply every enabled transformation rule to every logical expression of
+  ``g`` once (``apply_rule``), including expressions the rules add while this runs.
+* ``optimize_expression(e)``: the implementation rules' physical alternatives of ``e``.
+* ``optimize_inputs(p, limit)``: cost a physical alternative: its local cost first (pruned if
+  that alone reaches the limit), then each input's winner under what is left of the limit.
+
+The limit starts unbounded and drops to the cost of the best alternative found, so an
+alternative that cannot win is abandoned as soon as its partial cost reaches the best one.
+Rules run in a fixed order over expressions in insertion order, so the same input always
+gives the same memo and the same plan.
+
+The budget (``OptimizerSettings.max_rule_applications``, optionally a time limit) stops
+exploration: the memo keeps what it holds, which always includes the written plan, and the
+search returns the cheapest plan among those.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from cbo.cost import CostModel
+from cbo.ir.expressions import ColumnRef
+from cbo.ir.operators import Join, Plan, Project
+from cbo.memo.memo import Counters, Group, Memo, PhysicalExpr, Winner
+from cbo.memo.properties import ANY, Required
+from cbo.memo.rules.base import RuleSet, connector_rules
+from cbo.memo.rules.implement import implementation_rules
+from cbo.memo.rules.reorder_joins import ReorderJoins
+from cbo.settings import OptimizerSettings
+
+if TYPE_CHECKING:
+    from cbo.estimate import Estimator
+
+
+def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset()) -> RuleSet:
+    rules = [ReorderJoins(), *implementation_rules(), *connector_rules(source_types)]
+    return RuleSet(rules, disabled)
+
+
+class SearchContext:
+    """What rules see: the memo, the settings, the counters and the budget."""
+
+    def __init__(self, memo: Memo, settings: OptimizerSettings):
+        self.memo = memo
+        self.settings = settings
+        self.counters = memo.counters
+        self.region_members: set[int] = set()
+        self.steps = 0
+        self._deadline = None if settings.search_time_limit_ms is None else \
+            time.perf_counter() + settings.search_time_limit_ms / 1000.0
+
+    def spend(self, steps: int = 1) -> None:
+        self.steps += steps
+
+    def out_of_budget(self) -> bool:
+        if self.steps >= self.settings.max_rule_applications:
+            self.counters.budget_exhausted = "rule applications"
+            return True
+        if self._deadline is not None and time.perf_counter() > self._deadline:
+            self.counters.budget_exhausted = "time"
+            return True
+        return False
+
+
+@dataclass
+class Optimized:
+    """The search's result: the chosen plan, its strategies, and the memo for inspection."""
+
+    plan: Plan
+    join_strategies: dict[Join, str]
+    cost: float
+    memo: Memo
+    root: Group
+    expression_costs: dict[tuple[int, int], float | None] = field(default_factory=dict)
+
+    @property
+    def counters(self) -> Counters:
+        return self.memo.counters
+
+
+class Optimizer:
+    def __init__(self, estimator: "Estimator", settings: OptimizerSettings | None = None,
+                 rules: RuleSet | None = None, cost_model: CostModel | None = None):
+        self.estimator = estimator
+        self.settings = settings or OptimizerSettings()
+        self.rules = rules or default_rules(disabled=self.settings.disabled_rules)
+        self.cost_model = cost_model or CostModel()
+
+    def optimize(self, plan: Plan) -> Optimized:
+        started = time.perf_counter()
+        memo = Memo(self.estimator)
+        root = memo.insert(plan)
+        search = _Search(memo, self.settings, self.rules, self.cost_model)
+        winner = search.optimize_group(root, ANY, math.inf)
+        if winner is None:
+            raise AssertionError("the search found no plan (the written plan is always one)")
+        strategies: dict[Join, str] = {}
+        chosen = restore_output_order(extract(root, ANY, strategies), plan)
+        memo.counters.elapsed_ms = (time.perf_counter() - started) * 1000.0
+        return Optimized(chosen, strategies, winner.cost, memo, root, search.expression_costs)
+
+
+class _Search:
+    def __init__(self, memo: Memo, settings: OptimizerSettings, rules: RuleSet, cost_model: CostModel):
+        self.memo = memo
+        self.context = SearchContext(memo, settings)
+        self.transformations = rules.transformations()
+        self.implementations = rules.implementations()
+        self.cost_model = cost_model
+        self.counters = memo.counters
+        self.expression_costs: dict[tuple[int, int], float | None] = {}   # (group id, index) -> best cost
+        self._physical: dict[int, list[PhysicalExpr]] = {}
+        self._widths: dict[int, float] = {}
+
+    # -- exploration -------------------------------------------------------------------------------
+
+    def explore_group(self, group: Group) -> None:
+        if group.explored:
+            return
+        group.explored = True
+        index = 0
+        while index < len(group.expressions):
+            expr = group.expressions[index]
+            for rule in self.transformations:
+                if self.context.out_of_budget():
+                    return
+                if rule.matches(expr, group, self.context):
+                    self.apply_rule(rule, expr, group)
+            index += 1
+
+    def apply_rule(self, rule, expr: Plan, group: Group) -> None:  # type: ignore[no-untyped-def]
+        self.context.spend()
+        self.counters.rule_applications += 1
+        self.counters.by_rule[rule.name] = self.counters.by_rule.get(rule.name, 0) + 1
+        for produced in rule.apply(expr, group, self.context):
+            refs = tuple(self.memo.insert(child).ref for child in produced.children)
+            self.memo.add(produced.with_children(refs) if refs else produced, group)
+
+    # -- optimization ------------------------------------------------------------------------------
+
+    def optimize_group(self, group: Group, required: Required, limit: float) -> Winner | None:
+        known = group.winners.get(required)
+        if known is not None:
+            return known if known.cost < limit else None
+        failed = group.failed.get(required)
+        if failed is not None and limit <= failed:
+            return None
+        self.explore_group(group)
+        best: Winner | None = None
+        bound = limit
+        for index, expr in enumerate(group.expressions):
+            for physical in self.optimize_expression(expr, group):
+                cost = self.optimize_inputs(physical, group, bound)
+                key = (group.id, index)
+                if cost is not None and (self.expression_costs.get(key) is None or cost < self.expression_costs[key]):
+                    self.expression_costs[key] = cost
+                elif key not in self.expression_costs:
+                    self.expression_costs[key] = None
+                if cost is not None and cost < bound:
+                    best, bound = Winner(physical, cost), cost
+        if best is None:
+            group.failed[required] = max(limit, group.failed.get(required, -math.inf))
+            return None
+        group.winners[required] = best
+        return best
+
+    def optimize_expression(self, expr: Plan, group: Group) -> list[PhysicalExpr]:
+        key = id(expr)
+        found = self._physical.get(key)
+        if found is None:
+            found = []
+            for rule in self.implementations:
+                if rule.matches(expr, group, self.context):
+                    found.extend(rule.implement(expr, group, self.context))
+            self._physical[key] = found
+        return found
+
+    def optimize_inputs(self, physical: PhysicalExpr, group: Group, limit: float) -> float | None:
+        inputs = [child.group for child in physical.node.children]  # type: ignore[attr-defined]
+        local = self.cost_model.local(physical.node, physical.strategy, (group.rows, self.width(group)),
+                                      [(g.rows, self.width(g)) for g in inputs])
+        self.counters.alternatives_costed += 1
+        total = local
+        if total >= limit:
+            self.counters.alternatives_pruned += 1
+            return None
+        for child, required in zip(inputs, physical.required_inputs):
+            winner = self.optimize_group(child, required, limit - total)
+            if winner is None:
+                self.counters.alternatives_pruned += 1
+                return None
+            total += winner.cost
+        return total
+
+    def width(self, group: Group) -> float:
+        found = self._widths.get(group.id)
+        if found is None:
+            columns = group.estimate.columns
+            found = sum(columns[c].width if c in columns else 8.0 for c in group.output)
+            self._widths[group.id] = found
+        return found
+
+
+def extract(group: Group, required: Required, strategies: dict[Join, str]) -> Plan:
+    """The winning plan of ``group`` as an ordinary plan (strategies of its joins recorded)."""
+    winner = group.winners[required]
+    physical = winner.physical
+    children = tuple(extract(child.group, need, strategies)  # type: ignore[attr-defined]
+                     for child, need in zip(physical.node.children, physical.required_inputs))
+    node = physical.node.with_children(children) if children else physical.node
+    if isinstance(node, Join) and physical.strategy:
+        strategies[node] = physical.strategy
+    return node
+
+
+def draw_plan(group: Group, rng: random.Random) -> Plan:
+    """Any plan the memo holds for ``group``: a random logical expression per group, recursively
+    (for equivalence tests: every alternative must give the same answer, not only the winner)."""
+    expr = rng.choice(group.expressions)
+    children = tuple(draw_plan(child.group, rng) for child in expr.children)  # type: ignore[attr-defined]
+    return expr.with_children(children) if children else expr
+
+
+def restore_output_order(chosen: Plan, written: Plan) -> Plan:
+    """Reordered joins emit their columns in another order; the query's answer keeps its own."""
+    if chosen.output == written.output:
+        return chosen
+    return Project(chosen, tuple((c, ColumnRef(c)) for c in written.output))

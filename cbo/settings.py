@@ -1,0 +1,87 @@
+"""Optimizer settings, named after Presto/Trino's session properties where one exists.
+
+* ``join_reordering_strategy``: ``AUTOMATIC`` (cost-based join order over the join graph) or
+  ``NONE`` (joins stay in the written order; the search still picks each join's build side).
+* ``max_reordered_joins``: join regions with at most this many relations are enumerated
+  exhaustively (every connected bushy tree, DPhyp); larger ones use greedy operator ordering.
+* ``max_join_pairs``: a region whose exhaustive enumeration has built this many join pairs
+  without finishing (dense graphs: a clique of 12 has 261,625) switches to the greedy order too.
+* ``max_rule_applications``: the search budget. Each transformation rule application and each
+  join pair the enumerator builds counts as one. When it runs out no alternative is added any
+  more and the search costs what the memo holds, which always includes the written plan: the
+  answer is the best plan found so far. Being a count, it keeps the result deterministic.
+* ``search_time_limit_ms``: an optional wall-clock budget with the same fallback; off by
+  default because a time budget makes the chosen plan depend on the machine's speed.
+* ``disabled_rules``: names of rules not to use (``cbo rules`` lists them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Mapping
+
+from cbo.errors import CboError
+
+STRATEGIES = ("AUTOMATIC", "NONE")
+
+
+@dataclass(frozen=True)
+class OptimizerSettings:
+    join_reordering_strategy: str = "AUTOMATIC"
+    max_reordered_joins: int = 12
+    max_join_pairs: int = 100_000
+    max_rule_applications: int = 500_000
+    search_time_limit_ms: float | None = None
+    disabled_rules: frozenset[str] = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        strategy = str(self.join_reordering_strategy).upper()
+        if strategy not in STRATEGIES:
+            raise CboError(f"join_reordering_strategy must be one of {', '.join(STRATEGIES)}, "
+                           f"not {self.join_reordering_strategy!r}")
+        object.__setattr__(self, "join_reordering_strategy", strategy)
+        for name in ("max_reordered_joins", "max_join_pairs", "max_rule_applications"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise CboError(f"{name} must be a positive integer, not {value!r}")
+        if self.search_time_limit_ms is not None and not self.search_time_limit_ms > 0:
+            raise CboError(f"search_time_limit_ms must be positive, not {self.search_time_limit_ms!r}")
+        object.__setattr__(self, "disabled_rules", frozenset(self.disabled_rules))
+
+    def with_values(self, values: Mapping[str, Any]) -> "OptimizerSettings":
+        """These settings with some changed; values may be strings (``"8"``, ``"none"``)."""
+        known = {f.name: f for f in fields(self)}
+        changes: dict[str, Any] = {}
+        for name, value in values.items():
+            key = name.strip().lower()
+            if key not in known:
+                raise CboError(f"unknown setting {name!r} (known: {', '.join(sorted(known))})")
+            changes[key] = _convert(key, value)
+        return replace(self, **changes)
+
+
+def _convert(name: str, value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    try:
+        if name in ("max_reordered_joins", "max_join_pairs", "max_rule_applications"):
+            return int(text)
+        if name == "search_time_limit_ms":
+            return None if text.lower() in ("", "none", "off") else float(text)
+    except ValueError:
+        raise CboError(f"setting {name} needs a number, not {value!r}") from None
+    if name == "disabled_rules":
+        return frozenset(part.strip() for part in text.split(",") if part.strip())
+    return text
+
+
+def parse_assignments(items: list[str]) -> dict[str, str]:
+    """``["name=value", ...]`` from the command line."""
+    found = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise CboError(f"a setting is written name=value, not {item!r}")
+        found[name.strip()] = value
+    return found
