@@ -37,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     _sql_arguments(explain)
     explain.add_argument("--format", choices=("text", "json"), default="text")
     explain.add_argument("--analyze", action="store_true", help="run the plan and show actual rows per operator")
+    explain.add_argument("--memo", action="store_true",
+                         help="show the memo: groups, their expressions with costs and estimated rows, winners")
     explain.add_argument("--engine", choices=("spark", "duckdb"), default="spark",
                          help="engine for --analyze (default spark)")
 
@@ -61,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     catalog.add_argument("action", choices=("check",))
     catalog.add_argument("file", type=Path, help="the catalog (TOML)")
 
+    commands.add_parser("rules", help="list the optimizer's rules: name, kind, enabled, what each does")
+
     datagen = commands.add_parser("datagen", help="generate a workload's data, load it, write its catalogs")
     datagen.add_argument("workload", choices=("tpch",))
     datagen.add_argument("--sf", type=float, required=True, help="scale factor, e.g. 0.1 or 1")
@@ -76,6 +80,15 @@ def _sql_arguments(parser: argparse.ArgumentParser) -> None:
                         "TPC-H sf 0.1 federated catalog when present)")
     parser.add_argument("--dialect", default="trino", help="SQL dialect of the query (default trino; also spark, "
                         "duckdb, postgres, presto)")
+    parser.add_argument("--set", action="append", metavar="NAME=VALUE",
+                        help="an optimizer setting, e.g. join_reordering_strategy=NONE or max_reordered_joins=8 "
+                        "(repeatable; `cbo rules` lists rule names for disabled_rules)")
+
+
+def _settings(args: argparse.Namespace) -> dict[str, str]:
+    from cbo.settings import parse_assignments
+
+    return parse_assignments(args.set or [])
 
 
 def _query_text(args: argparse.Namespace) -> str:
@@ -112,7 +125,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     from cbo.output import write_result
     from cbo.session import Session
 
-    session = Session(_catalog_path(args), engine=args.engine, dialect=args.dialect)
+    session = Session(_catalog_path(args), engine=args.engine, dialect=args.dialect, settings=_settings(args))
     names, rows = session.query(_query_text(args))
     write_result(names, rows, args.format, sys.stdout)
     return 0
@@ -121,8 +134,17 @@ def cmd_query(args: argparse.Namespace) -> int:
 def cmd_explain(args: argparse.Namespace) -> int:
     from cbo.session import Session
 
-    session = Session(_catalog_path(args), engine=args.engine, dialect=args.dialect)
-    print(session.explain(_query_text(args), format=args.format, analyze=args.analyze))
+    session = Session(_catalog_path(args), engine=args.engine, dialect=args.dialect, settings=_settings(args))
+    print(session.explain(_query_text(args), format=args.format, analyze=args.analyze, memo=args.memo))
+    return 0
+
+
+def cmd_rules() -> int:
+    from cbo.memo.search import default_rules
+
+    for rule in default_rules(("jdbc", "spark")).describe():
+        state = "" if rule["enabled"] else "  (disabled)"
+        print(f"{rule['name']:<22} {rule['kind']:<15} {rule['summary']}{state}")
     return 0
 
 
@@ -215,6 +237,8 @@ def dispatch(args: argparse.Namespace) -> int:
         return cmd_query(args)
     if args.command == "explain":
         return cmd_explain(args)
+    if args.command == "rules":
+        return cmd_rules()
     if args.command == "analyze":
         return cmd_analyze(args)
     if args.command == "stats":

@@ -113,7 +113,7 @@ def _headline(info: NodeInfo) -> str:
         inside = f"{d['count']}" + (f" offset {d['offset']}" if d["offset"] else "")
     else:
         inside = ", ".join(d.get("columns", []))
-    rows = []
+    rows = [d["strategy"]] if d.get("strategy") else []
     if info.estimated_rows is not None:
         rows.append(f"est. rows {info.estimated_rows:,.0f}")
     if info.actual_rows is not None:

@@ -20,6 +20,7 @@ from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.ir.operators import Plan
 from cbo.metadata import with_database_keys
 from cbo.planner import PlannedQuery, Planner
+from cbo.settings import OptimizerSettings
 
 ENGINES = ("spark", "duckdb")
 
@@ -58,14 +59,17 @@ def _reason(exc: BaseException) -> str:
 
 class Session:
     def __init__(self, catalog: Catalog | str | os.PathLike[str], engine: str = "spark",
-                 dialect: str = DEFAULT_DIALECT):
+                 dialect: str = DEFAULT_DIALECT, settings: OptimizerSettings | dict[str, Any] | None = None):
         loaded = catalog if isinstance(catalog, Catalog) else load_catalog(Path(catalog))
         # Keys of JDBC tables live in their databases: read them once (they feed plan properties).
         self.catalog = with_database_keys(loaded)
         if engine not in ENGINES:
             raise CboError(f"unknown engine {engine!r} (expected one of: {', '.join(ENGINES)})")
         self.engine = engine
-        self.planner = Planner(self.catalog, dialect)
+        if not isinstance(settings, OptimizerSettings):
+            settings = OptimizerSettings().with_values(settings or {})
+        # The planner reads statistics only when it first estimates (the session's estimator).
+        self.planner = Planner(self.catalog, dialect, estimator=lambda: self.estimator, settings=settings)
         self._spark_executor = None
         self._duckdb = None
         self._estimator = None
@@ -87,7 +91,36 @@ class Session:
         planned = self.planner.plan(sql)
         return PlanView(planned, self._describe(planned))
 
-    def explain(self, sql: str, format: str = "text", analyze: bool = False) -> str:
+    @property
+    def settings(self) -> OptimizerSettings:
+        return self.planner.settings
+
+    def set(self, **values: Any) -> None:
+        """Change optimizer settings, e.g. ``session.set(join_reordering_strategy="NONE")``."""
+        self.planner.settings = self.planner.settings.with_values(values)
+
+    def rules(self) -> list[dict[str, object]]:
+        """The search's rules: name, kind, whether enabled, and what each does."""
+        return self.planner.optimizer().rules.describe()
+
+    def memo(self, sql: str):  # type: ignore[no-untyped-def]
+        """The memo the search built for ``sql``: text in a REPL, a graph in Jupyter."""
+        from cbo.memo.render import MemoView
+
+        planned = self.planner.plan(sql)
+        assert planned.optimized is not None
+        return MemoView(planned.optimized)
+
+    def explain(self, sql: str, format: str = "text", analyze: bool = False, memo: bool = False) -> str:
+        if memo:
+            if analyze:
+                raise CboError("explain: --memo and --analyze cannot be combined")
+            view_memo = self.memo(sql)
+            if format == "json":
+                return json.dumps(view_memo.json(), indent=2, default=str)
+            if format != "text":
+                raise CboError(f"unknown explain format {format!r} (expected text or json)")
+            return view_memo.text()
         view = self.plan(sql)
         if analyze:
             self._add_actual_rows(view)

@@ -38,6 +38,11 @@ class Column:
     def __str__(self) -> str:
         return f"{self.name}#{self.id}"
 
+    def __hash__(self) -> int:
+        # The id is the column's identity: hashing it alone is exact and cheap (columns are
+        # hashed constantly by the memo, the estimator and every analysis).
+        return hash(self.id)
+
 
 class ColumnFactory:
     """Hands out fresh column ids; one per binding (and later per memo)."""
@@ -49,6 +54,21 @@ class ColumnFactory:
         column = Column(self._next, name, type_, nullable)
         self._next += 1
         return column
+
+
+def cache_hash(cls):  # type: ignore[no-untyped-def]
+    """Expressions and plans are hashed often (memo, caches): compute a node's hash once."""
+    original = cls.__hash__
+
+    def __hash__(self):  # type: ignore[no-untyped-def]
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = original(self)
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
+    cls.__hash__ = __hash__
+    return cls
 
 
 class Expr:
@@ -78,6 +98,7 @@ class Constant(Expr):
         return str(self.value)
 
 
+@cache_hash
 @dataclass(frozen=True)
 class ColumnRef(Expr):
     column: Column
@@ -90,6 +111,7 @@ class ColumnRef(Expr):
         return str(self.column)
 
 
+@cache_hash
 @dataclass(frozen=True)
 class Call(Expr):
     name: str
@@ -115,6 +137,7 @@ INFIX = {"eq": "=", "neq": "<>", "lt": "<", "lte": "<=", "gt": ">", "gte": ">=",
 NEGATED = {"eq": "neq", "neq": "eq", "lt": "gte", "lte": "gt", "gt": "lte", "gte": "lt"}
 
 
+@cache_hash
 @dataclass(frozen=True)
 class SpecialForm(Expr):
     form: str  # AND OR NOT IN BETWEEN CASE COALESCE IS_NULL CAST
@@ -147,6 +170,7 @@ class SpecialForm(Expr):
         return f"{self.form}({', '.join(map(str, a))})"
 
 
+@cache_hash
 @dataclass(frozen=True)
 class AggregateCall(Expr):
     name: str  # count_star count sum avg min max any_value

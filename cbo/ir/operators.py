@@ -19,8 +19,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Iterator
 
-from cbo.ir.expressions import (AggregateCall, Column, ColumnRef, Constant, Expr, SpecialForm, TRUE, columns_of,
-                                conjuncts)
+from cbo.ir.expressions import (AggregateCall, Column, ColumnRef, Constant, Expr, SpecialForm, TRUE, cache_hash,
+                                columns_of, conjuncts)
+
+MAX_KEYS = 8   # unique keys kept per node
 
 JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti", "mark")
 
@@ -77,19 +79,7 @@ class UnaryPlan(Plan):
         return self.input.not_null
 
 
-def _cache_hash(cls):  # type: ignore[no-untyped-def]
-    """Plans are hashed often (memo, caches): compute a node's hash once."""
-    original = cls.__hash__
-
-    def __hash__(self):  # type: ignore[no-untyped-def]
-        cached = self.__dict__.get("_hash")
-        if cached is None:
-            cached = original(self)
-            object.__setattr__(self, "_hash", cached)
-        return cached
-
-    cls.__hash__ = __hash__
-    return cls
+_cache_hash = cache_hash
 
 
 @_cache_hash
@@ -206,16 +196,48 @@ class Join(Plan):
     @property
     def equi_keys(self) -> tuple[tuple[Column, Column], ...]:
         """Pairs (left column, right column) equated by the condition's conjuncts."""
-        left, right = set(self.left.output), set(self.right.output)
+        found = self.__dict__.get("_equi_keys")
+        if found is None:
+            found = self._equi_keys()
+            object.__setattr__(self, "_equi_keys", found)
+        return found
+
+    @property
+    def has_equi_key(self) -> bool:
+        """Whether some conjunct equates a left column with a right one (stops at the first)."""
+        found = self.__dict__.get("_has_equi_key")
+        if found is None:
+            known = self.__dict__.get("_equi_keys")
+            found = bool(known) if known is not None else self._find_equi_key()
+            object.__setattr__(self, "_has_equi_key", found)
+        return found
+
+    def _find_equi_key(self) -> bool:
+        left = right = None
+        for conjunct in conjuncts(self.condition):
+            pair = equated_columns(conjunct)
+            if pair is None:
+                continue
+            if left is None:
+                left = {c.id for c in self.left.output}
+                right = {c.id for c in self.right.output}
+            a, b = pair
+            if (a.id in left and b.id in right) or (b.id in left and a.id in right):  # type: ignore[operator]
+                return True
+        return False
+
+    def _equi_keys(self) -> tuple[tuple[Column, Column], ...]:
+        left = {c.id for c in self.left.output}
+        right = {c.id for c in self.right.output}
         pairs = []
         for conjunct in conjuncts(self.condition):
             pair = equated_columns(conjunct)
             if pair is None:
                 continue
             a, b = pair
-            if a in left and b in right:
+            if a.id in left and b.id in right:
                 pairs.append((a, b))
-            elif b in left and a in right:
+            elif b.id in left and a.id in right:
                 pairs.append((b, a))
         return tuple(pairs)
 
@@ -233,11 +255,12 @@ class Join(Plan):
             keys |= set(self.left.unique_keys)
         if left_unique and self.kind in ("inner", "right"):
             keys |= set(self.right.unique_keys)
-        for a in self.left.unique_keys:
-            for b in self.right.unique_keys:
-                if self.kind == "inner":
+        if self.kind == "inner" and not keys:
+            for a in self.left.unique_keys:
+                for b in self.right.unique_keys:
                     keys.add(a | b)
-        return frozenset(keys)
+        # Keys multiply along a chain of joins; the smallest few are the useful ones.
+        return frozenset(sorted(keys, key=lambda k: (len(k), sorted(c.id for c in k)))[:MAX_KEYS])
 
     @property
     def not_null(self) -> frozenset[Column]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from cbo.ir import types as T
-from cbo.ir.expressions import TRUE, Call, Column, ColumnRef, Expr, columns_of, conjunction, conjuncts
+from cbo.ir.expressions import TRUE, Call, Column, ColumnRef, Expr, SpecialForm, columns_of, conjuncts
 from cbo.ir.operators import Join, equated_columns
 from cbo.joinorder.dphyp import Hypergraph
 from cbo.memo.memo import Group, Memo
@@ -48,6 +48,26 @@ class NonInnerEdge:
 @dataclass
 class EquivalenceClass:
     members: dict[int, Column]   # relation index -> its column in the class
+    written: list[tuple[int, int, Expr]] = field(default_factory=list)   # the query's own equalities
+
+    def __post_init__(self) -> None:
+        self.mask = sum(1 << i for i in self.members)
+        self._equalities: dict[tuple[int, int], Expr] = {}
+        for i, j, conjunct in self.written:
+            self._equalities[(i, j)] = self._equalities[(j, i)] = conjunct
+
+    def equality(self, left: int, right: int) -> Expr:
+        """One equality joining the class's members in ``left`` with those in ``right`` (sets of
+        relations): between the lowest member on each side, the query's own conjunct if it
+        wrote that one. Any pair would do: all members are equal on both sides already."""
+        low_left, low_right = left & self.mask, right & self.mask
+        i = (low_left & -low_left).bit_length() - 1
+        j = (low_right & -low_right).bit_length() - 1
+        found = self._equalities.get((i, j))
+        if found is None:
+            a, b = self.members[i], self.members[j]
+            found = self._equalities[(i, j)] = Call("eq", (ColumnRef(a), ColumnRef(b)), T.BOOLEAN)
+        return found
 
 
 @dataclass
@@ -92,17 +112,16 @@ class JoinGraph:
         union = left | right
         found: list[Expr] = []
         for cls in self.classes:
-            in_left = [i for i in cls.members if (left >> i) & 1]
-            in_right = [i for i in cls.members if (right >> i) & 1]
-            if in_left and in_right:
-                a, b = cls.members[in_left[0]], cls.members[in_right[0]]
-                found.append(Call("eq", (ColumnRef(a), ColumnRef(b)), T.BOOLEAN))
+            if cls.mask & left and cls.mask & right:
+                found.append(cls.equality(left, right))
         for t, conjunct in self.predicates:
             if t & union == t and t & left and t & right:
                 found.append(conjunct)
-        if union == self.all:
-            found.extend(self.everywhere)
-        return conjunction(found) if found else TRUE
+        if not found:
+            return TRUE
+        # Distinct by construction (each class and conjunct once): no need for conjunction()'s
+        # flattening and de-duplication, which would cost more than the rest of a join pair.
+        return found[0] if len(found) == 1 else SpecialForm("AND", tuple(found), T.BOOLEAN)
 
     def connected(self, s1: int, s2: int) -> bool:
         """Whether a join of ``s1`` and ``s2`` is allowed (some edge, orientation respected)."""
@@ -234,7 +253,8 @@ def _classify_conjuncts(graph: JoinGraph, reader: _Reader) -> None:
                 members[root][index].append(column)
     usable = {root for root, by_relation in members.items() if all(len(cs) == 1 for cs in by_relation.values())}
     for root in sorted(usable, key=lambda c: c.id):
-        graph.classes.append(EquivalenceClass({i: cs[0] for i, cs in sorted(members[root].items())}))
+        written = [(i, j, conjunct) for i, j, a, _, conjunct in equalities if find(a) == root]
+        graph.classes.append(EquivalenceClass({i: cs[0] for i, cs in sorted(members[root].items())}, written))
     for i, j, a, _, conjunct in equalities:
         if find(a) not in usable:
             graph.predicates.append(((1 << i) | (1 << j), conjunct))

@@ -41,7 +41,7 @@ class GroupRef(Plan):
         return isinstance(other, GroupRef) and other.group.id == self.group.id
 
     def __hash__(self) -> int:
-        return hash(("group", self.group.id))
+        return self.group.id
 
     def __repr__(self) -> str:
         return f"G{self.group.id}"
@@ -67,16 +67,25 @@ class Winner:
     cost: float          # of the whole subtree
 
 
-@dataclass(frozen=True)
 class PhysicalExpr:
     """A way to run a logical expression: the operator (children are groups, possibly swapped
     against the logical expression's order), the engine strategy, and what it needs from each input."""
 
-    node: Plan
-    strategy: str | None
-    required_inputs: tuple["Required", ...]
-    logical: Plan          # the logical expression it implements
-    rule: str
+    __slots__ = ("node", "strategy", "required_inputs", "logical", "rule", "inputs", "local_cost", "best_cost")
+
+    def __init__(self, node: Plan, strategy: str | None, required_inputs: tuple["Required", ...],
+                 logical: Plan, rule: str):
+        self.node = node
+        self.strategy = strategy
+        self.required_inputs = required_inputs
+        self.logical = logical     # the logical expression it implements
+        self.rule = rule
+        self.inputs: tuple[Group, ...] = tuple(child.group for child in node.children)  # type: ignore[attr-defined]
+        self.local_cost: float | None = None   # set by the search the first time it costs this
+        self.best_cost: float | None = None    # the cheapest complete subtree found with it
+
+    def __repr__(self) -> str:
+        return f"PhysicalExpr({self.rule}, {self.strategy}, {self.node!r})"
 
 
 class Group:
@@ -93,7 +102,7 @@ class Group:
     def first(self) -> Plan:
         return self.expressions[0]
 
-    @property
+    @cached_property
     def output(self) -> tuple[Column, ...]:
         return self.first.output
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from cbo.ir.operators import SortKey
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Required:
     distribution: str = "any"            # any | single | hash | broadcast
     partitioning: tuple[int, ...] = ()   # column ids, for distribution "hash"
@@ -29,4 +29,18 @@ class Required:
         return " ".join(parts)
 
 
-ANY = Required()
+_INTERNED: dict[tuple[object, ...], Required] = {}
+
+
+def required(distribution: str = "any", partitioning: tuple[int, ...] = (),
+             ordering: tuple[SortKey, ...] = ()) -> Required:
+    """The one ``Required`` with these values: property sets are interned, so the search keys
+    its winners by identity (hashing a property set per lookup would cost more than the lookup)."""
+    key = (distribution, partitioning, ordering)
+    found = _INTERNED.get(key)
+    if found is None:
+        found = _INTERNED[key] = Required(distribution, partitioning, ordering)
+    return found
+
+
+ANY = required()

@@ -24,6 +24,7 @@ search returns the cheapest plan among those.
 
 from __future__ import annotations
 
+import gc
 import math
 import random
 import time
@@ -31,8 +32,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from cbo.cost import CostModel
-from cbo.ir.expressions import ColumnRef
-from cbo.ir.operators import Join, Plan, Project
+from cbo.ir.expressions import Column, ColumnRef
+from cbo.ir.operators import Join, Plan, Project, Scan
 from cbo.memo.memo import Counters, Group, Memo, PhysicalExpr, Winner
 from cbo.memo.properties import ANY, Required
 from cbo.memo.rules.base import RuleSet, connector_rules
@@ -99,6 +100,18 @@ class Optimizer:
         self.cost_model = cost_model or CostModel()
 
     def optimize(self, plan: Plan) -> Optimized:
+        # The memo creates many small objects and no garbage until it is dropped; the cyclic
+        # collector would rescan the growing memo again and again (a third of the time on a
+        # 10-relation clique), so it pauses during the search.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._optimize(plan)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _optimize(self, plan: Plan) -> Optimized:
         started = time.perf_counter()
         memo = Memo(self.estimator)
         root = memo.insert(plan)
@@ -109,7 +122,7 @@ class Optimizer:
         strategies: dict[Join, str] = {}
         chosen = restore_output_order(extract(root, ANY, strategies), plan)
         memo.counters.elapsed_ms = (time.perf_counter() - started) * 1000.0
-        return Optimized(chosen, strategies, winner.cost, memo, root, search.expression_costs)
+        return Optimized(chosen, strategies, winner.cost, memo, root, search.expression_costs())
 
 
 class _Search:
@@ -120,9 +133,23 @@ class _Search:
         self.implementations = rules.implementations()
         self.cost_model = cost_model
         self.counters = memo.counters
-        self.expression_costs: dict[tuple[int, int], float | None] = {}   # (group id, index) -> best cost
         self._physical: dict[int, list[PhysicalExpr]] = {}
-        self._widths: dict[int, float] = {}
+        self._by_operator: dict[type, list] = {}  # type: ignore[type-arg]
+        self._sizes: dict[int, tuple[float, float]] = {}
+        self._column_widths: dict[int, float] = {}
+
+    def expression_costs(self) -> dict[tuple[int, int], float | None]:
+        """(group id, expression index) -> the best total cost of any of its physical alternatives,
+        None when all were pruned; expressions the search never costed are absent."""
+        costs: dict[tuple[int, int], float | None] = {}
+        for group in self.memo.groups:
+            for index, expr in enumerate(group.expressions):
+                physicals = self._physical.get(id(expr))
+                if not physicals or all(p.local_cost is None for p in physicals):
+                    continue
+                found = [p.best_cost for p in physicals if p.best_cost is not None]
+                costs[(group.id, index)] = min(found) if found else None
+        return costs
 
     # -- exploration -------------------------------------------------------------------------------
 
@@ -160,14 +187,11 @@ class _Search:
         self.explore_group(group)
         best: Winner | None = None
         bound = limit
-        for index, expr in enumerate(group.expressions):
+        for expr in group.expressions:
             for physical in self.optimize_expression(expr, group):
                 cost = self.optimize_inputs(physical, group, bound)
-                key = (group.id, index)
-                if cost is not None and (self.expression_costs.get(key) is None or cost < self.expression_costs[key]):
-                    self.expression_costs[key] = cost
-                elif key not in self.expression_costs:
-                    self.expression_costs[key] = None
+                if cost is not None and (physical.best_cost is None or cost < physical.best_cost):
+                    physical.best_cost = cost
                 if cost is not None and cost < bound:
                     best, bound = Winner(physical, cost), cost
         if best is None:
@@ -181,22 +205,29 @@ class _Search:
         found = self._physical.get(key)
         if found is None:
             found = []
-            for rule in self.implementations:
+            for rule in self._implementations_of(type(expr)):
                 if rule.matches(expr, group, self.context):
                     found.extend(rule.implement(expr, group, self.context))
             self._physical[key] = found
         return found
 
+    def _implementations_of(self, operator: type) -> list:  # type: ignore[type-arg]
+        found = self._by_operator.get(operator)
+        if found is None:
+            found = self._by_operator[operator] = [r for r in self.implementations
+                                                   if issubclass(operator, r.operator)]
+        return found
+
     def optimize_inputs(self, physical: PhysicalExpr, group: Group, limit: float) -> float | None:
-        inputs = [child.group for child in physical.node.children]  # type: ignore[attr-defined]
-        local = self.cost_model.local(physical.node, physical.strategy, (group.rows, self.width(group)),
-                                      [(g.rows, self.width(g)) for g in inputs])
+        total = physical.local_cost
+        if total is None:
+            total = physical.local_cost = self.cost_model.local(
+                physical.node, physical.strategy, self.size(group), [self.size(g) for g in physical.inputs])
         self.counters.alternatives_costed += 1
-        total = local
         if total >= limit:
             self.counters.alternatives_pruned += 1
             return None
-        for child, required in zip(inputs, physical.required_inputs):
+        for child, required in zip(physical.inputs, physical.required_inputs):
             winner = self.optimize_group(child, required, limit - total)
             if winner is None:
                 self.counters.alternatives_pruned += 1
@@ -204,12 +235,24 @@ class _Search:
             total += winner.cost
         return total
 
-    def width(self, group: Group) -> float:
-        found = self._widths.get(group.id)
+    def size(self, group: Group) -> tuple[float, float]:
+        """(estimated rows, bytes per row) of a group's result."""
+        found = self._sizes.get(group.id)
         if found is None:
-            columns = group.estimate.columns
-            found = sum(columns[c].width if c in columns else 8.0 for c in group.output)
-            self._widths[group.id] = found
+            found = self._sizes[group.id] = (group.rows, sum(self.column_width(c) for c in group.output))
+        return found
+
+    def column_width(self, column: Column) -> float:
+        """A column's average width: from the statistics of the scan that reads it (a width
+        never changes on the way up), else the default of 8 bytes."""
+        found = self._column_widths.get(column.id)
+        if found is None:
+            found = 8.0
+            for group in self.memo.groups:
+                if isinstance(group.first, Scan) and column in group.estimate.columns:
+                    found = group.estimate.columns[column].width
+                    break
+            self._column_widths[column.id] = found
         return found
 
 

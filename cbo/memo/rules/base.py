@@ -46,6 +46,7 @@ class TransformationRule(Rule):
 
 class ImplementationRule(Rule):
     kind = "implementation"
+    operator: type = Plan   # the operator type it implements (the search only tries matching rules)
 
     def implement(self, expr: Plan, group: "Group", context: "SearchContext") -> Iterable["PhysicalExpr"]:
         raise NotImplementedError

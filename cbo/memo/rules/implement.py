@@ -16,8 +16,12 @@ from cbo.memo.properties import ANY
 from cbo.memo.rules.base import ImplementationRule
 
 
+_ANY_INPUTS = {arity: (ANY,) * arity for arity in range(4)}
+
+
 def _physical(node: Plan, strategy: str | None, logical: Plan, rule: str) -> PhysicalExpr:
-    return PhysicalExpr(node, strategy, tuple(ANY for _ in node.children), logical, rule)
+    arity = len(node.children)
+    return PhysicalExpr(node, strategy, _ANY_INPUTS.get(arity) or (ANY,) * arity, logical, rule)
 
 
 class ImplementOperator(ImplementationRule):
@@ -30,6 +34,10 @@ class ImplementOperator(ImplementationRule):
         self.operator = operator
         self.strategy = strategy
         self.name = f"Implement{operator.__name__}"  # type: ignore[misc]
+
+    @property
+    def summary(self) -> str:
+        return f"Run a {self.operator.__name__} as itself (its one implementation)."
 
     def matches(self, expr: Plan, group: Group, context: object) -> bool:
         return isinstance(expr, self.operator)
@@ -47,9 +55,10 @@ class HashJoin(ImplementationRule):
     """
 
     name = "HashJoin"
+    operator = Join
 
     def matches(self, expr: Plan, group: Group, context: object) -> bool:
-        return isinstance(expr, Join) and bool(expr.equi_keys)
+        return isinstance(expr, Join) and expr.has_equi_key
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         yield _physical(expr, "shuffle_hash", expr, self.name)
@@ -64,9 +73,10 @@ class HashJoinBuildLeft(ImplementationRule):
     """
 
     name = "HashJoinBuildLeft"
+    operator = Join
 
     def matches(self, expr: Plan, group: Group, context: object) -> bool:
-        return isinstance(expr, Join) and expr.kind == "inner" and bool(expr.equi_keys)
+        return isinstance(expr, Join) and expr.kind == "inner" and expr.has_equi_key
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
@@ -83,9 +93,10 @@ class NestedLoopJoin(ImplementationRule):
     """
 
     name = "NestedLoopJoin"
+    operator = Join
 
     def matches(self, expr: Plan, group: Group, context: object) -> bool:
-        return isinstance(expr, Join) and not expr.equi_keys
+        return isinstance(expr, Join) and not expr.has_equi_key
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         yield _physical(expr, "nested_loop", expr, self.name)

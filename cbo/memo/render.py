@@ -1,0 +1,199 @@
+"""The memo for people: text (``cbo explain --memo``), JSON, and an SVG graph for notebooks.
+
+Groups are listed from the root down. Each expression shows its operator, its input groups,
+and the cost of its best physical alternative (the subtree's total), or "pruned" when every
+alternative was abandoned against the bound, or "not costed" when the search never needed
+it. The winner of each group under the required properties is marked ``*``.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import asdict
+from typing import Any
+
+from cbo.explain import _operator
+from cbo.ir.expressions import TRUE
+from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort
+from cbo.memo.memo import Group
+from cbo.memo.properties import ANY
+from cbo.memo.search import Optimized
+
+
+def label(expr: Plan, width: int = 90) -> str:
+    """An expression in one line: operator, its input groups, its main argument."""
+    inputs = ", ".join(repr(child) for child in expr.children)
+    detail = ""
+    if isinstance(expr, Join) and expr.condition != TRUE:
+        detail = str(expr.condition)
+    elif isinstance(expr, Filter):
+        detail = str(expr.predicate)
+    elif isinstance(expr, Scan):
+        detail = expr.table
+    elif isinstance(expr, Aggregate):
+        detail = "group by " + ", ".join(str(c) for c in expr.group_by) if expr.group_by else "scalar"
+    elif isinstance(expr, Project):
+        detail = ", ".join(str(c) for c, _ in expr.assignments)
+    elif isinstance(expr, Sort):
+        detail = ", ".join(str(k) for k in expr.keys)
+    elif isinstance(expr, Limit):
+        detail = f"{expr.count}"
+    elif isinstance(expr, SetOp):
+        detail = expr.kind
+    text = _operator(expr) + (f" ({inputs})" if inputs else "") + (f" {detail}" if detail else "")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _cost(optimized: Optimized, group: Group, index: int) -> str:
+    key = (group.id, index)
+    if key not in optimized.expression_costs:
+        return "not costed"
+    cost = optimized.expression_costs[key]
+    return "pruned" if cost is None else f"cost {cost:,.4g}"
+
+
+def _winner_index(group: Group) -> int | None:
+    winner = group.winners.get(ANY)
+    if winner is None:
+        return None
+    for index, expr in enumerate(group.expressions):
+        if expr is winner.physical.logical:
+            return index
+    return None
+
+
+def counters_json(optimized: Optimized) -> dict[str, Any]:
+    body = asdict(optimized.counters)
+    body["groups"] = len(optimized.memo)
+    body["expressions"] = optimized.memo.expression_count
+    body["elapsed_ms"] = round(body["elapsed_ms"], 2)
+    return body
+
+
+def memo_text(optimized: Optimized) -> str:
+    c = counters_json(optimized)
+    lines = [f"Memo: {c['groups']} groups, {c['expressions']} expressions; {c['join_pairs']} join pairs, "
+             f"{c['rule_applications']} rule applications, {c['duplicates']} duplicates; "
+             f"{c['alternatives_costed']} alternatives costed, {c['alternatives_pruned']} pruned; "
+             f"{c['elapsed_ms']:.1f} ms",
+             f"Chosen plan: G{optimized.root.id}, cost {optimized.cost:,.4g}"]
+    if c["budget_exhausted"]:
+        lines.append(f"Search budget exhausted ({c['budget_exhausted']}): best plan among those explored")
+    if c["heuristic_regions"]:
+        lines.append(f"Join regions ordered greedily (above max_reordered_joins): {c['heuristic_regions']}")
+    for group in reversed(optimized.memo.groups):
+        winner = _winner_index(group)
+        columns = ", ".join(str(col) for col in group.output)
+        if len(columns) > 70:
+            columns = columns[:69] + "…"
+        lines.append("")
+        lines.append(f"G{group.id}  est. rows {group.rows:,.1f}  [{columns}]")
+        for index, expr in enumerate(group.expressions):
+            mark = "*" if index == winner else " "
+            strategy = ""
+            if index == winner:
+                physical = group.winners[ANY].physical
+                if physical.strategy:
+                    strategy = f"  [{physical.strategy}, {physical.rule}]"
+            lines.append(f"  {mark} {index:<3} {label(expr)}  ({_cost(optimized, group, index)}){strategy}")
+    return "\n".join(lines)
+
+
+def memo_json(optimized: Optimized) -> dict[str, Any]:
+    groups = []
+    for group in reversed(optimized.memo.groups):
+        winner = group.winners.get(ANY)
+        expressions = []
+        for index, expr in enumerate(group.expressions):
+            cost = optimized.expression_costs.get((group.id, index))
+            expressions.append({"index": index, "operator": _operator(expr), "label": label(expr, 400),
+                                "children": [child.group.id for child in expr.children],  # type: ignore[attr-defined]
+                                "cost": cost, "costed": (group.id, index) in optimized.expression_costs})
+        body: dict[str, Any] = {"id": group.id, "estimated_rows": round(group.rows, 3),
+                                "columns": [str(col) for col in group.output], "expressions": expressions}
+        if winner is not None:
+            body["winner"] = {"expression": _winner_index(group), "cost": winner.cost,
+                              "strategy": winner.physical.strategy, "rule": winner.physical.rule,
+                              "inputs": [child.group.id for child in winner.physical.node.children]}  # type: ignore[attr-defined]
+        groups.append(body)
+    return {"root": optimized.root.id, "cost": optimized.cost, "counters": counters_json(optimized), "groups": groups}
+
+
+def memo_svg(optimized: Optimized, max_groups: int = 400) -> str:
+    """Groups as boxes in layers (inputs below), edges to input groups; the winning plan in bold."""
+    groups = optimized.memo.groups[-max_groups:]
+    shown = {g.id for g in groups}
+    height: dict[int, int] = {}
+    for group in groups:  # children come before parents in the memo
+        below = [height.get(child.group.id, 0) for expr in group.expressions  # type: ignore[attr-defined]
+                 for child in expr.children if child.group.id in shown]  # type: ignore[attr-defined]
+        height[group.id] = 1 + max(below) if below else 0
+    layers: dict[int, list[Group]] = {}
+    for group in groups:
+        layers.setdefault(height[group.id], []).append(group)
+    top = max(layers) if layers else 0
+    box_w, box_h, gap_x, gap_y = 150, 38, 16, 46
+    width = max(len(layer) for layer in layers.values()) * (box_w + gap_x) + gap_x if layers else 200
+    total_h = (top + 1) * (box_h + gap_y) + gap_y
+    position: dict[int, tuple[float, float]] = {}
+    for level, layer in layers.items():
+        y = gap_y + (top - level) * (box_h + gap_y)
+        offset = (width - len(layer) * (box_w + gap_x) + gap_x) / 2
+        for i, group in enumerate(layer):
+            position[group.id] = (offset + i * (box_w + gap_x), y)
+    chosen = _chosen_edges(optimized)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{total_h}" '
+             f'font-family="sans-serif" font-size="11">']
+    for group in groups:
+        x, y = position[group.id]
+        targets = {child.group.id for expr in group.expressions for child in expr.children}  # type: ignore[attr-defined]
+        for target in sorted(targets & shown):
+            tx, ty = position[target]
+            bold = (group.id, target) in chosen
+            parts.append(f'<line x1="{x + box_w / 2}" y1="{y + box_h}" x2="{tx + box_w / 2}" y2="{ty}" '
+                         f'stroke="{"#c0392b" if bold else "#bbb"}" stroke-width="{2.5 if bold else 0.8}"/>')
+    for group in groups:
+        x, y = position[group.id]
+        winner = group.winners.get(ANY)
+        name = _operator(winner.physical.node) if winner else _operator(group.first)
+        on_path = any(group.id in pair for pair in chosen) or group is optimized.root
+        parts.append(f'<rect x="{x}" y="{y}" width="{box_w}" height="{box_h}" rx="5" fill="'
+                     f'{"#fdebd0" if on_path else "#f4f6f7"}" stroke="#555"/>')
+        title = html.escape(f"G{group.id}: {len(group.expressions)} expr · {group.rows:,.0f} rows")
+        parts.append(f'<text x="{x + 6}" y="{y + 15}">{title}</text>')
+        parts.append(f'<text x="{x + 6}" y="{y + 30}" fill="#333">{html.escape(name)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _chosen_edges(optimized: Optimized) -> set[tuple[int, int]]:
+    edges: set[tuple[int, int]] = set()
+    stack = [optimized.root]
+    while stack:
+        group = stack.pop()
+        winner = group.winners.get(ANY)
+        if winner is None:
+            continue
+        for child in winner.physical.node.children:
+            edges.add((group.id, child.group.id))  # type: ignore[attr-defined]
+            stack.append(child.group)  # type: ignore[attr-defined]
+    return edges
+
+
+class MemoView:
+    """A memo that renders itself: text in a REPL, a graph in Jupyter, JSON on request."""
+
+    def __init__(self, optimized: Optimized):
+        self.optimized = optimized
+
+    def text(self) -> str:
+        return memo_text(self.optimized)
+
+    def json(self) -> dict[str, Any]:
+        return memo_json(self.optimized)
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def _repr_svg_(self) -> str:
+        return memo_svg(self.optimized)
