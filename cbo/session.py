@@ -187,6 +187,10 @@ class Session:
         planned = self.planner.plan(sql)
         return list(planned.names), self._run(planned, engine)[1]
 
+    def run(self, planned: PlannedQuery, engine: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Run an already planned query (e.g. one planned with other statistics or settings)."""
+        return self._run(planned, engine)
+
     def _run(self, planned: PlannedQuery, engine: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         engine = engine or self.engine
         try:

@@ -4,8 +4,9 @@
   ``NONE`` (joins stay in the written order; the search still picks each join's build side).
 * ``max_reordered_joins``: join regions with at most this many relations are enumerated
   exhaustively (every connected bushy tree, DPhyp); larger ones use greedy operator ordering.
-* ``max_join_pairs``: a region whose exhaustive enumeration has built this many join pairs
-  without finishing (dense graphs: a clique of 12 has 261,625) switches to the greedy order too.
+* ``max_join_pairs``: a region with more join pairs than this (dense graphs: a clique of 10 has
+  28,501, of 12 261,625) gets the greedy order too. The pairs are counted before anything is
+  built, by the same enumeration run without building plans, which stops at the limit.
 * ``max_rule_applications``: the search budget. Each transformation rule application and each
   join pair the enumerator builds counts as one. When it runs out no alternative is added any
   more and the search costs what the memo holds, which always includes the written plan: the
@@ -29,7 +30,7 @@ STRATEGIES = ("AUTOMATIC", "NONE")
 class OptimizerSettings:
     join_reordering_strategy: str = "AUTOMATIC"
     max_reordered_joins: int = 12
-    max_join_pairs: int = 100_000
+    max_join_pairs: int = 30_000
     max_rule_applications: int = 500_000
     search_time_limit_ms: float | None = None
     disabled_rules: frozenset[str] = field(default_factory=frozenset)

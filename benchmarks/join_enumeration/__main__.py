@@ -10,7 +10,8 @@ statistics, no data), it optimizes the written left-deep plan through the memo:
   the enumerator built next to the known pair count (equal: the enumeration is duplicate-free);
 * with the default settings (exhaustive up to 12 relations, greedy above);
 * greedily (``max_reordered_joins=1``), reporting the greedy plan's cost over the exhaustive one;
-* and the fallback targets: 50-relation chain and star under the default settings.
+* the fallback targets: 50-relation chain and star (and snowflake, cycle) under the defaults;
+* and the 22 TPC-H queries at SF 1 statistics (``--no-tpch`` skips them).
 
 Times are the best of ``--repeat`` runs (the machine is noisy). It prints a table and writes
 JSON and a PNG plot (time and memo size against relations, per shape).
@@ -106,6 +107,12 @@ def markdown(report: dict[str, Any]) -> str:
     lines.append("|---|---:|---:|---:|")
     for row in report["fallback"]:
         lines.append(f"| {row['shape']} | {row['n']} | {row['default']['ms']:.1f} | {row['default']['groups']} |")
+    if "tpch" in report:
+        tpch = report["tpch"]
+        lines += ["", f"TPC-H at SF 1 statistics: median {tpch['median_ms']:.1f} ms, max {tpch['max_ms']:.1f} ms", "",
+                  "| query | ms | groups | expressions | join pairs |", "|---|---:|---:|---:|---:|"]
+        lines += [f"| {r['query']} | {r['ms']:.1f} | {r['groups']} | {r['expressions']} | {r['join_pairs']} |"
+                  for r in tpch["rows"]]
     return "\n".join(lines)
 
 
@@ -150,11 +157,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-pairs", type=int, default=60_000,
                         help="run the exhaustive enumeration only where the shape has at most this many pairs")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-tpch", action="store_true", help="skip the 22 TPC-H queries at SF 1 statistics")
     parser.add_argument("--out", type=Path, default=RESULTS / "join-enumeration.json")
     args = parser.parse_args(argv)
     if args.max_n < 2:
         parser.error("--max-n must be at least 2")
     report = run(args.max_n, args.repeat, args.max_pairs, args.seed)
+    if not args.no_tpch:
+        from benchmarks.join_enumeration.tpch import run_tpch
+
+        report["tpch"] = run_tpch(args.repeat)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     temporary = args.out.with_suffix(".json.tmp")
     temporary.write_text(json.dumps(report, indent=1))

@@ -1,0 +1,54 @@
+"""Optimization time of the 22 TPC-H queries through the memo, at SF 1 statistics.
+
+The statistics are the SF 1 ones kept with the tests (tests/testdata/stats/tpch-sf1); the
+schema comes from the SF 0.01 Parquet catalog (generated on first use). For each query:
+the memo search alone (``Optimizer.optimize`` on the normalized plan), best of ``repeat``
+runs, and its counters; the first run of the first query also pays for reading statistics.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.tpch.queries import all_queries
+
+STATS = Path(__file__).resolve().parents[2] / "tests" / "testdata" / "stats" / "tpch-sf1"
+
+
+def tpch_catalog() -> Path:
+    from cbo.paths import cache_dir, scale_factor_label
+    from cbo.workloads import tpch
+
+    dataset, _ = tpch.generate(0.01, cache_dir() / "tpch" / scale_factor_label(0.01))
+    return tpch.write_catalogs(dataset, None, dataset.directory / "catalogs-parquet")["all-spark"]
+
+
+def run_tpch(repeat: int, progress=print) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    from cbo.catalog import load_catalog
+    from cbo.estimate import Estimator
+    from cbo.planner import Planner
+    from stats.store import StatsStore
+
+    store = StatsStore(STATS)
+    estimator = Estimator({t: store.load(t).stats for t in store.tables()})
+    planner = Planner(load_catalog(tpch_catalog()), estimator=estimator)
+    rows = []
+    for query in all_queries():
+        _, normalized, _ = planner.logical(query.sql)
+        best, result = None, None
+        for _ in range(repeat):
+            started = time.perf_counter()
+            result = planner.optimizer().optimize(normalized)
+            elapsed = (time.perf_counter() - started) * 1000.0
+            best = elapsed if best is None else min(best, elapsed)
+        assert result is not None and best is not None
+        row = {"query": query.name, "ms": round(best, 2), "groups": len(result.memo),
+               "expressions": result.memo.expression_count, "join_pairs": result.counters.join_pairs}
+        rows.append(row)
+        progress(f"{query.name}  {row['ms']:>7.1f} ms  groups {row['groups']:>4}  expressions {row['expressions']:>4}  "
+                 f"join pairs {row['join_pairs']:>4}")
+    times = [r["ms"] for r in rows]
+    return {"rows": rows, "median_ms": statistics.median(times), "max_ms": max(times)}
