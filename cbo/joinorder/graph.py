@@ -32,7 +32,7 @@ from cbo.ir import types as T
 from cbo.ir.expressions import TRUE, Call, Column, ColumnRef, Expr, SpecialForm, columns_of, conjuncts
 from cbo.ir.operators import Join, equated_columns
 from cbo.joinorder.dphyp import Hypergraph
-from cbo.memo.memo import Group, Memo
+from cbo.memo.memo import Group
 
 MOVABLE_KINDS = ("left", "semi", "anti")
 
@@ -88,10 +88,6 @@ class JoinGraph:
     def size(self) -> int:
         return len(self.relations)
 
-    @property
-    def all(self) -> int:
-        return (1 << self.size) - 1
-
     # -- joining two sets ------------------------------------------------------------------------
 
     def join_kind(self, s1: int, s2: int) -> tuple[str, bool]:
@@ -123,25 +119,12 @@ class JoinGraph:
         # flattening and de-duplication, which would cost more than the rest of a join pair.
         return found[0] if len(found) == 1 else SpecialForm("AND", tuple(found), T.BOOLEAN)
 
-    def connected(self, s1: int, s2: int) -> bool:
-        """Whether a join of ``s1`` and ``s2`` is allowed (some edge, orientation respected)."""
-        if not self.hypergraph.connected(s1, s2):
-            return False
-        for s in (s1, s2):
-            if s in self.non_inner:
-                continue
-            # A set holding a movable join's right side must also hold its TES (it was joined).
-            for bit, edge in self.non_inner.items():
-                if s & bit and edge.tes & s != edge.tes:
-                    return False
-        return True
 
-
-def region_of(memo: Memo, root: Group) -> JoinGraph:
+def region_of(root: Group) -> JoinGraph:
     """Read the join region whose top is ``root`` (from each group's written expression)."""
     pinned: set[int] = set()
     while True:
-        graph = _collect(memo, root, pinned)
+        graph = _collect(root, pinned)
         blocked = _immovable_left_joins(graph)
         if not blocked:
             break
@@ -155,8 +138,7 @@ def is_region_join(expr: object) -> bool:
 
 
 class _Reader:
-    def __init__(self, memo: Memo, root: Group, pinned: set[int]):
-        self.memo = memo
+    def __init__(self, root: Group, pinned: set[int]):
         self.graph = JoinGraph(root)
         self.pinned = pinned
         self.owner: dict[Column, int] = {}
@@ -206,8 +188,8 @@ class _Reader:
         return left | right
 
 
-def _collect(memo: Memo, root: Group, pinned: set[int]) -> JoinGraph:
-    reader = _Reader(memo, root, pinned)
+def _collect(root: Group, pinned: set[int]) -> JoinGraph:
+    reader = _Reader(root, pinned)
     reader.read(root, top=True)
     graph = reader.graph
     _classify_conjuncts(graph, reader)

@@ -43,7 +43,7 @@ class ReorderJoins(TransformationRule):
                 and is_region_join(expr) and group.id not in context.region_members)
 
     def apply(self, expr: Plan, group: Group, context: "SearchContext") -> Iterable[Plan]:
-        graph = region_of(context.memo, group)
+        graph = region_of(group)
         context.region_members |= graph.members
         builder = RegionBuilder(context.memo, graph, context)
         settings = context.settings
