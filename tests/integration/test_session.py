@@ -18,12 +18,17 @@ def test_session_sql_returns_a_dataframe(spark, tpch_catalogs):
 
 def test_spark_keeps_cbo_join_order(spark, tpch_catalogs):
     # Written order joins part and supplier first, with no predicate between them. Spark's own
-    # ReorderJoin would move partsupp in between; cbo's plan must reach execution unchanged.
+    # ReorderJoin would move partsupp in between; cbo's plan (kept in written order here) must
+    # reach execution unchanged.
     sql = "select count(*) from part, supplier, partsupp where p_partkey = ps_partkey and s_suppkey = ps_suppkey"
-    frame = cbo.Session(tpch_catalogs["all-spark"]).sql(sql)
-    plan = frame._jdf.queryExecution().optimizedPlan().toString()
+    written = cbo.Session(tpch_catalogs["all-spark"], settings={"join_reordering_strategy": "NONE"}).sql(sql)
+    plan = written._jdf.queryExecution().optimizedPlan().toString()
     assert "Join Cross" in plan and "strategy=shuffle_hash" in plan
-    assert frame.collect()[0][0] == 8000
+    assert written.collect()[0][0] == 8000
+    # With reordering (the default) the memo joins along the predicates: no cross product.
+    reordered = cbo.Session(tpch_catalogs["all-spark"]).sql(sql)
+    assert "Join Cross" not in reordered._jdf.queryExecution().optimizedPlan().toString()
+    assert reordered.collect()[0][0] == 8000
 
 
 def test_plan_renders_as_text_svg_and_json(tpch_catalogs):
