@@ -123,17 +123,6 @@ class Group:
     def rows(self) -> float:
         return self.estimate.rows
 
-    @property
-    def children_groups(self) -> list["Group"]:
-        seen, out = set(), []
-        for expr in self.expressions:
-            for child in expr.children:
-                group = child.group  # type: ignore[attr-defined]
-                if group.id not in seen:
-                    seen.add(group.id)
-                    out.append(group)
-        return out
-
     def __repr__(self) -> str:
         return f"Group(G{self.id}, {len(self.expressions)} expressions)"
 
@@ -197,9 +186,6 @@ class Memo:
         group.expressions.append(expr)
         self._index[expr] = group
         return group, True
-
-    def group_of(self, expr: Plan) -> Group | None:
-        return self._index.get(expr)
 
     @property
     def expression_count(self) -> int:

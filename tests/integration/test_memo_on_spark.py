@@ -27,8 +27,7 @@ def test_memo_plans_on_spark_equal_duckdb(spark, tmp_path_factory, sql, data):
     expected = connection.execute(sql).fetchall()
     planned = Planner(harness.catalog).plan(sql)
     assert planned.optimized is not None
-    _, normalized, _ = Planner(harness.catalog).logical(sql)
-    drawn = restore_output_order(draw_plan(planned.optimized.root, random.Random(sql)), normalized)
+    drawn = restore_output_order(draw_plan(planned.optimized.root, random.Random(sql)), planned.plan)
     session = Session(harness.catalog)
     for plan, strategies in ((planned.plan, planned.join_strategies), (drawn, {})):
         _, rows = session.run(PlannedQuery(sql, planned.bound, plan, planned.names, strategies))

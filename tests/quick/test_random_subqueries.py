@@ -20,16 +20,14 @@ import os
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cbo.answers import compare
-from cbo.catalog import parse_catalog
 from cbo.planner import Planner
 from cbo.sqlgen import to_sql
+from tests.random_tables import RandomTables
 
 REGRESSIONS = Path(__file__).parents[1] / "data" / "random_subquery_regressions.txt"
 TABLES = {"t1": ("a", "b"), "t2": ("c", "d"), "t3": ("e", "f")}
@@ -117,26 +115,11 @@ def queries(draw):  # type: ignore[no-untyped-def]
     return f"select {select} from {source} where {where}{group}"
 
 
-class Harness:
-    """Writes the drawn tables as Parquet (for cbo's catalog) and runs both sides on DuckDB."""
+class Harness(RandomTables):
+    """Runs the drawn query on DuckDB, and cbo's plan for it rendered as SQL."""
 
     def __init__(self, directory: Path):
-        self.directory = directory
-        lines = []
-        for name in TABLES:
-            lines += [f"[sources.lake.tables.{name}]", f'path = "{name}.parquet"']
-        text = '[sources.lake]\ntype = "spark"\n' + "\n".join(lines) + "\n"
-        self.catalog = parse_catalog(text, directory / "catalog.toml")
-
-    def load(self, data: dict[str, list[tuple]]) -> duckdb.DuckDBPyConnection:
-        for name, (first, second) in TABLES.items():
-            columns = list(zip(*data[name])) if data[name] else [(), ()]
-            table = pa.table({first: pa.array(columns[0], pa.int32()), second: pa.array(columns[1], pa.int32())})
-            pq.write_table(table, self.directory / f"{name}.parquet")
-        connection = duckdb.connect()
-        for name in TABLES:
-            connection.execute(f"create table {name} as select * from read_parquet('{self.directory / name}.parquet')")
-        return connection
+        super().__init__(directory, TABLES)
 
     def check(self, sql: str, data: dict[str, list[tuple]]) -> None:
         connection = self.load(data)
