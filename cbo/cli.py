@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain = commands.add_parser("explain", help="show the plan cbo chooses for a query")
     _sql_arguments(explain)
     explain.add_argument("--format", choices=("text", "json"), default="text")
-    explain.add_argument("--analyze", action="store_true", help="run the plan and show actual rows per operator")
+    explain.add_argument("--analyze", action="store_true", help="run every subplan: actual rows and time per operator beside the estimates")
     explain.add_argument("--memo", action="store_true",
                          help="show the memo: groups, their expressions with costs and estimated rows, winners")
     explain.add_argument("--engine", choices=("spark", "duckdb"), default="spark",

@@ -114,10 +114,14 @@ def _headline(info: NodeInfo) -> str:
     else:
         inside = ", ".join(d.get("columns", []))
     rows = [d["strategy"]] if d.get("strategy") else []
+    if d.get("exchanges"):
+        rows.append("inputs: " + " | ".join(d["exchanges"]))
     if info.estimated_rows is not None:
         rows.append(f"est. rows {info.estimated_rows:,.0f}")
     if info.actual_rows is not None:
         rows.append(f"actual rows {info.actual_rows:,}")
+    if "time_s" in d:
+        rows.append(f"time {d['time_s']:.3f} s (self {d['self_s']:.3f} s)")
     return f"{op}[{inside}]" + (f"  ({'; '.join(rows)})" if rows else "")
 
 
@@ -134,6 +138,8 @@ def to_text(info: NodeInfo) -> str:
             visit(child, depth + 1)
 
     visit(info, 0)
+    if info.details.get("shuffle_partitions"):
+        lines.append(f"Shuffle partitions: {info.details['shuffle_partitions']}")
     return "\n".join(lines)
 
 

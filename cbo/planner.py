@@ -30,8 +30,18 @@ class PlannedQuery:
     bound: Plan                    # as bound, subqueries still in expressions
     plan: Plan                     # the plan that runs
     names: tuple[str, ...]         # output column names
-    join_strategies: dict[Join, str] = field(default_factory=dict)
+    join_strategies: dict[Plan, str] = field(default_factory=dict)   # strategy per node (joins, aggregations)
     optimized: Optimized | None = None   # the memo and its counters
+
+    @property
+    def partitions(self) -> int | None:
+        """The shuffle partition count the plan was costed with (Spark runs with it)."""
+        return self.optimized.partitions if self.optimized else None
+
+    @property
+    def exchanges(self) -> dict[Plan, list[str]]:
+        """Per node, the exchanges and sorts Spark adds on each input (as the search planned them)."""
+        return self.optimized.exchanges if self.optimized else {}
 
 
 EstimatorSource = Callable[[], object]
@@ -45,6 +55,8 @@ class Planner:
         self.schemas = schemas or SchemaProvider(catalog)
         self._estimator = estimator
         self.settings = settings or OptimizerSettings()
+        self._oracle = None
+        self._profiles: dict[str | None, object] = {}
 
     @property
     def estimator(self):  # type: ignore[no-untyped-def]
@@ -63,9 +75,34 @@ class Planner:
         return bound.plan, normalize(decorrelate(bound.plan, columns)), bound.names
 
     def optimizer(self) -> Optimizer:
+        from cbo.cost import CostProfile, default_profile
+
         source_types = tuple(sorted({s.type for s in self.catalog.sources.values()}))
         rules = default_rules(source_types, self.settings.disabled_rules)
-        return Optimizer(self.estimator, self.settings, rules)
+        path = self.settings.cost_profile
+        profile = self._profiles.get(path)
+        if profile is None:
+            from pathlib import Path
+
+            profile = self._profiles[path] = CostProfile.load(Path(path)) if path else default_profile()
+        remote = frozenset(t.name for t in self.catalog.tables() if self.catalog.source_of(t).type != "spark")
+        estimator = self.oracle() if self.settings.cardinalities == "oracle" else self.estimator
+        return Optimizer(estimator, self.settings, rules, profile, remote)  # type: ignore[arg-type]
+
+    def oracle(self):  # type: ignore[no-untyped-def]
+        """The oracle estimator (true row counts from DuckDB over the catalog's Parquet copies)."""
+        if self._oracle is None:
+            from cbo.engines.duckdb_engine import DuckDBEngine
+            from cbo.estimate.oracle import OracleEstimator
+
+            engine = DuckDBEngine(self.catalog)
+
+            def count(text: str) -> int:
+                _, rows, _ = engine.run(text)
+                return int(rows[0][0])
+
+            self._oracle = OracleEstimator(self.estimator, count)
+        return self._oracle
 
     def plan(self, sql: str) -> PlannedQuery:
         bound, normalized, names = self.logical(sql)

@@ -147,39 +147,74 @@ class Session:
             if folded is not None and not (info.children and "pushed_sql" in info.children[0].details):
                 info.details["pushed_sql"] = folded.sql
                 info.details["source"] = folded.source
-            strategy = planned.join_strategies.get(node)  # type: ignore[call-overload]
+            strategy = planned.join_strategies.get(node)
             if strategy:
                 info.details["strategy"] = strategy
+            exchanges = planned.exchanges.get(node)
+            if exchanges:
+                info.details["exchanges"] = [e or "-" for e in exchanges]
 
-        return describe(planned.plan, annotate)
+        info = describe(planned.plan, annotate)
+        if planned.partitions:
+            info.details["shuffle_partitions"] = planned.partitions
+        return info
 
     def _add_actual_rows(self, view: PlanView) -> None:
-        """EXPLAIN ANALYZE: run every subplan on the session's engine and count its rows."""
-        from cbo.ir.operators import Plan as PlanType
+        """EXPLAIN ANALYZE: run every subplan on the session's engine, count its rows and time it.
 
-        def visit(node: PlanType, info: NodeInfo) -> None:
-            names = tuple(c.name for c in node.output)
-            info.actual_rows = len(self._run(PlannedQuery("", node, node, names,
-                                                          view.planned.join_strategies))[1])
-            for child, child_info in zip(node.children, info.children):
-                visit(child, child_info)
+        Each subplan runs on its own (with the chosen plan's strategies and execution settings),
+        so ``time`` is what producing that subtree's rows takes, inputs included; ``self`` is that
+        minus its inputs' times, an operator's own share (Spark pipelines operators within a
+        stage, so no finer split exists)."""
+        planned = view.planned
+
+        def visit(node: Plan, info: NodeInfo) -> float:
+            rows, seconds = self._count(planned, node)
+            info.actual_rows = rows
+            inputs = sum(visit(child, child_info) for child, child_info in zip(node.children, info.children))
+            info.details["time_s"] = round(seconds, 4)
+            info.details["self_s"] = round(max(0.0, seconds - inputs), 4)
+            return seconds
 
         visit(view.plan, view.info)
+
+    def _count(self, planned: PlannedQuery, node: Plan) -> tuple[int, float]:
+        """(rows, seconds) of running ``node`` alone on the session's engine."""
+        import time
+
+        names = tuple(f"c{i}" for i in range(len(node.output)))
+        sub = PlannedQuery("", node, node, names, planned.join_strategies, planned.optimized)
+        started = time.perf_counter()
+        try:
+            if self.engine == "duckdb":
+                from cbo.sqlgen import to_sql
+
+                _, rows, _ = self._duck().run(f"SELECT count(*) FROM ({to_sql(node, names, 'duckdb')}) AS sub")
+                count = int(rows[0][0])
+            else:
+                executor = self._spark(sub)
+                with executor.own_join_order():
+                    count = executor.dataframe(node, names).count()
+        except CboError:
+            raise
+        except Exception as exc:
+            raise CboError(f"explain analyze failed on {self.engine}: {_reason(exc)}") from exc
+        return count, time.perf_counter() - started
 
     # -- running -----------------------------------------------------------------------------------
 
     def sql(self, sql: str):  # type: ignore[no-untyped-def]
         """The query as a PySpark DataFrame built from cbo's plan.
 
-        Spark optimizes it here, with its join reordering off, so actions on the DataFrame run
-        cbo's join order; DataFrames derived from it by further transformations are planned
-        by Spark as usual.
+        Spark plans it here, with cbo's execution settings (join reordering and adaptive
+        execution off, cbo's partition count), so actions on the DataFrame run cbo's plan;
+        DataFrames derived from it by further transformations are planned by Spark as usual.
         """
         planned = self.planner.plan(sql)
         executor = self._spark(planned)
         with executor.own_join_order():
             frame = executor.dataframe(planned.plan, planned.names)
-            frame._jdf.queryExecution().optimizedPlan()  # optimize now, while reordering is off
+            frame._jdf.queryExecution().executedPlan()  # plan now, with cbo's execution settings
         return frame
 
     def query(self, sql: str, engine: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
@@ -213,12 +248,16 @@ class Session:
         from cbo.engines.spark import spark_session
         from cbo.exec.spark_exec import SparkExecutor
 
+        from cbo.ir.operators import Join
+        from cbo.memo.rules.implement import JOIN_HINTS
+
         spark = spark_session(self.catalog.spark, need_jdbc=bool(self.catalog.jdbc_sources()))
-        hints = {j: s for j, s in (planned.join_strategies if planned else {}).items() if s != "nested_loop"}
+        strategies = planned.join_strategies if planned else {}
+        hints = {node: JOIN_HINTS[s] for node, s in strategies.items() if isinstance(node, Join) and s in JOIN_HINTS}
         if self._spark_executor is None:
-            self._spark_executor = SparkExecutor(spark, self.catalog, hints)
-        else:
-            self._spark_executor.join_hints = hints
+            self._spark_executor = SparkExecutor(spark, self.catalog)
+        self._spark_executor.join_hints = hints  # type: ignore[assignment]
+        self._spark_executor.shuffle_partitions = planned.partitions if planned else None
         return self._spark_executor
 
     def _duck(self):  # type: ignore[no-untyped-def]

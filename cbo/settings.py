@@ -14,6 +14,15 @@
 * ``search_time_limit_ms``: an optional wall-clock budget with the same fallback; off by
   default because a time budget makes the chosen plan depend on the machine's speed.
 * ``disabled_rules``: names of rules not to use (``cbo rules`` lists them).
+* ``broadcast_limit_bytes``: the largest estimated build side a broadcast join may take
+  (default 64 MiB; Spark's own ``autoBroadcastJoinThreshold`` is 10 MiB of its size estimate,
+  which ignores filters). 0 disables broadcast joins.
+* ``shuffle_partitions``: the partition count of every shuffle; by default (None) cbo sizes it
+  from the bytes the query scans (``CostProfile.partitions``) and Spark runs with that count.
+* ``cardinalities``: ``estimated`` (from statistics) or ``oracle``: every memo group's row count
+  is counted exactly with DuckDB, to see what the plan would be with perfect estimates.
+* ``cost_profile``: a profile file of cost constants (``python -m benchmarks.calibrate`` writes
+  one); by default the shipped profile, or ``$CBO_COST_PROFILE``.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from typing import Any, Mapping
 from cbo.errors import CboError
 
 STRATEGIES = ("AUTOMATIC", "NONE")
+CARDINALITIES = ("estimated", "oracle")
 
 
 @dataclass(frozen=True)
@@ -34,6 +44,10 @@ class OptimizerSettings:
     max_rule_applications: int = 500_000
     search_time_limit_ms: float | None = None
     disabled_rules: frozenset[str] = field(default_factory=frozenset)
+    broadcast_limit_bytes: int = 64 * 2**20
+    shuffle_partitions: int | None = None
+    cardinalities: str = "estimated"
+    cost_profile: str | None = None
 
     def __post_init__(self) -> None:
         strategy = str(self.join_reordering_strategy).upper()
@@ -48,6 +62,15 @@ class OptimizerSettings:
         if self.search_time_limit_ms is not None and not self.search_time_limit_ms > 0:
             raise CboError(f"search_time_limit_ms must be positive, not {self.search_time_limit_ms!r}")
         object.__setattr__(self, "disabled_rules", frozenset(self.disabled_rules))
+        if not isinstance(self.broadcast_limit_bytes, int) or self.broadcast_limit_bytes < 0:
+            raise CboError(f"broadcast_limit_bytes must be a non-negative integer, not {self.broadcast_limit_bytes!r}")
+        if self.shuffle_partitions is not None and (not isinstance(self.shuffle_partitions, int)
+                                                    or self.shuffle_partitions < 1):
+            raise CboError(f"shuffle_partitions must be a positive integer, not {self.shuffle_partitions!r}")
+        cardinalities = str(self.cardinalities).lower()
+        if cardinalities not in CARDINALITIES:
+            raise CboError(f"cardinalities must be one of {', '.join(CARDINALITIES)}, not {self.cardinalities!r}")
+        object.__setattr__(self, "cardinalities", cardinalities)
 
     def with_values(self, values: Mapping[str, Any]) -> "OptimizerSettings":
         """These settings with some changed; values may be strings (``"8"``, ``"none"``)."""
@@ -66,12 +89,16 @@ def _convert(name: str, value: Any) -> Any:
         return value
     text = value.strip()
     try:
-        if name in ("max_reordered_joins", "max_join_pairs", "max_rule_applications"):
+        if name in ("max_reordered_joins", "max_join_pairs", "max_rule_applications", "broadcast_limit_bytes"):
             return int(text)
+        if name == "shuffle_partitions":
+            return None if text.lower() in ("", "none", "auto") else int(text)
         if name == "search_time_limit_ms":
             return None if text.lower() in ("", "none", "off") else float(text)
     except ValueError:
         raise CboError(f"setting {name} needs a number, not {value!r}") from None
+    if name == "cost_profile":
+        return None if text.lower() in ("", "none", "default") else text
     if name == "disabled_rules":
         return frozenset(part.strip() for part in text.split(",") if part.strip())
     return text

@@ -1,5 +1,6 @@
-"""Cost of physical alternatives (see ``model``)."""
+"""Cost of physical alternatives: quantities per operator (``model``) times constants (``profile``)."""
 
-from cbo.cost.model import DEFAULT, CostConstants, CostModel
+from cbo.cost.model import CostModel
+from cbo.cost.profile import QUANTITIES, CostProfile, default_profile
 
-__all__ = ["DEFAULT", "CostConstants", "CostModel"]
+__all__ = ["QUANTITIES", "CostModel", "CostProfile", "default_profile"]

@@ -1,9 +1,11 @@
-"""The cost of a physical alternative, from its groups' estimated rows and row widths.
+"""The cost of a physical alternative on Spark, from its groups' estimated rows and row widths.
 
-Costs are in abstract units of "one row handled once"; only their ratios matter to the search.
-This is the first, uncalibrated model: it charges what every engine pays (reading rows,
-building and probing hash tables, producing output) and nothing Spark-specific. The constants
-live here, in one place, so that a calibrated profile can replace them.
+Each operator's cost is a set of quantities (see ``cbo.cost.profile``: bytes scanned, rows
+hashed, bytes shuffled, ...) times the profile's constants, so the cost is a predicted runtime
+in seconds and calibration is a linear fit. Work done by an exchange is charged to the enforcer
+the search puts where Spark puts its exchange (``enforcer``), not to the operator needing it;
+exchanges an operator always does itself (the shuffle between a partial and a final
+aggregation, the range shuffle of a global sort) are part of that operator.
 
 A cost depends only on the expression's own operator and its input and output groups' logical
 properties, never on the plans chosen below: that is what lets the search cost an alternative
@@ -13,62 +15,127 @@ before optimizing its inputs and prune it when the local cost alone exceeds the 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from cbo.cost.profile import CostProfile, default_profile
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
+from cbo.memo.properties import Required
+
+Size = tuple[float, float]   # (estimated rows, bytes per row)
+Quantities = dict[str, float]
 
 
-@dataclass(frozen=True)
-class CostConstants:
-    scan_row: float = 1.0           # per row read
-    scan_byte: float = 0.01         # per byte read
-    filter_row: float = 0.2         # per input row of a filter
-    project_row: float = 0.1        # per row of a projection
-    build_row: float = 2.0          # per row inserted into a hash table
-    build_byte: float = 0.02        # per byte held by a hash table (memory pressure)
-    probe_row: float = 1.0          # per row looked up in a hash table
-    output_row: float = 0.5         # per row a join or aggregate emits
-    nested_loop_pair: float = 0.2   # per pair of rows a nested loop compares
-    aggregate_row: float = 1.5      # per input row of a hash aggregation
-    sort_row: float = 0.2           # per row and comparison (n log n)
-    setop_row: float = 0.5          # per input row of a set operation
-
-
-DEFAULT = CostConstants()
+def _add(total: Quantities, more: Quantities) -> None:
+    for name, value in more.items():
+        total[name] = total.get(name, 0.0) + value
 
 
 class CostModel:
-    def __init__(self, constants: CostConstants = DEFAULT):
-        self.k = constants
+    def __init__(self, profile: CostProfile | None = None, remote_tables: frozenset[str] = frozenset(),
+                 partitions: int | None = None):
+        self.profile = profile or default_profile()
+        self.k = self.profile.constants
+        self.remote_tables = remote_tables
+        self.partitions = partitions or 2 * self.profile.cores * self.profile.executors
 
-    def local(self, node: Plan, strategy: str | None, out: tuple[float, float],
-              inputs: list[tuple[float, float]]) -> float:
-        """The cost of ``node`` alone. ``out`` and ``inputs`` are (estimated rows, bytes per row)
-        of its result and of its inputs in the node's order."""
+    def price(self, quantities: Quantities) -> float:
         k = self.k
-        out_rows, out_width = out
+        return sum(k[name] * value for name, value in quantities.items())
+
+    def local(self, node: Plan, strategy: str | None, out: Size, inputs: list[Size]) -> float:
+        return self.price(self.quantities(node, strategy, out, inputs))
+
+    # -- operators ---------------------------------------------------------------------------------
+
+    def quantities(self, node: Plan, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
+        """What ``node`` alone does. ``out`` and ``inputs`` are (rows, bytes per row) of its
+        result and of its inputs in the node's order."""
+        rows, width = out
         if isinstance(node, Scan):
-            return out_rows * (k.scan_row + out_width * k.scan_byte)
-        if isinstance(node, Filter):
-            return inputs[0][0] * k.filter_row
-        if isinstance(node, Project):
-            return inputs[0][0] * k.project_row
+            if node.table in self.remote_tables:
+                return {"jdbc_row": rows, "jdbc_byte": rows * width, "task": self.profile.cores}
+            return {"scan_row": rows, "scan_byte": rows * width,
+                    "task": max(1.0, rows * width / (128 * 2**20))}
+        if isinstance(node, (Filter, Project)):
+            return {"cpu_row": inputs[0][0]}
         if isinstance(node, Join):
-            (left_rows, _), (right_rows, right_width) = inputs
-            if strategy == "nested_loop":
-                return left_rows * right_rows * k.nested_loop_pair + out_rows * k.output_row
-            # The right input is the build side (cbo's plans put the side to hash on the right).
-            build = right_rows * (k.build_row + right_width * k.build_byte)
-            return build + left_rows * k.probe_row + out_rows * k.output_row
+            return self._join(node, strategy, out, inputs)
         if isinstance(node, Aggregate):
-            return inputs[0][0] * k.aggregate_row + out_rows * k.output_row
+            return self._aggregate(node, strategy, out, inputs[0])
         if isinstance(node, Sort):
-            rows = inputs[0][0]
-            return rows * math.log2(max(rows, 2.0)) * k.sort_row
+            in_rows, in_width = inputs[0]
+            found = self.exchange(in_rows, in_width)
+            found["sort_row"] = self._comparisons(in_rows)
+            return found
         if isinstance(node, Limit):
-            return 0.0
+            return {"cpu_row": min(rows, inputs[0][0])}
         if isinstance(node, SetOp):
-            return sum(rows for rows, _ in inputs) * k.setop_row * (2.0 if node.distinct else 1.0)
+            in_rows = sum(r for r, _ in inputs)
+            found = {"cpu_row": in_rows}
+            if node.distinct or node.kind != "union":
+                _add(found, self.exchange(in_rows, max(w for _, w in inputs)))
+                found["agg_row"] = in_rows
+            return found
         if isinstance(node, Values):
-            return out_rows * k.scan_row
+            return {"cpu_row": rows}
         raise TypeError(f"no cost for {type(node).__name__}")
+
+    def _join(self, node: Join, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
+        (left_rows, _), (right_rows, right_width) = inputs
+        found: Quantities = {"cpu_row": out[0]}
+        if strategy == "broadcast_hash":
+            found["hash_probe_row"] = left_rows
+        elif strategy == "shuffle_hash":
+            build_bytes = right_rows * right_width
+            found["hash_build_row"] = right_rows
+            found["hash_build_byte"] = build_bytes
+            found["hash_probe_row"] = left_rows
+            per_task = build_bytes / self.partitions
+            if per_task > self.profile.task_memory_bytes:
+                found["spill_byte"] = 2.0 * (per_task - self.profile.task_memory_bytes) * self.partitions
+        elif strategy == "sort_merge":
+            found["cpu_row"] += left_rows + right_rows
+        elif strategy == "broadcast_nested_loop":
+            found["nested_loop_pair"] = left_rows * right_rows
+        else:
+            raise ValueError(f"unknown join strategy {strategy!r}")
+        if node.kind == "mark":
+            # run as a left join whose rows are grouped back per left row (see exec.spark_exec)
+            _add(found, self.exchange(out[0], out[1]))
+            found["agg_row"] = found.get("agg_row", 0.0) + out[0]
+        return found
+
+    def _aggregate(self, node: Aggregate, strategy: str | None, out: Size, source: Size) -> Quantities:
+        in_rows, _ = source
+        rows, width = out
+        if strategy == "final_only":
+            return {"agg_row": in_rows}
+        # partial aggregation in each input partition, an exchange of the partial results on the
+        # grouping columns (to one partition without them), then the final aggregation
+        partial_rows = min(in_rows, rows * self.partitions) if node.group_by else min(in_rows, float(self.partitions))
+        found = {"agg_row": in_rows + partial_rows}
+        _add(found, self.exchange(partial_rows, width, self.partitions if node.group_by else 1))
+        return found
+
+    # -- enforcers ---------------------------------------------------------------------------------
+
+    def sort(self, size: Size) -> Quantities:
+        """The sort enforcer: order each partition (Spark's ``SortExec`` under a merge join)."""
+        return {"sort_row": self._comparisons(size[0])}
+
+    def distribute(self, need: Required, size: Size) -> Quantities:
+        """The exchange enforcer delivering ``need``'s distribution: hash shuffle, gather to
+        one partition, or broadcast."""
+        rows, width = size
+        if need.distribution == "broadcast":
+            return {"broadcast_row": rows, "broadcast_byte": rows * width * self.profile.executors}
+        if need.distribution == "single":
+            return self.exchange(rows, width, 1)
+        return self.exchange(rows, width)
+
+    def exchange(self, rows: float, width: float, partitions: int | None = None) -> Quantities:
+        return {"shuffle_row": rows, "shuffle_byte": rows * width,
+                "task": float(partitions if partitions is not None else self.partitions)}
+
+    def _comparisons(self, rows: float) -> float:
+        per_partition = max(rows / self.partitions, 2.0)
+        return rows * math.log2(per_partition)

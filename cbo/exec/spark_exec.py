@@ -6,7 +6,12 @@ AST renderer as everything else and evaluated with ``F.expr``. Joins run in the 
 Spark's own join reordering is switched off while cbo's plans execute, and each equi-join
 carries the strategy the planner chose as a hint (shuffle hash by default, broadcast when
 asked). A Filter/Project over a JDBC scan is folded into the remote query, which Spark reads
-in parallel partitions when the table has a numeric key with known bounds. A mark join
+in parallel partitions when the table has a numeric key with known bounds.
+
+While a plan runs (``planned_execution``), adaptive query execution is off, so Spark neither
+switches a join's strategy nor coalesces partitions at run time, its size-based broadcasting is
+off (every join carries cbo's strategy as a hint: ``broadcast``, ``shuffle_hash``, ``merge``),
+and every shuffle has the partition count the plan was costed with. A mark join
 (three-valued IN/EXISTS) tags left rows with an id, left-joins the right side and keeps, per
 id, the best outcome: TRUE if some row matched, NULL if only unknown comparisons, else FALSE.
 """
@@ -32,12 +37,13 @@ REORDER_RULES = "org.apache.spark.sql.catalyst.optimizer.ReorderJoin"
 
 class SparkExecutor:
     def __init__(self, spark: "SparkSession", catalog: Catalog, join_hints: dict[Join, str] | None = None,
-                 partitions: int | None = None):
+                 partitions: int | None = None, shuffle_partitions: int | None = None):
         self.spark = spark
         self.catalog = catalog
         self.join_hints = join_hints or {}
         self.render = SqlRenderer("spark")
         self.partitions = partitions or spark.sparkContext.defaultParallelism
+        self.shuffle_partitions = shuffle_partitions
         self.remote = RemoteQueries(catalog)
 
     # -- public ------------------------------------------------------------------------------------
@@ -54,19 +60,34 @@ class SparkExecutor:
             rows = [tuple(r) for r in self.dataframe(plan, names).collect()]
         return rows, time.perf_counter() - started
 
+    def physical_plan(self, plan: Plan, names: tuple[str, ...]) -> str:
+        """Spark's physical plan for cbo's plan (what ``collect`` would run)."""
+        with self.own_join_order():
+            frame = self.dataframe(plan, names)
+            return str(frame._jdf.queryExecution().executedPlan().toString())
+
     @contextmanager
     def own_join_order(self) -> Iterator[None]:
-        """Keep Spark from reordering joins while cbo's plans are planned and run."""
-        key = "spark.sql.optimizer.excludedRules"
-        before = self.spark.conf.get(key, None)
-        self.spark.conf.set(key, ",".join(r for r in (before, REORDER_RULES) if r))
+        """Run cbo's plan as chosen: Spark's join reordering, adaptive execution and size-based
+        broadcasting off; the planned shuffle partition count. Restored afterwards."""
+        excluded = "spark.sql.optimizer.excludedRules"
+        before = self.spark.conf.get(excluded, None)
+        values = {excluded: ",".join(r for r in (before, REORDER_RULES) if r),
+                  "spark.sql.adaptive.enabled": "false",
+                  "spark.sql.autoBroadcastJoinThreshold": "-1"}
+        if self.shuffle_partitions:
+            values["spark.sql.shuffle.partitions"] = str(self.shuffle_partitions)
+        saved = {key: self.spark.conf.get(key, None) for key in values}
+        for key, value in values.items():
+            self.spark.conf.set(key, value)
         try:
             yield
         finally:
-            if before is None:
-                self.spark.conf.unset(key)
-            else:
-                self.spark.conf.set(key, before)
+            for key, value in saved.items():
+                if value is None:
+                    self.spark.conf.unset(key)
+                else:
+                    self.spark.conf.set(key, value)
 
     # -- operators ---------------------------------------------------------------------------------
 
@@ -122,10 +143,10 @@ class SparkExecutor:
     def _Join(self, node: Join) -> "DataFrame":
         left, right = self._frame(node.left), self._frame(node.right)
         hint = self.join_hints.get(node)
+        if node.kind == "mark":
+            return self._mark_join(node, left, right, hint)
         if hint:
             right = right.hint(hint)
-        if node.kind == "mark":
-            return self._mark_join(node, left, right)
         how = {"inner": "inner", "left": "left", "right": "right", "full": "full", "semi": "left_semi",
                "anti": "left_anti"}[node.kind]
         if node.condition == TRUE:
@@ -136,13 +157,15 @@ class SparkExecutor:
             return left.join(right, F.lit(True), how)
         return left.join(right, self._expr(node.condition), how)
 
-    def _mark_join(self, node: Join, left: "DataFrame", right: "DataFrame") -> "DataFrame":
+    def _mark_join(self, node: Join, left: "DataFrame", right: "DataFrame", hint: str | None) -> "DataFrame":
         from pyspark.sql import functions as F
 
         assert node.mark is not None and node.mark_predicate is not None
         row_id, matched, outcome = f"_row{node.mark.id}", f"_matched{node.mark.id}", f"_outcome{node.mark.id}"
         tagged = left.withColumn(row_id, F.monotonically_increasing_id())
         marked = right.withColumn(matched, F.lit(True))
+        if hint:
+            marked = marked.hint(hint)
         condition = self._expr(node.condition) if node.condition != TRUE else F.lit(True)
         joined = tagged.join(marked, condition, "left")
         predicate = self._expr(node.mark_predicate)

@@ -26,7 +26,7 @@ from cbo.ir.operators import Plan
 if TYPE_CHECKING:
     from cbo.estimate import Estimator
     from cbo.estimate.relation import RelEstimate
-    from cbo.memo.properties import Required
+    from cbo.memo.properties import Delivered, Required
 
 
 class GroupRef(Plan):
@@ -61,10 +61,15 @@ class GroupRef(Plan):
 
 @dataclass
 class Winner:
-    """The cheapest physical alternative found for a group under one required property set."""
+    """The cheapest plan found for a group under one required property set: a physical
+    alternative, or an enforcer (exchange, broadcast, sort) over ``base``, the group's winner
+    under a weaker requirement."""
 
-    physical: "PhysicalExpr"
-    cost: float          # of the whole subtree
+    physical: "PhysicalExpr | None"
+    cost: float                       # of the whole subtree
+    delivered: "Delivered"
+    enforcer: "Required | None" = None
+    base: "Winner | None" = None
 
 
 class PhysicalExpr:

@@ -15,7 +15,7 @@ from typing import Any
 from cbo.explain import _operator
 from cbo.ir.expressions import TRUE
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort
-from cbo.memo.memo import Group
+from cbo.memo.memo import Group, Winner
 from cbo.memo.properties import ANY
 from cbo.memo.search import Optimized
 
@@ -52,8 +52,25 @@ def _cost(optimized: Optimized, group: Group, index: int) -> str:
     return "pruned" if cost is None else f"cost {cost:,.4g}"
 
 
-def _winner_index(group: Group) -> int | None:
-    winner = group.winners.get(ANY)
+def chosen_winners(optimized: Optimized) -> dict[int, Winner]:
+    """Group id -> the physical winner the chosen plan uses there (through enforcers; a group
+    used under two requirements shows the first met from the root)."""
+    found: dict[int, Winner] = {}
+    stack = [(optimized.root, optimized.root.winners[ANY])]
+    while stack:
+        group, winner = stack.pop()
+        while winner.physical is None:
+            assert winner.base is not None
+            winner = winner.base
+        if group.id in found:
+            continue
+        found[group.id] = winner
+        for child, need in zip(winner.physical.inputs, winner.physical.required_inputs):
+            stack.append((child, child.winners[need]))
+    return found
+
+
+def _winner_index(group: Group, winner: Winner | None) -> int | None:
     if winner is None:
         return None
     for index, expr in enumerate(group.expressions):
@@ -81,8 +98,9 @@ def memo_text(optimized: Optimized) -> str:
         lines.append(f"Search budget exhausted ({c['budget_exhausted']}): best plan among those explored")
     if c["heuristic_regions"]:
         lines.append(f"Join regions ordered greedily (above max_reordered_joins): {c['heuristic_regions']}")
+    chosen = chosen_winners(optimized)
     for group in reversed(optimized.memo.groups):
-        winner = _winner_index(group)
+        winner = _winner_index(group, chosen.get(group.id))
         columns = ", ".join(str(col) for col in group.output)
         if len(columns) > 70:
             columns = columns[:69] + "…"
@@ -92,7 +110,7 @@ def memo_text(optimized: Optimized) -> str:
             mark = "*" if index == winner else " "
             strategy = ""
             if index == winner:
-                physical = group.winners[ANY].physical
+                physical = chosen[group.id].physical
                 if physical.strategy:
                     strategy = f"  [{physical.strategy}, {physical.rule}]"
             lines.append(f"  {mark} {index:<3} {label(expr)}  ({_cost(optimized, group, index)}){strategy}")
@@ -101,8 +119,9 @@ def memo_text(optimized: Optimized) -> str:
 
 def memo_json(optimized: Optimized) -> dict[str, Any]:
     groups = []
+    chosen = chosen_winners(optimized)
     for group in reversed(optimized.memo.groups):
-        winner = group.winners.get(ANY)
+        winner = chosen.get(group.id)
         expressions = []
         for index, expr in enumerate(group.expressions):
             cost = optimized.expression_costs.get((group.id, index))
@@ -112,8 +131,9 @@ def memo_json(optimized: Optimized) -> dict[str, Any]:
         body: dict[str, Any] = {"id": group.id, "estimated_rows": round(group.rows, 3),
                                 "columns": [str(col) for col in group.output], "expressions": expressions}
         if winner is not None:
-            body["winner"] = {"expression": _winner_index(group), "cost": winner.cost,
+            body["winner"] = {"expression": _winner_index(group, winner), "cost": winner.cost,
                               "strategy": winner.physical.strategy, "rule": winner.physical.rule,
+                              "delivered": str(winner.delivered),
                               "inputs": [child.group.id for child in winner.physical.node.children]}  # type: ignore[attr-defined]
         groups.append(body)
     return {"root": optimized.root.id, "cost": optimized.cost, "counters": counters_json(optimized), "groups": groups}
@@ -141,7 +161,8 @@ def memo_svg(optimized: Optimized, max_groups: int = 400) -> str:
         offset = (width - len(layer) * (box_w + gap_x) + gap_x) / 2
         for i, group in enumerate(layer):
             position[group.id] = (offset + i * (box_w + gap_x), y)
-    chosen = _chosen_edges(optimized)
+    winners = chosen_winners(optimized)
+    chosen = {(g, child.group.id) for g, w in winners.items() for child in w.physical.node.children}  # type: ignore[attr-defined]
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{total_h}" '
              f'font-family="sans-serif" font-size="11">']
     for group in groups:
@@ -154,7 +175,7 @@ def memo_svg(optimized: Optimized, max_groups: int = 400) -> str:
                          f'stroke="{"#c0392b" if bold else "#bbb"}" stroke-width="{2.5 if bold else 0.8}"/>')
     for group in groups:
         x, y = position[group.id]
-        winner = group.winners.get(ANY)
+        winner = winners.get(group.id)
         name = _operator(winner.physical.node) if winner else _operator(group.first)
         on_path = any(group.id in pair for pair in chosen) or group is optimized.root
         parts.append(f'<rect x="{x}" y="{y}" width="{box_w}" height="{box_h}" rx="5" fill="'
@@ -164,20 +185,6 @@ def memo_svg(optimized: Optimized, max_groups: int = 400) -> str:
         parts.append(f'<text x="{x + 6}" y="{y + 30}" fill="#333">{html.escape(name)}</text>')
     parts.append("</svg>")
     return "".join(parts)
-
-
-def _chosen_edges(optimized: Optimized) -> set[tuple[int, int]]:
-    edges: set[tuple[int, int]] = set()
-    stack = [optimized.root]
-    while stack:
-        group = stack.pop()
-        winner = group.winners.get(ANY)
-        if winner is None:
-            continue
-        for child in winner.physical.node.children:
-            edges.add((group.id, child.group.id))  # type: ignore[attr-defined]
-            stack.append(child.group)  # type: ignore[attr-defined]
-    return edges
 
 
 class MemoView:

@@ -28,14 +28,16 @@ import gc
 import math
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from cbo.cost import CostModel
+from cbo.cost import CostModel, CostProfile, default_profile
+from cbo.cost.model import Quantities
 from cbo.ir.expressions import Column, ColumnRef
 from cbo.ir.operators import Join, Plan, Project, Scan
+from cbo.memo.delivery import deliver
 from cbo.memo.memo import Counters, Group, Memo, PhysicalExpr, Winner
-from cbo.memo.properties import ANY, Required
+from cbo.memo.properties import ANY, Required, delivered_by
 from cbo.memo.rules.base import RuleSet, connector_rules
 from cbo.memo.rules.implement import implementation_rules
 from cbo.memo.rules.reorder_joins import ReorderJoins
@@ -61,6 +63,32 @@ class SearchContext:
         self.steps = 0
         self._deadline = None if settings.search_time_limit_ms is None else \
             time.perf_counter() + settings.search_time_limit_ms / 1000.0
+        self._sizes: dict[int, tuple[float, float]] = {}
+        self._column_widths: dict[int, float] = {}
+
+    def size(self, group: Group) -> tuple[float, float]:
+        """(estimated rows, bytes per row) of a group's result."""
+        found = self._sizes.get(group.id)
+        if found is None:
+            found = self._sizes[group.id] = (group.rows, sum(self.column_width(c) for c in group.output))
+        return found
+
+    def size_bytes(self, group: Group) -> float:
+        rows, width = self.size(group)
+        return rows * width
+
+    def column_width(self, column: Column) -> float:
+        """A column's average width: from the statistics of the scan that reads it (a width
+        never changes on the way up), else the default of 8 bytes."""
+        found = self._column_widths.get(column.id)
+        if found is None:
+            found = 8.0
+            for group in self.memo.groups:
+                if isinstance(group.first, Scan) and column in group.estimate.columns:
+                    found = group.estimate.columns[column].width
+                    break
+            self._column_widths[column.id] = found
+        return found
 
     def spend(self, steps: int = 1) -> None:
         self.steps += steps
@@ -80,11 +108,14 @@ class Optimized:
     """The search's result: the chosen plan, its strategies, and the memo for inspection."""
 
     plan: Plan
-    join_strategies: dict[Join, str]
+    join_strategies: dict[Plan, str]   # every node with a strategy (joins, aggregations, sorts)
     cost: float
     memo: Memo
     root: Group
     expression_costs: dict[tuple[int, int], float | None] = field(default_factory=dict)
+    partitions: int = 0                      # shuffle partitions the plan was costed with
+    quantities: Quantities = field(default_factory=dict)   # the chosen plan's, summed
+    exchanges: dict[Plan, list[str]] = field(default_factory=dict)   # enforcers below each node
 
     @property
     def counters(self) -> Counters:
@@ -93,11 +124,13 @@ class Optimized:
 
 class Optimizer:
     def __init__(self, estimator: "Estimator", settings: OptimizerSettings | None = None,
-                 rules: RuleSet | None = None, cost_model: CostModel | None = None):
+                 rules: RuleSet | None = None, profile: CostProfile | None = None,
+                 remote_tables: frozenset[str] = frozenset()):
         self.estimator = estimator
         self.settings = settings or OptimizerSettings()
         self.rules = rules or default_rules(disabled=self.settings.disabled_rules)
-        self.cost_model = cost_model or CostModel()
+        self.profile = profile or default_profile()
+        self.remote_tables = remote_tables
 
     def optimize(self, plan: Plan) -> Optimized:
         # The memo creates many small objects and no garbage until it is dropped; the cyclic
@@ -115,28 +148,33 @@ class Optimizer:
         started = time.perf_counter()
         memo = Memo(self.estimator)
         root = memo.insert(plan)
-        search = _Search(memo, self.settings, self.rules, self.cost_model)
+        context = SearchContext(memo, self.settings)
+        # Shuffles are sized from what the query reads (cbo sets Spark's partition count to it).
+        scanned = sum(context.size_bytes(g) for g in memo.groups if isinstance(g.first, Scan))
+        partitions = self.settings.shuffle_partitions or self.profile.partitions(scanned)
+        cost_model = CostModel(self.profile, self.remote_tables, partitions)
+        search = _Search(context, self.rules, cost_model)
         winner = search.optimize_group(root, ANY, math.inf)
         if winner is None:
             raise AssertionError("the search found no plan (the written plan is always one)")
-        strategies: dict[Join, str] = {}
-        chosen = restore_output_order(extract(root, ANY, strategies), plan)
+        extracted = _Extraction(search)
+        chosen = restore_output_order(extracted.plan(winner, root), plan)
         memo.counters.elapsed_ms = (time.perf_counter() - started) * 1000.0
-        return Optimized(chosen, strategies, winner.cost, memo, root, search.expression_costs())
+        return Optimized(chosen, extracted.strategies, winner.cost, memo, root, search.expression_costs(),
+                         partitions, extracted.quantities, extracted.exchanges)
 
 
 class _Search:
-    def __init__(self, memo: Memo, settings: OptimizerSettings, rules: RuleSet, cost_model: CostModel):
-        self.memo = memo
-        self.context = SearchContext(memo, settings)
+    def __init__(self, context: SearchContext, rules: RuleSet, cost_model: CostModel):
+        self.memo = context.memo
+        self.context = context
         self.transformations = rules.transformations()
         self.implementations = rules.implementations()
         self.cost_model = cost_model
-        self.counters = memo.counters
+        self.counters = context.counters
         self._physical: dict[int, list[PhysicalExpr]] = {}
         self._by_operator: dict[type, list] = {}  # type: ignore[type-arg]
-        self._sizes: dict[int, tuple[float, float]] = {}
-        self._column_widths: dict[int, float] = {}
+        self.size = context.size
 
     def expression_costs(self) -> dict[tuple[int, int], float | None]:
         """(group id, expression index) -> the best total cost of any of its physical alternatives,
@@ -189,16 +227,48 @@ class _Search:
         bound = limit
         for expr in group.expressions:
             for physical in self.optimize_expression(expr, group):
-                cost = self.optimize_inputs(physical, group, bound)
-                if cost is not None and (physical.best_cost is None or cost < physical.best_cost):
+                found = self.optimize_inputs(physical, group, bound)
+                if found is None:
+                    continue
+                cost, inputs = found
+                if physical.best_cost is None or cost < physical.best_cost:
                     physical.best_cost = cost
-                if cost is not None and cost < bound:
-                    best, bound = Winner(physical, cost), cost
+                if cost < bound:
+                    delivered = deliver(physical, [w.delivered for w in inputs])
+                    if delivered.satisfies(required):
+                        best, bound = Winner(physical, cost, delivered), cost
+        if required is not ANY and required.distribution != "clustered":
+            # "clustered" is only asked for by a final-only aggregation, the alternative for
+            # input that already is; where it is not, Spark aggregates partially first.
+            enforced = self.enforce(group, required, bound)
+            if enforced is not None:
+                best = enforced
         if best is None:
             group.failed[required] = max(limit, group.failed.get(required, -math.inf))
             return None
         group.winners[required] = best
         return best
+
+    def enforce(self, group: Group, required: Required, limit: float) -> Winner | None:
+        """The group's plan under a weaker requirement with an enforcer on top: a sort when an
+        ordering is required (over the plan delivering the distribution), else an exchange or
+        a broadcast over the group's best plan for "any"."""
+        if required.ordering:
+            weaker = required.without_ordering()
+            step = self.cost_model.price(self.cost_model.sort(self.size(group)))
+        else:
+            weaker = ANY
+            step = self.cost_model.price(self.cost_model.distribute(required, self.size(group)))
+        if step >= limit:
+            return None
+        base = self.optimize_group(group, weaker, limit - step)
+        if base is None or base.cost + step >= limit:
+            return None
+        if required.ordering:
+            delivered = replace(base.delivered, ordering=tuple(frozenset({c}) for c in required.ordering))
+        else:
+            delivered = delivered_by(required)
+        return Winner(None, base.cost + step, delivered, required, base)
 
     def optimize_expression(self, expr: Plan, group: Group) -> list[PhysicalExpr]:
         key = id(expr)
@@ -218,7 +288,8 @@ class _Search:
                                                    if issubclass(operator, r.operator)]
         return found
 
-    def optimize_inputs(self, physical: PhysicalExpr, group: Group, limit: float) -> float | None:
+    def optimize_inputs(self, physical: PhysicalExpr, group: Group,
+                        limit: float) -> tuple[float, list[Winner]] | None:
         total = physical.local_cost
         if total is None:
             total = physical.local_cost = self.cost_model.local(
@@ -227,45 +298,73 @@ class _Search:
         if total >= limit:
             self.counters.alternatives_pruned += 1
             return None
+        winners = []
         for child, required in zip(physical.inputs, physical.required_inputs):
             winner = self.optimize_group(child, required, limit - total)
             if winner is None:
                 self.counters.alternatives_pruned += 1
                 return None
             total += winner.cost
-        return total
-
-    def size(self, group: Group) -> tuple[float, float]:
-        """(estimated rows, bytes per row) of a group's result."""
-        found = self._sizes.get(group.id)
-        if found is None:
-            found = self._sizes[group.id] = (group.rows, sum(self.column_width(c) for c in group.output))
-        return found
-
-    def column_width(self, column: Column) -> float:
-        """A column's average width: from the statistics of the scan that reads it (a width
-        never changes on the way up), else the default of 8 bytes."""
-        found = self._column_widths.get(column.id)
-        if found is None:
-            found = 8.0
-            for group in self.memo.groups:
-                if isinstance(group.first, Scan) and column in group.estimate.columns:
-                    found = group.estimate.columns[column].width
-                    break
-            self._column_widths[column.id] = found
-        return found
+            winners.append(winner)
+        return total, winners
 
 
-def extract(group: Group, required: Required, strategies: dict[Join, str]) -> Plan:
-    """The winning plan of ``group`` as an ordinary plan (strategies of its joins recorded)."""
-    winner = group.winners[required]
-    physical = winner.physical
-    children = tuple(extract(child.group, need, strategies)  # type: ignore[attr-defined]
-                     for child, need in zip(physical.node.children, physical.required_inputs))
-    node = physical.node.with_children(children) if children else physical.node
-    if isinstance(node, Join) and physical.strategy:
-        strategies[node] = physical.strategy
-    return node
+class _Extraction:
+    """The chosen plan as an ordinary plan, with each join's strategy, the enforcers Spark will
+    add below each operator, and the quantities of the whole plan (for calibration)."""
+
+    def __init__(self, search: _Search):
+        self.search = search
+        self.strategies: dict[Plan, str] = {}
+        self.exchanges: dict[Plan, list[str]] = {}
+        self.quantities: Quantities = {}
+
+    def plan(self, winner: Winner, group: Group) -> Plan:
+        node, _ = self._extract(winner, group)
+        return node
+
+    def _count(self, found: Quantities) -> None:
+        for name, value in found.items():
+            self.quantities[name] = self.quantities.get(name, 0.0) + value
+
+    def _extract(self, winner: Winner, group: Group) -> tuple[Plan, list[str]]:
+        """(plan, enforcers on top of it, innermost first)."""
+        model = self.search.cost_model
+        if winner.physical is None:
+            assert winner.base is not None and winner.enforcer is not None
+            node, enforcers = self._extract(winner.base, group)
+            size = self.search.size(group)
+            names = {c.id: str(c) for c in group.output}
+            if winner.enforcer.ordering:
+                self._count(model.sort(size))
+                enforcers.append("sort(" + ", ".join(names.get(c, f"c{c}") for c in winner.enforcer.ordering) + ")")
+            else:
+                self._count(model.distribute(winner.enforcer, size))
+                enforcers.append(_exchange_name(winner.enforcer, names))
+            return node, enforcers
+        physical = winner.physical
+        sizes = [self.search.size(g) for g in physical.inputs]
+        self._count(model.quantities(physical.node, physical.strategy, self.search.size(group), sizes))
+        children = []
+        below: list[str] = []
+        for child, need in zip(physical.inputs, physical.required_inputs):
+            plan, enforcers = self._extract(child.winners[need], child)
+            children.append(plan)
+            below.append(" + ".join(enforcers))
+        node = physical.node.with_children(tuple(children)) if children else physical.node
+        if physical.strategy:
+            self.strategies[node] = physical.strategy
+        if any(below):
+            self.exchanges[node] = below
+        return node, []
+
+
+def _exchange_name(need: Required, names: dict[int, str]) -> str:
+    if need.distribution == "broadcast":
+        return "broadcast"
+    if need.distribution == "single":
+        return "gather"
+    return "shuffle(" + ", ".join(names.get(c, f"c{c}") for c in need.partitioning) + ")"
 
 
 def draw_plan(group: Group, rng: random.Random) -> Plan:

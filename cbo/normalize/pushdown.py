@@ -3,7 +3,8 @@
 The pass carries the conjuncts collected above a node down into it. Each case below is an
 equivalence on bags of rows; where one does not hold the conjunct stays put as a Filter.
 
-* Filter: σ_p(σ_q(R)) = σ_{p∧q}(R).
+* Filter: σ_p(σ_q(R)) = σ_{p∧q}(R); conjuncts common to all branches of a disjunction are
+  factored out first (``factor_or``), so they can become join keys.
 * Project: σ_p(π_A(R)) = π_A(σ_{p[A]}(R)), where p[A] inlines the projected expressions;
   not for conjuncts reading an expression that can raise an error (a scalar subquery's
   "more than one row" check): moved into a filter it would be evaluated for other rows, or
@@ -29,6 +30,7 @@ from __future__ import annotations
 from cbo.ir.expressions import TRUE, Column, Expr, can_raise, columns_of, conjunction, conjuncts, substitute
 from cbo.ir.operators import (Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values,
                               null_rejected_columns)
+from cbo.normalize.factor_or import factored_conjuncts
 
 
 def push_filters(plan: Plan) -> Plan:
@@ -46,7 +48,7 @@ def _reads_only(predicate: Expr, columns: set[Column]) -> bool:
 
 def _push(plan: Plan, predicates: list[Expr]) -> Plan:
     if isinstance(plan, Filter):
-        return _push(plan.input, predicates + conjuncts(plan.predicate))
+        return _push(plan.input, predicates + factored_conjuncts(plan.predicate))
     if isinstance(plan, Project):
         definitions = {c: e for c, e in plan.assignments}
         raising = {c for c, e in plan.assignments if can_raise(e)}
@@ -78,7 +80,7 @@ def _push_join(join: Join, predicates: list[Expr]) -> Plan:
         padded = right_cols if kind == "left" else left_cols
         if any(null_rejected_columns(p) & padded for p in predicates):
             kind = "inner"  # the filter drops every NULL-padded row: no outer join is needed
-    condition = conjuncts(join.condition)
+    condition = factored_conjuncts(join.condition)
 
     if kind == "inner":
         everything = predicates + condition

@@ -23,7 +23,7 @@ def test_spark_keeps_cbo_join_order(spark, tpch_catalogs):
     sql = "select count(*) from part, supplier, partsupp where p_partkey = ps_partkey and s_suppkey = ps_suppkey"
     written = cbo.Session(tpch_catalogs["all-spark"], settings={"join_reordering_strategy": "NONE"}).sql(sql)
     plan = written._jdf.queryExecution().optimizedPlan().toString()
-    assert "Join Cross" in plan and "strategy=shuffle_hash" in plan
+    assert "Join Cross" in plan and "strategy=broadcast" in plan   # a broadcast nested loop
     assert written.collect()[0][0] == 8000
     # With reordering (the default) the memo joins along the predicates: no cross product.
     reordered = cbo.Session(tpch_catalogs["all-spark"]).sql(sql)
@@ -47,3 +47,24 @@ def test_plans_over_postgres_tables_know_their_keys(tpch_catalogs):
     view = cbo.Session(tpch_catalogs["all-postgres"], engine="duckdb").plan("select o_orderkey, o_custkey from orders")
     scan = next(n for n in walk(view.plan) if isinstance(n, Scan))
     assert [sorted(c.name for c in key) for key in scan.unique_keys] == [["o_orderkey"]]
+
+
+def test_explain_analyze_on_spark_gives_rows_and_times(spark, tpch_catalogs):
+    session = cbo.Session(tpch_catalogs["all-spark"])
+    sql = ("select n_name, count(*) from customer, nation where c_nationkey = n_nationkey "
+           "and c_acctbal > 0 group by n_name")
+    body = json.loads(session.explain(sql, format="json", analyze=True))
+    nodes, stack = [], [body["plan"]]
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        stack.extend(node["children"])
+        assert node["time_s"] >= node["self_s"] >= 0
+        assert node["time_s"] >= sum(child["time_s"] for child in node["children"]) - 1e-9 or node["self_s"] == 0
+    by_operator = {n["operator"]: n for n in nodes}
+    assert by_operator["Scan"]["actual_rows"] in (25, 1500)      # nation or customer at SF 0.01
+    assert body["plan"]["actual_rows"] == 25                      # every nation has customers
+    (join,) = [n for n in nodes if n["operator"].endswith("Join")]
+    assert join["strategy"] in ("broadcast_hash", "shuffle_hash", "sort_merge")
+    text = session.explain(sql, analyze=True)
+    assert "actual rows" in text and "time " in text and "(self " in text

@@ -151,20 +151,21 @@ def test_settings_are_checked():
     with pytest.raises(CboError, match="needs a number"):
         OptimizerSettings().with_values({"max_reordered_joins": "many"})
     changed = OptimizerSettings().with_values({"join_reordering_strategy": "none", "max_reordered_joins": "8",
-                                               "disabled_rules": "HashJoinBuildLeft"})
+                                               "disabled_rules": "BroadcastHashJoin"})
     assert changed.join_reordering_strategy == "NONE" and changed.max_reordered_joins == 8
-    assert changed.disabled_rules == frozenset({"HashJoinBuildLeft"})
+    assert changed.disabled_rules == frozenset({"BroadcastHashJoin"})
 
 
 def test_rules_are_listed_and_can_be_disabled():
     rules = default_rules()
-    assert {"ReorderJoins", "HashJoin", "HashJoinBuildLeft", "NestedLoopJoin"} <= set(rules.names())
+    assert {"ReorderJoins", "BroadcastHashJoin", "ShuffledHashJoin", "SortMergeJoin",
+            "BroadcastNestedLoopJoin", "HashAggregate"} <= set(rules.names())
     assert all(r["summary"] for r in rules.describe())
     with pytest.raises(CboError, match="unknown rule 'Nope'"):
         rules.disable("Nope")
-    _, result = optimize("star", 5, disabled_rules=frozenset({"HashJoinBuildLeft", "ReorderJoins"}))
-    used = {group.winners[key].physical.rule for group in result.memo for key in group.winners}
-    assert "HashJoinBuildLeft" not in used and "HashJoin" in used
+    _, result = optimize("star", 5, disabled_rules=frozenset({"BroadcastHashJoin", "ReorderJoins"}))
+    used = {w.physical.rule for group in result.memo for w in group.winners.values() if w.physical}
+    assert "BroadcastHashJoin" not in used and used & {"ShuffledHashJoin", "SortMergeJoin"}
     assert result.counters.join_pairs == 0
 
 

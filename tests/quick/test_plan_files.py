@@ -43,8 +43,13 @@ def chosen_plan(case: Case, catalog_path, estimator: Estimator) -> str:  # type:
         strategy = planned.join_strategies.get(node)
         if strategy:
             info.details["strategy"] = strategy
+        exchanges = planned.exchanges.get(node)
+        if exchanges:
+            info.details["exchanges"] = [e or "-" for e in exchanges]
 
-    return to_text(describe(planned.plan, annotate))
+    info = describe(planned.plan, annotate)
+    info.details["shuffle_partitions"] = planned.partitions
+    return to_text(info)
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])

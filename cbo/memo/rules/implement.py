@@ -1,9 +1,14 @@
-"""Implementation rules: the physical alternatives of each logical operator.
+"""Implementation rules: the physical alternatives of each logical operator, as Spark runs them.
 
-Joins have real choices: which side is hashed, and a nested loop where no equality links the
-sides. The other operators have one implementation each today; Spark-specific strategies
-(broadcast, sort-merge, partial aggregation) and the properties they deliver come with the
-Spark cost model.
+Each rule yields physical expressions: the operator (its inputs possibly swapped), Spark's
+strategy for it, and what it requires of each input (``cbo.memo.properties``). The search adds
+the exchanges and sorts those requirements call for (enforcers) and costs everything with
+``cbo.cost``. What each alternative delivers is in ``cbo.memo.delivery``.
+
+Joins: broadcast hash (build side under the broadcast size limit), shuffled hash, sort-merge,
+and broadcast nested loop where no equality links the sides. Aggregations: partial and final
+aggregation around an exchange, or the final aggregation alone over input already clustered on
+the grouping columns (e.g. the output of a join on them).
 """
 
 from __future__ import annotations
@@ -12,16 +17,35 @@ from typing import Iterable
 
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from cbo.memo.memo import Group, PhysicalExpr
-from cbo.memo.properties import ANY
+from cbo.memo.properties import ANY, BROADCAST, Required, required
 from cbo.memo.rules.base import ImplementationRule
-
 
 _ANY_INPUTS = {arity: (ANY,) * arity for arity in range(4)}
 
+# Join kinds a hash join can run with its right input as the build side (Spark: inner, left
+# outer, left semi, left anti and existence joins build right; outer joins keep the left as probe).
+BUILD_RIGHT_KINDS = ("inner", "left", "semi", "anti", "mark")
 
-def _physical(node: Plan, strategy: str | None, logical: Plan, rule: str) -> PhysicalExpr:
+
+def _physical(node: Plan, strategy: str | None, logical: Plan, rule: str,
+              needs: tuple[Required, ...] | None = None) -> PhysicalExpr:
     arity = len(node.children)
-    return PhysicalExpr(node, strategy, _ANY_INPUTS.get(arity) or (ANY,) * arity, logical, rule)
+    return PhysicalExpr(node, strategy, needs or _ANY_INPUTS.get(arity) or (ANY,) * arity, logical, rule)
+
+
+def _orientations(expr: Join) -> Iterable[Join]:
+    """The join as written and, for inner joins, with its inputs swapped: R ⋈ S = S ⋈ R as bags
+    of rows (columns are found by identity, not position), so either side may be the build side."""
+    yield expr
+    if expr.kind == "inner":
+        yield Join("inner", expr.right, expr.left, expr.condition)
+
+
+def _key_needs(join: Join, sorted_: bool) -> tuple[Required, Required]:
+    keys = join.equi_keys
+    left = tuple(l.id for l, _ in keys)
+    right = tuple(r.id for _, r in keys)
+    return (required("hash", left, left if sorted_ else ()), required("hash", right, right if sorted_ else ()))
 
 
 class ImplementOperator(ImplementationRule):
@@ -46,64 +70,118 @@ class ImplementOperator(ImplementationRule):
         yield _physical(expr, self.strategy, expr, self.name)
 
 
-class HashJoin(ImplementationRule):
-    """Join on equalities by hashing the right input and probing it with the left.
+class BroadcastHashJoin(ImplementationRule):
+    """Join on equalities by broadcasting the build side to every task and probing it there.
 
-    Pattern: a join of any kind whose condition has at least one conjunct ``l = r`` with ``l``
-    from the left input and ``r`` from the right. Other conjuncts are checked on each match;
-    outer, semi, anti and mark joins keep their left side as the probe side, as Spark does.
+    Pattern: a join with at least one conjunct ``l = r`` across its inputs, of a kind that can
+    build its right side (inner joins also with the sides swapped), whose build side's estimated
+    size is at most ``broadcast_limit_bytes``. Requires the build side broadcast and nothing of
+    the probe side, whose partitioning the join keeps. Equivalence: identity (the strategy only).
     """
 
-    name = "HashJoin"
+    name = "BroadcastHashJoin"
     operator = Join
 
     def matches(self, expr: Plan, group: Group, context: object) -> bool:
-        return isinstance(expr, Join) and expr.has_equi_key
+        return isinstance(expr, Join) and expr.kind in BUILD_RIGHT_KINDS and expr.has_equi_key
 
-    def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
-        yield _physical(expr, "shuffle_hash", expr, self.name)
+    def implement(self, expr: Plan, group: Group, context) -> Iterable[PhysicalExpr]:  # type: ignore[no-untyped-def]
+        assert isinstance(expr, Join)
+        for join in _orientations(expr):
+            if context.size_bytes(join.right.group) <= context.settings.broadcast_limit_bytes:  # type: ignore[attr-defined]
+                yield _physical(join, "broadcast_hash", expr, self.name, (ANY, BROADCAST))
 
 
-class HashJoinBuildLeft(ImplementationRule):
-    """An inner equi-join that hashes its left input: the join with its inputs swapped.
+class ShuffledHashJoin(ImplementationRule):
+    """Join on equalities with both inputs hash-partitioned on the join keys; each task hashes its
+    partition of the build (right) side and probes it with the left.
 
-    Pattern: an inner join with an equality between its sides. Equivalence: R ⋈_c S = S ⋈_c R
-    as bags of rows (inner joins commute; columns are found by identity, not position), so the
-    alternative is the join of the swapped inputs hashed on its right, now the former left.
+    Pattern: a join with a conjunct ``l = r`` across its inputs: build right for inner, left,
+    semi, anti and mark joins (inner joins also swapped); Spark builds right for full joins too.
+    Requires both inputs hash-partitioned on their keys, position by position.
     """
 
-    name = "HashJoinBuildLeft"
+    name = "ShuffledHashJoin"
     operator = Join
 
     def matches(self, expr: Plan, group: Group, context: object) -> bool:
-        return isinstance(expr, Join) and expr.kind == "inner" and expr.has_equi_key
+        return isinstance(expr, Join) and expr.kind in BUILD_RIGHT_KINDS + ("full",) and expr.has_equi_key
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
-        swapped = Join("inner", expr.right, expr.left, expr.condition)
-        yield _physical(swapped, "shuffle_hash", expr, self.name)
+        for join in _orientations(expr):
+            yield _physical(join, "shuffle_hash", expr, self.name, _key_needs(join, sorted_=False))
 
 
-class NestedLoopJoin(ImplementationRule):
-    """A join without an equality between its sides: compare every pair of rows.
+class SortMergeJoin(ImplementationRule):
+    """Join on equalities by sorting both hash-partitioned inputs on the keys and merging them.
 
-    Pattern: a join whose condition has no ``l = r`` conjunct across its inputs (cross joins,
-    inequality joins). For inner joins either input may be the inner loop; the cost model
-    charges both the same, so one alternative is enough.
+    Pattern: an equi-join of any kind but mark. Requires each input hash-partitioned and sorted
+    on its keys; delivers the left keys' partitioning and order, so a second merge join on the
+    same keys needs neither a shuffle nor a sort. One orientation is enough: both inputs are
+    treated alike.
     """
 
-    name = "NestedLoopJoin"
+    name = "SortMergeJoin"
+    operator = Join
+
+    def matches(self, expr: Plan, group: Group, context: object) -> bool:
+        return isinstance(expr, Join) and expr.kind != "mark" and expr.has_equi_key
+
+    def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
+        assert isinstance(expr, Join)
+        yield _physical(expr, "sort_merge", expr, self.name, _key_needs(expr, sorted_=True))
+
+
+class BroadcastNestedLoopJoin(ImplementationRule):
+    """A join without an equality between its sides: broadcast one side and compare every pair.
+
+    Pattern: a join whose condition has no ``l = r`` conjunct across its inputs (cross joins,
+    inequality joins); inner joins may broadcast either side. No size limit: it is the only
+    way to run such a join, and its cost says how bad it is.
+    """
+
+    name = "BroadcastNestedLoopJoin"
     operator = Join
 
     def matches(self, expr: Plan, group: Group, context: object) -> bool:
         return isinstance(expr, Join) and not expr.has_equi_key
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
-        yield _physical(expr, "nested_loop", expr, self.name)
+        assert isinstance(expr, Join)
+        for join in _orientations(expr):
+            yield _physical(join, "broadcast_nested_loop", expr, self.name, (ANY, BROADCAST))
+
+
+class HashAggregate(ImplementationRule):
+    """Aggregate by hashing: partial aggregation per input partition, an exchange on the
+    grouping columns, final aggregation ("partial_final"); or, over input already clustered on
+    a subset of the grouping columns, the final aggregation alone ("final_only").
+
+    Pattern: any aggregation (without grouping columns only the first form; its exchange gathers
+    to one partition). Equivalence: identity; the two forms differ only in where rows move.
+    """
+
+    name = "HashAggregate"
+    operator = Aggregate
+
+    def matches(self, expr: Plan, group: Group, context: object) -> bool:
+        return isinstance(expr, Aggregate)
+
+    def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
+        assert isinstance(expr, Aggregate)
+        yield _physical(expr, "partial_final", expr, self.name)
+        if expr.group_by:
+            clustered = required("clustered", tuple(c.id for c in expr.group_by))
+            yield _physical(expr, "final_only", expr, self.name, (clustered,))
+
+
+JOIN_HINTS = {"broadcast_hash": "broadcast", "shuffle_hash": "shuffle_hash", "sort_merge": "merge",
+              "broadcast_nested_loop": "broadcast"}
 
 
 def implementation_rules() -> list[ImplementationRule]:
     return [ImplementOperator(Scan), ImplementOperator(Filter), ImplementOperator(Project),
-            HashJoin(), HashJoinBuildLeft(), NestedLoopJoin(),
-            ImplementOperator(Aggregate, "hash"), ImplementOperator(Sort), ImplementOperator(Limit),
+            BroadcastHashJoin(), ShuffledHashJoin(), SortMergeJoin(), BroadcastNestedLoopJoin(),
+            HashAggregate(), ImplementOperator(Sort, "global_sort"), ImplementOperator(Limit),
             ImplementOperator(SetOp), ImplementOperator(Values)]

@@ -1,0 +1,277 @@
+"""End to end: TPC-H through cbo on Spark against Spark's own optimizer, in one run.
+
+    python -m benchmarks.tpch.run --sf 1 --placement all-spark
+    python -m benchmarks.tpch.run --sf 0.1 --queries q3,q5 --repeat 1
+
+Four configurations run every query on the same Spark session, interleaved query by query
+(so a slow phase of the machine hits all of them alike):
+
+* ``cbo``: cbo's plan with its own estimates, run as chosen (``cbo.exec.spark_exec``: join
+  order, strategies and partition count fixed, adaptive execution off). Its time includes
+  cbo's planning (parse, search) as Spark's includes its own.
+* ``cbo-oracle``: cbo's plan with true cardinalities (``cardinalities=oracle``, counted with
+  DuckDB before timing); the time is execution only.
+* ``spark-default``: the query text through Spark SQL with Spark's defaults (adaptive execution
+  on, its CBO off), over catalog tables in database ``tpch_plain``.
+* ``spark-cbo``: Spark with ``spark.sql.cbo.enabled`` and ``spark.sql.cbo.joinReorder.enabled``
+  over tables in ``tpch_analyzed`` after ``ANALYZE TABLE ... COMPUTE STATISTICS FOR ALL
+  COLUMNS`` with histograms (``spark.sql.statistics.histogram.enabled``); the ANALYZE time is
+  reported, not counted per query.
+
+Each query runs once untimed first (to warm file caches), then ``--repeat`` times per
+configuration; the fastest time counts. Every answer is compared with DuckDB's. The table
+gives per-query seconds and the ratios cbo / spark-default, cbo / (faster Spark), cbo / oracle,
+with geometric means; JSON and a plot are saved under ``benchmarks/results``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.machine import machine_info
+from benchmarks.tpch.queries import Query, select
+from cbo.answers import compare, is_ordered
+from cbo.catalog import load_catalog
+from cbo.errors import CboError
+from cbo.progress import say
+from cbo.workloads import tpch
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+CONFIGS = ("cbo", "cbo-oracle", "spark-default", "spark-cbo")
+SPARK_CBO_CONF = {"spark.sql.cbo.enabled": "true", "spark.sql.cbo.joinReorder.enabled": "true",
+                  "spark.sql.statistics.histogram.enabled": "true"}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.tpch.run", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sf", type=float, default=1.0, help="scale factor (default 1)")
+    parser.add_argument("--placement", choices=["all-spark"], default="all-spark",
+                        help="where the tables live (all-spark: the configuration Spark's CBO can analyze)")
+    parser.add_argument("--queries", help="comma-separated subset, e.g. q1,q6 (default: all 22)")
+    parser.add_argument("--configs", default=",".join(CONFIGS), help=f"subset of {','.join(CONFIGS)}")
+    parser.add_argument("--repeat", type=int, default=2, help="timed runs per query and configuration (default 2)")
+    parser.add_argument("--out", type=Path, help="JSON file (default benchmarks/results/tpch-run-<placement>-sf<X>.json)")
+    return parser.parse_args(argv)
+
+
+class SparkTables:
+    """The catalog's tables as Spark catalog tables (external, over the same Parquet files) in
+    two databases: as they are, and analyzed for Spark's CBO."""
+
+    def __init__(self, spark, catalog):  # type: ignore[no-untyped-def]
+        self.spark = spark
+        self.catalog = catalog
+
+    def create(self, database: str) -> None:
+        self.spark.sql(f"CREATE DATABASE IF NOT EXISTS {database}")
+        for table in self.catalog.tables():
+            path = str(table.path).replace("'", "''")
+            self.spark.sql(f"DROP TABLE IF EXISTS {database}.{table.name}")
+            self.spark.sql(f"CREATE TABLE {database}.{table.name} USING {table.format} LOCATION '{path}'")
+
+    def analyze(self, database: str) -> float:
+        started = time.perf_counter()
+        with conf(self.spark, {"spark.sql.statistics.histogram.enabled": "true"}):
+            for table in self.catalog.tables():
+                say(f"ANALYZE {database}.{table.name} (all columns, histograms)")
+                self.spark.sql(f"ANALYZE TABLE {database}.{table.name} COMPUTE STATISTICS FOR ALL COLUMNS")
+        return time.perf_counter() - started
+
+    def run(self, database: str, sql: str, settings: dict[str, str]) -> list[tuple]:
+        self.spark.catalog.setCurrentDatabase(database)
+        try:
+            with conf(self.spark, settings):
+                return [tuple(r) for r in self.spark.sql(sql).collect()]
+        finally:
+            self.spark.catalog.setCurrentDatabase("default")
+
+
+class conf:
+    """Set Spark SQL settings for a block, restoring them afterwards."""
+
+    def __init__(self, spark, values: dict[str, str]):  # type: ignore[no-untyped-def]
+        self.spark, self.values, self.saved = spark, values, {}
+
+    def __enter__(self) -> None:
+        for key, value in self.values.items():
+            self.saved[key] = self.spark.conf.get(key, None)
+            self.spark.conf.set(key, value)
+
+    def __exit__(self, *exc: object) -> None:
+        for key, value in self.saved.items():
+            if value is None:
+                self.spark.conf.unset(key)
+            else:
+                self.spark.conf.set(key, value)
+
+
+def timed(run, repeat: int) -> tuple[float, list[float], list[tuple]]:  # type: ignore[no-untyped-def]
+    times, rows = [], []
+    for _ in range(max(1, repeat)):
+        started = time.perf_counter()
+        rows = run()
+        times.append(round(time.perf_counter() - started, 4))
+    return min(times), times, rows
+
+
+def geomean(values: list[float]) -> float | None:
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    unknown = set(configs) - set(CONFIGS)
+    if unknown:
+        raise CboError(f"unknown configuration(s) {', '.join(sorted(unknown))} (known: {', '.join(CONFIGS)})")
+    queries = select(args.queries.split(",") if args.queries else None)
+    catalogs = tpch.prepare(args.sf, postgres=None, progress=say)
+    catalog_path = catalogs[args.placement]
+
+    from cbo.engines.duckdb_engine import DuckDBEngine
+    from cbo.session import Session
+
+    say("starting Spark ...")
+    session = Session(catalog_path)
+    oracle = Session(catalog_path, settings={"cardinalities": "oracle"})
+    session.query("select count(*) from region")
+    spark = session._spark().spark
+    tables = SparkTables(spark, load_catalog(catalog_path))
+    tables.create("tpch_plain")
+    analyze_seconds = None
+    if "spark-cbo" in configs:
+        tables.create("tpch_analyzed")
+        analyze_seconds = tables.analyze("tpch_analyzed")
+        say(f"ANALYZE took {analyze_seconds:.1f} s")
+    reference = DuckDBEngine(load_catalog(catalog_path))
+
+    records = []
+    header = f"{'query':<6}" + "".join(f"{c:>15}" for c in configs) + "   answers"
+    print(header, flush=True)
+    for query in queries:
+        records.append(run_query(query, configs, args.repeat, session, oracle, tables, reference))
+        record = records[-1]
+        cells = "".join(f"{record['seconds'].get(c, float('nan')):>15.3f}" for c in configs)
+        verdict = "ok" if all(record["matches"].values()) else "MISMATCH " + json.dumps(record["problems"])
+        print(f"{query.name:<6}{cells}   {verdict}", flush=True)
+
+    summary = summarize(records, configs)
+    print_summary(summary)
+    report = {"benchmark": "tpch-run", "placement": args.placement, "scale_factor": args.sf, "repeat": args.repeat,
+              "configs": configs, "analyze_seconds": analyze_seconds, "machine": machine_info(),
+              "spark_settings": _spark_settings(spark), "summary": summary, "queries": records}
+    out = args.out or RESULTS / f"tpch-run-{args.placement}-sf{args.sf:g}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    temporary = out.with_suffix(".json.tmp")
+    temporary.write_text(json.dumps(report, indent=2, default=str))
+    temporary.replace(out)
+    from benchmarks.tpch.plot_run import plot
+
+    plot(report, out.with_suffix(".png"))
+    say(f"saved {out} and {out.with_suffix('.png')}")
+    failed = [r for r in records if not all(r["matches"].values())]
+    return 1 if failed else 0
+
+
+def run_query(query: Query, configs: list[str], repeat: int, session, oracle, tables, reference) -> dict:  # type: ignore[no-untyped-def]
+    record: dict = {"query": query.name, "seconds": {}, "times": {}, "matches": {}, "problems": {}}
+    ordered = is_ordered(query.sql)
+    _, expected, _ = reference.run(query.sql)
+    tables.run("tpch_plain", query.sql, {})   # warm the file caches
+    for config in configs:
+        try:
+            if config == "cbo":
+                def run():  # type: ignore[no-untyped-def]
+                    planned = session.planner.plan(query.sql)
+                    return session.run(planned)[1]
+                planned = session.planner.plan(query.sql)
+                record["plan_ms"] = round(planned.optimized.counters.elapsed_ms, 2)
+                record["cbo_cost"] = planned.optimized.cost
+                record["cbo_partitions"] = planned.partitions
+            elif config == "cbo-oracle":
+                planned_oracle = oracle.planner.plan(query.sql)   # counting happens here, untimed
+                record["oracle_cost"] = planned_oracle.optimized.cost
+
+                def run():  # type: ignore[no-untyped-def]
+                    return oracle.run(planned_oracle)[1]
+            elif config == "spark-default":
+                def run():  # type: ignore[no-untyped-def]
+                    return tables.run("tpch_plain", query.sql, {})
+            else:
+                def run():  # type: ignore[no-untyped-def]
+                    return tables.run("tpch_analyzed", query.sql, SPARK_CBO_CONF)
+            best, times, rows = timed(run, repeat)
+            record["seconds"][config] = best
+            record["times"][config] = times
+            verdict = compare(expected, rows, ordered=ordered)
+            record["matches"][config] = verdict.matches
+            if not verdict.matches:
+                record["problems"][config] = verdict.detail
+        except Exception as exc:  # one failure must not hide the rest of the run
+            record["matches"][config] = False
+            record["problems"][config] = str(exc).strip().splitlines()[0][:300]
+    return record
+
+
+def summarize(records: list[dict], configs: list[str]) -> dict:
+    def ratios(numerator: str, denominator) -> list[float]:  # type: ignore[no-untyped-def]
+        found = []
+        for r in records:
+            top = r["seconds"].get(numerator)
+            bottom = denominator(r)
+            if top and bottom:
+                found.append(top / bottom)
+        return found
+
+    summary: dict = {"geomean_seconds": {c: geomean([r["seconds"].get(c) for r in records]) for c in configs}}
+    if "cbo" in configs and "spark-default" in configs:
+        summary["cbo_vs_spark_default"] = geomean(ratios("cbo", lambda r: r["seconds"].get("spark-default")))
+    spark_configs = [c for c in ("spark-default", "spark-cbo") if c in configs]
+    if "cbo" in configs and spark_configs:
+        def faster_spark(r):  # type: ignore[no-untyped-def]
+            values = [r["seconds"][c] for c in spark_configs if c in r["seconds"]]
+            return min(values) if values else None
+
+        per_query = ratios("cbo", faster_spark)
+        summary["cbo_vs_faster_spark"] = geomean(per_query)
+        summary["worst_cbo_vs_faster_spark"] = max(per_query) if per_query else None
+        for r in records:
+            best = faster_spark(r)
+            if best and "cbo" in r["seconds"]:
+                r["cbo_vs_faster_spark"] = round(r["seconds"]["cbo"] / best, 3)
+    if "cbo" in configs and "cbo-oracle" in configs:
+        summary["cbo_vs_oracle"] = geomean(ratios("cbo", lambda r: r["seconds"].get("cbo-oracle")))
+    summary["all_answers_match"] = all(all(r["matches"].values()) for r in records)
+    return summary
+
+
+def print_summary(summary: dict) -> None:
+    print("geometric mean seconds: " + ", ".join(f"{c} {v:.3f}" for c, v in summary["geomean_seconds"].items() if v))
+    labels = {"cbo_vs_spark_default": "cbo / spark-default (geomean of per-query ratios; < 1 is faster)",
+              "cbo_vs_faster_spark": "cbo / faster Spark configuration (geomean)",
+              "worst_cbo_vs_faster_spark": "worst query: cbo / faster Spark configuration",
+              "cbo_vs_oracle": "cbo / cbo with oracle cardinalities (geomean)"}
+    for key, label in labels.items():
+        if summary.get(key) is not None:
+            print(f"{label}: {summary[key]:.3f}")
+    print("all answers match DuckDB: " + ("yes" if summary["all_answers_match"] else "NO"))
+
+
+def _spark_settings(spark) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    from cbo.engines.spark import optimizer_settings
+
+    return optimizer_settings(spark)
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except CboError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,63 @@
+"""What a physical alternative delivers, from its strategy and its inputs' delivered properties.
+
+These follow Spark's ``outputPartitioning`` and ``outputOrdering`` of each physical operator, so
+that the search's enforcers sit where Spark's ``EnsureRequirements`` puts exchanges and sorts:
+
+* scans deliver no known partitioning (files are split by size, not by value);
+* filters pass their input's properties on; projections too, for the columns they keep;
+* a broadcast join keeps its probe (left) side's properties;
+* shuffled hash and sort-merge joins deliver hash partitioning on the join keys (for inner joins
+  either side's key, for left/semi/anti/mark joins the left key, for full joins nothing); a
+  sort-merge join also delivers the keys' order;
+* an aggregation's partial/final form delivers hash partitioning on its grouping columns (one
+  partition without them); its final-only form keeps its input's partitioning;
+* a global sort is range-partitioned (not a hash partitioning any parent can use); a limit
+  gathers to one partition.
+"""
+
+from __future__ import annotations
+
+from cbo.ir.expressions import ColumnRef
+from cbo.ir.operators import Aggregate, Filter, Join, Limit, Project, Values
+from cbo.memo.memo import PhysicalExpr
+from cbo.memo.properties import UNKNOWN, Delivered
+
+SINGLE_PARTITION = Delivered("single")
+
+
+def deliver(physical: PhysicalExpr, inputs: list[Delivered]) -> Delivered:
+    node = physical.node
+    if isinstance(node, Filter):
+        return inputs[0]
+    if isinstance(node, Project):
+        mapping: dict[int, set[int]] = {}
+        for column, expr in node.assignments:
+            if isinstance(expr, ColumnRef):
+                mapping.setdefault(expr.column.id, set()).add(column.id)
+        return inputs[0].renamed(mapping)
+    if isinstance(node, Join):
+        return _join(node, physical.strategy, inputs)
+    if isinstance(node, Aggregate):
+        if physical.strategy == "final_only":
+            kept = {c.id: {c.id} for c in node.group_by}
+            return inputs[0].renamed(kept)
+        if not node.group_by:
+            return SINGLE_PARTITION
+        return Delivered("hash", tuple(frozenset({c.id}) for c in node.group_by))
+    if isinstance(node, (Limit, Values)):
+        return SINGLE_PARTITION
+    return UNKNOWN
+
+
+def _join(node: Join, strategy: str | None, inputs: list[Delivered]) -> Delivered:
+    pairs = [(l.id, r.id) for l, r in node.equi_keys]
+    if strategy in ("broadcast_hash", "broadcast_nested_loop"):
+        probe = inputs[0]
+        return probe.merged(pairs) if node.kind == "inner" else probe
+    if node.kind == "full" or node.kind == "right":
+        return UNKNOWN
+    keys = tuple(frozenset({l, r}) if node.kind == "inner" else frozenset({l}) for l, r in pairs)
+    ordering = keys if strategy == "sort_merge" else ()
+    if node.kind == "mark":
+        return UNKNOWN   # regrouped per left row after the join (see exec.spark_exec)
+    return Delivered("hash", keys, ordering)

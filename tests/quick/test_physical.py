@@ -1,0 +1,156 @@
+"""Physical planning: properties, enforcers, strategies, the cost profile and oracle cardinalities.
+
+Plans are made at TPC-H SF 1 statistics (tests/testdata/stats/tpch-sf1) over the SF 0.01
+catalog's schema, as the plan files are.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cbo.catalog import load_catalog
+from cbo.cost import CostProfile
+from cbo.errors import CboError
+from cbo.estimate import Estimator
+from cbo.ir.operators import Aggregate, Join
+from cbo.memo.properties import Delivered, required
+from cbo.planner import Planner
+from cbo.settings import OptimizerSettings
+from stats.store import StatsStore
+from tests.plan_files import TPCH_STATS
+
+LINEITEM_ORDERS_BY_ORDER = """
+select l_orderkey, o_orderdate, sum(l_quantity) from lineitem, orders
+where l_orderkey = o_orderkey group by l_orderkey, o_orderdate"""
+
+
+@pytest.fixture(scope="module")
+def estimator() -> Estimator:
+    store = StatsStore(TPCH_STATS)
+    return Estimator({t: store.load(t).stats for t in store.tables()})
+
+
+def plan(catalog, estimator, sql, **settings):  # type: ignore[no-untyped-def]
+    planner = Planner(load_catalog(catalog), estimator=estimator,
+                      settings=OptimizerSettings().with_values(settings))
+    return planner.plan(sql)
+
+
+def test_delivered_properties_satisfy_what_spark_requires():
+    a, b, c = frozenset({1, 5}), frozenset({2}), frozenset({3})
+    on_ab = Delivered("hash", (a, b))
+    assert on_ab.satisfies(required("hash", (5, 2)))          # 1 and 5 were made equal by a join
+    assert not on_ab.satisfies(required("hash", (2, 1)))      # co-partitioning is positional
+    assert not on_ab.satisfies(required("hash", (1,)))
+    assert on_ab.satisfies(required("clustered", (1, 2, 3)))  # a subset of the grouping columns
+    assert not on_ab.satisfies(required("clustered", (1, 3)))
+    assert Delivered("single").satisfies(required("clustered", (7,)))
+    assert not Delivered().satisfies(required("broadcast"))
+    sorted_ab = Delivered("hash", (a,), (a, b))
+    assert sorted_ab.satisfies(required("hash", (1,), (1, 2)))
+    assert not sorted_ab.satisfies(required("hash", (1,), (2,)))
+    # a projection that drops every column of a partitioning position loses the partitioning
+    assert on_ab.renamed({1: {10}, 2: {20}}).partitioning == (frozenset({10}), frozenset({20}))
+    assert on_ab.renamed({1: {10}}).distribution == "any"
+
+
+def test_shuffled_join_partitioning_is_reused_by_the_aggregation(tpch_parquet_catalog, estimator):
+    planned = plan(tpch_parquet_catalog, estimator, LINEITEM_ORDERS_BY_ORDER, broadcast_limit_bytes=0)
+    (join,) = [n for n in planned.join_strategies if isinstance(n, Join)]
+    (aggregate,) = [n for n in planned.join_strategies if isinstance(n, Aggregate)]
+    assert planned.join_strategies[join] in ("shuffle_hash", "sort_merge")
+    # both join inputs are shuffled on the key; the aggregation needs no shuffle of its own
+    assert all(e.startswith("shuffle(") for e in planned.exchanges[join])
+    assert planned.join_strategies[aggregate] == "final_only"
+    assert aggregate not in planned.exchanges
+
+
+def test_broadcast_limit_is_respected(tpch_parquet_catalog, estimator):
+    from benchmarks.tpch.queries import select
+    from cbo.memo.render import chosen_winners
+    from cbo.memo.search import SearchContext
+
+    for query in select(["q5", "q9", "q18"]):
+        default = plan(tpch_parquet_catalog, estimator, query.sql)
+        small = plan(tpch_parquet_catalog, estimator, query.sql, broadcast_limit_bytes=1000)
+        assert small.optimized.cost >= default.optimized.cost
+        sizes = SearchContext(small.optimized.memo, OptimizerSettings())
+        builds = [sizes.size_bytes(w.physical.inputs[1]) for w in chosen_winners(small.optimized).values()
+                  if w.physical.strategy == "broadcast_hash"]
+        sizes = SearchContext(default.optimized.memo, OptimizerSettings())
+        big = [sizes.size_bytes(w.physical.inputs[1]) for w in chosen_winners(default.optimized).values()
+               if w.physical.strategy == "broadcast_hash"]
+        assert all(b <= 1000 for b in builds), query.name
+        assert any(b > 1000 for b in big), query.name   # the default limit allows larger ones
+
+
+def test_chosen_plan_quantities_price_to_its_cost(tpch_parquet_catalog, estimator):
+    from benchmarks.tpch.queries import all_queries
+
+    for query in all_queries():
+        planned = plan(tpch_parquet_catalog, estimator, query.sql)
+        optimized = planned.optimized
+        constants = Planner(load_catalog(tpch_parquet_catalog)).optimizer().profile.constants
+        model_price = sum(constants[n] * v for n, v in optimized.quantities.items())
+        assert model_price == pytest.approx(optimized.cost, rel=1e-9), query.name
+
+
+def test_cost_profile_round_trip_and_bad_files(tmp_path):
+    profile = CostProfile(constants={"scan_byte": 3e-9, "task": 0.01}, source="test")
+    path = tmp_path / "spark.json"
+    profile.save(path)
+    loaded = CostProfile.load(path)
+    assert loaded.constants["scan_byte"] == 3e-9 and loaded.constants["task"] == 0.01
+    assert not list(tmp_path.glob("*.tmp"))
+    path.write_text("{not json")
+    with pytest.raises(CboError, match=r"spark.json is not valid JSON \(line 1"):
+        CostProfile.load(path)
+    path.write_text(json.dumps({"constants": {"scan_byte": -1}}))
+    with pytest.raises(CboError, match="scan_byte must be a non-negative number"):
+        CostProfile.load(path)
+    path.write_text(json.dumps({"constants": {"warp_drive": 1}}))
+    with pytest.raises(CboError, match="unknown quantities warp_drive"):
+        CostProfile.load(path)
+    with pytest.raises(CboError, match="cannot read cost profile"):
+        CostProfile.load(tmp_path / "missing.json")
+
+
+def test_constants_change_the_choice(tpch_parquet_catalog, estimator, tmp_path):
+    """A profile where broadcasting costs a fortune has no broadcast joins."""
+    path = tmp_path / "expensive-broadcast.json"
+    CostProfile(constants={"broadcast_byte": 1.0, "broadcast_row": 1.0}).save(path)
+    from benchmarks.tpch.queries import select
+
+    planned = plan(tpch_parquet_catalog, estimator, select(["q5"])[0].sql, cost_profile=str(path))
+    assert "broadcast_hash" not in planned.join_strategies.values()
+
+
+def test_partition_count_follows_scanned_bytes():
+    profile = CostProfile(cores=2, target_partition_bytes=100.0, max_partitions=50)
+    assert profile.partitions(10.0) == 4          # at least two per core
+    assert profile.partitions(1000.0) == 10
+    assert profile.partitions(1e9) == 50
+
+
+def test_oracle_cardinalities_are_exact(tpch_parquet_catalog):
+    from cbo.engines.duckdb_engine import DuckDBEngine
+
+    catalog = load_catalog(tpch_parquet_catalog)
+    sql = ("select n_name, count(*) from customer, nation, orders where c_nationkey = n_nationkey "
+           "and o_custkey = c_custkey and o_totalprice > 100000 group by n_name")
+    planner = Planner(catalog, settings=Planner(catalog).settings.with_values({"cardinalities": "oracle"}))
+    planned = planner.plan(sql)
+    duck = DuckDBEngine(catalog)
+    for group in planned.optimized.memo.groups:
+        from cbo.estimate.oracle import concrete
+        from cbo.sqlgen import to_sql
+
+        body = to_sql(concrete(group.first), tuple(f"c{i}" for i in range(len(group.output))), "duckdb")
+        _, rows, _ = duck.run(f"select count(*) from ({body}) t")
+        assert group.rows == rows[0][0], f"G{group.id}"
+    assert planner.oracle().queries_run == len(planned.optimized.memo.groups) or planner.oracle().queries_run > 0
+    # without statistics the ordinary estimate of the filtered join is a guess, not the count
+    plain = Planner(catalog).plan(sql)
+    assert plain.optimized.root.rows != planned.optimized.root.rows
