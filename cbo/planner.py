@@ -17,7 +17,7 @@ from cbo.frontend.binder import Binder
 from cbo.frontend.decorrelate import decorrelate
 from cbo.frontend.parse import DEFAULT_DIALECT, parse
 from cbo.ir.expressions import ColumnFactory
-from cbo.ir.operators import Join, Plan
+from cbo.ir.operators import Plan
 from cbo.memo.search import Optimized, Optimizer, default_rules
 from cbo.normalize import normalize
 from cbo.schema import SchemaProvider

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from cbo.cost import CostModel, CostProfile, default_profile
 from cbo.cost.model import Quantities
 from cbo.ir.expressions import Column, ColumnRef
-from cbo.ir.operators import Join, Plan, Project, Scan
+from cbo.ir.operators import Plan, Project, Scan
 from cbo.memo.delivery import deliver
 from cbo.memo.memo import Counters, Group, Memo, PhysicalExpr, Winner
 from cbo.memo.properties import ANY, Required, delivered_by

@@ -39,7 +39,7 @@ def plan(catalog, estimator, sql, **settings):  # type: ignore[no-untyped-def]
 
 
 def test_delivered_properties_satisfy_what_spark_requires():
-    a, b, c = frozenset({1, 5}), frozenset({2}), frozenset({3})
+    a, b = frozenset({1, 5}), frozenset({2})
     on_ab = Delivered("hash", (a, b))
     assert on_ab.satisfies(required("hash", (5, 2)))          # 1 and 5 were made equal by a join
     assert not on_ab.satisfies(required("hash", (2, 1)))      # co-partitioning is positional
