@@ -51,6 +51,18 @@ JOINS = {
     "join_lineitem_orders_all": "select o_orderpriority, count(*) from lineitem, orders where l_orderkey = o_orderkey group by o_orderpriority",
 }
 
+# The build side of a semi or left join is its right input: with only broadcast joins allowed
+# these broadcast all of orders (1.5 M rows at SF 1) or part, where the joins above would
+# broadcast the small side; without them the fit has never seen a large broadcast.
+LARGE_BROADCASTS = {
+    "semi_lineitem_orders": "select count(*) from lineitem where l_quantity > 49 and exists "
+                            "(select * from orders where o_orderkey = l_orderkey)",
+    "left_lineitem_part": "select count(p_size) from (select * from lineitem where l_discount = 0.1 and l_quantity < 5) l "
+                          "left join part on l_partkey = p_partkey",
+    "semi_partsupp_part": "select count(*) from partsupp where ps_availqty < 100 and exists "
+                          "(select * from part where p_partkey = ps_partkey)",
+}
+
 OTHERS = {
     "sort_orders": "select o_orderkey, o_totalprice from orders where o_orderdate < date '1992-06-01' order by o_totalprice desc, o_orderkey",
     "top_customers": "select c_custkey, c_acctbal from customer order by c_acctbal desc, c_custkey limit 20",
@@ -61,7 +73,7 @@ OTHERS = {
 
 def training() -> list[Item]:
     items = [Item(name, sql) for name, sql in {**SCANS, **AGGREGATES, **OTHERS}.items()]
-    for name, sql in JOINS.items():
+    for name, sql in {**JOINS, **LARGE_BROADCASTS}.items():
         for variant, settings in JOIN_VARIANTS.items():
             items.append(Item(f"{name}/{variant}", sql, settings))
     for query in all_queries():

@@ -18,8 +18,10 @@ Four configurations run every query on the same Spark session, interleaved query
   COLUMNS`` with histograms (``spark.sql.statistics.histogram.enabled``); the ANALYZE time is
   reported, not counted per query.
 
-Each query runs once untimed first (to warm file caches), then ``--repeat`` times per
-configuration; the fastest time counts. Every answer is compared with DuckDB's. The table
+Each query runs once untimed first (to warm file caches), then in ``--repeat`` rounds, each
+round running every configuration once, in an order rotated from round to round (so no
+configuration always runs right after another that warmed the same code); the fastest time
+counts. Every answer is compared with DuckDB's. The table
 gives per-query seconds and the ratios cbo / spark-default, cbo / (faster Spark), cbo / oracle,
 with geometric means; JSON and a plot are saved under ``benchmarks/results``.
 """
@@ -54,7 +56,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="where the tables live (all-spark: the configuration Spark's CBO can analyze)")
     parser.add_argument("--queries", help="comma-separated subset, e.g. q1,q6 (default: all 22)")
     parser.add_argument("--configs", default=",".join(CONFIGS), help=f"subset of {','.join(CONFIGS)}")
-    parser.add_argument("--repeat", type=int, default=2, help="timed runs per query and configuration (default 2)")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds: timed runs per query and configuration (default 3)")
     parser.add_argument("--out", type=Path, help="JSON file (default benchmarks/results/tpch-run-<placement>-sf<X>.json)")
     return parser.parse_args(argv)
 
@@ -108,15 +110,6 @@ class conf:
                 self.spark.conf.unset(key)
             else:
                 self.spark.conf.set(key, value)
-
-
-def timed(run, repeat: int) -> tuple[float, list[float], list[tuple]]:  # type: ignore[no-untyped-def]
-    times, rows = [], []
-    for _ in range(max(1, repeat)):
-        started = time.perf_counter()
-        rows = run()
-        times.append(round(time.perf_counter() - started, 4))
-    return min(times), times, rows
 
 
 def geomean(values: list[float]) -> float | None:
@@ -184,39 +177,50 @@ def run_query(query: Query, configs: list[str], repeat: int, session, oracle, ta
     ordered = is_ordered(query.sql)
     _, expected, _ = reference.run(query.sql)
     tables.run("tpch_plain", query.sql, {})   # warm the file caches
+    runs = {}
     for config in configs:
         try:
-            if config == "cbo":
-                def run():  # type: ignore[no-untyped-def]
-                    planned = session.planner.plan(query.sql)
-                    return session.run(planned)[1]
-                planned = session.planner.plan(query.sql)
-                record["plan_ms"] = round(planned.optimized.counters.elapsed_ms, 2)
-                record["cbo_cost"] = planned.optimized.cost
-                record["cbo_partitions"] = planned.partitions
-            elif config == "cbo-oracle":
-                planned_oracle = oracle.planner.plan(query.sql)   # counting happens here, untimed
-                record["oracle_cost"] = planned_oracle.optimized.cost
-
-                def run():  # type: ignore[no-untyped-def]
-                    return oracle.run(planned_oracle)[1]
-            elif config == "spark-default":
-                def run():  # type: ignore[no-untyped-def]
-                    return tables.run("tpch_plain", query.sql, {})
-            else:
-                def run():  # type: ignore[no-untyped-def]
-                    return tables.run("tpch_analyzed", query.sql, SPARK_CBO_CONF)
-            best, times, rows = timed(run, repeat)
-            record["seconds"][config] = best
-            record["times"][config] = times
-            verdict = compare(expected, rows, ordered=ordered)
-            record["matches"][config] = verdict.matches
-            if not verdict.matches:
-                record["problems"][config] = verdict.detail
-        except Exception as exc:  # one failure must not hide the rest of the run
+            runs[config] = _runner(config, query, record, session, oracle, tables)
+        except Exception as exc:  # e.g. planning failed: report it, run the rest
             record["matches"][config] = False
             record["problems"][config] = str(exc).strip().splitlines()[0][:300]
+    for round_ in range(max(1, repeat)):
+        order = list(runs)[round_ % max(1, len(runs)):] + list(runs)[: round_ % max(1, len(runs))]
+        for config in order:
+            if record["problems"].get(config):
+                continue
+            try:
+                started = time.perf_counter()
+                rows = runs[config]()
+                record["times"].setdefault(config, []).append(round(time.perf_counter() - started, 4))
+                verdict = compare(expected, rows, ordered=ordered)
+                record["matches"][config] = record["matches"].get(config, True) and verdict.matches
+                if not verdict.matches:
+                    record["problems"][config] = verdict.detail
+            except Exception as exc:  # one failure must not hide the rest of the run
+                record["matches"][config] = False
+                record["problems"][config] = str(exc).strip().splitlines()[0][:300]
+    for config, times in record["times"].items():
+        if not record["problems"].get(config):
+            record["seconds"][config] = min(times)
     return record
+
+
+def _runner(config: str, query: Query, record: dict, session, oracle, tables):  # type: ignore[no-untyped-def]
+    if config == "cbo":
+        planned = session.planner.plan(query.sql)
+        record["plan_ms"] = round(planned.optimized.counters.elapsed_ms, 2)
+        record["cbo_cost"] = planned.optimized.cost
+        record["cbo_partitions"] = planned.partitions
+        return lambda: session.run(session.planner.plan(query.sql))[1]   # planning is timed too
+    if config == "cbo-oracle":
+        planned_oracle = oracle.planner.plan(query.sql)   # counting happens here, untimed
+        record["oracle_cost"] = planned_oracle.optimized.cost
+        record["same_plan_as_oracle"] = planned_oracle.plan == session.planner.plan(query.sql).plan
+        return lambda: oracle.run(planned_oracle)[1]
+    if config == "spark-default":
+        return lambda: tables.run("tpch_plain", query.sql, {})
+    return lambda: tables.run("tpch_analyzed", query.sql, SPARK_CBO_CONF)
 
 
 def summarize(records: list[dict], configs: list[str]) -> dict:
