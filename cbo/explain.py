@@ -183,3 +183,14 @@ def to_svg(info: NodeInfo) -> str:
     draw(info)
     parts.append("</svg>")
     return "".join(parts)
+
+
+def add_physical_details(info: NodeInfo, node: object, strategies: dict, exchanges: dict) -> None:
+    """The planner's physical choices for ``node``: its strategy and, per input, the exchanges
+    and sorts Spark adds ("-" for none)."""
+    strategy = strategies.get(node)
+    if strategy:
+        info.details["strategy"] = strategy
+    below = exchanges.get(node)
+    if below:
+        info.details["exchanges"] = [e or "-" for e in below]

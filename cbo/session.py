@@ -15,7 +15,7 @@ from typing import Any
 
 from cbo.catalog import Catalog, load_catalog
 from cbo.errors import CboError
-from cbo.explain import NodeInfo, describe, to_svg, to_text
+from cbo.explain import NodeInfo, add_physical_details, describe, to_svg, to_text
 from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.ir.operators import Plan
 from cbo.metadata import with_database_keys
@@ -147,12 +147,7 @@ class Session:
             if folded is not None and not (info.children and "pushed_sql" in info.children[0].details):
                 info.details["pushed_sql"] = folded.sql
                 info.details["source"] = folded.source
-            strategy = planned.join_strategies.get(node)
-            if strategy:
-                info.details["strategy"] = strategy
-            exchanges = planned.exchanges.get(node)
-            if exchanges:
-                info.details["exchanges"] = [e or "-" for e in exchanges]
+            add_physical_details(info, node, planned.join_strategies, planned.exchanges)
 
         info = describe(planned.plan, annotate)
         if planned.partitions:

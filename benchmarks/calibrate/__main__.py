@@ -24,15 +24,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 from benchmarks.calibrate.workload import Item, held_back, training
+from benchmarks.cli import run_main
 from benchmarks.machine import machine_info
 from cbo.cost import QUANTITIES, CostProfile
 from cbo.cost.profile import PROFILE_DIR, SPARK_DEFAULTS
-from cbo.errors import CboError
 from cbo.progress import say
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -182,8 +181,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except CboError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_main(main)

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
+from benchmarks.cli import run_main
 from benchmarks.machine import machine_info
 from benchmarks.tpch.queries import select
 from cbo.answers import compare, digest, is_ordered
@@ -121,8 +121,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except CboError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_main(main)

@@ -31,10 +31,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
 from pathlib import Path
 
+from benchmarks.cli import run_main
 from benchmarks.machine import machine_info
 from benchmarks.tpch.queries import Query, select
 from cbo.answers import compare, is_ordered
@@ -274,8 +274,4 @@ def _spark_settings(spark) -> dict[str, str]:  # type: ignore[no-untyped-def]
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except CboError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_main(main)
