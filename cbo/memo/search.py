@@ -41,6 +41,7 @@ from cbo.memo.properties import ANY, Required, delivered_by
 from cbo.memo.rules.base import RuleSet, connector_rules
 from cbo.memo.rules.implement import implementation_rules
 from cbo.memo.rules.reorder_joins import ReorderJoins
+from cbo.memo.rules.table_pushdown import PushTableIntoAggregate
 from cbo.settings import OptimizerSettings
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 
 
 def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset()) -> RuleSet:
-    rules = [ReorderJoins(), *implementation_rules(), *connector_rules(source_types)]
+    rules = [ReorderJoins(), PushTableIntoAggregate(), *implementation_rules(), *connector_rules(source_types)]
     return RuleSet(rules, disabled)
 
 

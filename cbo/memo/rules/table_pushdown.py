@@ -1,0 +1,114 @@
+"""PushTableIntoAggregate: move a table joined on its unique key into the GROUP BY it joins.
+
+Table pushdown (seed 001; TPC-H Q17, Q20, Q2): a decorrelated subquery is an aggregation
+grouped by the correlation columns, joined back to the outer table on them. When the outer
+table is small after its own filters, joining it *below* the aggregation means aggregating only
+the rows of the groups that survive the join, instead of every group of the inner table.
+
+Pattern: ``InnerJoin[E ∧ R](A, T)`` (A on either side) where ``A`` is ``Aggregate[G](X)``,
+possibly under a Project that passes grouping columns through; ``E`` are equalities ``g = t``
+between grouping columns ``g ∈ G`` and columns ``t`` of ``T`` whose ``t`` columns contain a unique
+key of ``T``; ``R`` is the rest of the condition.
+
+Result: ``Filter[R](Project[A's columns, T's columns](Aggregate[G ∪ cols(T)](InnerJoin[E](X, T))))``
+with ``E`` rewritten to the grouping columns as ``X`` produces them.
+
+Equivalence: because ``E`` covers a unique key of ``T``, each row of ``X`` matches at most one row
+of ``T``, and which one depends only on the row's values of ``G``: the join keeps or drops whole
+groups of ``X`` and duplicates no row, so every kept group aggregates exactly the rows it
+aggregated before. ``T``'s columns are the same on all rows of a group (they come from its one
+matching row), so grouping by them as well splits no group. ``R`` may read aggregates; it is
+applied to the same combined rows as before, after the aggregation. It holds for every
+aggregate function (the rows of a group are unchanged, not only their set), for ``=`` only
+(``IS NOT DISTINCT FROM`` could match several NULL keys of a UNIQUE column), and needs a
+grouped aggregation: ``E`` must equate at least one grouping column.
+
+Whether it pays is the cost model's call: the memo keeps both forms.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+from cbo.ir.expressions import TRUE, Column, ColumnRef, Expr, compare, conjunction, conjuncts
+from cbo.ir.operators import Aggregate, Filter, Join, Plan, Project, equated_columns
+from cbo.memo.memo import Group, GroupRef
+from cbo.memo.rules.base import TransformationRule
+
+if TYPE_CHECKING:
+    from cbo.memo.search import SearchContext
+
+
+class PushTableIntoAggregate(TransformationRule):
+    """Join a table on its unique key below the aggregation it joins (table pushdown, seed 001)."""
+
+    name = "PushTableIntoAggregate"
+
+    def matches(self, expr: Plan, group: Group, context: "SearchContext") -> bool:
+        return isinstance(expr, Join) and expr.kind == "inner" and expr.condition != TRUE
+
+    def apply(self, expr: Plan, group: Group, context: "SearchContext") -> Iterable[Plan]:
+        assert isinstance(expr, Join)
+        for aggregated, table in ((expr.left, expr.right), (expr.right, expr.left)):
+            pushed = _push(expr, aggregated, table)
+            if pushed is not None:
+                yield pushed
+
+
+def _aggregation(side: Plan) -> tuple[Project | None, Aggregate] | None:
+    """The side's Aggregate (and the Project over it), read from the side's group."""
+    if not isinstance(side, GroupRef):
+        return None
+    first = side.group.first
+    if isinstance(first, Aggregate):
+        return None, first
+    if isinstance(first, Project) and isinstance(first.input, GroupRef):
+        below = first.input.group.first
+        if isinstance(below, Aggregate):
+            return first, below
+    return None
+
+
+def _push(join: Join, aggregated: Plan, table: Plan) -> Plan | None:
+    found = _aggregation(aggregated)
+    if found is None:
+        return None
+    project, aggregate = found
+    if not aggregate.group_by:
+        return None
+    # A side column -> the grouping column it passes through (the Project may rename it).
+    grouping = {c: c for c in aggregate.group_by}
+    if project is not None:
+        grouping = {c: e.column for c, e in project.assignments
+                    if isinstance(e, ColumnRef) and e.column in aggregate.group_by}
+    table_columns = set(table.output)
+    equalities, rest = [], []
+    for conjunct in conjuncts(join.condition):
+        pair = equated_columns(conjunct)
+        if pair is not None:
+            a, b = pair
+            if a in grouping and b in table_columns:
+                equalities.append((grouping[a], b))
+                continue
+            if b in grouping and a in table_columns:
+                equalities.append((grouping[b], a))
+                continue
+        rest.append(conjunct)
+    if not equalities:
+        return None
+    keyed = frozenset(t for _, t in equalities)
+    if not any(key and key <= keyed for key in table.unique_keys):
+        return None
+    below = Join("inner", aggregate.input, table, conjunction(compare("eq", ColumnRef(g), ColumnRef(t))
+                                                               for g, t in equalities))
+    extra = tuple(c for c in table.output if c not in aggregate.group_by)
+    regrouped = Aggregate(below, aggregate.group_by + extra, aggregate.aggregates)
+    # The join's columns, in the join's order: the aggregated side's as it computed them, the table's as they are.
+    computed: dict[Column, Expr] = {c: ColumnRef(c) for c in aggregate.output}
+    if project is not None:
+        computed = dict(project.assignments)
+    assignments = tuple((c, computed[c] if c in computed else ColumnRef(c)) for c in join.output)
+    result: Plan = Project(regrouped, assignments)
+    if rest:
+        result = Filter(result, conjunction(rest))
+    return result
