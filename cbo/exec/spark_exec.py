@@ -45,7 +45,7 @@ class SparkExecutor:
         self.partitions = partitions or spark.sparkContext.defaultParallelism
         self.shuffle_partitions = shuffle_partitions
         self.remote = RemoteQueries(catalog)
-        self._tables: dict[tuple[str, int | None], "DataFrame"] = {}
+        self._tables: dict[str, tuple[int | None, "DataFrame"]] = {}   # name -> (mtime, frame)
 
     # -- public ------------------------------------------------------------------------------------
 
@@ -122,10 +122,10 @@ class SparkExecutor:
 
         table = self.catalog.table(name)
         stamp = table.path.stat().st_mtime_ns if table.path is not None and table.path.exists() else None
-        key = (table.qualified_name, stamp)
-        if key not in self._tables:
-            self._tables[key] = read_table(self.spark, self.catalog, table)
-        return self._tables[key]
+        known = self._tables.get(table.qualified_name)
+        if known is None or known[0] != stamp:
+            known = self._tables[table.qualified_name] = (stamp, read_table(self.spark, self.catalog, table))
+        return known[1]
 
     def _read_remote(self, remote: RemoteScan) -> "DataFrame":
         source = self.catalog.sources[remote.source]

@@ -45,7 +45,10 @@ class PushTableIntoAggregate(TransformationRule):
     name = "PushTableIntoAggregate"
 
     def matches(self, expr: Plan, group: Group, context: "SearchContext") -> bool:
-        return isinstance(expr, Join) and expr.kind == "inner" and expr.condition != TRUE
+        # Checked here, not only in apply: every join pair of every region is a candidate, and
+        # each application counts against the search budget.
+        return (isinstance(expr, Join) and expr.kind == "inner" and expr.condition != TRUE
+                and (_aggregation(expr.left) is not None or _aggregation(expr.right) is not None))
 
     def apply(self, expr: Plan, group: Group, context: "SearchContext") -> Iterable[Plan]:
         assert isinstance(expr, Join)
