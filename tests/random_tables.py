@@ -9,7 +9,10 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from cbo.answers import compare
 from cbo.catalog import parse_catalog
+from cbo.ir.operators import Plan
+from cbo.sqlgen import to_sql
 
 
 class RandomTables:
@@ -31,3 +34,13 @@ class RandomTables:
             pq.write_table(table, self.directory / f"{name}.parquet")
             connection.execute(f"create table {name} as select * from read_parquet('{self.directory / name}.parquet')")
         return connection
+
+
+def assert_plans_answer(connection: duckdb.DuckDBPyConnection, sql: str, data: dict[str, list[tuple]],
+                        plans: list[Plan], names: tuple[str, ...]) -> None:
+    """Each plan, rendered to SQL and run on DuckDB, returns the multiset of rows ``sql`` does."""
+    expected = connection.execute(sql).fetchall()
+    for plan in plans:
+        actual = connection.execute(to_sql(plan, names, "duckdb")).fetchall()
+        verdict = compare(expected, actual, ordered=False)
+        assert verdict.matches, f"{verdict.detail}\nquery: {sql}\ntables: {data}\nplan:\n{plan}"

@@ -340,6 +340,8 @@ def _with_residual(share: float, inner: float, rows: float, residual: float) -> 
     """Share of rows with a match that also passes the residual condition."""
     if share <= 0 or rows <= 0:
         return share
+    if residual <= 0:      # a residual nothing passes (e.g. estimated over an empty input)
+        return 0.0
     per_row = inner / residual / (rows * share)     # matches per matched row before the residual
     return share * (1.0 - (1.0 - residual) ** max(per_row, 1.0))
 

@@ -210,3 +210,12 @@ def test_join_estimates_respect_their_kinds(case):
     assert rows["full"] >= max(L, R) - 1e-6
     assert rows["semi"] <= L + 1e-6 and rows["anti"] <= L + 1e-6
     assert rows["semi"] + rows["anti"] == pytest.approx(L, rel=1e-6, abs=1e-6)
+
+
+def test_a_join_residual_that_nothing_passes_leaves_no_matched_rows():
+    # found by the random subquery test: a residual estimated at 0 (over a near-empty input)
+    # divided by zero instead of answering "no row passes"
+    from cbo.estimate.joins import _with_residual
+
+    assert _with_residual(1.0, 0.0, 1.3e-12, 0.0) == 0.0
+    assert 0.0 < _with_residual(0.5, 10.0, 100.0, 0.5) <= 0.5

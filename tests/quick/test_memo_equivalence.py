@@ -18,12 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cbo.answers import compare
 from cbo.memo.search import draw_plan, restore_output_order
 from cbo.planner import Planner
 from cbo.settings import OptimizerSettings
-from cbo.sqlgen import to_sql
-from tests.random_tables import RandomTables
+from tests.random_tables import RandomTables, assert_plans_answer
 
 TABLES = [f"t{i}" for i in range(6)]
 DRAWS = 4
@@ -75,17 +73,13 @@ class Harness(RandomTables):
 
     def check(self, sql: str, data: dict[str, list[tuple]], seed: int, planner_settings: OptimizerSettings) -> int:
         connection = self.load(data)
-        expected = connection.execute(sql).fetchall()
         planned = Planner(self.catalog, settings=planner_settings).plan(sql)
         assert planned.optimized is not None
         plans = [planned.plan]
         rng = random.Random(seed)
         for _ in range(DRAWS):   # the chosen plan has the query's column order
             plans.append(restore_output_order(draw_plan(planned.optimized.root, rng), planned.plan))
-        for plan in plans:
-            actual = connection.execute(to_sql(plan, planned.names, "duckdb")).fetchall()
-            verdict = compare(expected, actual, ordered=False)
-            assert verdict.matches, f"{verdict.detail}\nquery: {sql}\ntables: {data}\nplan:\n{plan}"
+        assert_plans_answer(connection, sql, data, plans, planned.names)
         return len(planned.optimized.memo)
 
 

@@ -19,13 +19,11 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from cbo.answers import compare
 from cbo.ir.operators import Join, Plan
 from cbo.memo.memo import Group
 from cbo.memo.search import draw_plan, restore_output_order
 from cbo.planner import Planner
-from cbo.sqlgen import to_sql
-from tests.random_tables import RandomTables
+from tests.random_tables import RandomTables, assert_plans_answer
 
 TABLES = ["t0", "t1", "t2"]
 RULE = "PushTableIntoAggregate"
@@ -82,17 +80,13 @@ class Harness(RandomTables):
     def check(self, sql: str, data: dict[str, list[tuple]], seed: int) -> int:
         """Every checked plan equals DuckDB's answer; returns how many pushed forms the memo holds."""
         connection = self.load(data)
-        expected = connection.execute(sql).fetchall()
         planned = Planner(self.catalog).plan(sql)
         assert planned.optimized is not None
         root = planned.optimized.root
         rng = random.Random(seed)
         plans = [planned.plan, restore_output_order(pushed_first(root, rng), planned.plan)]
         plans += [restore_output_order(draw_plan(root, rng), planned.plan) for _ in range(2)]
-        for plan in plans:
-            actual = connection.execute(to_sql(plan, planned.names, "duckdb")).fetchall()
-            verdict = compare(expected, actual, ordered=False)
-            assert verdict.matches, f"{verdict.detail}\nquery: {sql}\ntables: {data}\nplan:\n{plan}"
+        assert_plans_answer(connection, sql, data, plans, planned.names)
         return pushed_forms(root)
 
 
