@@ -149,8 +149,8 @@ class SqlRenderer:
 
     def _Aggregate(self, node: Aggregate) -> exp.Query:
         columns = self._columns(node.group_by) + [exp.alias_(self.aggregate(a), ident(c)) for c, a in node.aggregates]
-        if not columns:
-            columns = [exp.alias_(exp.Literal.number(1), "_empty")]
+        if not columns:  # a global aggregation of nothing still has its one row
+            columns = [exp.alias_(exp.Count(this=exp.Star()), "_empty")]
         select = exp.select(*columns).from_(self._derived(node.input))
         if node.group_by:
             select = select.group_by(*self._columns(node.group_by))

@@ -3,7 +3,8 @@
     python -m benchmarks.tpch.build_overhead --sf 1
 
 Per TPC-H query, best of ``--repeat``: cbo's planning (parse, normalize, search), building the
-DataFrame of the chosen plan (``SparkExecutor.dataframe``, analysis included), and, for
+DataFrame of the chosen plan (``SparkExecutor.dataframe``: rendering the plan's Spark SQL
+statement, then Spark's parse and analysis of it), and, for
 comparison, Spark SQL's parse and analysis of the query text over the same tables (temporary
 views). Nothing is executed. Prints a table, saves JSON under ``benchmarks/results``.
 """

@@ -18,10 +18,13 @@ Four configurations run every query on the same Spark session, interleaved query
   COLUMNS`` with histograms (``spark.sql.statistics.histogram.enabled``); the ANALYZE time is
   reported, not counted per query.
 
-Each query runs once untimed first (to warm file caches), then in ``--repeat`` rounds, each
-round running every configuration once, in an order rotated from round to round (so no
-configuration always runs right after another that warmed the same code); the fastest time
-counts. Every answer is compared with DuckDB's. The table
+Each query runs once untimed first (to warm file caches), then in rounds, each round running
+every configuration once, in an order rotated from round to round (so no configuration always
+runs right after another that warmed the same code); the fastest time counts. There are
+``--repeat`` rounds (default 3), and more for a short query: as many as fit in ``--budget``
+seconds (default 10), at most ``--max-rounds`` (default 9), because the fastest of three runs
+of a 0.4 s query still varies by 10-30 % on this machine. Every configuration gets the same
+rounds. Every answer is compared with DuckDB's. The table
 gives per-query seconds and the ratios cbo / spark-default, cbo / (faster Spark), cbo / oracle,
 with geometric means; JSON and a plot are saved under ``benchmarks/results``.
 """
@@ -56,7 +59,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="where the tables live (all-spark: the configuration Spark's CBO can analyze)")
     parser.add_argument("--queries", help="comma-separated subset, e.g. q1,q6 (default: all 22)")
     parser.add_argument("--configs", default=",".join(CONFIGS), help=f"subset of {','.join(CONFIGS)}")
-    parser.add_argument("--repeat", type=int, default=3, help="rounds: timed runs per query and configuration (default 3)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="rounds: timed runs per query and configuration, at least (default 3)")
+    parser.add_argument("--max-rounds", type=int, default=9,
+                        help="rounds for a short query, at most (default 9)")
+    parser.add_argument("--budget", type=float, default=10.0,
+                        help="a short query gets as many rounds as fit in this many seconds (default 10)")
     parser.add_argument("--out", type=Path, help="JSON file (default benchmarks/results/tpch-run-<placement>-sf<X>.json)")
     return parser.parse_args(argv)
 
@@ -148,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     header = f"{'query':<6}" + "".join(f"{c:>15}" for c in configs) + "   answers"
     print(header, flush=True)
     for query in queries:
-        records.append(run_query(query, configs, args.repeat, session, oracle, tables, reference))
+        records.append(run_query(query, configs, args.repeat, session, oracle, tables, reference,
+                                 args.max_rounds, args.budget))
         record = records[-1]
         cells = "".join(f"{record['seconds'].get(c, float('nan')):>15.3f}" for c in configs)
         verdict = "ok" if all(record["matches"].values()) else "MISMATCH " + json.dumps(record["problems"])
@@ -157,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = summarize(records, configs)
     print_summary(summary)
     report = {"benchmark": "tpch-run", "placement": args.placement, "scale_factor": args.sf, "repeat": args.repeat,
+              "max_rounds": args.max_rounds, "budget_seconds": args.budget,
               "configs": configs, "analyze_seconds": analyze_seconds, "machine": machine_info(),
               "spark_settings": _spark_settings(spark), "summary": summary, "queries": records}
     out = args.out or RESULTS / f"tpch-run-{args.placement}-sf{args.sf:g}.json"
@@ -172,7 +182,17 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failed else 0
 
 
-def run_query(query: Query, configs: list[str], repeat: int, session, oracle, tables, reference) -> dict:  # type: ignore[no-untyped-def]
+def planned_rounds(repeat: int, max_rounds: int, budget: float, round_seconds: float) -> int:
+    """Rounds for a query whose first round took ``round_seconds``: at least ``repeat``, more for
+    short queries (as many as fit in ``budget`` seconds, at most ``max_rounds``): the fastest of
+    three runs of a 0.4 s query still varies by 10-30 % on this machine."""
+    if round_seconds <= 0:
+        return max(1, repeat)
+    return max(1, repeat, min(max_rounds, int(budget // round_seconds)))
+
+
+def run_query(query: Query, configs: list[str], repeat: int, session, oracle, tables, reference,  # type: ignore[no-untyped-def]
+              max_rounds: int = 3, budget: float = 0.0) -> dict:
     record: dict = {"query": query.name, "seconds": {}, "times": {}, "matches": {}, "problems": {}}
     ordered = is_ordered(query.sql)
     _, expected, _ = reference.run(query.sql)
@@ -184,8 +204,9 @@ def run_query(query: Query, configs: list[str], repeat: int, session, oracle, ta
         except Exception as exc:  # e.g. planning failed: report it, run the rest
             record["matches"][config] = False
             record["problems"][config] = str(exc).strip().splitlines()[0][:300]
-    for round_ in range(max(1, repeat)):
-        order = list(runs)[round_ % max(1, len(runs)):] + list(runs)[: round_ % max(1, len(runs))]
+
+    def one_round(index: int) -> None:
+        order = list(runs)[index % max(1, len(runs)):] + list(runs)[: index % max(1, len(runs))]
         for config in order:
             if record["problems"].get(config):
                 continue
@@ -200,6 +221,12 @@ def run_query(query: Query, configs: list[str], repeat: int, session, oracle, ta
             except Exception as exc:  # one failure must not hide the rest of the run
                 record["matches"][config] = False
                 record["problems"][config] = str(exc).strip().splitlines()[0][:300]
+
+    one_round(0)   # its length decides how many rounds a short query gets
+    first_round = sum(times[0] for times in record["times"].values())
+    record["rounds"] = planned_rounds(repeat, max_rounds, budget, first_round)
+    for index in range(1, record["rounds"]):
+        one_round(index)
     for config, times in record["times"].items():
         if not record["problems"].get(config):
             record["seconds"][config] = min(times)

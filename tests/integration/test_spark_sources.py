@@ -47,8 +47,8 @@ def test_large_jdbc_tables_are_read_in_parallel_partitions(spark, tpch_catalogs)
     catalog = with_database_keys(load_catalog(tpch_catalogs["all-postgres"]))  # lineitem's key is in PostgreSQL
     planned = Planner(catalog).plan("select l_orderkey, l_quantity from lineitem where l_quantity > 45")
     executor = SparkExecutor(spark, catalog, partitions=3)
-    executor.remote = RemoteQueries(catalog, min_rows_for_partitions=0)  # SF 0.01 is small: lower the bar
-    remote = executor.remote.fold(planned.plan)
+    executor.views.remote = RemoteQueries(catalog, min_rows_for_partitions=0)  # SF 0.01 is small: lower the bar
+    remote = executor.views.remote.fold(planned.plan)
     assert remote is not None and remote.partition_column is not None
     assert remote.bounds == (1, 60000)
     assert "l_quantity" in remote.sql and "> 45" in remote.sql
@@ -56,3 +56,29 @@ def test_large_jdbc_tables_are_read_in_parallel_partitions(spark, tpch_catalogs)
     assert frame.rdd.getNumPartitions() == 3
     rows, _ = executor.collect(planned.plan, planned.names)
     assert len(rows) == frame.count() and all(r[1] > 45 for r in rows)
+
+
+def test_a_plan_runs_as_one_statement_over_views_of_its_own(spark, tpch_catalogs):
+    from cbo.catalog import load_catalog
+    from cbo.exec.spark_exec import SparkExecutor
+    from cbo.planner import Planner
+
+    catalog = load_catalog(tpch_catalogs["federated"])   # part in Spark, nation and region in PostgreSQL
+    sql = ("select r_name, count(*) as n from part, nation, region where p_partkey % 25 = n_nationkey "
+           "and n_regionkey = r_regionkey and r_name <> 'ASIA' group by r_name order by r_name")
+    planned = Planner(catalog).plan(sql)
+    # A user's own view named like a catalog table must not change cbo's answer.
+    spark.createDataFrame([(99, "NOWHERE")], "p_partkey bigint, p_name string").createOrReplaceTempView("part")
+    try:
+        executor = SparkExecutor(spark, catalog)
+        statement = executor.statement(planned.plan, planned.names)
+        rows, _ = executor.collect(planned.plan, planned.names)
+    finally:
+        spark.catalog.dropTempView("part")
+    assert [r[0] for r in rows] == ["AFRICA", "AMERICA", "EUROPE", "MIDDLE EAST"]
+    assert sum(r[1] for r in rows) == 2000 * 20 // 25
+    assert statement.count("SELECT") > 5 and "JOIN" in statement
+    assert "`part`" not in statement and "cbo_t" in statement and "cbo_r" in statement   # generated view names
+    password = catalog.sources["pg"].password()
+    assert password and password not in statement
+    assert executor.statement(planned.plan, planned.names) == statement   # views are made once, then reused

@@ -24,3 +24,12 @@ def test_plot_writes_a_png_from_saved_reports(tmp_path):
     out = tmp_path / "plot.png"
     plot.plot(reports, out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_short_queries_get_more_timed_rounds():
+    from benchmarks.tpch.run import planned_rounds
+
+    assert planned_rounds(3, 9, 10.0, 1.6) == 6      # a 0.4 s query in four configurations
+    assert planned_rounds(3, 9, 10.0, 0.2) == 9      # capped
+    assert planned_rounds(3, 9, 10.0, 20.0) == 3     # long queries keep --repeat
+    assert planned_rounds(1, 9, 0.0, 1.0) == 1       # no budget: exactly --repeat

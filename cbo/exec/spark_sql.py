@@ -1,0 +1,183 @@
+"""A plan as one Spark SQL statement that keeps the plan's shape.
+
+Spark builds a DataFrame from one statement in one parse and one analysis (7-65 ms for the
+TPC-H plans at SF 1); built operator by operator through PySpark, every step is a round trip
+to the JVM that re-analyzes the plan so far (30-340 ms), which is most of a small query's run.
+
+The statement is the shared renderer's (``cbo.sqlgen``: one SELECT per operator over derived
+tables, columns named by identity, identifiers quoted and literals escaped by sqlglot), with
+three differences that keep Spark to cbo's plan:
+
+* each equi-join carries the strategy the planner chose as a hint on its right input's alias
+  (``/*+ SHUFFLE_HASH(t7) */``); Spark resolves a join hint within its own SELECT, so the hint
+  reaches exactly that input;
+* semi and anti joins are ``LEFT SEMI JOIN`` / ``LEFT ANTI JOIN`` rather than [NOT] EXISTS, so
+  they are joins with a side and a strategy, as planned;
+* a mark join (three-valued IN/EXISTS) tags left rows with an id, left-joins the right side and
+  keeps, per id, the best outcome: TRUE if some row matched, NULL if only unknown comparisons,
+  else FALSE.
+
+Tables are read through temporary views the executor registers once per table (``SparkViews``);
+a [Project] [Filter] Scan of a JDBC table becomes one remote query (``cbo.exec.remote``) read
+through a view of its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from cbo.catalog import Catalog
+from cbo.exec.remote import RemoteQueries, RemoteScan
+from cbo.ir.expressions import TRUE
+from cbo.ir.operators import Join, Plan, Scan
+from cbo.sqlgen import SqlRenderer, ident
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+class SparkViews:
+    """Temporary views over the catalog's tables and over remote queries, made once each.
+
+    A Parquet table's view lists its files and reads footers when made (about 80 ms a table at
+    SF 1), as Spark's own catalog tables do once; a rewritten directory (new mtime) gets a
+    fresh view. View names are generated (``cbo_t3_lineitem``), so they never meet a user's."""
+
+    def __init__(self, spark: "SparkSession", catalog: Catalog, partitions: int):
+        self.spark = spark
+        self.catalog = catalog
+        self.partitions = partitions
+        self.remote = RemoteQueries(catalog)
+        self._tables: dict[str, tuple[int | None, str]] = {}   # table -> (mtime, view)
+        self._remote_views: dict[str, str] = {}                # remote query key -> view
+
+    def table(self, name: str) -> str:
+        from cbo.engines.spark import read_table
+
+        table = self.catalog.table(name)
+        stamp = table.path.stat().st_mtime_ns if table.path is not None and table.path.exists() else None
+        known = self._tables.get(table.qualified_name)
+        if known is None or known[0] != stamp:
+            view = f"cbo_t{len(self._tables) + len(self._remote_views)}_{_word(table.name)}"
+            read_table(self.spark, self.catalog, table).createOrReplaceTempView(view)
+            known = self._tables[table.qualified_name] = (stamp, view)
+        return known[1]
+
+    def remote_query(self, plan: Plan) -> str | None:
+        """The view of the remote query a [Project] [Filter] Scan of a JDBC table folds into."""
+        remote = self.remote.fold(plan)
+        if remote is None:
+            return None
+        key = hashlib.sha256(repr((remote.source, remote.sql, remote.partition_column, remote.bounds))
+                             .encode()).hexdigest()
+        if key not in self._remote_views:
+            view = f"cbo_r{len(self._tables) + len(self._remote_views)}_{key[:12]}"
+            self._read_remote(remote).createOrReplaceTempView(view)
+            self._remote_views[key] = view
+        return self._remote_views[key]
+
+    def _read_remote(self, remote: RemoteScan) -> "DataFrame":
+        from cbo.engines.spark import POSTGRES_DRIVER_CLASS
+
+        source = self.catalog.sources[remote.source]
+        reader = self.spark.read.format("jdbc").option("url", source.url)
+        if source.dialect == "postgres":
+            reader = reader.option("driver", POSTGRES_DRIVER_CLASS)
+        if source.user:
+            reader = reader.option("user", source.user)
+        password = source.password()
+        if password is not None:
+            reader = reader.option("password", password)
+        if remote.partition_column and remote.bounds:
+            reader = (reader.option("dbtable", f"({remote.sql}) cbo_remote")
+                      .option("partitionColumn", remote.partition_column)
+                      .option("lowerBound", str(remote.bounds[0])).option("upperBound", str(remote.bounds[1] + 1))
+                      .option("numPartitions", str(self.partitions)))
+        else:
+            reader = reader.option("query", remote.sql)
+        return reader.load()
+
+
+class SparkPlanSql(SqlRenderer):
+    """Renders a plan for Spark to run as planned: join hints, explicit semi/anti joins, mark
+    joins as a grouped left join, tables and remote queries through ``SparkViews``."""
+
+    def __init__(self, views: SparkViews, join_hints: dict[Join, str] | None = None):
+        super().__init__("spark", self._table)
+        self.views = views
+        self.join_hints = join_hints or {}
+
+    def _table(self, scan: Scan) -> exp.Expression:
+        return exp.Table(this=exp.to_identifier(self.views.table(scan.table), quoted=True))
+
+    def query(self, plan: Plan) -> exp.Query:
+        view = self.views.remote_query(plan)
+        if view is not None:
+            return exp.select(*self._columns(plan.output)).from_(exp.Table(this=exp.to_identifier(view, quoted=True)))
+        return super().query(plan)
+
+    def _Join(self, node: Join) -> exp.Query:
+        if node.kind == "mark":
+            return self._mark_join(node)
+        if node.kind == "inner" and node.condition == TRUE:
+            left, right = self._derived(node.left), self._derived(node.right)
+            select = exp.select(*self._columns(node.output)).from_(left)
+            select.append("joins", exp.Join(this=right, kind="CROSS"))
+            return self._hinted(select, node, right)
+        if node.kind not in ("semi", "anti"):
+            select = super()._Join(node)
+            assert isinstance(select, exp.Select)
+            return self._hinted(select, node, select.args["joins"][-1].this)
+        left, right = self._derived(node.left), self._derived(node.right)
+        select = exp.select(*self._columns(node.output)).from_(left)
+        select.append("joins", exp.Join(this=right, on=self.expr(node.condition), side="LEFT",
+                                        kind=node.kind.upper()))
+        return self._hinted(select, node, right)
+
+    def _hinted(self, select: exp.Select, node: Join, right: exp.Expression) -> exp.Select:
+        hint = self.join_hints.get(node)
+        if hint:
+            alias = right.args["alias"].this
+            select.set("hint", exp.Hint(expressions=[exp.Anonymous(this=hint.upper(), expressions=[alias.copy()])]))
+        return select
+
+    def _mark_join(self, node: Join) -> exp.Select:
+        assert node.mark is not None and node.mark_predicate is not None
+        row_id = exp.to_identifier(f"_row{node.mark.id}", quoted=True)
+        matched = exp.to_identifier(f"_matched{node.mark.id}", quoted=True)
+        tagged = exp.select(*self._columns(node.left.output),
+                            exp.alias_(exp.Anonymous(this="monotonically_increasing_id"), row_id.copy())) \
+            .from_(self._derived(node.left))
+        marked = exp.select(*self._columns(node.right.output), exp.alias_(exp.true(), matched.copy())) \
+            .from_(self._derived(node.right))
+        left, right = self._wrap(tagged), self._wrap(marked)
+        predicate = self.expr(node.mark_predicate)
+        score = exp.Case(ifs=[exp.If(this=exp.Is(this=exp.column(matched.copy()), expression=exp.Null()),
+                                     true=exp.Literal.number(0)),
+                              exp.If(this=predicate, true=exp.Literal.number(2)),
+                              exp.If(this=exp.Is(this=exp.Paren(this=predicate.copy()), expression=exp.Null()),
+                                     true=exp.Literal.number(1))],
+                         default=exp.Literal.number(0))
+        outcome = exp.Max(this=score)
+        mark = exp.Case(ifs=[exp.If(this=exp.EQ(this=outcome, expression=exp.Literal.number(2)), true=exp.true()),
+                             exp.If(this=exp.EQ(this=outcome.copy(), expression=exp.Literal.number(1)),
+                                    true=exp.Cast(this=exp.Null(), to=exp.DataType.build("boolean")))],
+                        default=exp.false())
+        columns = [exp.alias_(exp.Anonymous(this="first", expressions=[exp.column(ident(c))]), ident(c))
+                   for c in node.left.output]
+        select = exp.select(*columns, exp.alias_(mark, ident(node.mark))).from_(left)
+        select.append("joins", exp.Join(this=right, on=self.expr(node.condition), side="LEFT"))
+        select = select.group_by(exp.column(row_id.copy()))
+        return self._hinted(select, node, right)
+
+    def _wrap(self, query: exp.Query) -> exp.Subquery:
+        self._aliases += 1
+        return exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(f"t{self._aliases}")))
+
+
+def _word(name: str) -> str:
+    return re.sub(r"\W", "_", name)[:40]
