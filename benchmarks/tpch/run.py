@@ -18,14 +18,15 @@ Four configurations run every query on the same Spark session, interleaved query
   COLUMNS`` with histograms (``spark.sql.statistics.histogram.enabled``); the ANALYZE time is
   reported, not counted per query.
 
-Each query runs once untimed first (to warm file caches), then in rounds, each round running
-every configuration once, in an order rotated from round to round (so no configuration always
-runs right after another that warmed the same code); the fastest time counts. There are
-``--repeat`` rounds (default 3), and more for a short query: as many as fit in ``--budget``
-seconds (default 10), at most ``--max-rounds`` (default 9), because the fastest of three runs
-of a 0.4 s query still varies by 10-30 % on this machine. Every configuration gets the same
-rounds. Every answer is compared with DuckDB's. The table
-gives per-query seconds and the ratios cbo / spark-default, cbo / (faster Spark), cbo / oracle,
+Each query first runs once untimed in every configuration (file caches, Spark's code
+generation and the JVM's JIT warm up alike), then in rounds, each round running every
+configuration once, in an order rotated from round to round (so no configuration always runs
+right after another that warmed the same code); the fastest time counts. There are
+``--repeat`` rounds (default 3), and more for a short query: as many as its warm-up round fits
+in ``--budget`` seconds (default 15), at most ``--max-rounds`` (default 9), because the fastest
+of three runs of a 0.4 s query still varies by 10-30 % on this machine. Every configuration
+gets the same rounds. Every answer is compared with DuckDB's. The table gives per-query
+seconds and the ratios cbo / spark-default, cbo / (faster Spark), cbo / oracle,
 with geometric means; JSON and a plot are saved under ``benchmarks/results``.
 """
 
@@ -63,8 +64,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="rounds: timed runs per query and configuration, at least (default 3)")
     parser.add_argument("--max-rounds", type=int, default=9,
                         help="rounds for a short query, at most (default 9)")
-    parser.add_argument("--budget", type=float, default=10.0,
-                        help="a short query gets as many rounds as fit in this many seconds (default 10)")
+    parser.add_argument("--budget", type=float, default=15.0,
+                        help="a short query gets as many rounds as fit in this many seconds (default 15)")
     parser.add_argument("--out", type=Path, help="JSON file (default benchmarks/results/tpch-run-<placement>-sf<X>.json)")
     return parser.parse_args(argv)
 
@@ -183,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def planned_rounds(repeat: int, max_rounds: int, budget: float, round_seconds: float) -> int:
-    """Rounds for a query whose first round took ``round_seconds``: at least ``repeat``, more for
+    """Rounds for a query whose warm-up round took ``round_seconds``: at least ``repeat``, more for
     short queries (as many as fit in ``budget`` seconds, at most ``max_rounds``): the fastest of
     three runs of a 0.4 s query still varies by 10-30 % on this machine."""
     if round_seconds <= 0:
@@ -196,7 +197,6 @@ def run_query(query: Query, configs: list[str], repeat: int, session, oracle, ta
     record: dict = {"query": query.name, "seconds": {}, "times": {}, "matches": {}, "problems": {}}
     ordered = is_ordered(query.sql)
     _, expected, _ = reference.run(query.sql)
-    tables.run("tpch_plain", query.sql, {})   # warm the file caches
     runs = {}
     for config in configs:
         try:
@@ -222,10 +222,16 @@ def run_query(query: Query, configs: list[str], repeat: int, session, oracle, ta
                 record["matches"][config] = False
                 record["problems"][config] = str(exc).strip().splitlines()[0][:300]
 
-    one_round(0)   # its length decides how many rounds a short query gets
-    first_round = sum(times[0] for times in record["times"].values())
-    record["rounds"] = planned_rounds(repeat, max_rounds, budget, first_round)
-    for index in range(1, record["rounds"]):
+    warm_up = 0.0   # every configuration once, untimed: file caches, code generation, the JIT
+    for run in runs.values():
+        started = time.perf_counter()
+        try:
+            run()
+        except Exception:  # the timed rounds report it
+            pass
+        warm_up += time.perf_counter() - started
+    record["rounds"] = planned_rounds(repeat, max_rounds, budget, warm_up)
+    for index in range(record["rounds"]):
         one_round(index)
     for config, times in record["times"].items():
         if not record["problems"].get(config):
