@@ -155,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     report["spearman_default"] = spearman(test, defaults)
     report["spearman_fitted"] = spearman(test, constants)
     report["spearman_training_fitted"] = spearman(train, constants)
+    if args.profile.exists():   # the profile this run replaces, judged on this run's measurements
+        report["spearman_previous_profile"] = spearman(test, dict(CostProfile.load(args.profile).constants))
     report["scale_factor"] = args.sf
 
     print(f"{'quantity':<18} {'default':>11} {'fitted':>11}")
@@ -164,7 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"training: {len(train)} queries, median relative error {report['median_relative_error']:.2f}, "
           f"max {report['max_relative_error']:.2f}")
     print(f"held back: {len(test)} queries, Spearman(cost, runtime) default constants "
-          f"{report['spearman_default']:.3f}, fitted {report['spearman_fitted']:.3f}")
+          f"{report['spearman_default']:.3f}, fitted {report['spearman_fitted']:.3f}"
+          + (f", previous profile {report['spearman_previous_profile']:.3f}"
+             if "spearman_previous_profile" in report else ""))
 
     profile = CostProfile(constants=constants, source=str(args.profile), fit=report)
     profile.save(args.profile)

@@ -59,5 +59,5 @@ def _join(node: Join, strategy: str | None, inputs: list[Delivered]) -> Delivere
     keys = tuple(frozenset({l, r}) if node.kind == "inner" else frozenset({l}) for l, r in pairs)
     ordering = keys if strategy == "sort_merge" else ()
     if node.kind == "mark":
-        return UNKNOWN   # regrouped per left row after the join (see exec.spark_exec)
+        return UNKNOWN   # regrouped per left row after the join (see exec.spark_sql)
     return Delivered("hash", keys, ordering)
