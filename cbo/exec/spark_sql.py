@@ -25,6 +25,7 @@ through a view of its own.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from typing import TYPE_CHECKING
 
@@ -39,13 +40,18 @@ from cbo.sqlgen import SqlRenderer, ident
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+# View numbers are unique in the process (one Spark session): two executors over different
+# catalogs must never replace each other's views.
+_view_numbers = itertools.count()
+
 
 class SparkViews:
     """Temporary views over the catalog's tables and over remote queries, made once each.
 
     A Parquet table's view lists its files and reads footers when made (about 80 ms a table at
     SF 1), as Spark's own catalog tables do once; a rewritten directory (new mtime) gets a
-    fresh view. View names are generated (``cbo_t3_lineitem``), so they never meet a user's."""
+    fresh view. View names are generated (``cbo_t3_lineitem``), so they never meet a user's nor
+    another executor's."""
 
     def __init__(self, spark: "SparkSession", catalog: Catalog, partitions: int):
         self.spark = spark
@@ -62,7 +68,7 @@ class SparkViews:
         stamp = table.path.stat().st_mtime_ns if table.path is not None and table.path.exists() else None
         known = self._tables.get(table.qualified_name)
         if known is None or known[0] != stamp:
-            view = f"cbo_t{len(self._tables) + len(self._remote_views)}_{_word(table.name)}"
+            view = f"cbo_t{next(_view_numbers)}_{_word(table.name)}"
             read_table(self.spark, self.catalog, table).createOrReplaceTempView(view)
             known = self._tables[table.qualified_name] = (stamp, view)
         return known[1]
@@ -75,7 +81,7 @@ class SparkViews:
         key = hashlib.sha256(repr((remote.source, remote.sql, remote.partition_column, remote.bounds))
                              .encode()).hexdigest()
         if key not in self._remote_views:
-            view = f"cbo_r{len(self._tables) + len(self._remote_views)}_{key[:12]}"
+            view = f"cbo_r{next(_view_numbers)}_{key[:12]}"
             self._read_remote(remote).createOrReplaceTempView(view)
             self._remote_views[key] = view
         return self._remote_views[key]

@@ -82,3 +82,27 @@ def test_a_plan_runs_as_one_statement_over_views_of_its_own(spark, tpch_catalogs
     password = catalog.sources["pg"].password()
     assert password and password not in statement
     assert executor.statement(planned.plan, planned.names) == statement   # views are made once, then reused
+
+
+def test_executors_over_different_catalogs_keep_their_own_tables(spark, tpch_catalogs, tmp_path):
+    import duckdb
+
+    from cbo.catalog import load_catalog
+    from cbo.exec.spark_exec import SparkExecutor
+    from cbo.planner import Planner
+
+    path = tmp_path / "region.parquet"
+    duckdb.sql(f"copy (select range as r_regionkey, 'R' || range as r_name from range(2)) to '{path}' (format parquet)")
+    other = parse_catalog(f'[sources.lake]\ntype = "spark"\n[sources.lake.tables.region]\npath = "{path}"\n',
+                          tmp_path / "c.toml")
+    tpch = load_catalog(tpch_catalogs["all-spark"])
+    sql = "select count(*) from region"
+
+    def count(catalog, executor):  # type: ignore[no-untyped-def]
+        planned = Planner(catalog).plan(sql)
+        return executor.collect(planned.plan, planned.names)[0][0][0]
+
+    first, second = SparkExecutor(spark, tpch), SparkExecutor(spark, other)
+    assert count(tpch, first) == 5
+    assert count(other, second) == 2
+    assert count(tpch, first) == 5   # the second executor's view did not replace the first's
