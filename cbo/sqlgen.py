@@ -3,9 +3,10 @@
 Every operator becomes one SELECT over its inputs as derived tables, and every column is
 named after its identity (``"c12"``), so names never collide however the plan was rewritten.
 Identifiers are quoted and literals escaped by sqlglot: no SQL is assembled from strings.
-Semi and anti joins become [NOT] EXISTS; a mark join becomes a CASE over two EXISTS that
-yields TRUE, NULL or FALSE. The root's Sort, Limit and final Project share one SELECT so the
-order of the answer is that of the outermost query.
+An inner join without a condition is a CROSS JOIN; semi and anti joins become [NOT] EXISTS;
+a mark join becomes a CASE over two EXISTS that yields TRUE, NULL or FALSE. The root's Sort,
+Limit and final Project share one SELECT so the order of the answer is that of the outermost
+query.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from sqlglot import exp
 
 from cbo.frontend.bind_expressions import IntervalValue
 from cbo.ir import types as T
-from cbo.ir.expressions import AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm, SubqueryExpr
+from cbo.ir.expressions import TRUE, AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm, SubqueryExpr
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 
 TableRenderer = Callable[[Scan], exp.Expression]
@@ -91,9 +92,12 @@ class SqlRenderer:
         return method(plan)
 
     def _derived(self, plan: Plan) -> exp.Expression:
-        self._aliases += 1
-        alias = exp.TableAlias(this=exp.to_identifier(f"t{self._aliases}"))  # numbered before the inputs are
+        alias = self._next_alias()  # numbered before the inputs are
         return exp.Subquery(this=self.query(plan), alias=alias)
+
+    def _next_alias(self, columns: list[exp.Identifier] | None = None) -> exp.TableAlias:
+        self._aliases += 1
+        return exp.TableAlias(this=exp.to_identifier(f"t{self._aliases}"), columns=columns)
 
     def _columns(self, columns: tuple[Column, ...]) -> list[exp.Expression]:
         return [exp.column(ident(c)) for c in columns]
@@ -141,8 +145,11 @@ class SqlRenderer:
             columns = self._columns(node.left.output) + [exp.alias_(mark, ident(node.mark))]
             return exp.select(*columns).from_(left)
         right = self._derived(node.right)
-        side = {"inner": None, "left": "LEFT", "right": "RIGHT", "full": "FULL"}[node.kind]
-        join = exp.Join(this=right, on=self.expr(node.condition), side=side)
+        if node.kind == "inner" and node.condition == TRUE:
+            join = exp.Join(this=right, kind="CROSS")
+        else:
+            side = {"inner": None, "left": "LEFT", "right": "RIGHT", "full": "FULL"}[node.kind]
+            join = exp.Join(this=right, on=self.expr(node.condition), side=side)
         select = exp.select(*self._columns(node.output)).from_(left)
         select.append("joins", join)
         return select
@@ -186,16 +193,13 @@ class SqlRenderer:
             branches.append(exp.select(*renamed).from_(self._derived(child)))
         builder = {"union": exp.Union, "intersect": exp.Intersect, "except": exp.Except}[node.kind]
         combined = builder(this=branches[0], expression=branches[1], distinct=node.distinct)
-        self._aliases += 1
-        return exp.select(*self._columns(node.output)).from_(
-            exp.Subquery(this=combined, alias=exp.TableAlias(this=exp.to_identifier(f"t{self._aliases}"))))
+        return exp.select(*self._columns(node.output)).from_(exp.Subquery(this=combined, alias=self._next_alias()))
 
     def _Values(self, node: Values) -> exp.Query:
         if not node.columns:
             return exp.select(exp.alias_(exp.Literal.number(1), "_empty"))
         rows = [exp.Tuple(expressions=[self._typed(v, c.type) for v, c in zip(row, node.columns)]) for row in node.rows]
-        self._aliases += 1
-        alias = exp.TableAlias(this=exp.to_identifier(f"t{self._aliases}"), columns=[ident(c) for c in node.columns])
+        alias = self._next_alias([ident(c) for c in node.columns])
         return exp.select(*self._columns(node.columns)).from_(exp.Values(expressions=rows, alias=alias))
 
     def _typed(self, value: Expr, type_: T.DataType) -> exp.Expression:

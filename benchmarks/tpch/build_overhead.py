@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         planned = session.planner.plan(query.sql)
         executor = session._spark(planned)
         with executor.own_join_order():
-            executor.dataframe(planned.plan, planned.names)   # first build: table frames made
+            executor.dataframe(planned.plan, planned.names)   # first build: table views made
             row = {"query": query.name,
                    "plan_ms": best_ms(lambda: session.planner.plan(query.sql), args.repeat),
                    "dataframe_ms": best_ms(lambda: executor.dataframe(planned.plan, planned.names), args.repeat)}

@@ -141,9 +141,13 @@ def read_table(spark: "SparkSession", catalog: Catalog, table: TableDef) -> "Dat
         if not table.path.exists():
             raise CboError(f"table '{table.qualified_name}': {table.path} does not exist")
         return spark.read.format(table.format).load(str(table.path))
-    reader = (spark.read.format("jdbc")
-              .option("url", source.url)
-              .option("dbtable", remote_table_sql(source, table)))
+    return jdbc_reader(spark, source).option("dbtable", remote_table_sql(source, table)).load()
+
+
+def jdbc_reader(spark: "SparkSession", source: Source):  # type: ignore[no-untyped-def]
+    """Spark's JDBC reader for a source: URL, driver and credentials (the password read now,
+    kept out of every rendered statement); the caller says what to read."""
+    reader = spark.read.format("jdbc").option("url", source.url)
     if source.dialect == "postgres":
         reader = reader.option("driver", POSTGRES_DRIVER_CLASS)
     if source.user:
@@ -151,7 +155,7 @@ def read_table(spark: "SparkSession", catalog: Catalog, table: TableDef) -> "Dat
     password = source.password()
     if password is not None:
         reader = reader.option("password", password)
-    return reader.load()
+    return reader
 
 
 def register_catalog(spark: "SparkSession", catalog: Catalog) -> None:

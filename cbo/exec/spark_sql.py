@@ -33,7 +33,6 @@ from sqlglot import exp
 
 from cbo.catalog import Catalog
 from cbo.exec.remote import RemoteQueries, RemoteScan
-from cbo.ir.expressions import TRUE
 from cbo.ir.operators import Join, Plan, Scan
 from cbo.sqlgen import SqlRenderer, ident
 
@@ -87,17 +86,9 @@ class SparkViews:
         return self._remote_views[key]
 
     def _read_remote(self, remote: RemoteScan) -> "DataFrame":
-        from cbo.engines.spark import POSTGRES_DRIVER_CLASS
+        from cbo.engines.spark import jdbc_reader
 
-        source = self.catalog.sources[remote.source]
-        reader = self.spark.read.format("jdbc").option("url", source.url)
-        if source.dialect == "postgres":
-            reader = reader.option("driver", POSTGRES_DRIVER_CLASS)
-        if source.user:
-            reader = reader.option("user", source.user)
-        password = source.password()
-        if password is not None:
-            reader = reader.option("password", password)
+        reader = jdbc_reader(self.spark, self.catalog.sources[remote.source])
         if remote.partition_column and remote.bounds:
             reader = (reader.option("dbtable", f"({remote.sql}) cbo_remote")
                       .option("partitionColumn", remote.partition_column)
@@ -129,11 +120,6 @@ class SparkPlanSql(SqlRenderer):
     def _Join(self, node: Join) -> exp.Query:
         if node.kind == "mark":
             return self._mark_join(node)
-        if node.kind == "inner" and node.condition == TRUE:
-            left, right = self._derived(node.left), self._derived(node.right)
-            select = exp.select(*self._columns(node.output)).from_(left)
-            select.append("joins", exp.Join(this=right, kind="CROSS"))
-            return self._hinted(select, node, right)
         if node.kind not in ("semi", "anti"):
             select = super()._Join(node)
             assert isinstance(select, exp.Select)
@@ -181,8 +167,7 @@ class SparkPlanSql(SqlRenderer):
         return self._hinted(select, node, right)
 
     def _wrap(self, query: exp.Query) -> exp.Subquery:
-        self._aliases += 1
-        return exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(f"t{self._aliases}")))
+        return exp.Subquery(this=query, alias=self._next_alias())
 
 
 def _word(name: str) -> str:
