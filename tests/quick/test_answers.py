@@ -63,3 +63,32 @@ def test_any_permutation_matches_as_a_multiset(rows, rnd):
 def test_dropping_a_row_never_matches(rows, data):
     index = data.draw(st.integers(0, len(rows) - 1))
     assert not compare(rows, rows[:index] + rows[index + 1:], ordered=False).matches
+
+
+def test_rows_that_tie_after_rounding_are_not_paired_by_input_order():
+    # Rounding before sorting made 0.0 and 0.00390625 tie, and a stable sort then paired rows
+    # by their input order: a shuffle of an answer was reported as a mismatch.
+    rows = [(None, None, 0.0), (None, None, 0.00390625)]
+    assert compare(rows, list(reversed(rows)), ordered=False).matches
+    assert compare(list(reversed(rows)), rows, ordered=False).matches
+
+
+def test_near_equal_floats_are_paired_across_columns():
+    # Exact sorting puts these in opposite orders; each row still has a partner within tolerance.
+    expected = [(0.3, 1.0), (0.30000000000000004, 2.0)]
+    actual = [(0.30000000000000004, 1.0), (0.3, 2.0)]
+    assert compare(expected, actual, ordered=False).matches
+    verdict = compare(expected, [(0.3, 1.0), (0.3, 1.0)], ordered=False)
+    assert not verdict.matches and "2.0" in verdict.detail
+
+
+close_floats = st.floats(-1e3, 1e3, allow_nan=False).flatmap(
+    lambda v: st.sampled_from([v, v + 1e-9, v - 1e-9, round(v, 2)]))
+
+
+@given(st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 2)), close_floats, close_floats), max_size=12),
+       st.randoms())
+def test_a_permutation_with_last_digit_noise_matches(rows, rnd):
+    noisy = [(a, b * (1 + 1e-12), c) for a, b, c in rows]
+    rnd.shuffle(noisy)
+    assert compare(rows, noisy, ordered=False).matches

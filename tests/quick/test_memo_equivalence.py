@@ -79,7 +79,7 @@ class Harness(RandomTables):
         rng = random.Random(seed)
         for _ in range(DRAWS):   # the chosen plan has the query's column order
             plans.append(restore_output_order(draw_plan(planned.optimized.root, rng), planned.plan))
-        assert_plans_answer(connection, sql, data, plans, planned.names)
+        assert_plans_answer(self, connection, sql, data, plans, planned.names)
         return len(planned.optimized.memo)
 
 

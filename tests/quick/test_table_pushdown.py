@@ -86,7 +86,7 @@ class Harness(RandomTables):
         rng = random.Random(seed)
         plans = [planned.plan, restore_output_order(pushed_first(root, rng), planned.plan)]
         plans += [restore_output_order(draw_plan(root, rng), planned.plan) for _ in range(2)]
-        assert_plans_answer(connection, sql, data, plans, planned.names)
+        assert_plans_answer(self, connection, sql, data, plans, planned.names)
         return pushed_forms(root)
 
 
