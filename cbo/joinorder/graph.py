@@ -83,6 +83,7 @@ class JoinGraph:
     padded: dict[int, frozenset[Column]] = field(default_factory=dict) # left joins' right columns by bit
     left_join_groups: dict[int, int] = field(default_factory=dict)
     hypergraph: Hypergraph = field(default_factory=lambda: Hypergraph(0))
+    _column_bits: dict[int, int] | None = None   # column id -> its relation's bit (see _equated)
 
     @property
     def size(self) -> int:
@@ -103,21 +104,49 @@ class JoinGraph:
 
     def condition(self, left: int, right: int, kind: str) -> Expr:
         """The conjuncts that join ``left`` and ``right``: those first covered by their union."""
+        return self.condition_and_keys(left, right, kind)[0]
+
+    def condition_and_keys(self, left: int, right: int, kind: str) -> tuple[Expr, tuple[tuple[Column, Column], ...] | None]:
+        """The joining conjuncts and, for an inner join, the pairs (left column, right column)
+        its equalities equate, in conjunct order: what ``Join.equi_keys`` would find in the
+        condition, known here without reading it again (None for other kinds)."""
         if kind != "inner":
-            return self.non_inner[right].condition
+            return self.non_inner[right].condition, None
         union = left | right
         found: list[Expr] = []
+        pairs: list[tuple[Column, Column]] = []
         for cls in self.classes:
             if cls.mask & left and cls.mask & right:
                 found.append(cls.equality(left, right))
+                low_left, low_right = left & cls.mask, right & cls.mask
+                pairs.append((cls.members[(low_left & -low_left).bit_length() - 1],
+                              cls.members[(low_right & -low_right).bit_length() - 1]))
         for t, conjunct in self.predicates:
             if t & union == t and t & left and t & right:
                 found.append(conjunct)
+                pair = self._equated(conjunct)
+                if pair is not None:
+                    (a, a_bit), (b, b_bit) = pair
+                    if a_bit & left and b_bit & right:
+                        pairs.append((a, b))
+                    elif b_bit & left and a_bit & right:
+                        pairs.append((b, a))
         if not found:
-            return TRUE
+            return TRUE, ()
         # Distinct by construction (each class and conjunct once): no need for conjunction()'s
         # flattening and de-duplication, which would cost more than the rest of a join pair.
-        return found[0] if len(found) == 1 else SpecialForm("AND", tuple(found), T.BOOLEAN)
+        return (found[0] if len(found) == 1 else SpecialForm("AND", tuple(found), T.BOOLEAN)), tuple(pairs)
+
+    def _equated(self, conjunct: Expr) -> tuple[tuple[Column, int], tuple[Column, int]] | None:
+        """``a = b`` as ((a, a's relation bit), (b, b's relation bit)), else None."""
+        if self._column_bits is None:
+            self._column_bits = {c.id: 1 << i for i, group in enumerate(self.relations) for c in group.output}
+        pair = equated_columns(conjunct)
+        if pair is None:
+            return None
+        a, b = pair
+        a_bit, b_bit = self._column_bits.get(a.id, 0), self._column_bits.get(b.id, 0)
+        return (a, a_bit), (b, b_bit)
 
 
 def region_of(root: Group) -> JoinGraph:

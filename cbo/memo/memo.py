@@ -10,8 +10,7 @@ Each group carries its logical properties, derived once from the expression that
 (every later expression of the group is equivalent, so they would agree): output columns,
 estimated rows (the estimator, from the input groups' estimates), unique keys and not-null
 columns. The search records per group and per required physical property set the best
-physical alternative and its cost (``winners``), and the largest cost limit under which the
-group was found to have no plan (``failed``), so no group is optimized twice for the same need.
+physical alternative and its cost (``winners``), so no group is optimized twice for the same need.
 """
 
 from __future__ import annotations
@@ -72,11 +71,15 @@ class Winner:
     base: "Winner | None" = None
 
 
+UNPREDICTED = object()
+
+
 class PhysicalExpr:
     """A way to run a logical expression: the operator (children are groups, possibly swapped
     against the logical expression's order), the engine strategy, and what it needs from each input."""
 
-    __slots__ = ("node", "strategy", "required_inputs", "logical", "rule", "inputs", "local_cost", "best_cost")
+    __slots__ = ("node", "strategy", "required_inputs", "logical", "rule", "inputs", "local_cost", "best_cost",
+                 "costed", "predicted", "floor")
 
     def __init__(self, node: Plan, strategy: str | None, required_inputs: tuple["Required", ...],
                  logical: Plan, rule: str):
@@ -88,6 +91,9 @@ class PhysicalExpr:
         self.inputs: tuple[Group, ...] = tuple(child.group for child in node.children)  # type: ignore[attr-defined]
         self.local_cost: float | None = None   # set by the search the first time it costs this
         self.best_cost: float | None = None    # the cheapest complete subtree found with it
+        self.costed = False                    # whether the search costed it (it skips the hopeless)
+        self.predicted: object = UNPREDICTED   # what it delivers, as the search predicts it before costing
+        self.floor: float | None = None        # a lower bound of its complete cost (the search's)
 
     def __repr__(self) -> str:
         return f"PhysicalExpr({self.rule}, {self.strategy}, {self.node!r})"
@@ -100,7 +106,6 @@ class Group:
         self.expressions: list[Plan] = [first]
         self.explored = False
         self.winners: dict["Required", Winner] = {}
-        self.failed: dict["Required", float] = {}
         self.ref = GroupRef(self)
 
     @property
@@ -140,7 +145,8 @@ class Counters:
     join_pairs: int = 0
     duplicates: int = 0            # expressions a rule produced that the memo already held
     alternatives_costed: int = 0
-    alternatives_pruned: int = 0
+    alternatives_pruned: int = 0   # costed, but dearer than another delivering the same
+    expressions_skipped: int = 0   # never implemented: their inputs alone cost too much
     budget_exhausted: str | None = None
     heuristic_regions: int = 0     # join regions above the exhaustive limit
     elapsed_ms: float = 0.0

@@ -149,8 +149,18 @@ def _prefix(columns: tuple[int, ...], ordering: Classes) -> bool:
 UNKNOWN = Delivered()
 
 
+_DELIVERED_BY: dict[int, Delivered] = {}
+
+
 def delivered_by(need: Required) -> Delivered:
     """What an enforcer producing ``need`` delivers."""
+    found = _DELIVERED_BY.get(id(need))   # requirements are interned: one answer per identity
+    if found is None:
+        found = _DELIVERED_BY[id(need)] = _delivered_by(need)
+    return found
+
+
+def _delivered_by(need: Required) -> Delivered:
     ordering = tuple(frozenset({c}) for c in need.ordering)
     if need.distribution in ("hash", "clustered"):
         return Delivered("hash", tuple(frozenset({c}) for c in need.partitioning), ordering)

@@ -20,7 +20,7 @@ from cbo.ir.operators import Plan
 
 if TYPE_CHECKING:
     from cbo.memo.memo import Group, PhysicalExpr
-    from cbo.memo.search import SearchContext
+    from cbo.memo.context import SearchContext
 
 
 class Rule:

@@ -38,14 +38,29 @@ def _orientations(expr: Join) -> Iterable[Join]:
     of rows (columns are found by identity, not position), so either side may be the build side."""
     yield expr
     if expr.kind == "inner":
-        yield Join("inner", expr.right, expr.left, expr.condition)
+        # Made once per join (several rules ask), with the written join's equalities, sides
+        # exchanged, instead of finding them again in the condition.
+        swapped = expr.__dict__.get("_swapped")
+        if swapped is None:
+            swapped = Join("inner", expr.right, expr.left, expr.condition)
+            object.__setattr__(swapped, "_equi_keys", tuple((r, l) for l, r in expr.equi_keys))
+            object.__setattr__(swapped, "_has_equi_key", expr.has_equi_key)
+            object.__setattr__(expr, "_swapped", swapped)
+        yield swapped
 
 
 def _key_needs(join: Join, sorted_: bool) -> tuple[Required, Required]:
-    keys = join.equi_keys
-    left = tuple(l.id for l, _ in keys)
-    right = tuple(r.id for _, r in keys)
-    return (required("hash", left, left if sorted_ else ()), required("hash", right, right if sorted_ else ()))
+    """Each input hash-partitioned (and for a merge join sorted) on its join keys, position by
+    position: computed once per join and form."""
+    name = "_sorted_needs" if sorted_ else "_hash_needs"
+    found = join.__dict__.get(name)
+    if found is None:
+        keys = join.equi_keys
+        left = tuple(l.id for l, _ in keys)
+        right = tuple(r.id for _, r in keys)
+        found = (required("hash", left, left if sorted_ else ()), required("hash", right, right if sorted_ else ()))
+        object.__setattr__(join, name, found)
+    return found
 
 
 class ImplementOperator(ImplementationRule):

@@ -30,7 +30,7 @@ from cbo.memo.memo import Group, Memo
 from cbo.memo.rules.base import TransformationRule
 
 if TYPE_CHECKING:
-    from cbo.memo.search import SearchContext
+    from cbo.memo.context import SearchContext
 
 
 class ReorderJoins(TransformationRule):
@@ -98,7 +98,11 @@ class RegionBuilder:
     def expression(self, a: int, b: int) -> Join:
         kind, swap = self.graph.join_kind(a, b)
         left, right = (b, a) if swap else (a, b)
-        return Join(kind, self.sets[left].ref, self.sets[right].ref, self.graph.condition(left, right, kind))
+        condition, keys = self.graph.condition_and_keys(left, right, kind)
+        join = Join(kind, self.sets[left].ref, self.sets[right].ref, condition)
+        if keys is not None:   # known from the graph: the search would read them from the condition
+            object.__setattr__(join, "_equi_keys", keys)
+        return join
 
     def join(self, a: int, b: int) -> None:
         self.context.counters.join_pairs += 1

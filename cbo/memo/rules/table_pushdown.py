@@ -36,7 +36,7 @@ from cbo.memo.memo import Group, GroupRef
 from cbo.memo.rules.base import TransformationRule
 
 if TYPE_CHECKING:
-    from cbo.memo.search import SearchContext
+    from cbo.memo.context import SearchContext
 
 
 class PushTableIntoAggregate(TransformationRule):

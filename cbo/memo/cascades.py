@@ -1,0 +1,410 @@
+"""The Cascades-style search: explore groups with rules, cost alternatives on demand, keep winners.
+
+The tasks of Cascades (Graefe 1995; Columbia's task names) are methods calling each other
+depth-first, the plan's height bounding the recursion:
+
+* ``optimize_group(g, required)``: the cheapest plan of ``g`` delivering ``required``, memoized
+  per (group, required): the cheapest costed alternative that delivers it, or an enforcer
+  (exchange, broadcast, sort) over the winner of a weaker requirement.
+* ``explore_group(g)``: apply every enabled transformation rule to every logical expression of
+  ``g`` once (``apply_rule``), including expressions the rules add while this runs.
+* ``optimize_expression(e)``: the implementation rules' physical alternatives of ``e``.
+* ``optimize_inputs(p)``: cost a physical alternative: its own cost plus each input's winner
+  under what the alternative requires of it.
+
+An alternative's requirements of its inputs are its own, whoever asks, so its complete cost and
+what it delivers are the same for every requirement of its group: each alternative is costed
+at most once, into the group's table, and each requirement picks from that table. Columbia's
+cost limits instead re-search a group under every caller's limit; with physical properties that
+repeated the same work for every limit and requirement (a 12-relation star took 9 s).
+
+What makes it fast is what is *not* costed (the bounds are exact: ``tests/quick/
+test_search_bounds.py`` checks the pruned search against one that costs everything):
+
+* expressions are visited in order of a lower bound, their inputs' cheapest plans, and only
+  while that is under the best plan found;
+* an alternative is costed only when its *floor* is under the best plan: its own cost, its
+  inputs' cheapest plans, and the enforcers its inputs cannot avoid (a build side is always
+  broadcast; a side none of whose expressions could be partitioned on the keys is always
+  shuffled). In a star this skips nearly every shuffled join of the big side;
+* for a requirement beyond "any", only alternatives that could deliver it are costed, and
+  only while their bound is under the enforced plan's cost. What a join delivers is known
+  before costing it (its strategy's partitioning, or its probe side's cheapest plan's).
+
+Rules run in a fixed order over expressions in insertion order, and ties are broken by
+insertion order, so the same input always gives the same memo and the same plan.
+
+The budget (``OptimizerSettings.max_rule_applications``, optionally a time limit) stops
+exploration: the memo keeps what it holds, which always includes the written plan, and the
+search returns the cheapest plan among those.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from cbo.cost import CostModel
+from cbo.ir.operators import Join, Plan
+from cbo.memo.context import SearchContext
+from cbo.memo.delivery import deliver
+from cbo.memo.memo import UNPREDICTED, Counters, Group, PhysicalExpr, Winner
+from cbo.memo.properties import ANY, Delivered, Required, delivered_by
+from cbo.memo.rules.base import RuleSet
+
+
+class CostTable:
+    """A group's physical alternatives costed so far, the cheapest per delivered property set (a
+    dearer plan delivering the same is never chosen), and its expressions not yet costed, in
+    order of their lower bound: the cost of their inputs' cheapest plans."""
+
+    __slots__ = ("pending", "next", "by_delivered", "best_any", "index")
+
+    def __init__(self, pending: list[tuple[float, int, Plan]]):
+        self.pending = pending
+        self.index: dict[object, float] | None = None   # see CascadesSearch._natural_floor
+        self.next = 0
+        self.by_delivered: dict[Delivered, Winner] = {}
+        self.best_any = math.inf
+
+    def add(self, winner: Winner, counters: Counters) -> None:
+        known = self.by_delivered.get(winner.delivered)
+        if known is not None:
+            counters.alternatives_pruned += 1
+            if known.cost <= winner.cost:
+                return
+        self.by_delivered[winner.delivered] = winner
+        self.best_any = min(self.best_any, winner.cost)
+
+    def cheapest(self, required: Required) -> Winner | None:
+        best = None
+        for winner in self.by_delivered.values():
+            if (best is None or winner.cost < best.cost) and winner.delivered.satisfies(required):
+                best = winner
+        return best
+
+
+class CascadesSearch:
+    def __init__(self, context: SearchContext, rules: RuleSet, cost_model: CostModel, prune: bool = True):
+        self.prune = prune
+        self.memo = context.memo
+        self.context = context
+        self.transformations = rules.transformations()
+        self.implementations = rules.implementations()
+        self.cost_model = cost_model
+        self.counters = context.counters
+        self._physical: dict[int, list[PhysicalExpr]] = {}
+        self._tables: dict[int, CostTable] = {}   # group id -> its costed alternatives
+        self._deliverable: dict[int, list[Delivered]] = {}   # id(join expression) -> see _may_deliver
+        self._input_floors: dict[tuple[int, int], float] = {}   # (group id, id(required)) -> _input_floor
+        self._by_operator: dict[type, list] = {}  # type: ignore[type-arg]
+        self.size = context.size
+
+    def expression_costs(self) -> dict[tuple[int, int], float | None]:
+        """(group id, expression index) -> the best total cost of any of its physical alternatives,
+        None when all were pruned; expressions the search never costed are absent."""
+        costs: dict[tuple[int, int], float | None] = {}
+        for group in self.memo.groups:
+            for index, expr in enumerate(group.expressions):
+                physicals = self._physical.get(id(expr))
+                if not physicals or all(p.local_cost is None for p in physicals):
+                    continue
+                found = [p.best_cost for p in physicals if p.best_cost is not None]
+                costs[(group.id, index)] = min(found) if found else None
+        return costs
+
+    # -- exploration -------------------------------------------------------------------------------
+
+    def explore_group(self, group: Group) -> None:
+        if group.explored:
+            return
+        group.explored = True
+        index = 0
+        while index < len(group.expressions):
+            expr = group.expressions[index]
+            for rule in self.transformations:
+                if self.context.out_of_budget():
+                    return
+                if rule.matches(expr, group, self.context):
+                    self.apply_rule(rule, expr, group)
+            index += 1
+
+    def apply_rule(self, rule, expr: Plan, group: Group) -> None:  # type: ignore[no-untyped-def]
+        self.context.spend()
+        self.counters.rule_applications += 1
+        self.counters.by_rule[rule.name] = self.counters.by_rule.get(rule.name, 0) + 1
+        for produced in rule.apply(expr, group, self.context):
+            refs = tuple(self.memo.insert(child).ref for child in produced.children)
+            self.memo.add(produced.with_children(refs) if refs else produced, group)
+
+    # -- optimization ------------------------------------------------------------------------------
+
+    def optimize_group(self, group: Group, required: Required, limit: float = math.inf) -> Winner | None:
+        """The cheapest plan of ``group`` delivering ``required``, None if none costs under ``limit``.
+
+        Every physical alternative states its inputs' requirements itself, whatever its parent
+        requires, so its complete cost and what it delivers are the same for every caller: each
+        is costed at most once (``CostTable``), and a requirement picks the cheapest alternative
+        that satisfies it, or an enforcer over the winner of a weaker requirement. (Re-searching
+        a group under each caller's cost bound, as Columbia does, repeated that work for every
+        bound and requirement: a 12-relation star took 9-28 s.)
+        """
+        known = group.winners.get(required)
+        if known is None:
+            known = self._winner(group, required)
+            group.winners[required] = known
+        return known if known is not None and known.cost < limit else None
+
+    def _winner(self, group: Group, required: Required) -> Winner | None:
+        table = self._table(group)
+        self._evaluate_any(table, group)
+        if required is ANY:
+            return table.cheapest(ANY)
+        enforced = None
+        if required.distribution != "clustered":
+            # "clustered" is only asked for by a final-only aggregation, the alternative for
+            # input that already is; where it is not, Spark aggregates partially first.
+            enforced = self.enforce(group, required, math.inf)
+        self._evaluate_for(table, group, required, enforced.cost if enforced is not None else math.inf)
+        best = table.cheapest(required)
+        if enforced is not None and (best is None or enforced.cost < best.cost):
+            best = enforced
+        return best
+
+    def _table(self, group: Group) -> "CostTable":
+        table = self._tables.get(group.id)
+        if table is None:
+            self.explore_group(group)
+            pending = []
+            for index, expr in enumerate(group.expressions):
+                lower = 0.0
+                for child in expr.children:
+                    winner = self.optimize_group(child.group, ANY)  # type: ignore[attr-defined]
+                    lower = math.inf if winner is None else lower + winner.cost
+                pending.append((lower, index, expr))
+            pending.sort(key=lambda entry: (entry[0], entry[1]))
+            table = self._tables[group.id] = CostTable(pending)
+        return table
+
+    def _evaluate_any(self, table: "CostTable", group: Group) -> None:
+        """Cost every alternative that could be the group's cheapest plan, expressions in order of
+        their inputs' cheapest plans' cost, while that is under the best plan found so far; an
+        alternative only when its floor (``_floor``) is under it too."""
+        pending = table.pending
+        while table.next < len(pending):
+            lower, _, expr = pending[table.next]
+            if self.prune and lower >= table.best_any:
+                return
+            table.next += 1
+            for physical in self.optimize_expression(expr, group):
+                if not physical.costed and (not self.prune or self._floor(physical, group) < table.best_any):
+                    self._cost(physical, group, table)
+
+    def _evaluate_for(self, table: "CostTable", group: Group, required: Required, threshold: float) -> None:
+        """Cost the alternatives that could beat ``threshold`` (the enforced plan's cost) under
+        ``required``: those that can deliver it and whose floor is under the threshold. What a
+        join delivers is known before it is costed (its strategy's partitioning, or its probe
+        side's cheapest plan's), so a join that cannot deliver a requirement is not even
+        implemented for it."""
+        for lower, _, expr in table.pending:
+            if lower >= threshold:
+                return
+            if isinstance(expr, Join) and not self._may_deliver(expr, required):
+                continue
+            for physical in self.optimize_expression(expr, group):
+                if physical.costed:
+                    continue
+                predicted = physical.predicted
+                if predicted is UNPREDICTED:
+                    predicted = physical.predicted = self._predict(physical)
+                if predicted is not None and not predicted.satisfies(required):  # type: ignore[attr-defined]
+                    continue
+                if self._floor(physical, group) < threshold:
+                    self._cost(physical, group, table)
+
+    def _floor(self, physical: PhysicalExpr, group: Group) -> float:
+        """A lower bound of the alternative's complete cost, without optimizing its inputs for
+        what it requires of them: its own cost, each input's cheapest plan, and the enforcers an
+        input must pay because none of its expressions can deliver the requirement (a build
+        side is always broadcast by an enforcer; a side no join of which is partitioned on the
+        keys is always shuffled). Alternatives whose floor reaches the best plan are never
+        costed: in a star most hash and merge joins, whose big side would be shuffled."""
+        floor = physical.floor
+        if floor is None:
+            floor = self._local(physical, group)
+            for child, need in zip(physical.inputs, physical.required_inputs):
+                floor += self._input_floor(child, need)
+            physical.floor = floor
+        return floor
+
+    def _input_floor(self, group: Group, need: Required) -> float:
+        key = (group.id, id(need))
+        found = self._input_floors.get(key)
+        if found is None:
+            found = self._input_floors[key] = self._compute_input_floor(group, need)
+        return found
+
+    def _compute_input_floor(self, group: Group, need: Required) -> float:
+        """The least an input can cost under ``need``: its cheapest plan if that delivers it;
+        else the cheaper of an enforcer over the cheapest plan and the least lower bound of the
+        expressions that might deliver it without one (``_natural_floor``)."""
+        cheapest = self.optimize_group(group, ANY)
+        if cheapest is None:
+            return math.inf
+        if need is ANY or cheapest.delivered.satisfies(need):
+            return cheapest.cost
+        model, size = self.cost_model, self.size(group)
+        if need.distribution == "clustered":
+            enforced = math.inf   # no enforcer makes it: a final-only aggregation needs it delivered
+        elif need.ordering:
+            enforced = model.price(model.sort(size)) + self._input_floor(group, need.without_ordering())
+        else:
+            enforced = cheapest.cost + model.price(model.distribute(need, size))
+        return max(cheapest.cost, min(enforced, self._natural_floor(group, need)))
+
+    def _natural_floor(self, group: Group, need: Required) -> float:
+        """The least lower bound among the group's expressions that might deliver ``need``
+        without an enforcer, from an index of what each could deliver by its first partitioning
+        (or ordering) column: necessary, not sufficient, so a bound, computed in a few lookups.
+        Any operator but a join counts as able to deliver anything."""
+        table = self._table(group)
+        index = table.index
+        if index is None:
+            index = table.index = {}
+            for lower, _, expr in table.pending:
+                if not isinstance(expr, Join):
+                    keys: list[object] = ["opaque"]
+                else:
+                    self._may_deliver(expr, ANY)   # fills the cache of what it could deliver
+                    keys = []
+                    for delivered in self._deliverable[id(expr)]:
+                        if delivered.distribution == "single":
+                            keys.append("single")
+                        for position, members in enumerate(delivered.partitioning):
+                            keys += [("hash", len(delivered.partitioning), c) for c in members] if position == 0 else []
+                            keys += [("part", c) for c in members]
+                        if delivered.ordering:
+                            keys += [("ordered", c) for c in delivered.ordering[0]]
+                for key in keys:
+                    if lower < index.get(key, math.inf):
+                        index[key] = lower
+        candidates = [index.get("opaque", math.inf)]
+        if need.distribution == "single":
+            candidates.append(index.get("single", math.inf))
+        elif need.distribution == "hash":
+            candidates.append(index.get(("hash", len(need.partitioning), need.partitioning[0]), math.inf))
+        elif need.distribution == "clustered":
+            candidates.append(index.get("single", math.inf))
+            candidates += [index.get(("part", c), math.inf) for c in need.partitioning]
+        elif need.distribution == "any" and need.ordering:
+            candidates.append(index.get(("ordered", need.ordering[0]), math.inf))
+        return min(candidates)
+
+    def _may_deliver(self, join: Join, required: Required) -> bool:
+        """Whether some physical alternative of ``join`` could deliver ``required`` (a superset
+        of the truth, see ``cbo.memo.delivery``): a hash or sort-merge join its keys'
+        partitioning and order, a broadcast or nested-loop join its probe side's (the left
+        input, or either for an inner join), with the join's equalities merged in."""
+        found = self._deliverable.get(id(join))
+        if found is None:
+            found = []
+            pairs = [(l.id, r.id) for l, r in join.equi_keys]
+            if pairs and join.kind not in ("full", "right", "mark"):
+                keys = tuple(frozenset({l, r}) if join.kind == "inner" else frozenset({l}) for l, r in pairs)
+                found.append(Delivered("hash", keys, keys))
+            probes = (join.left, join.right) if join.kind == "inner" else (join.left,)
+            for probe in probes:
+                winner = self.optimize_group(probe.group, ANY)  # type: ignore[attr-defined]
+                if winner is not None and winner.delivered.distribution != "any":
+                    found.append(winner.delivered.merged(pairs) if join.kind == "inner" else winner.delivered)
+            self._deliverable[id(join)] = found
+        return any(d.satisfies(required) for d in found)
+
+    def _predict(self, physical: PhysicalExpr) -> Delivered | None:
+        """What a join alternative delivers, from its inputs' cheapest plans (the only inputs
+        a join's delivery reads: a broadcast join's probe side, required as "any"); None for
+        other operators, whose delivery must be seen after costing."""
+        if not isinstance(physical.node, Join):
+            return None
+        inputs = []
+        for child, need in zip(physical.inputs, physical.required_inputs):
+            if need is ANY:
+                winner = self.optimize_group(child, ANY)
+                if winner is None:
+                    return None
+                inputs.append(winner.delivered)
+            else:
+                inputs.append(delivered_by(need))
+        return deliver(physical, inputs)
+
+    def _cost(self, physical: PhysicalExpr, group: Group, table: "CostTable") -> None:
+        physical.costed = True
+        costed = self.optimize_inputs(physical, group)
+        if costed is None:
+            return
+        cost, inputs = costed
+        physical.best_cost = cost
+        table.add(Winner(physical, cost, deliver(physical, [w.delivered for w in inputs])), self.counters)
+
+    def enforce(self, group: Group, required: Required, limit: float) -> Winner | None:
+        """The group's plan under a weaker requirement with an enforcer on top: a sort when an
+        ordering is required (over the plan delivering the distribution), else an exchange or
+        a broadcast over the group's best plan for "any"."""
+        if required.ordering:
+            weaker = required.without_ordering()
+            step = self.cost_model.price(self.cost_model.sort(self.size(group)))
+        else:
+            weaker = ANY
+            step = self.cost_model.price(self.cost_model.distribute(required, self.size(group)))
+        if step >= limit:
+            return None
+        base = self.optimize_group(group, weaker, limit - step)
+        if base is None or base.cost + step >= limit:
+            return None
+        if required.ordering:
+            delivered = replace(base.delivered, ordering=tuple(frozenset({c}) for c in required.ordering))
+        else:
+            delivered = delivered_by(required)
+        return Winner(None, base.cost + step, delivered, required, base)
+
+    def optimize_expression(self, expr: Plan, group: Group) -> list[PhysicalExpr]:
+        key = id(expr)
+        found = self._physical.get(key)
+        if found is None:
+            found = []
+            for rule in self._implementations_of(type(expr)):
+                if rule.matches(expr, group, self.context):
+                    found.extend(rule.implement(expr, group, self.context))
+            self._physical[key] = found
+        return found
+
+    def _implementations_of(self, operator: type) -> list:  # type: ignore[type-arg]
+        found = self._by_operator.get(operator)
+        if found is None:
+            found = self._by_operator[operator] = [r for r in self.implementations
+                                                   if issubclass(operator, r.operator)]
+        return found
+
+    def _local(self, physical: PhysicalExpr, group: Group) -> float:
+        """The alternative's own cost, without its inputs' (computed once)."""
+        found = physical.local_cost
+        if found is None:
+            found = physical.local_cost = self.cost_model.local(
+                physical.node, physical.strategy, self.size(group), [self.size(g) for g in physical.inputs])
+        return found
+
+    def optimize_inputs(self, physical: PhysicalExpr, group: Group) -> tuple[float, list[Winner]] | None:
+        """The alternative's complete cost (its own, plus each input's winner under what it
+        requires of that input) and those winners; None when an input has no plan."""
+        total = self._local(physical, group)
+        self.counters.alternatives_costed += 1
+        winners = []
+        for child, required in zip(physical.inputs, physical.required_inputs):
+            winner = self.optimize_group(child, required)
+            if winner is None:
+                return None
+            total += winner.cost
+            winners.append(winner)
+        return total, winners
+
+

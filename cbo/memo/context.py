@@ -1,0 +1,65 @@
+"""What rules see during a search: the memo, the settings, the counters, the budget, and sizes.
+
+Sizes (estimated rows and bytes per row) are read from each group's estimate once and kept,
+since the search asks for them many times per group.
+"""
+
+from __future__ import annotations
+
+import time
+
+from cbo.ir.expressions import Column
+from cbo.ir.operators import Scan
+from cbo.memo.memo import Group, Memo
+from cbo.settings import OptimizerSettings
+
+
+class SearchContext:
+    """What rules see: the memo, the settings, the counters and the budget."""
+
+    def __init__(self, memo: Memo, settings: OptimizerSettings):
+        self.memo = memo
+        self.settings = settings
+        self.counters = memo.counters
+        self.region_members: set[int] = set()
+        self.steps = 0
+        self._deadline = None if settings.search_time_limit_ms is None else \
+            time.perf_counter() + settings.search_time_limit_ms / 1000.0
+        self._sizes: dict[int, tuple[float, float]] = {}
+        self._column_widths: dict[int, float] = {}
+
+    def size(self, group: Group) -> tuple[float, float]:
+        """(estimated rows, bytes per row) of a group's result."""
+        found = self._sizes.get(group.id)
+        if found is None:
+            found = self._sizes[group.id] = (group.rows, sum(self.column_width(c) for c in group.output))
+        return found
+
+    def size_bytes(self, group: Group) -> float:
+        rows, width = self.size(group)
+        return rows * width
+
+    def column_width(self, column: Column) -> float:
+        """A column's average width: from the statistics of the scan that reads it (a width
+        never changes on the way up), else the default of 8 bytes."""
+        found = self._column_widths.get(column.id)
+        if found is None:
+            found = 8.0
+            for group in self.memo.groups:
+                if isinstance(group.first, Scan) and column in group.estimate.columns:
+                    found = group.estimate.columns[column].width
+                    break
+            self._column_widths[column.id] = found
+        return found
+
+    def spend(self, steps: int = 1) -> None:
+        self.steps += steps
+
+    def out_of_budget(self) -> bool:
+        if self.steps >= self.settings.max_rule_applications:
+            self.counters.budget_exhausted = "rule applications"
+            return True
+        if self._deadline is not None and time.perf_counter() > self._deadline:
+            self.counters.budget_exhausted = "time"
+            return True
+        return False
