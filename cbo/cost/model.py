@@ -42,7 +42,38 @@ class CostModel:
         return sum(k[name] * value for name, value in quantities.items())
 
     def local(self, node: Plan, strategy: str | None, out: Size, inputs: list[Size]) -> float:
+        if type(node) is Join and node.kind != "mark":
+            return self._join_price(strategy, out, inputs)
         return self.price(self.quantities(node, strategy, out, inputs))
+
+    def join_floor(self, out: Size, inputs: list[Size]) -> float:
+        """The least a join of these sizes can cost itself, whatever its strategy and whichever
+        side builds: a lower bound the search can use before implementing the join."""
+        swapped = [inputs[1], inputs[0]]
+        return min(self._join_price(strategy, out, sides)
+                   for strategy in ("broadcast_hash", "shuffle_hash", "sort_merge", "broadcast_nested_loop")
+                   for sides in (inputs, swapped))
+
+    def _join_price(self, strategy: str | None, out: Size, inputs: list[Size]) -> float:
+        """``price(quantities(join))`` without building the quantities: the search prices tens
+        of thousands of join alternatives (a test holds the two equal)."""
+        k = self.k
+        (left_rows, _), (right_rows, right_width) = inputs
+        cost = k["cpu_row"] * out[0]
+        if strategy == "broadcast_hash":
+            return cost + k["hash_probe_row"] * left_rows
+        if strategy == "shuffle_hash":
+            build_bytes = right_rows * right_width
+            cost += k["hash_build_row"] * right_rows + k["hash_build_byte"] * build_bytes + k["hash_probe_row"] * left_rows
+            per_task = build_bytes / self.partitions
+            if per_task > self.profile.task_memory_bytes:
+                cost += k["spill_byte"] * 2.0 * (per_task - self.profile.task_memory_bytes) * self.partitions
+            return cost
+        if strategy == "sort_merge":
+            return cost + k["cpu_row"] * (left_rows + right_rows)
+        if strategy == "broadcast_nested_loop":
+            return cost + k["nested_loop_pair"] * left_rows * right_rows
+        raise ValueError(f"unknown join strategy {strategy!r}")
 
     # -- operators ---------------------------------------------------------------------------------
 

@@ -53,8 +53,19 @@ class EquivalenceClass:
     def __post_init__(self) -> None:
         self.mask = sum(1 << i for i in self.members)
         self._equalities: dict[tuple[int, int], Expr] = {}
+        self._pairs: dict[tuple[int, int], tuple[Expr, tuple[Column, Column]]] = {}   # by lowest bits
         for i, j, conjunct in self.written:
             self._equalities[(i, j)] = self._equalities[(j, i)] = conjunct
+
+    def equality_and_pair(self, left: int, right: int) -> tuple[Expr, tuple[Column, Column]]:
+        """``equality`` and the pair (member in ``left``, member in ``right``) it equates."""
+        low_left, low_right = left & self.mask, right & self.mask
+        key = (low_left & -low_left, low_right & -low_right)
+        found = self._pairs.get(key)
+        if found is None:
+            i, j = key[0].bit_length() - 1, key[1].bit_length() - 1
+            found = self._pairs[key] = (self.equality(left, right), (self.members[i], self.members[j]))
+        return found
 
     def equality(self, left: int, right: int) -> Expr:
         """One equality joining the class's members in ``left`` with those in ``right`` (sets of
@@ -116,11 +127,11 @@ class JoinGraph:
         found: list[Expr] = []
         pairs: list[tuple[Column, Column]] = []
         for cls in self.classes:
-            if cls.mask & left and cls.mask & right:
-                found.append(cls.equality(left, right))
-                low_left, low_right = left & cls.mask, right & cls.mask
-                pairs.append((cls.members[(low_left & -low_left).bit_length() - 1],
-                              cls.members[(low_right & -low_right).bit_length() - 1]))
+            mask = cls.mask
+            if mask & left and mask & right:
+                conjunct, pair = cls.equality_and_pair(left, right)
+                found.append(conjunct)
+                pairs.append(pair)
         for t, conjunct in self.predicates:
             if t & union == t and t & left and t & right:
                 found.append(conjunct)

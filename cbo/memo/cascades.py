@@ -49,8 +49,15 @@ from cbo.ir.operators import Join, Plan
 from cbo.memo.context import SearchContext
 from cbo.memo.delivery import deliver
 from cbo.memo.memo import UNPREDICTED, Counters, Group, PhysicalExpr, Winner
+from cbo.memo.pattern import bindings
 from cbo.memo.properties import ANY, Delivered, Required, delivered_by
 from cbo.memo.rules.base import RuleSet
+
+
+# A bound equal to the best cost up to rounding (the same terms summed in another order) is a
+# tie, and ties go to the alternative found first: without this, a star whose join orders all
+# cost the same (no filters) costs every one of them.
+_TIE = 1.0 - 1e-9
 
 
 class CostTable:
@@ -95,16 +102,17 @@ class CascadesSearch:
         self.counters = context.counters
         self._physical: dict[int, list[PhysicalExpr]] = {}
         self._tables: dict[int, CostTable] = {}   # group id -> its costed alternatives
-        self._deliverable: dict[int, list[Delivered]] = {}   # id(join expression) -> see _may_deliver
+        self._deliverable: dict[int, list[Delivered] | None] = {}   # id(expression) -> see _deliverables
         self._input_floors: dict[tuple[int, int], float] = {}   # (group id, id(required)) -> _input_floor
         self._by_operator: dict[type, list] = {}  # type: ignore[type-arg]
+        self._explored: set[int] = set()   # id() of the expressions the rules have seen
         self.size = context.size
 
     def expression_costs(self) -> dict[tuple[int, int], float | None]:
         """(group id, expression index) -> the best total cost of any of its physical alternatives,
         None when all were pruned; expressions the search never costed are absent."""
         costs: dict[tuple[int, int], float | None] = {}
-        for group in self.memo.groups:
+        for group in self.memo:
             for index, expr in enumerate(group.expressions):
                 physicals = self._physical.get(id(expr))
                 if not physicals or all(p.local_cost is None for p in physicals):
@@ -115,19 +123,46 @@ class CascadesSearch:
 
     # -- exploration -------------------------------------------------------------------------------
 
+    def explore_all(self, root: Group) -> None:
+        """Explore every group reachable from ``root`` before anything is costed, so groups
+        merge (``Memo.merge``) only while no winner exists."""
+        seen: set[int] = set()
+        stack = [root]
+        while stack:
+            group = stack.pop().find()
+            if group.id in seen:
+                continue
+            seen.add(group.id)
+            self.explore_group(group)
+            group = group.find()
+            for expr in group.expressions:
+                stack.extend(child.group for child in expr.children)  # type: ignore[attr-defined]
+
     def explore_group(self, group: Group) -> None:
+        """Apply every transformation rule to every binding of its patterns at every expression
+        of the group, including expressions the rules add meanwhile (each expression once)."""
+        group = group.find()
         if group.explored:
             return
         group.explored = True
         index = 0
         while index < len(group.expressions):
             expr = group.expressions[index]
-            for rule in self.transformations:
-                if self.context.out_of_budget():
-                    return
-                if rule.matches(expr, group, self.context):
-                    self.apply_rule(rule, expr, group)
             index += 1
+            if id(expr) in self._explored:
+                continue
+            self._explored.add(id(expr))
+            for rule in self.transformations:
+                for pattern in rule.patterns:
+                    for binding in bindings(pattern, expr, self.explore_group):
+                        if self.context.out_of_budget():
+                            return
+                        if rule.matches(binding, group, self.context):
+                            self.apply_rule(rule, binding, group)
+            if group.merged_into is not None:   # a rule found it equal to another group
+                group = group.find()
+                group.explored = True
+                index = 0
 
     def apply_rule(self, rule, expr: Plan, group: Group) -> None:  # type: ignore[no-untyped-def]
         self.context.spend()
@@ -135,7 +170,7 @@ class CascadesSearch:
         self.counters.by_rule[rule.name] = self.counters.by_rule.get(rule.name, 0) + 1
         for produced in rule.apply(expr, group, self.context):
             refs = tuple(self.memo.insert(child).ref for child in produced.children)
-            self.memo.add(produced.with_children(refs) if refs else produced, group)
+            self.memo.add(produced.with_children(refs) if refs else produced, group.find())
 
     # -- optimization ------------------------------------------------------------------------------
 
@@ -181,6 +216,10 @@ class CascadesSearch:
                 for child in expr.children:
                     winner = self.optimize_group(child.group, ANY)  # type: ignore[attr-defined]
                     lower = math.inf if winner is None else lower + winner.cost
+                if type(expr) is Join and lower < math.inf:
+                    # What any strategy of the join itself costs at least: orders and prunes
+                    # the expressions before any is implemented (in a star, most of them).
+                    lower += self.cost_model.join_floor(self.size(group), [self.size(c.group) for c in expr.children])  # type: ignore[attr-defined]
                 pending.append((lower, index, expr))
             pending.sort(key=lambda entry: (entry[0], entry[1]))
             table = self._tables[group.id] = CostTable(pending)
@@ -193,11 +232,11 @@ class CascadesSearch:
         pending = table.pending
         while table.next < len(pending):
             lower, _, expr = pending[table.next]
-            if self.prune and lower >= table.best_any:
+            if self.prune and lower >= table.best_any * _TIE:
                 return
             table.next += 1
             for physical in self.optimize_expression(expr, group):
-                if not physical.costed and (not self.prune or self._floor(physical, group) < table.best_any):
+                if not physical.costed and (not self.prune or self._floor(physical, group) < table.best_any * _TIE):
                     self._cost(physical, group, table)
 
     def _evaluate_for(self, table: "CostTable", group: Group, required: Required, threshold: float) -> None:
@@ -207,9 +246,9 @@ class CascadesSearch:
         side's cheapest plan's), so a join that cannot deliver a requirement is not even
         implemented for it."""
         for lower, _, expr in table.pending:
-            if lower >= threshold:
+            if lower >= threshold * _TIE:
                 return
-            if isinstance(expr, Join) and not self._may_deliver(expr, required):
+            if not self._may_deliver(expr, group, required):
                 continue
             for physical in self.optimize_expression(expr, group):
                 if physical.costed:
@@ -219,7 +258,7 @@ class CascadesSearch:
                     predicted = physical.predicted = self._predict(physical)
                 if predicted is not None and not predicted.satisfies(required):  # type: ignore[attr-defined]
                     continue
-                if self._floor(physical, group) < threshold:
+                if self._floor(physical, group) < threshold * _TIE:
                     self._cost(physical, group, table)
 
     def _floor(self, physical: PhysicalExpr, group: Group) -> float:
@@ -265,24 +304,25 @@ class CascadesSearch:
     def _natural_floor(self, group: Group, need: Required) -> float:
         """The least lower bound among the group's expressions that might deliver ``need``
         without an enforcer, from an index of what each could deliver by its first partitioning
-        (or ordering) column: necessary, not sufficient, so a bound, computed in a few lookups.
-        Any operator but a join counts as able to deliver anything."""
+        (or ordering) column: necessary, not sufficient, so a bound, computed in a few lookups
+        (clustering on P needs a first partitioning class that meets P)."""
         table = self._table(group)
         index = table.index
         if index is None:
             index = table.index = {}
             for lower, _, expr in table.pending:
-                if not isinstance(expr, Join):
+                deliverables = self._deliverables(expr, group)
+                if deliverables is None:
                     keys: list[object] = ["opaque"]
                 else:
-                    self._may_deliver(expr, ANY)   # fills the cache of what it could deliver
                     keys = []
-                    for delivered in self._deliverable[id(expr)]:
+                    for delivered in deliverables:
                         if delivered.distribution == "single":
                             keys.append("single")
-                        for position, members in enumerate(delivered.partitioning):
-                            keys += [("hash", len(delivered.partitioning), c) for c in members] if position == 0 else []
-                            keys += [("part", c) for c in members]
+                        if delivered.partitioning:
+                            first = delivered.partitioning[0]
+                            keys += [("hash", len(delivered.partitioning), c) for c in first]
+                            keys += [("part", c) for c in first]
                         if delivered.ordering:
                             keys += [("ordered", c) for c in delivered.ordering[0]]
                 for key in keys:
@@ -300,25 +340,48 @@ class CascadesSearch:
             candidates.append(index.get(("ordered", need.ordering[0]), math.inf))
         return min(candidates)
 
-    def _may_deliver(self, join: Join, required: Required) -> bool:
-        """Whether some physical alternative of ``join`` could deliver ``required`` (a superset
-        of the truth, see ``cbo.memo.delivery``): a hash or sort-merge join its keys'
-        partitioning and order, a broadcast or nested-loop join its probe side's (the left
-        input, or either for an inner join), with the join's equalities merged in."""
-        found = self._deliverable.get(id(join))
-        if found is None:
-            found = []
+    def _may_deliver(self, expr: Plan, group: Group, required: Required) -> bool:
+        """Whether some physical alternative of ``expr`` could deliver ``required``."""
+        found = self._deliverables(expr, group)
+        return found is None or any(d.satisfies(required) for d in found)
+
+    def _deliverables(self, expr: Plan, group: Group) -> list[Delivered] | None:
+        """What the expression's physical alternatives could deliver beyond "any", known before
+        costing them (a superset of the truth, see ``cbo.memo.delivery``), or None when that
+        cannot be known (an alternative whose delivery depends on an input it requires more of
+        than "any", such as a final-only aggregation). A hash or sort-merge join delivers its
+        keys' partitioning and order, a broadcast or nested-loop join its probe side's (the
+        left input, or either for an inner join), with the join's equalities merged in; an
+        operator whose inputs are required as "any" delivers what it makes of their cheapest
+        plans."""
+        key = id(expr)
+        if key in self._deliverable:
+            return self._deliverable[key]
+        found: list[Delivered] | None = []
+        if type(expr) is Join:
+            join = expr
             pairs = [(l.id, r.id) for l, r in join.equi_keys]
             if pairs and join.kind not in ("full", "right", "mark"):
                 keys = tuple(frozenset({l, r}) if join.kind == "inner" else frozenset({l}) for l, r in pairs)
-                found.append(Delivered("hash", keys, keys))
+                found.append(Delivered("hash", keys, keys))  # type: ignore[union-attr]
             probes = (join.left, join.right) if join.kind == "inner" else (join.left,)
             for probe in probes:
                 winner = self.optimize_group(probe.group, ANY)  # type: ignore[attr-defined]
                 if winner is not None and winner.delivered.distribution != "any":
-                    found.append(winner.delivered.merged(pairs) if join.kind == "inner" else winner.delivered)
-            self._deliverable[id(join)] = found
-        return any(d.satisfies(required) for d in found)
+                    found.append(winner.delivered.merged(pairs) if join.kind == "inner" else winner.delivered)  # type: ignore[union-attr]
+        else:
+            for physical in self.optimize_expression(expr, group):
+                if any(need is not ANY for need in physical.required_inputs):
+                    found = None
+                    break
+                inputs = [self.optimize_group(child, ANY) for child in physical.inputs]
+                if any(w is None for w in inputs):
+                    continue
+                delivered = deliver(physical, [w.delivered for w in inputs])  # type: ignore[union-attr]
+                if delivered.distribution != "any" or delivered.ordering:
+                    found.append(delivered)
+        self._deliverable[key] = found
+        return found
 
     def _predict(self, physical: PhysicalExpr) -> Delivered | None:
         """What a join alternative delivers, from its inputs' cheapest plans (the only inputs

@@ -21,18 +21,16 @@ class SearchContext:
         self.memo = memo
         self.settings = settings
         self.counters = memo.counters
-        self.region_members: set[int] = set()
         self.steps = 0
         self._deadline = None if settings.search_time_limit_ms is None else \
             time.perf_counter() + settings.search_time_limit_ms / 1000.0
-        self._sizes: dict[int, tuple[float, float]] = {}
         self._column_widths: dict[int, float] = {}
 
     def size(self, group: Group) -> tuple[float, float]:
         """(estimated rows, bytes per row) of a group's result."""
-        found = self._sizes.get(group.id)
+        found = group.size   # kept on the group: the search asks tens of thousands of times
         if found is None:
-            found = self._sizes[group.id] = (group.rows, sum(self.column_width(c) for c in group.output))
+            found = group.size = (group.rows, sum(self.column_width(c) for c in group.output))
         return found
 
     def size_bytes(self, group: Group) -> float:
@@ -45,7 +43,7 @@ class SearchContext:
         found = self._column_widths.get(column.id)
         if found is None:
             found = 8.0
-            for group in self.memo.groups:
+            for group in self.memo:
                 if isinstance(group.first, Scan) and column in group.estimate.columns:
                     found = group.estimate.columns[column].width
                     break

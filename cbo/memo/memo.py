@@ -105,12 +105,23 @@ class Group:
         self.id = gid
         self.expressions: list[Plan] = [first]
         self.explored = False
+        self.merged_into: Group | None = None   # set when merged: that group stands for this one
         self.winners: dict["Required", Winner] = {}
+        self.size: tuple[float, float] | None = None   # (rows, bytes per row), see SearchContext.size
         self.ref = GroupRef(self)
 
     @property
     def first(self) -> Plan:
         return self.expressions[0]
+
+    def find(self) -> "Group":
+        """The group standing for this one: itself, or the group it was merged into."""
+        group = self
+        while group.merged_into is not None:
+            group = group.merged_into
+        if group is not self:
+            self.merged_into = group   # path compression
+        return group
 
     @cached_property
     def output(self) -> tuple[Column, ...]:
@@ -144,6 +155,7 @@ class Counters:
     rule_applications: int = 0
     join_pairs: int = 0
     duplicates: int = 0            # expressions a rule produced that the memo already held
+    merges: int = 0                # groups merged because a rule found them equal
     alternatives_costed: int = 0
     alternatives_pruned: int = 0   # costed, but dearer than another delivering the same
     expressions_skipped: int = 0   # never implemented: their inputs alone cost too much
@@ -154,56 +166,120 @@ class Counters:
 
 
 class Memo:
+    """Groups and their expressions, deduplicated by structural hash, merged when equal.
+
+    Two groups are merged when one expression is found to belong to both (a rule derived, in
+    one group, an expression that already lives in another): they are the same set of plans.
+    The group with the lower id stays; the other points to it (``Group.find``). Expressions
+    whose inputs named the absorbed group are rebuilt with the one that stays, and where that
+    makes two of them equal, their groups merge in turn. Merges happen while the memo is
+    explored, before anything is costed.
+    """
+
     def __init__(self, estimator: "Estimator"):
         self.estimator = estimator
-        self.groups: list[Group] = []
+        self.groups: list[Group] = []     # by id; merged groups stay in place (``find``)
         self._index: dict[Plan, Group] = {}
-        # Groups of join regions by (region root group id, bitmask of the region's relations):
-        # the join enumerator finds the groups of the written join tree here.
-        self.join_sets: dict[tuple[int, int], Group] = {}
+        self._parents: dict[int, list[Plan]] = {}   # group id -> expressions reading it
         self.counters = Counters()
 
     def insert(self, plan: Plan) -> Group:
         """Copy a plan in bottom-up; the group of its root (an existing one if already present)."""
         if isinstance(plan, GroupRef):
-            return plan.group
+            return plan.group.find()
         refs = tuple(self.insert(child).ref for child in plan.children)
         expr = plan.with_children(refs) if refs else plan
         found = self._index.get(expr)
         if found is not None:
-            return found
+            return found.find()
         return self._new_group(expr)
 
     def _new_group(self, expr: Plan) -> Group:
         group = Group(self, len(self.groups), expr)
         self.groups.append(group)
-        self._index[expr] = group
+        self._register(expr, group)
         return group
 
+    def _register(self, expr: Plan, group: Group) -> None:
+        self._index[expr] = group
+        for child in expr.children:
+            self._parents.setdefault(child.group.id, []).append(expr)  # type: ignore[attr-defined]
+
     def add(self, expr: Plan, group: Group | None = None) -> tuple[Group, bool]:
-        """Add ``expr`` (children already group references) to ``group`` (a new group when None).
+        """Add ``expr`` (children group references) to ``group`` (a new group when None).
 
         Returns the group holding the expression and whether it was new. An expression the
-        memo already holds is not added again; if it lives in another group the two groups are
-        equivalent, and the existing one answers (cbo does not merge groups: the rules that
-        could reach one expression from two groups do not exist yet).
+        memo already holds is not added again; if it lives in another group than ``group``,
+        the two groups merge.
         """
+        expr = self._canonical(expr)
+        if group is not None:
+            group = group.find()
         found = self._index.get(expr)
         if found is not None:
+            found = found.find()
             self.counters.duplicates += 1
+            if group is not None and found is not group:
+                return self.merge(group, found), False
             return found, False
         if group is None:
             return self._new_group(expr), True
         group.expressions.append(expr)
-        self._index[expr] = group
+        self._register(expr, group)
         return group, True
+
+    def _canonical(self, expr: Plan) -> Plan:
+        """``expr`` with every input naming the group that stands for it."""
+        children = expr.children
+        if not children or all(c.group.merged_into is None for c in children):  # type: ignore[attr-defined]
+            return expr
+        return expr.with_children(tuple(c.group.find().ref for c in children))  # type: ignore[attr-defined]
+
+    def merge(self, a: Group, b: Group) -> Group:
+        """Make ``a`` and ``b`` one group (and any groups that become equal through them)."""
+        pending = [(a, b)]
+        while pending:
+            first, second = pending.pop()
+            first, second = first.find(), second.find()
+            if first is second:
+                continue
+            keep, gone = (first, second) if first.id < second.id else (second, first)
+            gone.merged_into = keep
+            keep.explored = keep.explored and gone.explored
+            self.counters.merges += 1
+            for expr in gone.expressions:
+                keep.expressions.append(expr)
+                self._index[expr] = keep
+            gone.expressions = []
+            # Expressions reading the absorbed group now read the one that stays.
+            for parent in self._parents.pop(gone.id, []):
+                owner = self._index.pop(parent, None)
+                if owner is None:
+                    continue
+                owner = owner.find()
+                rebuilt = self._canonical(parent)
+                position = owner.expressions.index(parent)
+                other = self._index.get(rebuilt)
+                if other is None:
+                    owner.expressions[position] = rebuilt
+                    self._register(rebuilt, owner)
+                    continue
+                del owner.expressions[position]   # now the same as an expression already held
+                if other.find() is not owner:
+                    pending.append((owner, other))
+        return a.find()
+
+    @property
+    def live(self) -> list[Group]:
+        """The groups not merged into another, by id."""
+        return [g for g in self.groups if g.merged_into is None]
 
     @property
     def expression_count(self) -> int:
-        return sum(len(g.expressions) for g in self.groups)
+        return sum(len(g.expressions) for g in self.live)
 
     def __iter__(self) -> Iterator[Group]:
-        return iter(self.groups)
+        return iter(self.live)
 
     def __len__(self) -> int:
-        return len(self.groups)
+        return len(self.live)

@@ -99,7 +99,7 @@ def memo_text(optimized: Optimized) -> str:
     if c["heuristic_regions"]:
         lines.append(f"Join regions ordered greedily (above max_reordered_joins): {c['heuristic_regions']}")
     chosen = chosen_winners(optimized)
-    for group in reversed(optimized.memo.groups):
+    for group in reversed(optimized.memo.live):
         winner = _winner_index(group, chosen.get(group.id))
         columns = ", ".join(str(col) for col in group.output)
         if len(columns) > 70:
@@ -120,7 +120,7 @@ def memo_text(optimized: Optimized) -> str:
 def memo_json(optimized: Optimized) -> dict[str, Any]:
     groups = []
     chosen = chosen_winners(optimized)
-    for group in reversed(optimized.memo.groups):
+    for group in reversed(optimized.memo.live):
         winner = chosen.get(group.id)
         expressions = []
         for index, expr in enumerate(group.expressions):
@@ -141,7 +141,7 @@ def memo_json(optimized: Optimized) -> dict[str, Any]:
 
 def memo_svg(optimized: Optimized, max_groups: int = 400) -> str:
     """Groups as boxes in layers (inputs below), edges to input groups; the winning plan in bold."""
-    groups = optimized.memo.groups[-max_groups:]
+    groups = optimized.memo.live[-max_groups:]
     shown = {g.id for g in groups}
     height: dict[int, int] = {}
     for group in groups:  # children come before parents in the memo

@@ -89,10 +89,12 @@ class Optimizer:
         root = memo.insert(plan)
         context = SearchContext(memo, self.settings)
         # Shuffles are sized from what the query reads (cbo sets Spark's partition count to it).
-        scanned = sum(context.size_bytes(g) for g in memo.groups if isinstance(g.first, Scan))
+        scanned = sum(context.size_bytes(g) for g in memo if isinstance(g.first, Scan))
         partitions = self.settings.shuffle_partitions or self.profile.partitions(scanned)
         cost_model = CostModel(self.profile, self.remote_tables, partitions)
         search = CascadesSearch(context, self.rules, cost_model, self.prune)
+        search.explore_all(root)
+        root = root.find()
         winner = search.optimize_group(root, ANY)
         if winner is None:
             raise AssertionError("the search found no plan (the written plan is always one)")

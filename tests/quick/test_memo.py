@@ -12,6 +12,7 @@ from cbo.joinorder.dphyp import DPhyp, Hypergraph, count_pairs
 from cbo.memo.memo import Memo
 from cbo.memo.render import MemoView, memo_json, memo_text
 from cbo.memo.rules.base import TransformationRule, register_connector_rules
+from cbo.memo.pattern import Pattern
 from cbo.memo.search import Optimizer, default_rules
 from cbo.settings import OptimizerSettings
 
@@ -120,7 +121,7 @@ def test_an_exhausted_budget_returns_the_best_plan_found_so_far():
     _, again = optimize("star", 8, max_rule_applications=20)
     assert again.plan == result.plan   # a count budget keeps the search deterministic
     _, full = optimize("star", 8)
-    assert full.cost <= result.cost
+    assert full.cost <= result.cost * (1 + 1e-9)   # equal up to rounding: ties go to the first found
 
 
 def test_inserting_a_plan_twice_adds_nothing():
@@ -173,6 +174,7 @@ class CountingRule(TransformationRule):
     """Counts the expressions it sees (a stand-in for a connector's pushdown rule)."""
 
     name = "CountingToyRule"
+    patterns = (Pattern(Plan, label="any"),)
 
     def __init__(self) -> None:
         self.seen = 0

@@ -7,6 +7,7 @@ catalog's schema, as the plan files are.
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -155,3 +156,25 @@ def test_oracle_cardinalities_are_exact(tpch_parquet_catalog):
     # without statistics the ordinary estimate of the filtered join is a guess, not the count
     plain = Planner(catalog).plan(sql)
     assert plain.optimized.root.rows != planned.optimized.root.rows
+
+
+def test_the_fast_join_price_equals_the_priced_quantities():
+    # The search prices joins without building their quantities; both must agree exactly.
+    import random
+
+    from cbo.cost import CostModel
+    from cbo.ir import types as T
+    from cbo.ir.expressions import Column, ColumnRef, compare
+    from cbo.ir.operators import Scan
+
+    model = CostModel(partitions=8)
+    a, b = Column(1, "a", T.BIGINT, True), Column(2, "b", T.BIGINT, True)
+    join = Join("inner", Scan("l", (a,), ("a",)), Scan("r", (b,), ("b",)), compare("eq", ColumnRef(a), ColumnRef(b)))
+    rng = random.Random(3)
+    for _ in range(200):
+        out = (rng.uniform(0, 1e8), rng.uniform(1, 200))
+        inputs = [(rng.uniform(0, 1e8), rng.uniform(1, 200)), (rng.uniform(0, 1e9), rng.uniform(1, 400))]
+        for strategy in ("broadcast_hash", "shuffle_hash", "sort_merge", "broadcast_nested_loop"):
+            fast = model.local(join, strategy, out, inputs)
+            slow = model.price(model.quantities(join, strategy, out, inputs))
+            assert math.isclose(fast, slow, rel_tol=1e-12), (strategy, fast, slow)

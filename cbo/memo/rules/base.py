@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, ClassVar, Iterable
 
 from cbo.errors import CboError
 from cbo.ir.operators import Plan
+from cbo.memo.pattern import Pattern
 
 if TYPE_CHECKING:
     from cbo.memo.memo import Group, PhysicalExpr
@@ -37,11 +38,21 @@ class Rule:
 
 
 class TransformationRule(Rule):
+    """A rule that adds equivalent expressions. ``patterns`` say what it matches (``cbo.memo.
+    pattern``); ``apply`` gets each binding (the matched expression with its patterned inputs
+    bound to expressions of their groups) and returns new plans. It never changes the memo:
+    the search adds what it returns."""
+
     kind = "transformation"
+    patterns: ClassVar[tuple[Pattern, ...]] = ()
 
     def apply(self, expr: Plan, group: "Group", context: "SearchContext") -> Iterable[Plan]:
         """Equivalent expressions for ``group``: plans whose leaves may be group references."""
         raise NotImplementedError
+
+    @property
+    def pattern_text(self) -> str:
+        return " | ".join(p.describe() for p in self.patterns)
 
 
 class ImplementationRule(Rule):
@@ -78,6 +89,8 @@ class RuleSet:
         for rule in rules:
             if rule.name in self._rules:
                 raise ValueError(f"two rules named {rule.name}")
+            if isinstance(rule, TransformationRule) and not rule.patterns:
+                raise ValueError(f"transformation rule {rule.name} declares no patterns (what it matches)")
             self._rules[rule.name] = rule
         self.disabled: set[str] = set()
         for name in disabled:
@@ -99,7 +112,9 @@ class RuleSet:
         return list(self._rules)
 
     def describe(self) -> list[dict[str, object]]:
-        return [{"name": r.name, "kind": r.kind, "enabled": r.name not in self.disabled, "summary": r.summary}
+        return [{"name": r.name, "kind": r.kind, "enabled": r.name not in self.disabled, "summary": r.summary,
+                 "pattern": r.pattern_text if isinstance(r, TransformationRule)
+                 else getattr(r.operator, "__name__", "")}
                 for r in self._rules.values()]
 
     def transformations(self) -> list[TransformationRule]:

@@ -19,6 +19,7 @@ order still in the memo. With ``join_reordering_strategy = NONE`` the rule does 
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Iterable
 
 from cbo.ir.expressions import conjunction
@@ -27,6 +28,7 @@ from cbo.joinorder.dphyp import DPhyp
 from cbo.joinorder.graph import JoinGraph, is_region_join, region_of
 from cbo.joinorder.greedy import greedy_order
 from cbo.memo.memo import Group, Memo
+from cbo.memo.pattern import Pattern
 from cbo.memo.rules.base import TransformationRule
 
 if TYPE_CHECKING:
@@ -37,15 +39,24 @@ class ReorderJoins(TransformationRule):
     """Enumerate the bushy join trees of a join region (DPhyp; greedy above the limit)."""
 
     name = "ReorderJoins"
+    patterns = (Pattern(Join, test=is_region_join, label="Join[inner|left|semi|anti]"),)
+
+    def __init__(self) -> None:
+        # Per memo, the groups already inside an enumerated region (a region is read once, from
+        # its top join). Kept here, not in the search: no other rule needs it.
+        self._members: "weakref.WeakKeyDictionary[Memo, set[int]]" = weakref.WeakKeyDictionary()
 
     def matches(self, expr: Plan, group: Group, context: "SearchContext") -> bool:
+        # The region is the written join tree, read from each group's first expression; the
+        # enumeration adds every other order itself.
         return (context.settings.join_reordering_strategy == "AUTOMATIC" and expr is group.first
-                and is_region_join(expr) and group.id not in context.region_members)
+                and group.id not in self._members.get(context.memo, ()))
 
     def apply(self, expr: Plan, group: Group, context: "SearchContext") -> Iterable[Plan]:
         graph = region_of(group)
-        context.region_members |= graph.members
-        builder = RegionBuilder(context.memo, graph, context)
+        members = self._members.setdefault(context.memo, set())
+        members |= graph.members
+        builder = RegionBuilder(context.memo, graph, context, members)
         settings = context.settings
         exhaustive = graph.size <= settings.max_reordered_joins and self._pairs_within(graph, settings.max_join_pairs)
         if exhaustive:
@@ -54,7 +65,6 @@ class ReorderJoins(TransformationRule):
             context.counters.heuristic_regions += 1
             greedy_order(graph.hypergraph, builder.rows_of, builder.join)
         return ()
-
 
     @staticmethod
     def _pairs_within(graph: JoinGraph, limit: int) -> bool:
@@ -71,12 +81,18 @@ class ReorderJoins(TransformationRule):
 
 
 class RegionBuilder:
-    """Turns the pairs of sets an enumerator picks into memo expressions and groups."""
+    """Turns the pairs of sets an enumerator picks into memo expressions and groups.
 
-    def __init__(self, memo: Memo, graph: JoinGraph, context: "SearchContext"):
+    The one place a rule adds to the memo itself: every join set needs one group that all its
+    join pairs go to, found by the set (as CockroachDB's join order builder does), which a
+    rule returning plans could not express.
+    """
+
+    def __init__(self, memo: Memo, graph: JoinGraph, context: "SearchContext", members: set[int]):
         self.memo = memo
         self.graph = graph
         self.context = context
+        self.members = members
         self.sets: dict[int, Group] = {}
         for index, relation in enumerate(graph.relations):
             self.sets[1 << index] = self._with_local_filters(index, relation)
@@ -92,7 +108,7 @@ class RegionBuilder:
         if not local:
             return relation
         group = self.memo.insert(Filter(relation.ref, conjunction(local)))
-        self.context.region_members.add(group.id)
+        self.members.add(group.id)
         return group
 
     def expression(self, a: int, b: int) -> Join:
@@ -111,7 +127,7 @@ class RegionBuilder:
         union = a | b
         group, _ = self.memo.add(expr, self.sets.get(union))
         self.sets[union] = group
-        self.context.region_members.add(group.id)
+        self.members.add(group.id)
 
     def rows_of(self, a: int, b: int) -> float:
         """Estimated rows of joining two built sets, without adding the join to the memo."""

@@ -33,42 +33,44 @@ from typing import TYPE_CHECKING, Iterable
 from cbo.ir.expressions import TRUE, Column, ColumnRef, Expr, compare, conjunction, conjuncts
 from cbo.ir.operators import Aggregate, Filter, Join, Plan, Project, equated_columns
 from cbo.memo.memo import Group, GroupRef
+from cbo.memo.pattern import Pattern
 from cbo.memo.rules.base import TransformationRule
 
 if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
 
 
+_GROUPED = Pattern(Aggregate, test=lambda a: bool(a.group_by), label="Aggregate[grouped]")   # type: ignore[attr-defined]
+_AGGREGATED = (_GROUPED, Pattern(Project, (_GROUPED,)))
+
+
+def _conditioned_inner(expr: Plan) -> bool:
+    return expr.kind == "inner" and expr.condition != TRUE  # type: ignore[attr-defined]
+
+
 class PushTableIntoAggregate(TransformationRule):
     """Join a table on its unique key below the aggregation it joins (table pushdown, seed 001)."""
 
     name = "PushTableIntoAggregate"
-
-    def matches(self, expr: Plan, group: Group, context: "SearchContext") -> bool:
-        # Checked here, not only in apply: every join pair of every region is a candidate, and
-        # each application counts against the search budget.
-        return (isinstance(expr, Join) and expr.kind == "inner" and expr.condition != TRUE
-                and (_aggregation(expr.left) is not None or _aggregation(expr.right) is not None))
+    # The aggregation (or the Project over it) on either side, bound to every such expression
+    # of the side's group; the other side is any plan of its group.
+    patterns = tuple(Pattern(Join, sides, _conditioned_inner, "Join[inner]")
+                     for side in _AGGREGATED for sides in ((side, None), (None, side)))
 
     def apply(self, expr: Plan, group: Group, context: "SearchContext") -> Iterable[Plan]:
         assert isinstance(expr, Join)
-        for aggregated, table in ((expr.left, expr.right), (expr.right, expr.left)):
-            pushed = _push(expr, aggregated, table)
-            if pushed is not None:
-                yield pushed
+        aggregated, table = (expr.right, expr.left) if isinstance(expr.left, GroupRef) else (expr.left, expr.right)
+        pushed = _push(expr, aggregated, table)
+        if pushed is not None:
+            yield pushed
 
 
 def _aggregation(side: Plan) -> tuple[Project | None, Aggregate] | None:
-    """The side's Aggregate (and the Project over it), read from the side's group."""
-    if not isinstance(side, GroupRef):
-        return None
-    first = side.group.first
-    if isinstance(first, Aggregate):
-        return None, first
-    if isinstance(first, Project) and isinstance(first.input, GroupRef):
-        below = first.input.group.first
-        if isinstance(below, Aggregate):
-            return first, below
+    """The bound side's Aggregate (and the Project over it)."""
+    if isinstance(side, Aggregate):
+        return None, side
+    if isinstance(side, Project) and isinstance(side.input, Aggregate):
+        return side, side.input
     return None
 
 

@@ -1,0 +1,77 @@
+"""What a transformation rule matches, and every binding of it in the memo.
+
+A rule declares its patterns in one place (``TransformationRule.patterns``); ``cbo rules``
+prints them. A pattern names an operator (with an optional test on it) and, per input, either
+a pattern that input must match or ``None`` (any plan of the input group, left as a group
+reference).
+
+A *binding* is the matched expression with each patterned input replaced by an expression of
+that input's group that matches the sub-pattern, recursively. Every expression of the input
+group is tried, not only the first, so a rule sees the alternatives other rules added: before
+its expressions are bound, the input group is explored (``explore``), as in Cascades. Bindings
+are enumerated lazily, one at a time.
+
+    Join[inner](Aggregate[grouped], *)      an inner join whose left input group holds a
+                                            grouped aggregation (one binding per such
+                                            aggregation), over any right input
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterator
+
+from cbo.ir.operators import Plan
+
+if TYPE_CHECKING:
+    from cbo.memo.memo import Group
+
+
+@dataclass(frozen=True)
+class Pattern:
+    operator: type
+    inputs: tuple["Pattern | None", ...] = ()
+    test: Callable[[Plan], bool] | None = None
+    label: str = ""   # how ``describe`` names the operator with its test, e.g. "Join[inner]"
+
+    def matches_operator(self, expr: Plan) -> bool:
+        return isinstance(expr, self.operator) and (self.test is None or self.test(expr))
+
+    def describe(self) -> str:
+        name = self.label or self.operator.__name__
+        if not any(p is not None for p in self.inputs):
+            return name
+        return f"{name}({', '.join('*' if p is None else p.describe() for p in self.inputs)})"
+
+
+def bindings(pattern: Pattern, expr: Plan, explore: Callable[["Group"], None] | None = None) -> Iterator[Plan]:
+    """Every binding of ``pattern`` rooted at ``expr`` (whose inputs are group references)."""
+    if not pattern.matches_operator(expr):
+        return
+    if not any(p is not None for p in pattern.inputs):
+        yield expr
+        return
+    children = expr.children
+
+    def choices(index: int) -> Iterator[Plan]:
+        child = children[index]
+        sub = pattern.inputs[index] if index < len(pattern.inputs) else None
+        if sub is None:
+            yield child
+            return
+        group = child.group  # type: ignore[attr-defined]
+        if explore is not None:
+            explore(group)
+        # A snapshot: what the group gains while these bindings are used is bound when the
+        # rule runs on it again (every expression is explored once).
+        for candidate in tuple(group.expressions):
+            yield from bindings(sub, candidate, explore)
+
+    def product(index: int, chosen: tuple[Plan, ...]) -> Iterator[Plan]:
+        if index == len(children):
+            yield expr.with_children(chosen)
+            return
+        for choice in choices(index):
+            yield from product(index + 1, chosen + (choice,))
+
+    yield from product(0, ())
