@@ -83,7 +83,8 @@ def test_a_stopped_local_server_says_how_to_start_it(tmp_path: Path):
     assert "not-a-real-password" not in message
 
 
-def test_a_server_never_created_says_so(tmp_path: Path):
+def test_a_server_never_created_says_so(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("CBO_CACHE_DIR", str(tmp_path / "cache"))  # a cache with no server yet
     catalog = parse_catalog('[sources.pg]\ntype = "jdbc"\nlocal_server = true\n[sources.pg.tables.t]\n',
                             tmp_path / "c.toml")
     with pytest.raises(SourceUnreachable) as caught:
