@@ -118,7 +118,7 @@ class Source:
             return f"cbo's local PostgreSQL ({self.local_server})"
         from cbo.engines.postgres import redact
 
-        return redact(self.url) if self.url and self.url.startswith("jdbc:postgresql:") else str(self.url)
+        return redact(self.url) if self.url else "(no url)"
 
     def _local(self):  # type: ignore[no-untyped-def]
         """The running local server's state, or SourceUnreachable saying how to start it."""
