@@ -24,6 +24,18 @@ A catalog is a TOML file::
     [sources.pg.tables.customer]
     parquet_copy = "data/customer.parquet"  # optional: lets DuckDB answer for this table
 
+    [sources.local]
+    type = "jdbc"
+    local_server = true                     # cbo's local PostgreSQL (``cbo postgres start``)
+    schema = "tpch_sf0_1"
+
+``local_server`` names cbo's own local server instead of a URL: ``true`` for the server of the
+cache directory in use, or the path of a server's state directory (``<cache>/postgres``, as
+``cbo datagen`` writes). Its address, user and password file are read from the server's state
+when a connection is made, so a catalog keeps working when the server restarts on another
+port. Older catalogs that give the local server's URL and its password file are read the same
+way.
+
 Passwords are never written in a catalog: only the name of an environment variable or a file
 that holds one. Every validation error names the file, the line and the key at fault.
 """
@@ -37,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from cbo.errors import CatalogError
+from cbo.errors import CatalogError, SourceUnreachable
 
 SOURCE_TYPES = ("spark", "jdbc")
 DIALECT_BY_JDBC_SUBPROTOCOL = {"postgresql": "postgres", "mysql": "mysql", "db2": "db2",
@@ -83,9 +95,58 @@ class Source:
     dialect: str | None = None
     schema: str | None = None
     where: str = ""  # "file:line" of the source's definition, for error messages
+    local_server: Path | None = None  # jdbc sources: cbo's local PostgreSQL, by its state directory
+
+    # A local server's address is looked up at each use, never kept: it changes when the
+    # server restarts on another port.
+
+    def jdbc_url(self) -> str:
+        """The JDBC URL to connect to now (for a local server: where it runs now)."""
+        if self.local_server is not None:
+            return self._local().jdbc_url
+        assert self.url is not None
+        return self.url
+
+    def login_user(self) -> str | None:
+        if self.local_server is not None:
+            return self._local().user
+        return self.user
+
+    def location(self) -> str:
+        """Where the source is, for messages (never with a password)."""
+        if self.local_server is not None:
+            return f"cbo's local PostgreSQL ({self.local_server})"
+        from cbo.engines.postgres import redact
+
+        return redact(self.url) if self.url else "(no url)"
+
+    def _local(self):  # type: ignore[no-untyped-def]
+        """The running local server's state, or SourceUnreachable saying how to start it."""
+        import socket
+
+        from cbo.localpg import LocalPostgres
+        from cbo.paths import cache_dir
+
+        assert self.local_server is not None
+        info = LocalPostgres(self.local_server).state()
+        running = False
+        if info is not None:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                sock.settimeout(2)
+                running = sock.connect_ex((info.host, info.port)) == 0
+        if not running:
+            command = "cbo postgres start"
+            if self.local_server.resolve() != (cache_dir() / "postgres").resolve():
+                command = f"CBO_CACHE_DIR={self.local_server.parent} {command}"
+            state = "is not running" if info is not None else "has not been created"
+            raise SourceUnreachable(f"source '{self.name}' is cbo's local PostgreSQL ({self.local_server}), "
+                                    f"which {state}: start it with `{command}`")
+        return info
 
     def password(self) -> str | None:
         """The password, read now from the environment or the password file."""
+        if self.local_server is not None:
+            return self._local().password()
         if self.password_env:
             value = os.environ.get(self.password_env)
             if value is None:
@@ -284,7 +345,7 @@ class _Validator:
             self.check_keys(at, body, ["type", "tables"])
             extra: dict[str, Any] = {}
         else:
-            self.check_keys(at, body, ["type", "url", "user", "password_env", "password_file",
+            self.check_keys(at, body, ["type", "url", "local_server", "user", "password_env", "password_file",
                                        "dialect", "schema", "tables"])
             extra = self.jdbc_settings(at, body)
         tables_body = self.table_of(at + ("tables",), body.get("tables", {}))
@@ -295,8 +356,11 @@ class _Validator:
         return Source(name=name, type=kind, tables=tables, where=self.where(at), **extra)
 
     def jdbc_settings(self, at: tuple[str, ...], body: dict[str, Any]) -> dict[str, Any]:
+        if "local_server" in body:
+            return self.local_server_settings(at, body)
         if "url" not in body:
-            raise self.fail(at, "a jdbc source needs a url, e.g. url = \"jdbc:postgresql://host:5432/db\"")
+            raise self.fail(at, "a jdbc source needs a url, e.g. url = \"jdbc:postgresql://host:5432/db\", "
+                            "or local_server = true for cbo's local PostgreSQL")
         url = self.string(at + ("url",), body["url"])
         match = re.match(r"jdbc:([a-z0-9]+):", url)
         if not match:
@@ -307,6 +371,10 @@ class _Validator:
         if dialect is None:
             raise self.fail(at + ("url",), f"cannot infer the SQL dialect of {match.group(1)!r}: set dialect = \"...\"")
         password_file = body.get("password_file")
+        legacy = self.legacy_local_server(url, password_file)
+        if legacy is not None:
+            return dict(local_server=legacy, dialect="postgres",
+                        schema=body.get("schema") and self.string(at + ("schema",), body["schema"]))
         return dict(
             url=url,
             user=body.get("user") and self.string(at + ("user",), body["user"]),
@@ -315,6 +383,43 @@ class _Validator:
             dialect=self.string(at + ("dialect",), dialect),
             schema=body.get("schema") and self.string(at + ("schema",), body["schema"]),
         )
+
+    def local_server_settings(self, at: tuple[str, ...], body: dict[str, Any]) -> dict[str, Any]:
+        # The server's state says where it runs and how to log in: a URL or credentials given
+        # beside it would be ignored, so they are refused.
+        for key in ("url", "user", "password_env", "password_file"):
+            if key in body:
+                raise self.fail(at + (key,), f"{key} cannot be given with local_server: the local server's "
+                                "address and credentials come from its state")
+        value = body["local_server"]
+        if value is True:
+            from cbo.paths import cache_dir
+
+            server = cache_dir() / "postgres"
+        elif isinstance(value, str) and value:
+            server = self.file_path(value)
+        else:
+            raise self.fail(at + ("local_server",), "expected true (the server of the cache directory) or the "
+                            f"path of a server's state directory such as \"~/.cache/cbo/postgres\", got {value!r}")
+        dialect = body.get("dialect", "postgres")
+        if dialect != "postgres":
+            raise self.fail(at + ("dialect",), f"cbo's local server is PostgreSQL, not {dialect!r}")
+        return dict(local_server=server, dialect="postgres",
+                    schema=body.get("schema") and self.string(at + ("schema",), body["schema"]))
+
+    def legacy_local_server(self, url: str, password_file: Any) -> Path | None:
+        """The local server's state directory when an older catalog names it by URL and password file.
+
+        Catalogs written before ``local_server`` existed carry the server's port, which changes
+        when it restarts; its password file sits in the state directory beside ``server.json``.
+        """
+        if not isinstance(password_file, str) or not password_file:
+            return None
+        directory = self.file_path(password_file).parent
+        host = re.match(r"jdbc:postgresql://([^:/]+)", url)
+        if host and host.group(1) in ("127.0.0.1", "localhost") and (directory / "server.json").is_file():
+            return directory
+        return None
 
     def table(self, source: str, kind: str, name: str, body: dict[str, Any]) -> TableDef:
         at = ("sources", source, "tables", name)

@@ -202,7 +202,7 @@ def cmd_catalog(path: Path) -> int:
 
     catalog = with_database_keys(load_catalog(path))
     for source in catalog.sources.values():
-        where = source.url if source.type == "jdbc" else "files / Spark catalog"
+        where = source.location() if source.type == "jdbc" else "files / Spark catalog"
         print(f"source {source.name} ({source.type}): {where}")
         for table in source.tables.values():
             keys = []

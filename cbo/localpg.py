@@ -125,7 +125,14 @@ def free_port() -> int:
 
 
 def port_is_free(port: int) -> bool:
+    """Whether the server can listen on ``port`` now.
+
+    PostgreSQL binds with SO_REUSEADDR, so the probe does too: a port whose connections are
+    still in TIME_WAIT after the server stopped (the server closes its sessions on a fast
+    stop) is free for it, and the restarted server keeps its port.
+    """
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
             return True
@@ -162,6 +169,10 @@ class LocalPostgres:
             self._run_as_server([str(Path(info.bindir) / "pg_ctl"), "-D", info.data_dir,
                                  "-m", "fast", "-w", "-t", "60", "stop"], info.os_user)
             return True
+
+    def state(self) -> ServerInfo | None:
+        """The server's recorded address and credentials files, running or not (None if never created)."""
+        return self._read_state()
 
     def status(self) -> ServerInfo | None:
         """The running server, or None."""

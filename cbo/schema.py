@@ -23,8 +23,12 @@ class ColumnInfo:
 
 
 class SchemaProvider:
-    def __init__(self, catalog: Catalog):
+    """Columns of catalog tables. With ``local_copies``, a JDBC table that has a Parquet copy is
+    read from the copy: an engine that answers from the copies (DuckDB) needs no connection."""
+
+    def __init__(self, catalog: Catalog, local_copies: bool = False):
         self.catalog = catalog
+        self.local_copies = local_copies
         self._cache: dict[str, tuple[ColumnInfo, ...]] = {}
 
     def columns(self, table: TableDef) -> tuple[ColumnInfo, ...]:
@@ -39,6 +43,8 @@ class SchemaProvider:
             if table.path is not None:
                 return _parquet_columns(table, table.path)
             return _spark_table_columns(table)
+        if self.local_copies and table.parquet_copy is not None:
+            return _parquet_columns(table, table.parquet_copy)
         if source.dialect == "postgres":
             return _postgres_columns(self.catalog, table)
         if table.parquet_copy is not None:

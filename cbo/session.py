@@ -20,6 +20,7 @@ from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.ir.operators import Plan
 from cbo.metadata import with_database_keys
 from cbo.planner import PlannedQuery, Planner
+from cbo.schema import SchemaProvider
 from cbo.settings import OptimizerSettings
 
 ENGINES = ("spark", "duckdb")
@@ -61,15 +62,20 @@ class Session:
     def __init__(self, catalog: Catalog | str | os.PathLike[str], engine: str = "spark",
                  dialect: str = DEFAULT_DIALECT, settings: OptimizerSettings | dict[str, Any] | None = None):
         loaded = catalog if isinstance(catalog, Catalog) else load_catalog(Path(catalog))
-        # Keys of JDBC tables live in their databases: read them once (they feed plan properties).
-        self.catalog = with_database_keys(loaded)
         if engine not in ENGINES:
             raise CboError(f"unknown engine {engine!r} (expected one of: {', '.join(ENGINES)})")
         self.engine = engine
+        # DuckDB answers from the tables' Parquet copies and never reads a JDBC source, so a
+        # DuckDB session does not connect to one (its server may be down): columns come from
+        # the copies and keys from the catalog. Spark reads the sources, whose keys live in
+        # their databases: read them once (they feed plan properties).
+        self.catalog = loaded if engine == "duckdb" else with_database_keys(loaded)
         if not isinstance(settings, OptimizerSettings):
             settings = OptimizerSettings().with_values(settings or {})
+        schemas = SchemaProvider(self.catalog, local_copies=engine == "duckdb")
         # The planner reads statistics only when it first estimates (the session's estimator).
-        self.planner = Planner(self.catalog, dialect, estimator=lambda: self.estimator, settings=settings)
+        self.planner = Planner(self.catalog, dialect, schemas=schemas, estimator=lambda: self.estimator,
+                               settings=settings)
         self._spark_executor = None
         self._duckdb = None
         self._estimator = None

@@ -1,7 +1,8 @@
 """Shared test set-up.
 
-The test session uses its own cache directory (``.cache/test`` in the checkout) so it never
-touches a user's data or server, and so data generated once is reused by later runs. Tests
+The test session uses its own cache directory (``.cache/test`` in the checkout, or
+``$CBO_TEST_CACHE_DIR``) whatever the environment holds, so it never touches a user's data or
+server, and so data generated once is reused by later runs. Tests
 marked ``integration`` start real engines: Spark in local mode (one session for the whole run)
 and cbo's throwaway PostgreSQL.
 """
@@ -24,7 +25,18 @@ hypothesis_settings.register_profile("explore", derandomize=False, print_blob=Tr
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 ROOT = Path(__file__).resolve().parents[1]
-os.environ.setdefault("CBO_CACHE_DIR", str(ROOT / ".cache" / "test"))
+TEST_CACHE = Path(os.environ.get("CBO_TEST_CACHE_DIR") or ROOT / ".cache" / "test").resolve()
+
+# Variables that point cbo at a user's own state. A user who exported CBO_CACHE_DIR must not
+# find the test data in their cache, nor their local server stopped when the run ends; their
+# CBO_CATALOG or CBO_COST_PROFILE must not change what the tests plan; and their PostgreSQL
+# credentials and libpq settings (PGPASSWORD, PGHOST, PGSERVICE, ...) must not reach the test
+# server's connections. Set unconditionally (not setdefault) before any cbo module is imported,
+# and inherited by the cbo commands that tests run as subprocesses.
+USER_STATE_VARIABLES = ("CBO_CATALOG", "CBO_COST_PROFILE")
+for _name in [n for n in os.environ if n in USER_STATE_VARIABLES or n.startswith("PG")]:
+    del os.environ[_name]
+os.environ["CBO_CACHE_DIR"] = str(TEST_CACHE)
 
 TEST_SF = 0.01
 
@@ -53,13 +65,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def tpch_catalogs() -> Iterator[dict[str, Path]]:
     """TPC-H at SF 0.01 in Parquet and the local PostgreSQL, with the three placement catalogs.
 
-    The test run's server is stopped at the end; its cluster stays for the next run.
+    The test run's server is stopped at the end; its cluster stays for the next run. It is
+    named by the test cache's path, so no other server is ever stopped.
     """
     from cbo.localpg import LocalPostgres
     from cbo.workloads import tpch
 
     yield tpch.prepare(TEST_SF, postgres="local")
-    LocalPostgres().stop()
+    LocalPostgres(TEST_CACHE / "postgres").stop()
 
 
 @pytest.fixture(scope="session")

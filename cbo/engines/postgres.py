@@ -65,8 +65,8 @@ def redact(url: str) -> str:
 
 
 def address_of(source: Source) -> PgAddress:
-    assert source.url is not None
-    return parse_url(source.url, source.user, source.password())
+    """Where to connect for ``source`` now (a local server's current port), with its password."""
+    return parse_url(source.jdbc_url(), source.login_user(), source.password())
 
 
 def connect(address: PgAddress, *, autocommit: bool = True, what: str = "PostgreSQL") -> psycopg.Connection:

@@ -147,11 +147,12 @@ def read_table(spark: "SparkSession", catalog: Catalog, table: TableDef) -> "Dat
 def jdbc_reader(spark: "SparkSession", source: Source):  # type: ignore[no-untyped-def]
     """Spark's JDBC reader for a source: URL, driver and credentials (the password read now,
     kept out of every rendered statement); the caller says what to read."""
-    reader = spark.read.format("jdbc").option("url", source.url)
+    reader = spark.read.format("jdbc").option("url", source.jdbc_url())
     if source.dialect == "postgres":
         reader = reader.option("driver", POSTGRES_DRIVER_CLASS)
-    if source.user:
-        reader = reader.option("user", source.user)
+    user = source.login_user()
+    if user:
+        reader = reader.option("user", user)
     password = source.password()
     if password is not None:
         reader = reader.option("password", password)

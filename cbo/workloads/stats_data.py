@@ -65,8 +65,7 @@ def prepare(out: Path, postgres_info=None, progress: Callable[[str], None] = lam
             load_parquet_schema(conn, SCHEMA, {t: out / f"{t}.parquet" for t in TABLES}, keys,
                                 {"dataset": "stats", "loader": "cbo/1"}, lambda m: progress(f"PostgreSQL: {m}"))
         catalogs["postgres"] = _write_catalog(out / "stats-postgres.toml", {"sources": {"pg": {
-            "type": "jdbc", "url": postgres_info.jdbc_url, "user": postgres_info.user,
-            "password_file": postgres_info.password_file, "schema": SCHEMA,
+            "type": "jdbc", "local_server": str(Path(postgres_info.password_file).parent), "schema": SCHEMA,
             "tables": {t: _table_entry(out, t, parquet=False) for t in TABLES}}}})
     return catalogs
 

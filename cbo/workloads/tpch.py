@@ -159,17 +159,23 @@ def load_postgres(dataset: Dataset, conn, progress: Callable[[str], None] = lamb
 
 @dataclass(frozen=True)
 class PostgresTarget:
-    """How catalogs reach the PostgreSQL copy: URL and where the password comes from."""
+    """How catalogs reach the PostgreSQL copy: cbo's local server by its state directory, or a
+    URL and where the password comes from."""
 
-    jdbc_url: str
-    user: str | None
+    jdbc_url: str | None = None
+    user: str | None = None
     password_file: str | None = None
     password_env: str | None = None
+    local_server: str | None = None   # the local server's state directory: no port in the catalog
 
 
 def _spark_table(dataset: Dataset, table: str) -> dict:
+    return {"path": str(dataset.table_path(table)), **_declared_keys(table)}
+
+
+def _declared_keys(table: str) -> dict:
     keys = KEYS[table]
-    body: dict = {"path": str(dataset.table_path(table)), "primary_key": list(keys.primary_key)}
+    body: dict = {"primary_key": list(keys.primary_key)}
     if keys.foreign_keys:
         body["foreign_keys"] = [{"columns": list(fk.columns), "references": fk.references,
                                  "referenced_columns": list(fk.referenced_columns)} for fk in keys.foreign_keys]
@@ -177,16 +183,22 @@ def _spark_table(dataset: Dataset, table: str) -> dict:
 
 
 def _jdbc_source(dataset: Dataset, target: PostgresTarget, tables: tuple[str, ...]) -> dict:
-    source: dict = {"type": "jdbc", "url": target.jdbc_url, "dialect": "postgres",
-                    "schema": postgres_schema(dataset.sf)}
+    if target.local_server:
+        source: dict = {"type": "jdbc", "local_server": target.local_server, "dialect": "postgres",
+                        "schema": postgres_schema(dataset.sf)}
+        source["tables"] = {t: {"parquet_copy": str(dataset.table_path(t)), **_declared_keys(t)} for t in tables}
+        return source
+    source = {"type": "jdbc", "url": target.jdbc_url, "dialect": "postgres",
+              "schema": postgres_schema(dataset.sf)}
     if target.user:
         source["user"] = target.user
     if target.password_file:
         source["password_file"] = target.password_file
     elif target.password_env:
         source["password_env"] = target.password_env
-    # Keys of these tables are read from PostgreSQL's metadata; the copies let DuckDB answer.
-    source["tables"] = {t: {"parquet_copy": str(dataset.table_path(t))} for t in tables}
+    # The copies let DuckDB answer. The keys are declared too (the same as PostgreSQL's
+    # constraints), so an engine that does not read the source plans with them all the same.
+    source["tables"] = {t: {"parquet_copy": str(dataset.table_path(t)), **_declared_keys(t)} for t in tables}
     return source
 
 
@@ -240,10 +252,11 @@ def prepare(sf: float, *, data_dir: Path | None = None, postgres: str | None = "
     if postgres == "local":
         from cbo.localpg import LocalPostgres
 
-        info = LocalPostgres().start()
+        server = LocalPostgres()
+        info = server.start()
         progress(f"local PostgreSQL at {info.url}")
         address = pg.parse_url(info.jdbc_url, info.user, info.password())
-        target = PostgresTarget(info.jdbc_url, info.user, password_file=info.password_file)
+        target = PostgresTarget(local_server=str(server.root))
     elif postgres:
         address = pg.parse_url(postgres, password=os.environ.get("PGPASSWORD"))
         if address.password and "PGPASSWORD" not in os.environ:

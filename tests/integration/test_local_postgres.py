@@ -56,3 +56,68 @@ def _postmaster_pid(data_dir: str) -> int:
     # The first line of postmaster.pid is the server's process id.
     with open(os.path.join(data_dir, "postmaster.pid")) as handle:
         return int(handle.readline())
+
+
+def test_restart_keeps_the_port_after_open_sessions_were_closed(server):
+    """A fast stop closes the sessions from the server's side, leaving its port in TIME_WAIT;
+    the server binds with SO_REUSEADDR, so it can keep the port and catalogs stay valid."""
+    info = server.start()
+    open_session = psycopg.connect(**info.conninfo())
+    open_session.execute("select 1")
+    server.stop()
+    open_session.close()
+    assert server.start().port == info.port
+
+
+def test_catalogs_follow_the_server_to_another_port(server, tmp_path):
+    """A catalog names the local server, not its port: after a restart on another port (the old
+    one taken meanwhile) it connects where the server runs now. So does an older catalog that
+    wrote the port and the server's password file."""
+    import socket
+
+    from cbo.catalog import parse_catalog
+    from cbo.engines import postgres
+    from cbo.errors import SourceUnreachable
+
+    info = server.start()
+    with psycopg.connect(**info.conninfo()) as conn:
+        conn.execute("create schema s")
+        conn.execute("create table s.t (k integer primary key)")
+    current = parse_catalog(f'[sources.pg]\ntype = "jdbc"\nlocal_server = "{server.root}"\nschema = "s"\n'
+                            '[sources.pg.tables.t]\n', tmp_path / "current.toml")
+    older = parse_catalog(f'[sources.pg]\ntype = "jdbc"\nurl = "{info.jdbc_url}"\nuser = "cbo"\n'
+                          f'password_file = "{info.password_file}"\nschema = "s"\n[sources.pg.tables.t]\n',
+                          tmp_path / "older.toml")
+    server.stop()
+    with pytest.raises(SourceUnreachable, match="cbo postgres start"):
+        postgres.address_of(current.sources["pg"])
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as squatter:
+        squatter.bind(("127.0.0.1", info.port))
+        squatter.listen()
+        moved = server.start()
+        assert moved.port != info.port
+        for catalog in (current, older):
+            source = catalog.sources["pg"]
+            assert source.jdbc_url() == moved.jdbc_url
+            with postgres.connect(postgres.address_of(source)) as conn:
+                assert postgres.read_keys(conn, "s", "t")[0] == ("k",)
+
+
+def test_duckdb_answers_while_the_test_server_is_stopped(tpch_catalogs):
+    """The issue-16 command: a DuckDB query on the federated catalog with the server down."""
+    import subprocess
+    import sys
+
+    server = LocalPostgres()
+    server.stop()
+    try:
+        result = subprocess.run([sys.executable, "-m", "cbo", "query", "--catalog", str(tpch_catalogs["federated"]),
+                                 "--engine", "duckdb", "--format", "csv", "select count(*) from nation"],
+                                capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip().splitlines()[-1] == "25"
+        check = subprocess.run([sys.executable, "-m", "cbo", "catalog", "check", str(tpch_catalogs["federated"])],
+                               capture_output=True, text=True, timeout=300)
+        assert check.returncode == 2 and "start it with `cbo postgres start`" in check.stderr
+    finally:
+        server.start()
