@@ -168,9 +168,12 @@ class CascadesSearch:
         self.context.spend()
         self.counters.rule_applications += 1
         self.counters.by_rule[rule.name] = self.counters.by_rule.get(rule.name, 0) + 1
+        before = (self.memo.additions, self.counters.merges)
         for produced in rule.apply(expr, group, self.context):
             refs = tuple(self.memo.insert(child).ref for child in produced.children)
             self.memo.add(produced.with_children(refs) if refs else produced, group.find())
+        if (self.memo.additions, self.counters.merges) != before:
+            self.counters.fired[rule.name] = self.counters.fired.get(rule.name, 0) + 1
 
     # -- optimization ------------------------------------------------------------------------------
 
@@ -437,7 +440,10 @@ class CascadesSearch:
             found = []
             for rule in self._implementations_of(type(expr)):
                 if rule.matches(expr, group, self.context):
-                    found.extend(rule.implement(expr, group, self.context))
+                    made = list(rule.implement(expr, group, self.context))
+                    if made:
+                        found.extend(made)
+                        self.counters.fired[rule.name] = self.counters.fired.get(rule.name, 0) + 1
             self._physical[key] = found
         return found
 

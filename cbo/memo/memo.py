@@ -162,7 +162,10 @@ class Counters:
     budget_exhausted: str | None = None
     heuristic_regions: int = 0     # join regions above the exhaustive limit
     elapsed_ms: float = 0.0
-    by_rule: dict[str, int] = field(default_factory=dict)
+    by_rule: dict[str, int] = field(default_factory=dict)   # applications (bindings it was applied to)
+    # Rules that fired: a transformation rule that added an expression (or merged groups), an
+    # implementation rule that gave an alternative. Rule tests (expect=, expect-not=) read it.
+    fired: dict[str, int] = field(default_factory=dict)
 
 
 class Memo:
@@ -181,6 +184,7 @@ class Memo:
         self.groups: list[Group] = []     # by id; merged groups stay in place (``find``)
         self._index: dict[Plan, Group] = {}
         self._parents: dict[int, list[Plan]] = {}   # group id -> expressions reading it
+        self.additions = 0   # expressions registered so far (tells whether a rule added any)
         self.counters = Counters()
 
     def insert(self, plan: Plan) -> Group:
@@ -201,6 +205,7 @@ class Memo:
         return group
 
     def _register(self, expr: Plan, group: Group) -> None:
+        self.additions += 1
         self._index[expr] = group
         for child in expr.children:
             self._parents.setdefault(child.group.id, []).append(expr)  # type: ignore[attr-defined]

@@ -1,0 +1,101 @@
+"""Rule tests as data: each rule fires where its file says and not where it says not
+(``tests/rule_files.py`` describes the format; ``CBO_REWRITE=1`` rewrites the outputs)."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+import pytest
+
+from cbo.catalog import load_catalog
+from cbo.estimate import Estimator
+from cbo.explain import add_physical_details, describe, to_text
+from cbo.memo.render import memo_text
+from cbo.planner import Planner
+from stats.store import StatsStore
+from tests.rule_files import RULES, STATS, RuleCase, read_rule_cases, scaled, write_rule_cases
+
+FILES = sorted(RULES.glob("*.test"))
+REWRITE = os.environ.get("CBO_REWRITE") == "1"
+
+
+@lru_cache(maxsize=None)
+def _stored(name: str) -> dict:  # type: ignore[type-arg]
+    if name == "none":
+        return {}
+    store = StatsStore(STATS / name)
+    found = {}
+    for table in store.tables():
+        loaded = store.load(table)
+        assert loaded.stats is not None, loaded.problem
+        found[table] = loaded.stats
+    assert found, f"no statistics named {name!r} in {STATS}"
+    return found
+
+
+def estimator_for(case: RuleCase) -> Estimator:
+    stats = dict(_stored(case.stats))
+    for table, rows in case.rows.items():
+        names = [t for t in stats if t == table or t.endswith("." + table)]
+        assert len(names) == 1, f"{case.name}: rows:{table} names no table of the statistics ({', '.join(stats)})"
+        stats[names[0]] = scaled(stats[names[0]], rows)
+    return Estimator(stats)
+
+
+def run_case(case: RuleCase, catalog_path) -> tuple[str, dict[str, int]]:  # type: ignore[no-untyped-def]
+    estimator = estimator_for(case)
+    planner = Planner(load_catalog(catalog_path), estimator=estimator, settings=case.optimizer_settings())
+    planned = planner.plan(case.sql)
+    assert planned.optimized is not None
+    if case.directive == "memo":
+        # The first line carries the search's time; the rest is deterministic (blank lines end a case).
+        lines = memo_text(planned.optimized).splitlines()[1:]
+        return "\n".join(line for line in lines if line.strip()), planned.optimized.counters.fired
+
+    def annotate(node, info):  # type: ignore[no-untyped-def]
+        info.estimated_rows = round(estimator.estimate(node).rows, 1)
+        add_physical_details(info, node, planned.join_strategies, planned.exchanges)
+
+    return to_text(describe(planned.plan, annotate)), planned.optimized.counters.fired
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_rule_file(path, tpch_parquet_catalog):
+    cases = read_rule_cases(path)
+    assert cases, f"{path} has no cases"
+    outputs = {}
+    for case in cases:
+        output, fired = run_case(case, tpch_parquet_catalog)
+        for rule in case.expect:
+            assert rule in fired, f"{case.name}: {rule} did not fire (fired: {', '.join(sorted(fired)) or 'none'})"
+        for rule in case.expect_not:
+            assert rule not in fired, f"{case.name}: {rule} fired ({fired[rule]} times) where it must not"
+        outputs[case.line] = output
+    if REWRITE:
+        write_rule_cases(path, cases, outputs)
+        return
+    for case in cases:
+        assert outputs[case.line] == case.expected, (
+            f"{case.name}: the output changed (CBO_REWRITE=1 rewrites the file; review the diff)\n"
+            f"expected:\n{case.expected}\nactual:\n{outputs[case.line]}")
+
+
+def test_every_rule_has_cases_where_it_fires_and_where_it_does_not():
+    from cbo.memo.search import default_rules
+
+    fires: set[str] = set()
+    does_not: set[str] = set()
+    for path in FILES:
+        for case in read_rule_cases(path):
+            fires.update(case.expect)
+            does_not.update(case.expect_not)
+    names = set(default_rules().names())
+    assert names <= fires, f"rules without an expect= case: {sorted(names - fires)}"
+    assert names - set(ALWAYS_FIRES) <= does_not, f"rules without an expect-not= case: {sorted(names - does_not)}"
+
+
+# Rules no query can avoid, with the reason.
+ALWAYS_FIRES = {
+    "ImplementProject": "every bound query has a Project at the top (the output's names and order)",
+}
