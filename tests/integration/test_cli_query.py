@@ -87,3 +87,20 @@ def test_explain_estimates_come_from_collected_statistics(tpch_catalogs):
         node = node["children"][0]
     assert 0.8 <= max(node["estimated_rows"], 1) / max(node["actual_rows"], 1) <= 1.25
     assert "no statistics" not in result.stdout
+
+
+def test_a_spark_run_time_error_shows_its_cause_in_one_line(tpch_parquet_catalog):
+    """Was: Spark's start-up banner, a 25-line Java stack trace from the executor's log, then
+    "query failed on spark: An error occurred while calling o59.collectToPython"."""
+    sql = "select r_name, (select n_name from nation) from region"
+    result = cbo("query", sql, catalog=tpch_parquet_catalog)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1] == "cbo: error: query failed on spark: scalar subquery returned more than one row"
+    # Everything before it is cbo's own progress: no Java stack, no JVM or log4j start-up lines.
+    assert all(line.startswith("starting Spark") for line in lines[:-1]), result.stderr
+    debug = subprocess.run([sys.executable, "-m", "cbo", "--debug", "query", "--catalog", str(tpch_parquet_catalog),
+                            sql], capture_output=True, text=True, timeout=600)
+    assert debug.returncode == 2
+    assert "Traceback" in debug.stderr and "at org.apache.spark" in debug.stderr  # the stack with --debug
+    assert debug.stderr.strip().splitlines()[-1] == lines[-1]
