@@ -119,7 +119,8 @@ def cmd_query(args: argparse.Namespace) -> int:
     from cbo.session import Session
 
     session = Session(_catalog_path(args), engine=args.engine, dialect=args.dialect, settings=_settings(args))
-    names, rows = session.query(_query_text(args))
+    with _progress(args.engine == "spark"):
+        names, rows = session.query(_query_text(args))
     write_result(names, rows, args.format, sys.stdout)
     return 0
 
@@ -128,8 +129,19 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from cbo.session import Session
 
     session = Session(_catalog_path(args), engine=args.engine, dialect=args.dialect, settings=_settings(args))
-    print(session.explain(_query_text(args), format=args.format, analyze=args.analyze, memo=args.memo))
+    with _progress(args.analyze and args.engine == "spark"):
+        text = session.explain(_query_text(args), format=args.format, analyze=args.analyze, memo=args.memo)
+    print(text)
     return 0
+
+
+def _progress(spark: bool):  # type: ignore[no-untyped-def]
+    """Spark's stage progress on stderr while a step that runs Spark jobs goes on."""
+    import contextlib
+
+    from cbo.progress import spark_progress
+
+    return spark_progress() if spark else contextlib.nullcontext()
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -171,8 +183,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     if not 0 < args.sample <= 1:
         raise CboError(f"--sample must be in (0, 1], got {args.sample}")
-    results = analyze(load_catalog(_catalog_path(args)), args.tables or None, sample=args.sample,
-                      analyze_source=args.analyze_source, force=args.force, progress=say)
+    with _progress(True):  # the Spark collector's scans; nothing shows while only PostgreSQL is read
+        results = analyze(load_catalog(_catalog_path(args)), args.tables or None, sample=args.sample,
+                          analyze_source=args.analyze_source, force=args.force, progress=say)
     for r in results:
         print(f"{r.table:<28} {r.status:<10} {r.rows:>14,.0f} rows {r.seconds:>7.1f} s  {r.path}")
     return 0

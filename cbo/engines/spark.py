@@ -121,9 +121,12 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
     for key, value in conf.items():
         builder = builder.config(key, value)
     _quiet_python_loggers()
+    from cbo.progress import step
+
     try:
-        _launch_gateway(settings.master, conf)
-        _session = builder.getOrCreate()
+        with step(f"starting Spark ({settings.master})"):  # 10-20 s in which nothing else shows
+            _launch_gateway(settings.master, conf)
+            _session = builder.getOrCreate()
     except Exception as exc:  # Java missing, bad master URL, ...: say so in one line
         raise SetupError(f"cannot start Spark (master {settings.master}): {str(exc).strip().splitlines()[0]}") from None
     _session.sparkContext.setLogLevel(_log_level())
@@ -170,6 +173,11 @@ def _forward_stderr(stream) -> None:  # type: ignore[no-untyped-def]
                 os.write(2, line)
             except OSError:
                 return
+
+
+def current_session() -> "SparkSession | None":
+    """The shared session if it has started (progress reporting must not start one)."""
+    return _session
 
 
 def stop_session() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import subprocess
 import sys
 
@@ -98,7 +99,9 @@ def test_a_spark_run_time_error_shows_its_cause_in_one_line(tpch_parquet_catalog
     lines = result.stderr.strip().splitlines()
     assert lines[-1] == "cbo: error: query failed on spark: scalar subquery returned more than one row"
     # Everything before it is cbo's own progress: no Java stack, no JVM or log4j start-up lines.
-    assert all(line.startswith("starting Spark") for line in lines[:-1]), result.stderr
+    assert lines[0] == "starting Spark (local[*]) ..." and lines[1].startswith("starting Spark (local[*]): done in")
+    # and, on a slow run, a line of Spark's stage progress (not a terminal: plain lines)
+    assert all(re.fullmatch(r"Spark: stage \d+ .*tasks, \d+ s", line) for line in lines[2:-1]), result.stderr
     debug = subprocess.run([sys.executable, "-m", "cbo", "--debug", "query", "--catalog", str(tpch_parquet_catalog),
                             sql], capture_output=True, text=True, timeout=600)
     assert debug.returncode == 2
