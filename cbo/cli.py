@@ -296,6 +296,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("cbo: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`cbo rules | head`): nothing to report
+        import os
+
+        # Python would complain again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except Exception as exc:
         _traceback_if(args.debug)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""

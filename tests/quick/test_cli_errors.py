@@ -92,3 +92,15 @@ def test_session_without_a_catalog_uses_the_cli_default_or_says_what_to_do(tmp_p
     monkeypatch.setenv("CBO_CATALOG", str(tpch_parquet_catalog))
     session = cbo.Session()
     assert session.query("select count(*) as n from nation", engine="duckdb") == (["n"], [(25,)])
+
+
+def test_a_reader_that_goes_away_is_no_error():
+    """``cbo rules | head -3``: was "cbo: internal error: BrokenPipeError"."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write to the pipe fails, as when head has exited
+    try:
+        result = subprocess.run([sys.executable, "-m", "cbo", "rules"], stdout=write_end, stderr=subprocess.PIPE,
+                                text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert result.stderr == ""
