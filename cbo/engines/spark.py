@@ -105,8 +105,8 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
     builder = SparkSession.builder.master(settings.master).appName("cbo")
     conf = dict(BASE_CONF)
     # The log level reaches log4j as a system property so that start-up is quiet too.
-    conf["spark.driver.extraJavaOptions"] = (f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG} "
-                                             f"-Dcbo.log.level={_log_level()}")
+    logging_options = f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG} -Dcbo.log.level={_log_level()}"
+    conf["spark.driver.extraJavaOptions"] = logging_options
     if settings.master.startswith("local"):
         conf["spark.driver.memory"] = settings.driver_memory or DEFAULT_LOCAL_DRIVER_MEMORY
     elif settings.driver_memory:
@@ -118,6 +118,8 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
     if driver and driver.packages:
         conf["spark.jars.packages"] = ",".join(driver.packages)
     conf.update(settings.conf)
+    if settings.conf.get("spark.driver.extraJavaOptions"):  # the catalog's options beside cbo's logging
+        conf["spark.driver.extraJavaOptions"] = f"{logging_options} {settings.conf['spark.driver.extraJavaOptions']}"
     for key, value in conf.items():
         builder = builder.config(key, value)
     _quiet_python_loggers()

@@ -107,3 +107,17 @@ def test_a_spark_run_time_error_shows_its_cause_in_one_line(tpch_parquet_catalog
     assert debug.returncode == 2
     assert "Traceback" in debug.stderr and "at org.apache.spark" in debug.stderr  # the stack with --debug
     assert debug.stderr.strip().splitlines()[-1] == lines[-1]
+
+
+def test_spark_stays_quiet_when_the_catalog_sets_driver_java_options(tpch_parquet_catalog, tmp_path):
+    """The catalog's own driver options used to replace cbo's logging options, and Spark's
+    start-up lines came back."""
+    catalog = tmp_path / "with-java-options.toml"
+    catalog.write_text('[spark.conf]\n"spark.driver.extraJavaOptions" = "-Dcbo.test.marker=1"\n\n'
+                       + tpch_parquet_catalog.read_text())
+    result = cbo("query", "--format", "csv", "select count(*) as n from region", catalog=catalog)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["n", "5"]
+    lines = result.stderr.strip().splitlines()
+    assert lines[0].startswith("starting Spark") and lines[1].startswith("starting Spark"), result.stderr
+    assert all(re.fullmatch(r"Spark: stage \d+ .*tasks, \d+ s", line) for line in lines[2:]), result.stderr
