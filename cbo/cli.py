@@ -63,7 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     catalog.add_argument("action", choices=("check",))
     catalog.add_argument("file", type=Path, help="the catalog (TOML)")
 
-    commands.add_parser("rules", help="list the optimizer's rules: name, kind, enabled, what each does")
+    rules = commands.add_parser("rules", help="list the optimizer's rules: name, kind, enabled, what each does")
+    rules.add_argument("--set", action="append", metavar="NAME=VALUE",
+                       help="optimizer settings, e.g. disabled_rules=SortMergeJoin,ReorderJoins (shown as not enabled)")
 
     datagen = commands.add_parser("datagen", help="generate a workload's data, load it, write its catalogs")
     datagen.add_argument("workload", choices=("tpch",))
@@ -107,18 +109,9 @@ def _query_text(args: argparse.Namespace) -> str:
 
 
 def _catalog_path(args: argparse.Namespace) -> Path:
-    import os
+    from cbo.paths import default_catalog
 
-    from cbo.paths import cache_dir
-
-    if args.catalog is not None:
-        return args.catalog
-    if os.environ.get("CBO_CATALOG"):
-        return Path(os.environ["CBO_CATALOG"])
-    default = cache_dir() / "tpch" / "sf0.1" / "catalogs" / "federated.toml"
-    if default.exists():
-        return default
-    raise CboError("no catalog: pass --catalog FILE or set CBO_CATALOG (`cbo demo` or `cbo datagen` write some)")
+    return args.catalog if args.catalog is not None else default_catalog()
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -126,7 +119,8 @@ def cmd_query(args: argparse.Namespace) -> int:
     from cbo.session import Session
 
     session = Session(_catalog_path(args), engine=args.engine, dialect=args.dialect, settings=_settings(args))
-    names, rows = session.query(_query_text(args))
+    with _progress(args.engine == "spark"):
+        names, rows = session.query(_query_text(args))
     write_result(names, rows, args.format, sys.stdout)
     return 0
 
@@ -135,17 +129,51 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from cbo.session import Session
 
     session = Session(_catalog_path(args), engine=args.engine, dialect=args.dialect, settings=_settings(args))
-    print(session.explain(_query_text(args), format=args.format, analyze=args.analyze, memo=args.memo))
+    with _progress(args.analyze and args.engine == "spark"):
+        text = session.explain(_query_text(args), format=args.format, analyze=args.analyze, memo=args.memo)
+    print(text)
     return 0
 
 
-def cmd_rules() -> int:
+def _progress(spark: bool):  # type: ignore[no-untyped-def]
+    """Spark's stage progress on stderr while a step that runs Spark jobs goes on."""
+    import contextlib
+
+    from cbo.progress import spark_progress
+
+    return spark_progress() if spark else contextlib.nullcontext()
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    print(rules_table(_settings(args)))
+    return 0
+
+
+def rules_table(settings: dict[str, str], width: int | None = None) -> str:
+    """The rules as a table: name, kind, enabled (under ``--set disabled_rules=...``), and the
+    description wrapped to the terminal's width under its column, never cut."""
+    import shutil
+    import textwrap
+
     from cbo.memo.search import default_rules
+    from cbo.settings import OptimizerSettings
 
-    for rule in default_rules(("jdbc", "spark")).describe():
-        state = "" if rule["enabled"] else "  (disabled)"
-        print(f"{rule['name']:<22} {rule['kind']:<15} {rule['summary']}{state}")
-    return 0
+    disabled = OptimizerSettings().with_values(settings).disabled_rules
+    rules = default_rules(("jdbc", "spark"), disabled).describe()
+    header = {"name": "name", "kind": "kind", "enabled": "enabled", "summary": "what it does"}
+    rows = [header] + [{**r, "enabled": "yes" if r["enabled"] else "no"} for r in rules]
+    name_width = max(len(str(r["name"])) for r in rows)
+    kind_width = max(len(str(r["kind"])) for r in rows)
+    enabled_width = len("enabled")
+    indent = name_width + kind_width + enabled_width + 6
+    width = width or shutil.get_terminal_size((120, 24)).columns
+    lines = []
+    for row in rows:
+        summary = textwrap.wrap(str(row["summary"]), max(width - indent, 30)) or [""]
+        lines.append(f"{row['name']:<{name_width}}  {row['kind']:<{kind_width}}  {row['enabled']:<{enabled_width}}  "
+                     f"{summary[0]}".rstrip())
+        lines += [" " * indent + more for more in summary[1:]]
+    return "\n".join(lines)
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
@@ -155,8 +183,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     if not 0 < args.sample <= 1:
         raise CboError(f"--sample must be in (0, 1], got {args.sample}")
-    results = analyze(load_catalog(_catalog_path(args)), args.tables or None, sample=args.sample,
-                      analyze_source=args.analyze_source, force=args.force, progress=say)
+    with _progress(True):  # the Spark collector's scans; nothing shows while only PostgreSQL is read
+        results = analyze(load_catalog(_catalog_path(args)), args.tables or None, sample=args.sample,
+                          analyze_source=args.analyze_source, force=args.force, progress=say)
     for r in results:
         print(f"{r.table:<28} {r.status:<10} {r.rows:>14,.0f} rows {r.seconds:>7.1f} s  {r.path}")
     return 0
@@ -238,7 +267,7 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command == "explain":
         return cmd_explain(args)
     if args.command == "rules":
-        return cmd_rules()
+        return cmd_rules(args)
     if args.command == "analyze":
         return cmd_analyze(args)
     if args.command == "stats":
@@ -254,24 +283,36 @@ def dispatch(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.debug:
+        from cbo.engines.spark import set_verbose
+
+        set_verbose(True)  # Spark's own error log lines too
     try:
         return dispatch(args)
-    except CboError as exc:
-        if args.debug:
-            raise
-        print(f"cbo: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except ValueError as exc:  # bad values in arguments, e.g. an unknown query name
-        if args.debug:
-            raise
+    except (CboError, ValueError) as exc:  # ValueError: bad values in arguments, e.g. an unknown query name
+        _traceback_if(args.debug)
         print(f"cbo: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("cbo: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:
-        if args.debug:
-            raise
-        print(f"cbo: internal error: {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''} "
-              "(run with --debug for the traceback)", file=sys.stderr)
+    except BrokenPipeError:  # the reader went away (`cbo rules | head`): nothing to report
+        import os
+
+        # Python would complain again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except Exception as exc:
+        _traceback_if(args.debug)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        hint = "" if args.debug else " (run with --debug for the traceback)"
+        print(f"cbo: internal error: {type(exc).__name__}: {first}{hint}", file=sys.stderr)
+        return 1
+
+
+def _traceback_if(debug: bool) -> None:
+    """With --debug, the traceback before the one error line (which stays last, where it is seen)."""
+    if debug:
+        import traceback
+
+        traceback.print_exc()

@@ -42,7 +42,7 @@ def run_demo(sf: float = 0.1, postgres: str | None = "local", placement: str = "
         catalogs = tpch.prepare(sf, postgres=postgres if placement != "all-spark" else None, progress=say)
     catalog = load_catalog(catalogs[placement])
     reference = DuckDBNative(load_catalog(catalogs["all-spark"]))
-    with step("starting Spark (local mode)"):
+    with step("Spark: registering the catalog's tables"):  # Spark itself says when it starts
         native = SparkNative(catalog)
         session = Session(catalog, engine="spark")
     with step("collecting statistics (skipped where fresh)"):

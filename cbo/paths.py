@@ -25,3 +25,17 @@ def scale_factor_label(sf: float) -> str:
 def scale_factor_identifier(sf: float) -> str:
     """A SQL-identifier-safe name for a scale factor: 0.1 -> 'tpch_sf0_1'."""
     return "tpch_" + scale_factor_label(sf).replace(".", "_")
+
+
+def default_catalog() -> Path:
+    """The catalog used when none is named: ``$CBO_CATALOG``, else the demo's TPC-H SF 0.1
+    federated catalog when ``cbo demo`` has written it. The CLI and ``cbo.Session()`` share it."""
+    from cbo.errors import CboError
+
+    if os.environ.get("CBO_CATALOG"):
+        return Path(os.environ["CBO_CATALOG"]).expanduser()
+    default = cache_dir() / "tpch" / "sf0.1" / "catalogs" / "federated.toml"
+    if default.exists():
+        return default
+    raise CboError(f"no catalog: name one (--catalog FILE, or Session(catalog=FILE)) or set CBO_CATALOG; "
+                   f"`cbo demo` writes the default, {default}")

@@ -51,6 +51,12 @@ class PlanView:
 
 
 def _reason(exc: BaseException) -> str:
+    """One line saying why running a query failed: Spark's cause, not Py4J's wrapper."""
+    from cbo.engines.spark import spark_failure
+
+    cause = spark_failure(exc)
+    if cause:
+        return cause
     for line in str(exc).strip().splitlines():
         line = line.strip()
         if line and not line.startswith(("at ", "JVM stacktrace", "Traceback")):
@@ -59,9 +65,15 @@ def _reason(exc: BaseException) -> str:
 
 
 class Session:
-    def __init__(self, catalog: Catalog | str | os.PathLike[str], engine: str = "spark",
+    def __init__(self, catalog: Catalog | str | os.PathLike[str] | None = None, engine: str = "spark",
                  dialect: str = DEFAULT_DIALECT, settings: OptimizerSettings | dict[str, Any] | None = None):
-        loaded = catalog if isinstance(catalog, Catalog) else load_catalog(Path(catalog))
+        """``catalog``: a loaded catalog or its file; without one, the CLI's default
+        (``$CBO_CATALOG``, else the demo's catalog), or a CboError saying how to get one."""
+        if catalog is None:
+            from cbo.paths import default_catalog
+
+            catalog = default_catalog()
+        loaded = catalog if isinstance(catalog, Catalog) else load_catalog(Path(catalog).expanduser())
         if engine not in ENGINES:
             raise CboError(f"unknown engine {engine!r} (expected one of: {', '.join(ENGINES)})")
         self.engine = engine

@@ -10,6 +10,8 @@ order: ``$CBO_JDBC_JAR``, the catalog's ``[spark] jdbc_jars``, Debian's
 from __future__ import annotations
 
 import os
+import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,15 +29,28 @@ DEBIAN_JDBC_JAR = Path("/usr/share/java/postgresql.jar")
 POSTGRES_DRIVER_CLASS = "org.postgresql.Driver"
 DEFAULT_LOCAL_DRIVER_MEMORY = "6g"
 
+LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
+
 # Settings cbo always applies: quiet console, UTC so dates mean the same in every engine.
 BASE_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
-    "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile=file:{Path(__file__).with_name('log4j2.properties')}",
 }
 
+# Lines the JVM prints on every start that tell a user nothing: Spark's launcher always adds
+# --add-modules=jdk.incubator.vector, and the JVM then warns about it (no flag turns that off).
+JVM_NOISE = ("WARNING: Using incubator modules",)
+
 _session: "SparkSession | None" = None
+_verbose = False
+
+
+def set_verbose(verbose: bool) -> None:
+    """Show Spark's own error log lines (``cbo --debug``); by default Spark's log is off, since
+    every failure reaches the user as cbo's one-line error with its cause."""
+    global _verbose
+    _verbose = verbose
 
 
 @dataclass(frozen=True)
@@ -89,6 +104,9 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
 
     builder = SparkSession.builder.master(settings.master).appName("cbo")
     conf = dict(BASE_CONF)
+    # The log level reaches log4j as a system property so that start-up is quiet too.
+    logging_options = f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG} -Dcbo.log.level={_log_level()}"
+    conf["spark.driver.extraJavaOptions"] = logging_options
     if settings.master.startswith("local"):
         conf["spark.driver.memory"] = settings.driver_memory or DEFAULT_LOCAL_DRIVER_MEMORY
     elif settings.driver_memory:
@@ -100,13 +118,67 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
     if driver and driver.packages:
         conf["spark.jars.packages"] = ",".join(driver.packages)
     conf.update(settings.conf)
+    if settings.conf.get("spark.driver.extraJavaOptions"):  # the catalog's options beside cbo's logging
+        conf["spark.driver.extraJavaOptions"] = f"{logging_options} {settings.conf['spark.driver.extraJavaOptions']}"
     for key, value in conf.items():
         builder = builder.config(key, value)
+    _quiet_python_loggers()
+    from cbo.progress import step
+
     try:
-        _session = builder.getOrCreate()
+        with step(f"starting Spark ({settings.master})"):  # 10-20 s in which nothing else shows
+            _launch_gateway(settings.master, conf)
+            _session = builder.getOrCreate()
     except Exception as exc:  # Java missing, bad master URL, ...: say so in one line
         raise SetupError(f"cannot start Spark (master {settings.master}): {str(exc).strip().splitlines()[0]}") from None
-    _session.sparkContext.setLogLevel("ERROR")
+    _session.sparkContext.setLogLevel(_log_level())
+    return _session
+
+
+def _log_level() -> str:
+    return "ERROR" if _verbose else "OFF"
+
+
+def _quiet_python_loggers() -> None:
+    """PySpark logs every SQL error it raises, as JSON with the Java stack, to stderr; the error
+    itself reaches cbo, which reports it in one line."""
+    import logging
+
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        logging.getLogger(name).disabled = not _verbose
+
+
+def _launch_gateway(master: str, conf: dict[str, str]) -> None:
+    """Start Spark's JVM as PySpark would, but with its stderr passed through a filter that drops
+    the JVM's start-up noise (``JVM_NOISE``); everything else still reaches stderr."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return  # a JVM already runs (an earlier session of this process, or a PySpark shell)
+    spark_conf = SparkConf(loadDefaults=False).setMaster(master).setAppName("cbo")
+    for key, value in conf.items():
+        spark_conf.set(key, value)
+    gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": subprocess.PIPE})
+    proc = getattr(gateway, "proc", None)
+    if proc is not None and proc.stderr is not None:
+        threading.Thread(target=_forward_stderr, args=(proc.stderr,), name="cbo-jvm-stderr", daemon=True).start()
+    SparkContext._gateway = gateway
+    SparkContext._jvm = gateway.jvm
+
+
+def _forward_stderr(stream) -> None:  # type: ignore[no-untyped-def]
+    # To file descriptor 2 itself, as the JVM wrote before: sys.stderr may be replaced (pytest).
+    for line in iter(stream.readline, b""):
+        if not line.startswith(tuple(n.encode() for n in JVM_NOISE)):
+            try:
+                os.write(2, line)
+            except OSError:
+                return
+
+
+def current_session() -> "SparkSession | None":
+    """The shared session if it has started (progress reporting must not start one)."""
     return _session
 
 
@@ -168,6 +240,61 @@ def register_catalog(spark: "SparkSession", catalog: Catalog) -> None:
             raise
         except Exception as exc:
             raise SourceUnreachable(f"cannot read table '{table.qualified_name}': {_java_reason(exc)}") from None
+
+
+def spark_failure(exc: BaseException) -> str | None:
+    """The cause of a failed Spark call in one line, or None when ``exc`` is not from Spark.
+
+    A failure inside a job reaches Python as a Py4J error whose message is only "An error
+    occurred while calling o59.collectToPython"; the cause is down the Java exception's cause
+    chain (e.g. an ExecutionException around a SparkRuntimeException). Spark's own errors carry
+    a condition such as ``SCALAR_SUBQUERY_TOO_MANY_ROWS`` and a message; the innermost one is
+    the cause. PySpark's converted exceptions (``CapturedException``) carry the same."""
+    java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
+    if java is None:
+        if hasattr(exc, "getCondition") and exc.getCondition():  # type: ignore[attr-defined]
+            return _spark_message(exc.getCondition(), exc.getMessage())  # type: ignore[attr-defined]
+        return None
+    chain, cause = [], java
+    while cause is not None and len(chain) < 32:
+        chain.append(cause)
+        try:
+            cause = cause.getCause()
+        except Exception:
+            break
+    for throwable in reversed(chain):
+        condition = _java_call(throwable, "getCondition")
+        if condition:
+            return _spark_message(condition, _java_call(throwable, "getMessage") or "")
+    innermost = chain[-1]
+    message = _java_call(innermost, "getMessage")
+    name = _java_call(innermost.getClass(), "getSimpleName") or "error"
+    return f"{name}: {_first_line(message)}" if message else name
+
+
+def _java_call(target, method: str):  # type: ignore[no-untyped-def]
+    try:
+        return getattr(target, method)()
+    except Exception:  # not a SparkThrowable, or the JVM is gone
+        return None
+
+
+def _spark_message(condition: str, message: str) -> str:
+    """``[COND] text SQLSTATE: X`` -> ``text (COND)``; an error raised by the plan itself
+    (``raise_error``, e.g. a scalar subquery with two rows) is just its text."""
+    text = _first_line(message)
+    prefix = f"[{condition}]"
+    if text.startswith(prefix):
+        text = text[len(prefix):].strip()
+    text = text.split(" SQLSTATE:")[0].strip()
+    return text if condition == "USER_RAISED_EXCEPTION" else f"{text} ({condition})"
+
+
+def _first_line(text: str) -> str:
+    for line in str(text).strip().splitlines():
+        if line.strip():
+            return line.strip()[:300]
+    return ""
 
 
 def _java_reason(exc: BaseException) -> str:

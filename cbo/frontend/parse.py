@@ -1,15 +1,59 @@
-"""Parsing SQL with sqlglot; syntax errors name the line and column."""
+"""Parsing SQL with sqlglot; syntax errors name the line and column and say, in SQL terms, what
+is wrong.
+
+sqlglot is lenient where the engines are not: it reads ``select a, from t`` (a trailing comma)
+and ``from t group`` (a dangling GROUP taken as the alias ``group``) without complaint, and
+Spark or DuckDB would then answer a query the user did not write. Both are rejected here, before
+the statement is bound.
+"""
 
 from __future__ import annotations
+
+import re
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import Token, TokenType
 
 from cbo.frontend.errors import SqlError
 
 DEFAULT_DIALECT = "trino"
 DIALECTS = ("trino", "presto", "spark", "duckdb", "postgres")
+
+# Dialects whose engine itself accepts a comma before FROM (DuckDB documents it).
+TRAILING_COMMA_DIALECTS = ("duckdb",)
+
+# Tokens a comma may not directly precede: the end of a list.
+_LIST_ENDS = {TokenType.FROM: "FROM", TokenType.WHERE: "WHERE", TokenType.GROUP_BY: "GROUP BY",
+              TokenType.HAVING: "HAVING", TokenType.ORDER_BY: "ORDER BY", TokenType.LIMIT: "LIMIT",
+              TokenType.UNION: "UNION", TokenType.EXCEPT: "EXCEPT", TokenType.INTERSECT: "INTERSECT",
+              TokenType.R_PAREN: "')'", TokenType.SEMICOLON: "';'"}
+
+# Reserved words (SQL:2016, and so in Trino, Spark's ANSI mode and PostgreSQL) that start a
+# clause. sqlglot reads one left alone (``from t group``) as an alias; no engine does.
+_CLAUSE_WORDS = {"group": "GROUP BY needs BY and its columns", "order": "ORDER BY needs BY and its expressions",
+                 "where": "WHERE needs a condition", "having": "HAVING needs a condition",
+                 "limit": "LIMIT needs a number", "offset": "OFFSET needs a number",
+                 "union": "UNION needs a second query", "intersect": "INTERSECT needs a second query",
+                 "except": "EXCEPT needs a second query", "window": "WINDOW needs a definition",
+                 "select": "SELECT starts a query", "from": "FROM needs a table", "by": "BY follows GROUP or ORDER",
+                 "join": "JOIN needs a table", "on": "ON needs a condition", "using": "USING needs columns"}
+
+# What sqlglot's "Required keyword ... missing for <class X>" means, by X, in SQL terms.
+_MISSING = {"Where": "WHERE needs a condition", "Having": "HAVING needs a condition",
+            "Qualify": "QUALIFY needs a condition", "Order": "ORDER BY needs at least one expression",
+            "Group": "GROUP BY needs at least one column", "Limit": "LIMIT needs a number",
+            "Offset": "OFFSET needs a number", "Fetch": "FETCH needs a number",
+            "Join": "JOIN needs a table", "Not": "NOT needs a condition after it",
+            "In": "IN needs a list or a subquery", "Between": "BETWEEN needs a lower and an upper bound",
+            "Case": "CASE needs at least one WHEN ... THEN", "If": "WHEN needs a condition and THEN a result",
+            "Cast": "CAST needs an expression and a type", "Alias": "AS needs a name",
+            "Subquery": "the parentheses need a query", "Paren": "the parentheses need an expression",
+            "Exists": "EXISTS needs a subquery", "Union": "UNION needs a second query",
+            "Except": "EXCEPT needs a second query", "Intersect": "INTERSECT needs a second query"}
+
+_REQUIRED = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
 
 
 def parse(sql: str, dialect: str = DEFAULT_DIALECT) -> exp.Expression:
@@ -17,6 +61,7 @@ def parse(sql: str, dialect: str = DEFAULT_DIALECT) -> exp.Expression:
     if dialect not in DIALECTS:
         raise SqlError(f"unknown SQL dialect {dialect!r} (expected one of: {', '.join(DIALECTS)})")
     try:
+        tokens = sqlglot.tokenize(sql, read=dialect)
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except ParseError as exc:
         first = exc.errors[0] if exc.errors else {}
@@ -25,6 +70,9 @@ def parse(sql: str, dialect: str = DEFAULT_DIALECT) -> exp.Expression:
         column = (first.get("col") or 0) - max(len(highlight) - 1, 0)
         where = f"line {first.get('line')}, column {column}: " if first.get("line") else ""
         description = first.get("description") or str(exc)
+        missing = _REQUIRED.match(description)
+        if missing:
+            raise SqlError(f"syntax error: {where}{_missing(missing.group(2), highlight)}") from None
         description = description.split("<Token")[0].split(" but got")[0].strip().rstrip(".")
         near = f" near {highlight!r}" if highlight else ""
         raise SqlError(f"syntax error: {where}{description}{near}") from None
@@ -37,4 +85,63 @@ def parse(sql: str, dialect: str = DEFAULT_DIALECT) -> exp.Expression:
     statement = statements[0]
     if not isinstance(statement, exp.Query):
         raise SqlError(f"only queries (SELECT ...) are supported, got {statement.key.upper()}")
+    if dialect not in TRAILING_COMMA_DIALECTS:
+        _reject_trailing_commas(tokens)
+    _reject_clause_words_as_aliases(statement)
+    _reject_empty_lists(statement, tokens)
     return statement
+
+
+def _missing(node_class: str, highlight: str) -> str:
+    if node_class in _MISSING:
+        return _MISSING[node_class]
+    near = highlight.upper() if highlight else "here"
+    # Binary operators (=, <, +, AND, OR, LIKE, ...): the operand after them is what is missing.
+    return f"{near} needs an operand after it" if highlight else "the statement is incomplete"
+
+
+def _at(token: Token) -> str:
+    """``line L, column C`` of where a token starts (sqlglot's ``col`` is where it ends)."""
+    return f"line {token.line}, column {token.col - len(token.text) + 1}"
+
+
+def _reject_trailing_commas(tokens: list[Token]) -> None:
+    for comma, following in zip(tokens, tokens[1:] + [None]):  # type: ignore[operator]
+        if comma.token_type != TokenType.COMMA:
+            continue
+        if following is None:
+            raise SqlError(f"syntax error: {_at(comma)}: the query ends with a comma")
+        if following.token_type in _LIST_ENDS:
+            raise SqlError(f"syntax error: {_at(comma)}: a comma before {_LIST_ENDS[following.token_type]}: "
+                           "an item of the list is missing (or remove the comma)")
+
+
+def _reject_clause_words_as_aliases(statement: exp.Expression) -> None:
+    for identifier in statement.find_all(exp.Identifier):
+        parent = identifier.parent
+        if identifier.quoted or not isinstance(parent, (exp.TableAlias, exp.Alias)) or parent.this is not identifier:
+            continue
+        word = identifier.name.lower()
+        if word not in _CLAUSE_WORDS:
+            continue
+        meta = identifier.meta
+        where = ""
+        if meta.get("line"):
+            where = f"line {meta['line']}, column {meta['col'] - len(identifier.name) + 1}: "
+        raise SqlError(f"syntax error: {where}{word.upper()} is a reserved word, not an alias: "
+                       f"{_CLAUSE_WORDS[word]} (write \"{identifier.name}\" to use it as a name)")
+
+
+def _reject_empty_lists(statement: exp.Expression, tokens: list[Token]) -> None:
+    """``... group by`` with nothing after BY parses as an empty GROUP BY; SELECT without a
+    column parses too."""
+    for group in statement.find_all(exp.Group):
+        if not any(group.args.get(key) for key in group.args):
+            token = next((t for t in tokens if t.token_type == TokenType.GROUP_BY), None)
+            where = f"{_at(token)}: " if token else ""
+            raise SqlError(f"syntax error: {where}GROUP BY needs at least one column")
+    for select in statement.find_all(exp.Select):
+        if not select.expressions:
+            token = next((t for t in tokens if t.token_type == TokenType.SELECT), None)
+            where = f"{_at(token)}: " if token else ""
+            raise SqlError(f"syntax error: {where}SELECT needs at least one column (or *)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import subprocess
 import sys
 
@@ -87,3 +88,36 @@ def test_explain_estimates_come_from_collected_statistics(tpch_catalogs):
         node = node["children"][0]
     assert 0.8 <= max(node["estimated_rows"], 1) / max(node["actual_rows"], 1) <= 1.25
     assert "no statistics" not in result.stdout
+
+
+def test_a_spark_run_time_error_shows_its_cause_in_one_line(tpch_parquet_catalog):
+    """Was: Spark's start-up banner, a 25-line Java stack trace from the executor's log, then
+    "query failed on spark: An error occurred while calling o59.collectToPython"."""
+    sql = "select r_name, (select n_name from nation) from region"
+    result = cbo("query", sql, catalog=tpch_parquet_catalog)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1] == "cbo: error: query failed on spark: scalar subquery returned more than one row"
+    # Everything before it is cbo's own progress: no Java stack, no JVM or log4j start-up lines.
+    assert lines[0] == "starting Spark (local[*]) ..." and lines[1].startswith("starting Spark (local[*]): done in")
+    # and, on a slow run, a line of Spark's stage progress (not a terminal: plain lines)
+    assert all(re.fullmatch(r"Spark: stage \d+ .*tasks, \d+ s", line) for line in lines[2:-1]), result.stderr
+    debug = subprocess.run([sys.executable, "-m", "cbo", "--debug", "query", "--catalog", str(tpch_parquet_catalog),
+                            sql], capture_output=True, text=True, timeout=600)
+    assert debug.returncode == 2
+    assert "Traceback" in debug.stderr and "at org.apache.spark" in debug.stderr  # the stack with --debug
+    assert debug.stderr.strip().splitlines()[-1] == lines[-1]
+
+
+def test_spark_stays_quiet_when_the_catalog_sets_driver_java_options(tpch_parquet_catalog, tmp_path):
+    """The catalog's own driver options used to replace cbo's logging options, and Spark's
+    start-up lines came back."""
+    catalog = tmp_path / "with-java-options.toml"
+    catalog.write_text('[spark.conf]\n"spark.driver.extraJavaOptions" = "-Dcbo.test.marker=1"\n\n'
+                       + tpch_parquet_catalog.read_text())
+    result = cbo("query", "--format", "csv", "select count(*) as n from region", catalog=catalog)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["n", "5"]
+    lines = result.stderr.strip().splitlines()
+    assert lines[0].startswith("starting Spark") and lines[1].startswith("starting Spark"), result.stderr
+    assert all(re.fullmatch(r"Spark: stage \d+ .*tasks, \d+ s", line) for line in lines[2:]), result.stderr

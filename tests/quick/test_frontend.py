@@ -86,3 +86,41 @@ def test_correlation_in_an_unsupported_place_is_named(planner):
     message = error(planner, "select r_name from region where r_regionkey = "
                              "(select n_nationkey from nation where n_regionkey = r_regionkey limit 1)")
     assert "LIMIT/OFFSET in a correlated subquery is not supported" in message
+
+
+@pytest.mark.parametrize("sql, expected", [
+    # sqlglot's own words were "Required keyword: 'this' missing for <class '...Where'>".
+    ("select n_name from nation where", "syntax error: line 1, column 27: WHERE needs a condition"),
+    ("select n_name from nation having", "line 1, column 27: HAVING needs a condition"),
+    ("select n_name from nation order by", "line 1, column 27: ORDER BY needs at least one expression"),
+    ("select n_name from nation where n_nationkey = 1 and", "line 1, column 49: AND needs an operand after it"),
+    ("select n_name from nation limit", "line 1, column 27: LIMIT needs a number"),
+])
+def test_incomplete_clauses_say_what_is_missing_in_sql_terms(planner, sql, expected):
+    message = error(planner, sql)
+    assert expected in message
+    assert "Required keyword" not in message and "sqlglot" not in message
+
+
+@pytest.mark.parametrize("sql, expected", [
+    # sqlglot accepted both and the query answered 25 rows.
+    ("select n_name, from nation group",
+     "syntax error: line 1, column 14: a comma before FROM: an item of the list is missing"),
+    ("select n_name, from nation", "line 1, column 14: a comma before FROM"),
+    ("select n_name\nfrom nation group", "syntax error: line 2, column 13: GROUP is a reserved word, not an alias: "
+                                          "GROUP BY needs BY and its columns"),
+    ("select n_name from nation n order", "Invalid expression"),
+    ("select n_name from nation order", "line 1, column 27: ORDER is a reserved word, not an alias"),
+    ("select n_name from nation group by", "line 1, column 27: GROUP BY needs at least one column"),
+    ("select n_regionkey, count(*) from nation group by n_regionkey, order by 1", "a comma before ORDER BY"),
+    ("select from nation", "line 1, column 1: SELECT needs at least one column"),
+])
+def test_trailing_commas_and_dangling_clause_words_are_rejected(planner, sql, expected):
+    assert expected in error(planner, sql)
+
+
+def test_clause_words_stay_usable_as_quoted_names_and_duckdb_keeps_its_trailing_comma(tpch_parquet_catalog):
+    planner = Planner(load_catalog(tpch_parquet_catalog))
+    assert planner.plan('select n_name as "group" from nation "order"').names == ("group",)
+    duckdb = Planner(load_catalog(tpch_parquet_catalog), dialect="duckdb")
+    assert duckdb.plan("select n_name, from nation").names == ("n_name",)  # DuckDB's own SQL allows it

@@ -33,8 +33,9 @@ class Rule:
 
     @property
     def summary(self) -> str:
+        # The docstring's first paragraph, on one line: its first line alone may stop mid-sentence.
         doc = (type(self).__doc__ or "").strip()
-        return doc.splitlines()[0] if doc else ""
+        return " ".join(doc.split("\n\n")[0].split())
 
 
 class TransformationRule(Rule):
