@@ -151,7 +151,8 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 def rules_table(settings: dict[str, str], width: int | None = None) -> str:
     """The rules as a table: name, kind, enabled (under ``--set disabled_rules=...``), and the
-    description wrapped to the terminal's width under its column, never cut."""
+    description wrapped to the terminal's width under its column, never cut, with the pattern
+    each rule matches (``matches: ...``) below it."""
     import shutil
     import textwrap
 
@@ -170,6 +171,9 @@ def rules_table(settings: dict[str, str], width: int | None = None) -> str:
     lines = []
     for row in rows:
         summary = textwrap.wrap(str(row["summary"]), max(width - indent, 30)) or [""]
+        if row.get("pattern"):
+            summary += textwrap.wrap(f"matches: {row['pattern']}", max(width - indent, 30),
+                                     break_on_hyphens=False)
         lines.append(f"{row['name']:<{name_width}}  {row['kind']:<{kind_width}}  {row['enabled']:<{enabled_width}}  "
                      f"{summary[0]}".rstrip())
         lines += [" " * indent + more for more in summary[1:]]

@@ -74,9 +74,15 @@ def test_rules_table_has_an_enabled_column_aligned_columns_and_whole_description
             rows[name][1] += " " + line[text_at:]
     assert rows["SortMergeJoin"][0] == "no" and rows["ReorderJoins"][0] == "yes"
     assert rows["BroadcastNestedLoopJoin"][0] == "yes"  # the longest name no longer pushes its row out
+    patterns = {}
     for name, (_, text) in rows.items():
+        text, _, pattern = text.partition(" matches: ")
         assert text.rstrip().endswith((".", ")")), f"{name}: description cut: {text!r}"
+        patterns[name] = pattern
     assert "each task hashes its partition of the build (right) side" in rows["ShuffledHashJoin"][1]
+    # Each rule's pattern, as it declares it.
+    assert "Join[inner](Aggregate[grouped], *)" in patterns["PushTableIntoAggregate"]
+    assert patterns["BroadcastHashJoin"].strip() == "Join"
 
 
 def test_session_without_a_catalog_uses_the_cli_default_or_says_what_to_do(tmp_path: Path, monkeypatch,
