@@ -22,7 +22,7 @@ from cbo.frontend.scope import CteDefinition, Relation, Scope
 from cbo.ir import types as T
 from cbo.ir.expressions import (TRUE, Column, ColumnFactory, ColumnRef, Constant, Expr, SpecialForm, compare,
                                 conjunction)
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, SortKey, Values
+from cbo.ir.operators import Aggregate, Filter, ForeignKeyRef, Join, Limit, Plan, Project, Scan, SetOp, Sort, SortKey, Values
 from cbo.schema import SchemaProvider
 
 
@@ -270,11 +270,28 @@ class Binder:
         for key in ((table.primary_key,) if table.primary_key else ()) + table.unique_keys:
             if all(k.lower() in by_name for k in key):
                 keys.append(tuple(by_name[k.lower()] for k in key))
-        scan = Scan(table.qualified_name, columns, tuple(info.name for info in columns_info), tuple(keys))
+        scan = Scan(table.qualified_name, columns, tuple(info.name for info in columns_info), tuple(keys),
+                    self._references(table, by_name))
         alias = node.alias or name
         scope.relations.append(Relation(alias, [(info.name, c) for info, c in zip(columns_info, columns)],
                                         table.qualified_name))
         return scan
+
+    def _references(self, table, by_name: dict[str, Column]) -> tuple[ForeignKeyRef, ...]:  # type: ignore[no-untyped-def]
+        """The table's declared foreign keys, on its columns, to the referenced table's qualified
+        name (an unqualified reference names a table of the same source)."""
+        found = []
+        for fk in table.foreign_keys:
+            if not all(c.lower() in by_name for c in fk.columns):
+                continue
+            target = fk.references if "." in fk.references else f"{table.source}.{fk.references}"
+            try:
+                referenced = self.catalog.table(target).qualified_name
+            except CatalogError:
+                continue   # a reference outside the catalog proves nothing here
+            found.append(ForeignKeyRef(tuple(by_name[c.lower()] for c in fk.columns), referenced,
+                                       tuple(fk.referenced_columns)))
+        return tuple(found)
 
     def _bind_cte_reference(self, cte: CteDefinition, node: exp.Table, scope: Scope) -> Plan:
         # Each reference binds the CTE afresh: its columns get ids of their own, as two scans would.

@@ -53,6 +53,23 @@ class Plan:
     def not_null(self) -> frozenset[Column]:
         return frozenset(c for c in self.output if not c.nullable)
 
+    @property
+    def foreign_keys(self) -> frozenset["ForeignKeyRef"]:
+        """Output columns whose non-NULL values all appear in another table's key (declared
+        foreign keys, passed up wherever the columns pass unchanged)."""
+        return frozenset()
+
+
+@dataclass(frozen=True)
+class ForeignKeyRef:
+    """``columns`` reference ``table`` (qualified name) on its columns ``referenced`` (by name):
+    every row whose ``columns`` are all non-NULL has exactly those values in some row of
+    ``table``. Declared in the catalog; cbo trusts it and never checks it."""
+
+    columns: tuple[Column, ...]
+    table: str
+    referenced: tuple[str, ...]
+
 
 class UnaryPlan(Plan):
     """An operator over one input; by default it passes on its input's columns and properties."""
@@ -78,6 +95,17 @@ class UnaryPlan(Plan):
     def not_null(self) -> frozenset[Column]:
         return self.input.not_null
 
+    @property
+    def foreign_keys(self) -> frozenset[ForeignKeyRef]:
+        # A subset of the input's rows, or a reordering: the values are the input's.
+        return self.input.foreign_keys
+
+
+def _kept_foreign_keys(keys: frozenset[ForeignKeyRef], renamed: dict[Column, Column]) -> frozenset[ForeignKeyRef]:
+    """The foreign keys whose columns all pass through (under their new names)."""
+    return frozenset(ForeignKeyRef(tuple(renamed[c] for c in fk.columns), fk.table, fk.referenced)
+                     for fk in keys if all(c in renamed for c in fk.columns))
+
 
 _cache_hash = cache_hash
 
@@ -91,10 +119,15 @@ class Scan(Plan):
     columns: tuple[Column, ...]
     column_names: tuple[str, ...]
     keys: tuple[tuple[Column, ...], ...] = ()   # unique keys from the catalog (primary, unique)
+    references: tuple[ForeignKeyRef, ...] = ()   # foreign keys from the catalog
 
     @property
     def output(self) -> tuple[Column, ...]:
         return self.columns
+
+    @property
+    def foreign_keys(self) -> frozenset[ForeignKeyRef]:
+        return frozenset(self.references)
 
     @property
     def unique_keys(self) -> frozenset[frozenset[Column]]:
@@ -158,6 +191,10 @@ class Project(UnaryPlan):
             elif not column.nullable:
                 out.add(column)
         return frozenset(out)
+
+    @property
+    def foreign_keys(self) -> frozenset[ForeignKeyRef]:
+        return _kept_foreign_keys(self.input.foreign_keys, self._renames())
 
 
 @_cache_hash
@@ -280,6 +317,13 @@ class Join(Plan):
             return right
         return frozenset()
 
+    @property
+    def foreign_keys(self) -> frozenset[ForeignKeyRef]:
+        # A join passes values through unchanged; padded NULLs break no foreign key.
+        if self.kind in ("semi", "anti", "mark"):
+            return self.left.foreign_keys
+        return self.left.foreign_keys | self.right.foreign_keys
+
 
 @dataclass(frozen=True)
 class SortKey:
@@ -319,6 +363,10 @@ class Aggregate(UnaryPlan):
         grouped = self.input.not_null & frozenset(self.group_by)
         counts = {c for c, a in self.aggregates if a.name in ("count", "count_star")}
         return grouped | frozenset(counts)
+
+    @property
+    def foreign_keys(self) -> frozenset[ForeignKeyRef]:
+        return _kept_foreign_keys(self.input.foreign_keys, {c: c for c in self.group_by})
 
 
 @_cache_hash

@@ -20,7 +20,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Iterator
 
 from cbo.ir.expressions import Column
-from cbo.ir.operators import Plan
+from cbo.ir.operators import ForeignKeyRef, Plan
 
 if TYPE_CHECKING:
     from cbo.estimate import Estimator
@@ -56,6 +56,10 @@ class GroupRef(Plan):
     @property
     def not_null(self) -> frozenset[Column]:
         return self.group.not_null
+
+    @property
+    def foreign_keys(self) -> frozenset[ForeignKeyRef]:
+        return self.group.foreign_keys
 
 
 @dataclass
@@ -134,6 +138,10 @@ class Group:
     @cached_property
     def not_null(self) -> frozenset[Column]:
         return self.first.not_null
+
+    @cached_property
+    def foreign_keys(self) -> frozenset[ForeignKeyRef]:
+        return self.first.foreign_keys
 
     @cached_property
     def estimate(self) -> "RelEstimate":

@@ -23,6 +23,7 @@ from cbo.memo.extract import Extraction
 from cbo.memo.memo import Counters, Group, Memo
 from cbo.memo.properties import ANY
 from cbo.memo.rules.base import RuleSet, connector_rules
+from cbo.memo.rules.eliminate_join import EliminateForeignKeyJoin
 from cbo.memo.rules.implement import implementation_rules
 from cbo.memo.rules.reorder_joins import ReorderJoins
 from cbo.memo.rules.table_pushdown import PushTableIntoAggregate
@@ -35,7 +36,8 @@ __all__ = ["Optimized", "Optimizer", "SearchContext", "default_rules", "draw_pla
 
 
 def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset()) -> RuleSet:
-    rules = [ReorderJoins(), PushTableIntoAggregate(), *implementation_rules(), *connector_rules(source_types)]
+    rules = [ReorderJoins(), PushTableIntoAggregate(), EliminateForeignKeyJoin(), *implementation_rules(),
+             *connector_rules(source_types)]
     return RuleSet(rules, disabled)
 
 

@@ -8,11 +8,14 @@ from functools import lru_cache
 
 import pytest
 
+from cbo.answers import compare
 from cbo.catalog import load_catalog
+from cbo.engines.duckdb_engine import DuckDBEngine
 from cbo.estimate import Estimator
 from cbo.explain import add_physical_details, describe, to_text
 from cbo.memo.render import memo_text
 from cbo.planner import Planner
+from cbo.sqlgen import to_sql
 from stats.store import StatsStore
 from tests.rule_files import RULES, STATS, RuleCase, read_rule_cases, scaled, write_rule_cases
 
@@ -43,11 +46,16 @@ def estimator_for(case: RuleCase) -> Estimator:
     return Estimator(stats)
 
 
-def run_case(case: RuleCase, catalog_path) -> tuple[str, dict[str, int]]:  # type: ignore[no-untyped-def]
+def run_case(case: RuleCase, catalog_path, duckdb: DuckDBEngine) -> tuple[str, dict[str, int]]:  # type: ignore[no-untyped-def]
     estimator = estimator_for(case)
     planner = Planner(load_catalog(catalog_path), estimator=estimator, settings=case.optimizer_settings())
     planned = planner.plan(case.sql)
     assert planned.optimized is not None
+    # Whatever the rules did, the chosen plan answers as the query does (TPC-H SF 0.01 data).
+    _, expected, _ = duckdb.run(case.sql)
+    _, actual, _ = duckdb.run(to_sql(planned.plan, planned.names, "duckdb"))
+    verdict = compare(expected, actual, ordered=False)
+    assert verdict.matches, f"{case.name}: the chosen plan's answer differs: {verdict.detail}"
     if case.directive == "memo":
         # The first line carries the search's time; the rest is deterministic (blank lines end a case).
         lines = memo_text(planned.optimized).splitlines()[1:]
@@ -60,13 +68,18 @@ def run_case(case: RuleCase, catalog_path) -> tuple[str, dict[str, int]]:  # typ
     return to_text(describe(planned.plan, annotate)), planned.optimized.counters.fired
 
 
+@pytest.fixture(scope="module")
+def duckdb(tpch_parquet_catalog) -> DuckDBEngine:
+    return DuckDBEngine(load_catalog(tpch_parquet_catalog))
+
+
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
-def test_rule_file(path, tpch_parquet_catalog):
+def test_rule_file(path, tpch_parquet_catalog, duckdb):
     cases = read_rule_cases(path)
     assert cases, f"{path} has no cases"
     outputs = {}
     for case in cases:
-        output, fired = run_case(case, tpch_parquet_catalog)
+        output, fired = run_case(case, tpch_parquet_catalog, duckdb)
         for rule in case.expect:
             assert rule in fired, f"{case.name}: {rule} did not fire (fired: {', '.join(sorted(fired)) or 'none'})"
         for rule in case.expect_not:
