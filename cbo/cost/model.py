@@ -50,9 +50,11 @@ class CostModel:
         """The least a join of these sizes can cost itself, whatever its strategy and whichever
         side builds: a lower bound the search can use before implementing the join."""
         swapped = [inputs[1], inputs[0]]
-        return min(self._join_price(strategy, out, sides)
-                   for strategy in ("broadcast_hash", "shuffle_hash", "sort_merge", "broadcast_nested_loop")
-                   for sides in (inputs, swapped))
+        # Merge and nested-loop joins cost the same either way round; hash joins do not.
+        return min(self._join_price("broadcast_hash", out, inputs), self._join_price("broadcast_hash", out, swapped),
+                   self._join_price("shuffle_hash", out, inputs), self._join_price("shuffle_hash", out, swapped),
+                   self._join_price("sort_merge", out, inputs),
+                   self._join_price("broadcast_nested_loop", out, inputs))
 
     def _join_price(self, strategy: str | None, out: Size, inputs: list[Size]) -> float:
         """``price(quantities(join))`` without building the quantities: the search prices tens

@@ -154,6 +154,8 @@ class CascadesSearch:
             self._explored.add(id(expr))
             for rule in self.transformations:
                 for pattern in rule.patterns:
+                    if not pattern.could_bind(expr, self.explore_group):   # most do not: skip the generator
+                        continue
                     for binding in bindings(pattern, expr, self.explore_group):
                         if self.context.out_of_budget():
                             return

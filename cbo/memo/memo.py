@@ -110,6 +110,9 @@ class Group:
         self.expressions: list[Plan] = [first]
         self.explored = False
         self.merged_into: Group | None = None   # set when merged: that group stands for this one
+        # The operator types among the expressions: a pattern skips a group without its operator
+        # without reading the expressions (a 10-relation clique's join groups hold hundreds).
+        self.operator_types: set[type] = {type(first)}
         self.winners: dict["Required", Winner] = {}
         self.size: tuple[float, float] | None = None   # (rows, bytes per row), see SearchContext.size
         self.ref = GroupRef(self)
@@ -238,6 +241,7 @@ class Memo:
         if group is None:
             return self._new_group(expr), True
         group.expressions.append(expr)
+        group.operator_types.add(type(expr))
         self._register(expr, group)
         return group, True
 
@@ -260,6 +264,7 @@ class Memo:
             gone.merged_into = keep
             keep.explored = keep.explored and gone.explored
             self.counters.merges += 1
+            keep.operator_types |= gone.operator_types
             for expr in gone.expressions:
                 keep.expressions.append(expr)
                 self._index[expr] = keep

@@ -37,6 +37,21 @@ class Pattern:
     def matches_operator(self, expr: Plan) -> bool:
         return isinstance(expr, self.operator) and (self.test is None or self.test(expr))
 
+    def could_bind(self, expr: Plan, explore: Callable[["Group"], None] | None = None) -> bool:
+        """A quick test before enumerating bindings: the operator matches, and each patterned
+        input's group (explored first) holds an expression of the sub-pattern's operator type."""
+        if not self.matches_operator(expr):
+            return False
+        for child, sub in zip(expr.children, self.inputs):
+            if sub is None:
+                continue
+            group = child.group  # type: ignore[attr-defined]
+            if explore is not None:
+                explore(group)
+            if not any(issubclass(t, sub.operator) for t in group.find().operator_types):
+                return False
+        return True
+
     def describe(self) -> str:
         name = self.label or self.operator.__name__
         if not any(p is not None for p in self.inputs):
@@ -62,6 +77,8 @@ def bindings(pattern: Pattern, expr: Plan, explore: Callable[["Group"], None] | 
         group = child.group  # type: ignore[attr-defined]
         if explore is not None:
             explore(group)
+        if not any(issubclass(t, sub.operator) for t in group.operator_types):
+            return
         # A snapshot: what the group gains while these bindings are used is bound when the
         # rule runs on it again (every expression is explored once).
         for candidate in tuple(group.expressions):
