@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from benchmarks.tpch.queries import select
+from cbo.workloads.tpch_queries import select
 from cbo.answers import compare, is_ordered
 from cbo.catalog import load_catalog
 from cbo.engines.native import DuckDBNative, SparkNative

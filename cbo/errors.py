@@ -12,6 +12,10 @@ class CboError(Exception):
     """An error whose message alone tells the user what is wrong and where."""
 
 
+class SqlError(CboError):
+    """A problem with the SQL text: syntax, unknown names, types, unsupported constructs."""
+
+
 class CatalogError(CboError):
     """A catalog file that cannot be read or does not describe valid sources."""
 

@@ -14,7 +14,7 @@ from typing import Callable
 
 from cbo.catalog import Catalog
 from cbo.frontend.binder import Binder
-from cbo.frontend.decorrelate import decorrelate
+from cbo.normalize.decorrelate import decorrelate
 from cbo.frontend.parse import DEFAULT_DIALECT, parse
 from cbo.ir.expressions import ColumnFactory
 from cbo.ir.operators import Plan

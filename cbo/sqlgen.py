@@ -17,7 +17,7 @@ from typing import Callable
 
 from sqlglot import exp
 
-from cbo.frontend.bind_expressions import IntervalValue
+from cbo.ir.intervals import IntervalValue
 from cbo.ir import types as T
 from cbo.ir.expressions import TRUE, AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm, SubqueryExpr
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values

@@ -23,11 +23,12 @@ if TYPE_CHECKING:
 
 
 def concrete(node: Plan) -> Plan:
-    """A memo expression as a plain plan: each group input replaced by its first expression."""
-    from cbo.memo.memo import GroupRef
-
-    if isinstance(node, GroupRef):
-        return concrete(node.group.first)
+    """A memo expression as a plain plan: each group input replaced by its first expression.
+    (A group input is recognized by its ``group``, without importing the memo: estimation sits
+    below it.)"""
+    group = getattr(node, "group", None)
+    if group is not None:
+        return concrete(group.first)
     children = tuple(concrete(child) for child in node.children)
     return node.with_children(children) if children else node
 

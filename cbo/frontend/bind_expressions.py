@@ -8,10 +8,8 @@ subqueries are bound by the query binder and kept as :class:`SubqueryExpr` for d
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import decimal
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from sqlglot import exp
@@ -19,43 +17,12 @@ from sqlglot import exp
 from cbo.frontend.errors import error_at
 from cbo.frontend.scope import Scope
 from cbo.ir import types as T
+from cbo.ir.intervals import IntervalValue, add_interval
 from cbo.ir.expressions import (AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, SubqueryExpr,
                                 conjunction)
 
 if TYPE_CHECKING:
     from cbo.frontend.binder import Binder
-
-
-@dataclass(frozen=True)
-class IntervalValue:
-    """A constant interval: months and days and microseconds, like PostgreSQL's."""
-
-    months: int = 0
-    days: int = 0
-    micros: int = 0
-
-    def __str__(self) -> str:
-        parts = []
-        if self.months:
-            parts.append(f"{self.months} month")
-        if self.days:
-            parts.append(f"{self.days} day")
-        if self.micros:
-            parts.append(f"{self.micros / 1e6:g} second")
-        return "INTERVAL '" + " ".join(parts or ["0 day"]) + "'"
-
-    def negated(self) -> "IntervalValue":
-        return IntervalValue(-self.months, -self.days, -self.micros)
-
-
-def add_interval(value: dt.date, interval: IntervalValue) -> dt.date:
-    """Date arithmetic as SQL engines do it: months first (clamped to the month's end), then days."""
-    months = value.year * 12 + value.month - 1 + interval.months
-    year, month = divmod(months, 12)
-    day = min(value.day, calendar.monthrange(year, month + 1)[1])
-    moved = value.replace(year=year, month=month + 1, day=day)
-    result = moved + dt.timedelta(days=interval.days, microseconds=interval.micros)
-    return result if isinstance(value, dt.datetime) or interval.micros else result
 
 
 INTERVAL_UNITS = {"YEAR": (12, 0, 0), "MONTH": (1, 0, 0), "DAY": (0, 1, 0), "WEEK": (0, 7, 0),

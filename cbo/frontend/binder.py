@@ -4,7 +4,7 @@ A SELECT is bound in the order SQL evaluates it: FROM (tables, derived tables, C
 joins) -> WHERE -> GROUP BY and aggregates (``cbo.frontend.aggregation``) -> HAVING -> SELECT
 list -> DISTINCT -> ORDER BY -> LIMIT/OFFSET.
 Subqueries are bound in a scope whose parent is the enclosing query's, so outer references
-resolve there; decorrelation (``cbo.frontend.decorrelate``) then turns them into joins.
+resolve there; decorrelation (``cbo.normalize.decorrelate``, an IR rewrite) then turns them into joins.
 """
 
 from __future__ import annotations

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from cbo.errors import CboError
+from cbo.errors import SqlError
 
-
-class SqlError(CboError):
-    """A problem with the SQL text: syntax, unknown names, types, unsupported constructs."""
+__all__ = ["SqlError", "error_at", "position"]
 
 
 def position(node: exp.Expression | None) -> str:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cbo.frontend.errors import SqlError
+from cbo.errors import SqlError
 from cbo.ir import types as T
 from cbo.ir.expressions import (FALSE, NEGATED, TRUE, AggregateCall, Call, Column, ColumnFactory, ColumnRef,
                                 Constant, Expr, SpecialForm, SubqueryExpr, columns_of, compare, conjunction,

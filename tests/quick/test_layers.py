@@ -1,0 +1,53 @@
+"""Layers point down: a module imports only from its own layer or those below it.
+
+    ir <- estimate <- cost <- memo/joinorder <- planner <- session/cli
+    ir <- frontend, normalize (decorrelation is an IR rewrite) <- planner
+    ir <- sqlgen <- exec
+
+Checked on the import statements of the source files (including imports inside functions), so
+a new upward import fails here with the module and the line.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# module (file or package under cbo/) -> packages it must not import
+FORBIDDEN = {
+    "ir": ["cbo.frontend", "cbo.normalize", "cbo.estimate", "cbo.cost", "cbo.memo", "cbo.joinorder", "cbo.planner",
+           "cbo.session", "cbo.cli", "cbo.sqlgen", "cbo.exec", "cbo.engines"],
+    "normalize": ["cbo.frontend", "cbo.memo", "cbo.planner", "cbo.session", "cbo.cli"],
+    "estimate": ["cbo.frontend", "cbo.memo", "cbo.cost", "cbo.planner", "cbo.session", "cbo.cli"],
+    "cost": ["cbo.frontend", "cbo.planner", "cbo.session", "cbo.cli", "cbo.exec"],
+    "memo": ["cbo.frontend", "cbo.planner", "cbo.session", "cbo.cli", "cbo.exec", "cbo.engines"],
+    "joinorder": ["cbo.frontend", "cbo.planner", "cbo.session", "cbo.cli", "cbo.exec", "cbo.engines"],
+    "sqlgen.py": ["cbo.frontend", "cbo.memo", "cbo.planner", "cbo.session", "cbo.cli"],
+    "demo.py": ["benchmarks"],
+}
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(FORBIDDEN))
+def test_a_layer_imports_nothing_above_it(module):
+    target = ROOT / "cbo" / module
+    files = [target] if target.suffix == ".py" else sorted(target.rglob("*.py"))
+    wrong = []
+    for path in files:
+        for line, name in _imports(path):
+            if any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN[module]):
+                wrong.append(f"{path.relative_to(ROOT)}:{line}: imports {name}")
+    assert not wrong, "\n".join(wrong)
