@@ -66,7 +66,8 @@ class CostModel:
             return cost + k["hash_probe_row"] * left_rows
         if strategy == "shuffle_hash":
             build_bytes = right_rows * right_width
-            cost += k["hash_build_row"] * right_rows + k["hash_build_byte"] * build_bytes + k["hash_probe_row"] * left_rows
+            cost += (k["hash_build_row"] * right_rows + k["hash_build_byte"] * build_bytes
+                     + k["hash_probe_row"] * left_rows)
             per_task = build_bytes / self.partitions
             if per_task > self.profile.task_memory_bytes:
                 cost += k["spill_byte"] * 2.0 * (per_task - self.profile.task_memory_bytes) * self.partitions

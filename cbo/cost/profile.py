@@ -38,9 +38,10 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from cbo.errors import CboError
 
@@ -92,7 +93,7 @@ class CostProfile:
         wanted = math.ceil(scanned_bytes / self.target_partition_bytes)
         return int(min(self.max_partitions, max(2 * self.cores * self.executors, wanted)))
 
-    def with_environment(self, **values: Any) -> "CostProfile":
+    def with_environment(self, **values: Any) -> CostProfile:
         return replace(self, **values)
 
     # -- files -------------------------------------------------------------------------------------
@@ -111,7 +112,7 @@ class CostProfile:
         os.replace(temporary, path)
 
     @classmethod
-    def load(cls, path: Path) -> "CostProfile":
+    def load(cls, path: Path) -> CostProfile:
         try:
             data = json.loads(Path(path).read_text())
         except OSError as exc:

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any, Callable
+from typing import Any
 
 from cbo.estimate.values import fraction_within
 from stats.model import ColumnStats, in_bucket
@@ -31,10 +32,10 @@ class Segment:
     distinct: float
     domain: float
 
-    def part(self, share: float) -> "Segment":
+    def part(self, share: float) -> Segment:
         return Segment(self.lower, self.upper, self.rows * share, self.distinct * share, self.domain * share)
 
-    def with_counts(self, rows: float, distinct: float, domain: float) -> "Segment":
+    def with_counts(self, rows: float, distinct: float, domain: float) -> Segment:
         return Segment(self.lower, self.upper, rows, distinct, domain)
 
 
@@ -52,7 +53,7 @@ class ColumnEstimate:
     survival: float = 1.0                 # share of rows kept by filters on other columns
 
     @cached_property
-    def live(self) -> "ColumnEstimate":
+    def live(self) -> ColumnEstimate:
         """The same estimate with its pending scaling applied to MCVs and segments."""
         if self.factor == 1.0 and self.survival == 1.0:
             return self
@@ -91,7 +92,7 @@ class ColumnEstimate:
     # -- construction ----------------------------------------------------------------------------
 
     @staticmethod
-    def from_stats(stats: ColumnStats, rows: float) -> "ColumnEstimate":
+    def from_stats(stats: ColumnStats, rows: float) -> ColumnEstimate:
         mcv = tuple((v, f * rows) for v, f in stats.mcv)
         segments = tuple(Segment(b.lower, b.upper, b.rows, b.distinct, b.distinct) for b in stats.histogram)
         rest = max(stats.distinct - len(mcv), 0.0)
@@ -104,12 +105,12 @@ class ColumnEstimate:
                               max(stats.avg_width, 1.0))
 
     @staticmethod
-    def unknown(rows: float, distinct: float | None = None, width: float = 8.0) -> "ColumnEstimate":
+    def unknown(rows: float, distinct: float | None = None, width: float = 8.0) -> ColumnEstimate:
         d = max(min(distinct if distinct is not None else rows, rows), 1.0 if rows > 0 else 0.0)
         return ColumnEstimate(None, 0.0, (), (Segment(None, None, rows, d, d),) if rows > 0 else (), width, True)
 
     @staticmethod
-    def of_values(values: list[Any], width: float = 8.0) -> "ColumnEstimate":
+    def of_values(values: list[Any], width: float = 8.0) -> ColumnEstimate:
         counts: dict[Any, float] = {}
         nulls = 0.0
         for v in values:
@@ -125,7 +126,7 @@ class ColumnEstimate:
 
     # -- transformations -------------------------------------------------------------------------
 
-    def scaled(self, factor: float) -> "ColumnEstimate":
+    def scaled(self, factor: float) -> ColumnEstimate:
         """Rows multiplied by ``factor``: below 1 a filter on other columns (values thin out
         independently), above 1 a join that repeats rows (no new values)."""
         if factor == 1.0:
@@ -133,7 +134,7 @@ class ColumnEstimate:
         return replace(self, nulls=self.nulls * factor, factor=self.factor * factor,
                        survival=self.survival * min(factor, 1.0))
 
-    def with_rows(self, rows: float) -> "ColumnEstimate":
+    def with_rows(self, rows: float) -> ColumnEstimate:
         current = self.rows
         if current <= 0:
             return ColumnEstimate.unknown(rows, width=self.width) if rows > 0 else self
@@ -172,11 +173,11 @@ class ColumnEstimate:
                 return min(1.0, s.distinct / max(s.domain, 1.0))
         return 0.0
 
-    def equal_to(self, value: Any) -> "ColumnEstimate":
+    def equal_to(self, value: Any) -> ColumnEstimate:
         rows = self.rows_equal(value)
         return ColumnEstimate(self.kind, 0.0, ((value, rows),) if rows > 0 else (), (), self.width, self.default)
 
-    def in_values(self, values: list[Any]) -> "ColumnEstimate":
+    def in_values(self, values: list[Any]) -> ColumnEstimate:
         unique: dict[Any, None] = {}
         for v in values:
             if v is not None:
@@ -184,7 +185,7 @@ class ColumnEstimate:
         mcv = tuple((v, r) for v in unique if (r := self.rows_equal(v)) > 0)
         return ColumnEstimate(self.kind, 0.0, mcv, (), self.width, self.default)
 
-    def not_equal_to(self, value: Any) -> "ColumnEstimate":
+    def not_equal_to(self, value: Any) -> ColumnEstimate:
         self = self.live
         mcv = tuple((v, r) for v, r in self.mcv if not _same(v, value))
         removed = 0.0 if len(mcv) < len(self.mcv) else self.rows_equal(value)
@@ -195,7 +196,7 @@ class ColumnEstimate:
         return replace(self, nulls=0.0, mcv=mcv, segments=segments)
 
     def in_range(self, low: Any, high: Any, low_inclusive: bool = True,
-                 high_inclusive: bool = True) -> "ColumnEstimate | None":
+                 high_inclusive: bool = True) -> ColumnEstimate | None:
         """Rows with low <(=) value <(=) high (None: unbounded); None when the values cannot be placed."""
         self = self.live
         mcv = []
@@ -221,20 +222,20 @@ class ColumnEstimate:
                 segments.append(s.part(share))
         return replace(self, nulls=0.0, mcv=tuple(mcv), segments=tuple(segments))
 
-    def matching(self, test: Callable[[Any], bool], rest_share: float) -> "ColumnEstimate":
+    def matching(self, test: Callable[[Any], bool], rest_share: float) -> ColumnEstimate:
         """MCVs kept by ``test``; ``rest_share`` of the other values kept (e.g. LIKE without a prefix)."""
         self = self.live
         mcv = tuple((v, r) for v, r in self.mcv if test(v))
         return replace(self, nulls=0.0, mcv=mcv, segments=tuple(s.part(rest_share) for s in self.segments))
 
-    def only_nulls(self) -> "ColumnEstimate":
+    def only_nulls(self) -> ColumnEstimate:
         self = self.live
         return replace(self, mcv=(), segments=())
 
-    def without_nulls(self) -> "ColumnEstimate":
+    def without_nulls(self) -> ColumnEstimate:
         return replace(self, nulls=0.0)
 
-    def narrowed_to(self, domain: float) -> "ColumnEstimate":
+    def narrowed_to(self, domain: float) -> ColumnEstimate:
         """Values limited to ``domain`` distinct ones (the other side of an equi-join)."""
         self = self.live
         if domain >= self.domain or self.domain <= 0:

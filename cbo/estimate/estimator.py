@@ -14,8 +14,8 @@ each such fallback adds a note to the estimate.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Mapping
 
 from cbo.estimate import defaults
 from cbo.estimate.column import ColumnEstimate, Segment
@@ -100,9 +100,9 @@ class Estimator:
             names = key.split(",")
             if all(n in by_name for n in names):
                 groups[frozenset(by_name[n] for n in names)] = distinct
-        for key in scan.keys:
-            if len(key) > 1:
-                groups[frozenset(key)] = rows
+        for unique in scan.keys:
+            if len(unique) > 1:
+                groups[frozenset(unique)] = rows
         single_keys = {k[0] for k in scan.keys if len(k) == 1}
         sample = SampleView(stats.sample, {c: n for c, n in zip(scan.columns, scan.column_names)}) \
             if stats.sample is not None else None
@@ -254,7 +254,7 @@ def _values(plan: Values) -> RelEstimate:
     rows = float(len(plan.rows))
     columns = {}
     for index, column in enumerate(plan.columns):
-        values = [r[index].value if isinstance(r[index], Constant) else object() for r in plan.rows]
+        values = [e.value if isinstance(e := r[index], Constant) else object() for r in plan.rows]
         if all(isinstance(r[index], Constant) for r in plan.rows):
             columns[column] = ColumnEstimate.of_values(values)
         else:

@@ -27,8 +27,8 @@ import datetime as dt
 import decimal
 import operator
 from collections import ChainMap
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Mapping
 
 import numpy as np
 
@@ -57,7 +57,7 @@ def estimate_filter(rel: RelEstimate, predicate: Expr) -> RelEstimate:
     if rel.rows <= 0:
         return rel
     working: ChainMap[Column, ColumnEstimate] = ChainMap({}, rel.columns)  # type: ignore[arg-type]
-    restricted: Mapping[Column, ColumnEstimate] = {}
+    restricted: dict[Column, ColumnEstimate] = {}
     independent = 1.0
     notes: list[str] = []
     simple = True
@@ -175,7 +175,7 @@ def _reweighted(estimate: ColumnEstimate, view: SampleView, column: Column, mask
         return None
 
 
-def _bucket_counts(present: np.ndarray, estimate: ColumnEstimate, mcv: list) -> list[int]:  # type: ignore[type-arg]
+def _bucket_counts(present: np.ndarray, estimate: ColumnEstimate, mcv: list) -> list[int]:
     if mcv:
         keep = np.ones(len(present), dtype=bool)
         for value, _ in mcv:
@@ -366,7 +366,7 @@ ARITHMETIC = {"add": operator.add, "subtract": operator.sub, "multiply": operato
               "divide": lambda a, b: a / b}
 
 
-def constant_value(e: Expr):  # type: ignore[no-untyped-def]
+def constant_value(e: Expr):
     """The value of a constant expression (a literal, possibly cast), else ``_NOT_CONSTANT``."""
     if isinstance(e, Constant):
         return e.value
@@ -394,7 +394,7 @@ def constant_value(e: Expr):  # type: ignore[no-untyped-def]
     return _NOT_CONSTANT
 
 
-def _as_kind(value, kind: str):  # type: ignore[no-untyped-def]
+def _as_kind(value, kind: str):
     if value is None:
         return None
     if kind == "timestamp" and isinstance(value, dt.date) and not isinstance(value, dt.datetime):

@@ -64,7 +64,7 @@ def matched_rows(a: ColumnEstimate, b: ColumnEstimate) -> float:
         a_mcv = {v for v, _ in a.mcv}
         for v, rows in a.mcv:
             total += rows * b.presence(v)
-        for v, rows in b.mcv:
+        for v, _ in b.mcv:
             if v not in a_mcv:
                 total += _histogram_rows_equal(a, v) * b.presence(v)
         for sa, sb in aligned(a.segments, b.segments):
@@ -74,13 +74,13 @@ def matched_rows(a: ColumnEstimate, b: ColumnEstimate) -> float:
         return a.non_null * min(1.0, b.distinct / max(a.domain, b.domain, 1.0))
 
 
-def _histogram_rows_equal(estimate: ColumnEstimate, value) -> float:  # type: ignore[no-untyped-def]
+def _histogram_rows_equal(estimate: ColumnEstimate, value) -> float:
     from dataclasses import replace
 
     return replace(estimate.live, mcv=()).rows_equal(value)
 
 
-def aligned(left: tuple[Segment, ...], right: tuple[Segment, ...]):  # type: ignore[no-untyped-def]
+def aligned(left: tuple[Segment, ...], right: tuple[Segment, ...]):
     """Pairs of the overlapping parts of two sorted, non-overlapping segment lists."""
     if not left or not right:
         return
@@ -146,7 +146,7 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate) -> RelEstim
     paired = {frozenset(p) for p in pairs}
     residual = [c for c in conjuncts(node.condition)
                 if not ((pair := equated_columns(c)) is not None and frozenset(pair) in paired)]
-    combined = ChainMap(dict(), left.columns, right.columns)  # type: ignore[arg-type]
+    combined: ChainMap[Column, ColumnEstimate] = ChainMap({}, left.columns, right.columns)  # type: ignore[arg-type]
     residual_share, notes = 1.0, []
     for conjunct in residual:
         share, note = generic_selectivity(conjunct, combined, max(left.rows, right.rows))
@@ -305,7 +305,7 @@ class _PairIndex:
 _PAIR_INDEXES: dict[tuple[int, str, int, str], tuple[object, object, _PairIndex]] = {}
 
 
-def _pair_index(a: Origin, b: Origin, values_a, nulls_a, values_b, nulls_b) -> _PairIndex:  # type: ignore[no-untyped-def]
+def _pair_index(a: Origin, b: Origin, values_a, nulls_a, values_b, nulls_b) -> _PairIndex:
     assert a.sample is not None and b.sample is not None
     sa, sb = a.sample.sample, b.sample.sample
     key = (id(sa), a.name or "", id(sb), b.name or "")

@@ -11,8 +11,9 @@ queries or groups is counted once per session.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from cbo.errors import CboError
 from cbo.estimate.relation import RelEstimate
@@ -34,13 +35,13 @@ def concrete(node: Plan) -> Plan:
 
 
 class OracleEstimator:
-    def __init__(self, estimator: "Estimator", count: Callable[[str], int]):
+    def __init__(self, estimator: Estimator, count: Callable[[str], int]):
         self.estimator = estimator
         self.count = count                      # runs SQL text, returns the single count
         self.counts: dict[str, int] = {}
         self.queries_run = 0
 
-    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+    def __getattr__(self, name: str):
         return getattr(self.estimator, name)
 
     def true_rows(self, plan: Plan) -> int:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterator, Mapping
 
 import numpy as np
 
@@ -62,7 +62,7 @@ class SampleView:
     names: Mapping[Column, str]
     mask: np.ndarray | None = None
 
-    def arrays(self, column: Column):  # type: ignore[no-untyped-def]
+    def arrays(self, column: Column):
         name = self.names.get(column)
         return None if name is None else self.sample.column(name)
 
@@ -82,7 +82,7 @@ class Origin:
     name: str | None = None
     base: ColumnEstimate | None = None
     base_rows: float = 0.0
-    sample: "SampleView | None" = None
+    sample: SampleView | None = None
 
 
 @dataclass(frozen=True)
@@ -101,5 +101,5 @@ class RelEstimate:
             return ColumnEstimate.unknown(self.rows)
         return found
 
-    def with_notes(self, *notes: str) -> "RelEstimate":
+    def with_notes(self, *notes: str) -> RelEstimate:
         return replace(self, notes=self.notes | frozenset(notes)) if notes else self

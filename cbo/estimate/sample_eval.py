@@ -12,7 +12,8 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import operator
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from typing import Any
+from typing import Any, Callable
 
 EPOCH = dt.date(1970, 1, 1)
 EPOCH_TS = dt.datetime(1970, 1, 1)
@@ -73,28 +73,30 @@ def fraction_within(lower: Any, upper: Any, low: Any, high: Any, low_inclusive: 
     if lower is None or upper is None:
         return None
     try:
-        if low is not None and (high is not None) and (low > high or (low == high and not (low_inclusive and high_inclusive))):
+        if low is not None and high is not None and \
+                (low > high or (low == high and not (low_inclusive and high_inclusive))):
             return 0.0
         if (low is not None and (upper < low or (upper == low and not low_inclusive))) or \
                 (high is not None and (lower > high or (lower == high and not high_inclusive))):
             return 0.0
     except TypeError:
         return None
+    place: Callable[[Any], float | None] = position
     if isinstance(lower, str) and isinstance(upper, str):
         prefix = common_prefix(lower, upper)
         place = lambda v: string_position(v, prefix)  # noqa: E731
-    else:
-        place = position
     lo, hi = place(lower), place(upper)
     if lo is None or hi is None:
         return None
-    a = lo if low is None else max(lo, place(low) if place(low) is not None else lo)
-    b = hi if high is None else min(hi, place(high) if place(high) is not None else hi)
+    low_at = place(low) if low is not None else None
+    high_at = place(high) if high is not None else None
+    a = lo if low_at is None else max(lo, low_at)
+    b = hi if high_at is None else min(hi, high_at)
     if is_discrete(lower, upper):
-        if low is not None and not low_inclusive:
-            a = max(a, _floor(place(low)) + 1)
-        if high is not None and not high_inclusive:
-            b = min(b, _ceil(place(high)) - 1)
+        if low_at is not None and not low_inclusive:
+            a = max(a, _floor(low_at) + 1)
+        if high_at is not None and not high_inclusive:
+            b = min(b, _ceil(high_at) - 1)
         a, b = _ceil(a), _floor(b)
         if b < a:
             return 0.0

@@ -17,8 +17,9 @@ Kinds:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from cbo.ir.types import BOOLEAN, DataType
 
@@ -56,11 +57,11 @@ class ColumnFactory:
         return column
 
 
-def cache_hash(cls):  # type: ignore[no-untyped-def]
+def cache_hash(cls):
     """Expressions and plans are hashed often (memo, caches): compute a node's hash once."""
     original = cls.__hash__
 
-    def __hash__(self):  # type: ignore[no-untyped-def]
+    def __hash__(self):
         cached = self.__dict__.get("_hash")
         if cached is None:
             cached = original(self)
@@ -76,10 +77,10 @@ class Expr:
 
     type: DataType
 
-    def children(self) -> tuple["Expr", ...]:
+    def children(self) -> tuple[Expr, ...]:
         return ()
 
-    def with_children(self, children: tuple["Expr", ...]) -> "Expr":
+    def with_children(self, children: tuple[Expr, ...]) -> Expr:
         return self
 
 
@@ -199,7 +200,7 @@ class SubqueryExpr(Expr):
     """
 
     kind: str
-    plan: "Plan"
+    plan: Plan
     operand: Expr | None = None
     comparison: str | None = None
     type: DataType = field(default=BOOLEAN)

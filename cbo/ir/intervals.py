@@ -25,7 +25,7 @@ class IntervalValue:
             parts.append(f"{self.micros / 1e6:g} second")
         return "INTERVAL '" + " ".join(parts or ["0 day"]) + "'"
 
-    def negated(self) -> "IntervalValue":
+    def negated(self) -> IntervalValue:
         return IntervalValue(-self.months, -self.days, -self.micros)
 
 

@@ -16,11 +16,21 @@ the three-valued result of ``x IN (subquery)`` and of ``EXISTS`` (whose mark_pre
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
-from cbo.ir.expressions import (AggregateCall, Column, ColumnRef, Constant, Expr, SpecialForm, TRUE, cache_hash,
-                                columns_of, conjuncts)
+from cbo.ir.expressions import (
+    TRUE,
+    AggregateCall,
+    Column,
+    ColumnRef,
+    Constant,
+    Expr,
+    SpecialForm,
+    cache_hash,
+    columns_of,
+    conjuncts,
+)
 
 MAX_KEYS = 8   # unique keys kept per node
 
@@ -31,10 +41,10 @@ class Plan:
     """Base of logical operators."""
 
     @property
-    def children(self) -> tuple["Plan", ...]:
+    def children(self) -> tuple[Plan, ...]:
         return ()
 
-    def with_children(self, children: tuple["Plan", ...]) -> "Plan":
+    def with_children(self, children: tuple[Plan, ...]) -> Plan:
         return self
 
     @property
@@ -54,7 +64,7 @@ class Plan:
         return frozenset(c for c in self.output if not c.nullable)
 
     @property
-    def foreign_keys(self) -> frozenset["ForeignKeyRef"]:
+    def foreign_keys(self) -> frozenset[ForeignKeyRef]:
         """Output columns whose non-NULL values all appear in another table's key (declared
         foreign keys, passed up wherever the columns pass unchanged)."""
         return frozenset()
@@ -446,8 +456,10 @@ class Values(Plan):
 
     @property
     def not_null(self) -> frozenset[Column]:
-        return frozenset(c for i, c in enumerate(self.columns)
-                         if all(isinstance(r[i], Constant) and r[i].value is not None for r in self.rows))
+        def constant(e: Expr) -> bool:
+            return isinstance(e, Constant) and e.value is not None
+
+        return frozenset(c for i, c in enumerate(self.columns) if all(constant(r[i]) for r in self.rows))
 
 
 # --------------------------------------------------------------------------------------------

@@ -84,7 +84,7 @@ def from_sqlglot(node: exp.DataType) -> DataType:
     raise ValueError(f"unsupported type {node.sql()}")
 
 
-def from_arrow(arrow_type) -> DataType:  # type: ignore[no-untyped-def]
+def from_arrow(arrow_type) -> DataType:
     """The IR type of an Arrow type (Parquet schemas)."""
     import pyarrow as pa
 

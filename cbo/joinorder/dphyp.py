@@ -20,7 +20,7 @@ adding a hyperedge's representative relation alone does not make a set connected
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 PairCallback = Callable[[int, int], None]
 

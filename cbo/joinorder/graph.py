@@ -32,7 +32,7 @@ from cbo.ir import types as T
 from cbo.ir.expressions import TRUE, Call, Column, ColumnRef, Expr, SpecialForm, columns_of, conjuncts
 from cbo.ir.operators import Join, equated_columns
 from cbo.joinorder.dphyp import Hypergraph
-from cbo.memo.memo import Group
+from cbo.memo.memo import Group, group_of
 
 MOVABLE_KINDS = ("left", "semi", "anti")
 
@@ -117,7 +117,8 @@ class JoinGraph:
         """The conjuncts that join ``left`` and ``right``: those first covered by their union."""
         return self.condition_and_keys(left, right, kind)[0]
 
-    def condition_and_keys(self, left: int, right: int, kind: str) -> tuple[Expr, tuple[tuple[Column, Column], ...] | None]:
+    def condition_and_keys(self, left: int, right: int,
+                           kind: str) -> tuple[Expr, tuple[tuple[Column, Column], ...] | None]:
         """The joining conjuncts and, for an inner join, the pairs (left column, right column)
         its equalities equate, in conjunct order: what ``Join.equi_keys`` would find in the
         condition, known here without reading it again (None for other kinds)."""
@@ -135,9 +136,9 @@ class JoinGraph:
         for t, conjunct in self.predicates:
             if t & union == t and t & left and t & right:
                 found.append(conjunct)
-                pair = self._equated(conjunct)
-                if pair is not None:
-                    (a, a_bit), (b, b_bit) = pair
+                placed = self._equated(conjunct)
+                if placed is not None:
+                    (a, a_bit), (b, b_bit) = placed
                     if a_bit & left and b_bit & right:
                         pairs.append((a, b))
                     elif b_bit & left and a_bit & right:
@@ -206,7 +207,7 @@ class _Reader:
         if not top and (not is_region_join(expr) or group.id in self.pinned):
             return self.relation(group)
         assert isinstance(expr, Join)
-        left_group, right_group = expr.left.group, expr.right.group  # type: ignore[attr-defined]
+        left_group, right_group = group_of(expr.left), group_of(expr.right)
         if expr.kind == "inner":
             left = self.read(left_group)
             right = self.read(right_group)

@@ -11,7 +11,7 @@ DuckDB falls back to the same heuristic when its DPhyp enumeration exceeds a pai
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from cbo.joinorder.dphyp import Hypergraph
 

@@ -48,11 +48,10 @@ from cbo.cost import CostModel
 from cbo.ir.operators import Join, Plan
 from cbo.memo.context import SearchContext
 from cbo.memo.delivery import deliver
-from cbo.memo.memo import UNPREDICTED, Counters, Group, PhysicalExpr, Winner
+from cbo.memo.memo import UNPREDICTED, Counters, Group, PhysicalExpr, Winner, group_of
 from cbo.memo.pattern import bindings
 from cbo.memo.properties import ANY, Delivered, Required, delivered_by
 from cbo.memo.rules.base import RuleSet
-
 
 # A bound equal to the best cost up to rounding (the same terms summed in another order) is a
 # tie, and ties go to the alternative found first: without this, a star whose join orders all
@@ -104,7 +103,7 @@ class CascadesSearch:
         self._tables: dict[int, CostTable] = {}   # group id -> its costed alternatives
         self._deliverable: dict[int, list[Delivered] | None] = {}   # id(expression) -> see _deliverables
         self._input_floors: dict[tuple[int, int], float] = {}   # (group id, id(required)) -> _input_floor
-        self._by_operator: dict[type, list] = {}  # type: ignore[type-arg]
+        self._by_operator: dict[type, list] = {}
         self._explored: set[int] = set()   # id() of the expressions the rules have seen
         self.size = context.size
 
@@ -136,7 +135,7 @@ class CascadesSearch:
             self.explore_group(group)
             group = group.find()
             for expr in group.expressions:
-                stack.extend(child.group for child in expr.children)  # type: ignore[attr-defined]
+                stack.extend(group_of(child) for child in expr.children)
 
     def explore_group(self, group: Group) -> None:
         """Apply every transformation rule to every binding of its patterns at every expression
@@ -166,7 +165,7 @@ class CascadesSearch:
                 group.explored = True
                 index = 0
 
-    def apply_rule(self, rule, expr: Plan, group: Group) -> None:  # type: ignore[no-untyped-def]
+    def apply_rule(self, rule, expr: Plan, group: Group) -> None:
         self.context.spend()
         self.counters.rule_applications += 1
         self.counters.by_rule[rule.name] = self.counters.by_rule.get(rule.name, 0) + 1
@@ -189,10 +188,10 @@ class CascadesSearch:
         a group under each caller's cost bound, as Columbia does, repeated that work for every
         bound and requirement: a 12-relation star took 9-28 s.)
         """
-        known = group.winners.get(required)
-        if known is None:
-            known = self._winner(group, required)
-            group.winners[required] = known
+        if required in group.winners:
+            known = group.winners[required]
+        else:
+            known = group.winners[required] = self._winner(group, required)
         return known if known is not None and known.cost < limit else None
 
     def _winner(self, group: Group, required: Required) -> Winner | None:
@@ -211,7 +210,7 @@ class CascadesSearch:
             best = enforced
         return best
 
-    def _table(self, group: Group) -> "CostTable":
+    def _table(self, group: Group) -> CostTable:
         table = self._tables.get(group.id)
         if table is None:
             self.explore_group(group)
@@ -219,18 +218,18 @@ class CascadesSearch:
             for index, expr in enumerate(group.expressions):
                 lower = 0.0
                 for child in expr.children:
-                    winner = self.optimize_group(child.group, ANY)  # type: ignore[attr-defined]
+                    winner = self.optimize_group(group_of(child), ANY)
                     lower = math.inf if winner is None else lower + winner.cost
                 if type(expr) is Join and lower < math.inf:
                     # What any strategy of the join itself costs at least: orders and prunes
                     # the expressions before any is implemented (in a star, most of them).
-                    lower += self.cost_model.join_floor(self.size(group), [self.size(c.group) for c in expr.children])  # type: ignore[attr-defined]
+                    lower += self.cost_model.join_floor(self.size(group), [self.size(group_of(c)) for c in expr.children])
                 pending.append((lower, index, expr))
             pending.sort(key=lambda entry: (entry[0], entry[1]))
             table = self._tables[group.id] = CostTable(pending)
         return table
 
-    def _evaluate_any(self, table: "CostTable", group: Group) -> None:
+    def _evaluate_any(self, table: CostTable, group: Group) -> None:
         """Cost every alternative that could be the group's cheapest plan, expressions in order of
         their inputs' cheapest plans' cost, while that is under the best plan found so far; an
         alternative only when its floor (``_floor``) is under it too."""
@@ -244,7 +243,7 @@ class CascadesSearch:
                 if not physical.costed and (not self.prune or self._floor(physical, group) < table.best_any * _TIE):
                     self._cost(physical, group, table)
 
-    def _evaluate_for(self, table: "CostTable", group: Group, required: Required, threshold: float) -> None:
+    def _evaluate_for(self, table: CostTable, group: Group, required: Required, threshold: float) -> None:
         """Cost the alternatives that could beat ``threshold`` (the enforced plan's cost) under
         ``required``: those that can deliver it and whose floor is under the threshold. What a
         join delivers is known before it is costed (its strategy's partitioning, or its probe
@@ -362,30 +361,35 @@ class CascadesSearch:
         key = id(expr)
         if key in self._deliverable:
             return self._deliverable[key]
-        found: list[Delivered] | None = []
-        if type(expr) is Join:
-            join = expr
-            pairs = [(l.id, r.id) for l, r in join.equi_keys]
-            if pairs and join.kind not in ("full", "right", "mark"):
-                keys = tuple(frozenset({l, r}) if join.kind == "inner" else frozenset({l}) for l, r in pairs)
-                found.append(Delivered("hash", keys, keys))  # type: ignore[union-attr]
-            probes = (join.left, join.right) if join.kind == "inner" else (join.left,)
-            for probe in probes:
-                winner = self.optimize_group(probe.group, ANY)  # type: ignore[attr-defined]
-                if winner is not None and winner.delivered.distribution != "any":
-                    found.append(winner.delivered.merged(pairs) if join.kind == "inner" else winner.delivered)  # type: ignore[union-attr]
-        else:
-            for physical in self.optimize_expression(expr, group):
-                if any(need is not ANY for need in physical.required_inputs):
-                    found = None
-                    break
-                inputs = [self.optimize_group(child, ANY) for child in physical.inputs]
-                if any(w is None for w in inputs):
-                    continue
-                delivered = deliver(physical, [w.delivered for w in inputs])  # type: ignore[union-attr]
-                if delivered.distribution != "any" or delivered.ordering:
-                    found.append(delivered)
+        found = self._join_deliverables(expr) if type(expr) is Join else self._other_deliverables(expr, group)
         self._deliverable[key] = found
+        return found
+
+    def _other_deliverables(self, expr: Plan, group: Group) -> list[Delivered] | None:
+        found: list[Delivered] = []
+        for physical in self.optimize_expression(expr, group):
+            if any(need is not ANY for need in physical.required_inputs):
+                return None
+            inputs = [self.optimize_group(child, ANY) for child in physical.inputs]
+            cheapest = [w for w in inputs if w is not None]
+            if len(cheapest) < len(inputs):
+                continue
+            delivered = deliver(physical, [w.delivered for w in cheapest])
+            if delivered.distribution != "any" or delivered.ordering:
+                found.append(delivered)
+        return found
+
+    def _join_deliverables(self, join: Join) -> list[Delivered]:
+        found: list[Delivered] = []
+        pairs = [(a.id, b.id) for a, b in join.equi_keys]
+        if pairs and join.kind not in ("full", "right", "mark"):
+            keys = tuple(frozenset({a, b}) if join.kind == "inner" else frozenset({a}) for a, b in pairs)
+            found.append(Delivered("hash", keys, keys))
+        probes = (join.left, join.right) if join.kind == "inner" else (join.left,)
+        for probe in probes:
+            winner = self.optimize_group(group_of(probe), ANY)
+            if winner is not None and winner.delivered.distribution != "any":
+                found.append(winner.delivered.merged(pairs) if join.kind == "inner" else winner.delivered)
         return found
 
     def _predict(self, physical: PhysicalExpr) -> Delivered | None:
@@ -405,7 +409,7 @@ class CascadesSearch:
                 inputs.append(delivered_by(need))
         return deliver(physical, inputs)
 
-    def _cost(self, physical: PhysicalExpr, group: Group, table: "CostTable") -> None:
+    def _cost(self, physical: PhysicalExpr, group: Group, table: CostTable) -> None:
         physical.costed = True
         costed = self.optimize_inputs(physical, group)
         if costed is None:
@@ -449,7 +453,7 @@ class CascadesSearch:
             self._physical[key] = found
         return found
 
-    def _implementations_of(self, operator: type) -> list:  # type: ignore[type-arg]
+    def _implementations_of(self, operator: type) -> list:
         found = self._by_operator.get(operator)
         if found is None:
             found = self._by_operator[operator] = [r for r in self.implementations

@@ -50,13 +50,13 @@ def deliver(physical: PhysicalExpr, inputs: list[Delivered]) -> Delivered:
 
 
 def _join(node: Join, strategy: str | None, inputs: list[Delivered]) -> Delivered:
-    pairs = [(l.id, r.id) for l, r in node.equi_keys]
+    pairs = [(a.id, b.id) for a, b in node.equi_keys]
     if strategy in ("broadcast_hash", "broadcast_nested_loop"):
         probe = inputs[0]
         return probe.merged(pairs) if node.kind == "inner" else probe
     if node.kind == "full" or node.kind == "right":
         return UNKNOWN
-    keys = tuple(frozenset({l, r}) if node.kind == "inner" else frozenset({l}) for l, r in pairs)
+    keys = tuple(frozenset({a, b}) if node.kind == "inner" else frozenset({a}) for a, b in pairs)
     ordering = keys if strategy == "sort_merge" else ()
     if node.kind == "mark":
         return UNKNOWN   # regrouped per left row after the join (see exec.spark_sql)

@@ -49,7 +49,7 @@ class Extraction:
         children = []
         below: list[str] = []
         for child, need in zip(physical.inputs, physical.required_inputs):
-            plan, enforcers = self._extract(child.winners[need], child)
+            plan, enforcers = self._extract(child.winner(need), child)
             children.append(plan)
             below.append(" + ".join(enforcers))
         node = physical.node.with_children(tuple(children)) if children else physical.node

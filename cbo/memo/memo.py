@@ -15,9 +15,10 @@ physical alternative and its cost (``winners``), so no group is optimized twice 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from cbo.ir.expressions import Column
 from cbo.ir.operators import ForeignKeyRef, Plan
@@ -33,7 +34,7 @@ class GroupRef(Plan):
 
     __slots__ = ("group",)
 
-    def __init__(self, group: "Group"):
+    def __init__(self, group: Group):
         self.group = group
 
     def __eq__(self, other: object) -> bool:
@@ -62,17 +63,23 @@ class GroupRef(Plan):
         return self.group.foreign_keys
 
 
+def group_of(plan: Plan) -> "Group":
+    """The group a memo expression's input stands for (its inputs are group references)."""
+    assert isinstance(plan, GroupRef), f"a memo expression's input is a group, not a {type(plan).__name__}"
+    return plan.group
+
+
 @dataclass
 class Winner:
     """The cheapest plan found for a group under one required property set: a physical
     alternative, or an enforcer (exchange, broadcast, sort) over ``base``, the group's winner
     under a weaker requirement."""
 
-    physical: "PhysicalExpr | None"
+    physical: PhysicalExpr | None
     cost: float                       # of the whole subtree
-    delivered: "Delivered"
-    enforcer: "Required | None" = None
-    base: "Winner | None" = None
+    delivered: Delivered
+    enforcer: Required | None = None
+    base: Winner | None = None
 
 
 UNPREDICTED = object()
@@ -85,14 +92,14 @@ class PhysicalExpr:
     __slots__ = ("node", "strategy", "required_inputs", "logical", "rule", "inputs", "local_cost", "best_cost",
                  "costed", "predicted", "floor")
 
-    def __init__(self, node: Plan, strategy: str | None, required_inputs: tuple["Required", ...],
+    def __init__(self, node: Plan, strategy: str | None, required_inputs: tuple[Required, ...],
                  logical: Plan, rule: str):
         self.node = node
         self.strategy = strategy
         self.required_inputs = required_inputs
         self.logical = logical     # the logical expression it implements
         self.rule = rule
-        self.inputs: tuple[Group, ...] = tuple(child.group for child in node.children)  # type: ignore[attr-defined]
+        self.inputs: tuple[Group, ...] = tuple(group_of(child) for child in node.children)
         self.local_cost: float | None = None   # set by the search the first time it costs this
         self.best_cost: float | None = None    # the cheapest complete subtree found with it
         self.costed = False                    # whether the search costed it (it skips the hopeless)
@@ -104,7 +111,7 @@ class PhysicalExpr:
 
 
 class Group:
-    def __init__(self, memo: "Memo", gid: int, first: Plan):
+    def __init__(self, memo: Memo, gid: int, first: Plan):
         self.memo = memo
         self.id = gid
         self.expressions: list[Plan] = [first]
@@ -113,7 +120,7 @@ class Group:
         # The operator types among the expressions: a pattern skips a group without its operator
         # without reading the expressions (a 10-relation clique's join groups hold hundreds).
         self.operator_types: set[type] = {type(first)}
-        self.winners: dict["Required", Winner] = {}
+        self.winners: dict[Required, Winner | None] = {}   # None: no plan delivers it
         self.size: tuple[float, float] | None = None   # (rows, bytes per row), see SearchContext.size
         self.ref = GroupRef(self)
 
@@ -121,7 +128,14 @@ class Group:
     def first(self) -> Plan:
         return self.expressions[0]
 
-    def find(self) -> "Group":
+    def winner(self, required: Required) -> Winner:
+        """The search's winner under ``required`` (after a search that chose a plan using it)."""
+        found = self.winners.get(required)
+        if found is None:
+            raise KeyError(f"G{self.id} has no plan delivering {required}")
+        return found
+
+    def find(self) -> Group:
         """The group standing for this one: itself, or the group it was merged into."""
         group = self
         while group.merged_into is not None:
@@ -147,8 +161,8 @@ class Group:
         return self.first.foreign_keys
 
     @cached_property
-    def estimate(self) -> "RelEstimate":
-        inputs = [child.group.estimate for child in self.first.children]  # type: ignore[attr-defined]
+    def estimate(self) -> RelEstimate:
+        inputs = [group_of(child).estimate for child in self.first.children]
         return self.memo.estimator.estimate_node(self.first, inputs)
 
     @property
@@ -190,7 +204,7 @@ class Memo:
     explored, before anything is costed.
     """
 
-    def __init__(self, estimator: "Estimator"):
+    def __init__(self, estimator: Estimator):
         self.estimator = estimator
         self.groups: list[Group] = []     # by id; merged groups stay in place (``find``)
         self._index: dict[Plan, Group] = {}
@@ -219,7 +233,7 @@ class Memo:
         self.additions += 1
         self._index[expr] = group
         for child in expr.children:
-            self._parents.setdefault(child.group.id, []).append(expr)  # type: ignore[attr-defined]
+            self._parents.setdefault(group_of(child).id, []).append(expr)
 
     def add(self, expr: Plan, group: Group | None = None) -> tuple[Group, bool]:
         """Add ``expr`` (children group references) to ``group`` (a new group when None).
@@ -248,9 +262,9 @@ class Memo:
     def _canonical(self, expr: Plan) -> Plan:
         """``expr`` with every input naming the group that stands for it."""
         children = expr.children
-        if not children or all(c.group.merged_into is None for c in children):  # type: ignore[attr-defined]
+        if not children or all(group_of(c).merged_into is None for c in children):
             return expr
-        return expr.with_children(tuple(c.group.find().ref for c in children))  # type: ignore[attr-defined]
+        return expr.with_children(tuple(group_of(c).find().ref for c in children))
 
     def merge(self, a: Group, b: Group) -> Group:
         """Make ``a`` and ``b`` one group (and any groups that become equal through them)."""

@@ -18,10 +18,12 @@ are enumerated lazily, one at a time.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING
 
 from cbo.ir.operators import Plan
+from cbo.memo.memo import group_of
 
 if TYPE_CHECKING:
     from cbo.memo.memo import Group
@@ -30,14 +32,14 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Pattern:
     operator: type
-    inputs: tuple["Pattern | None", ...] = ()
+    inputs: tuple[Pattern | None, ...] = ()
     test: Callable[[Plan], bool] | None = None
     label: str = ""   # how ``describe`` names the operator with its test, e.g. "Join[inner]"
 
     def matches_operator(self, expr: Plan) -> bool:
         return isinstance(expr, self.operator) and (self.test is None or self.test(expr))
 
-    def could_bind(self, expr: Plan, explore: Callable[["Group"], None] | None = None) -> bool:
+    def could_bind(self, expr: Plan, explore: Callable[[Group], None] | None = None) -> bool:
         """A quick test before enumerating bindings: the operator matches, and each patterned
         input's group (explored first) holds an expression of the sub-pattern's operator type."""
         if not self.matches_operator(expr):
@@ -45,7 +47,7 @@ class Pattern:
         for child, sub in zip(expr.children, self.inputs):
             if sub is None:
                 continue
-            group = child.group  # type: ignore[attr-defined]
+            group = group_of(child)
             if explore is not None:
                 explore(group)
             if not any(issubclass(t, sub.operator) for t in group.find().operator_types):
@@ -59,7 +61,7 @@ class Pattern:
         return f"{name}({', '.join('*' if p is None else p.describe() for p in self.inputs)})"
 
 
-def bindings(pattern: Pattern, expr: Plan, explore: Callable[["Group"], None] | None = None) -> Iterator[Plan]:
+def bindings(pattern: Pattern, expr: Plan, explore: Callable[[Group], None] | None = None) -> Iterator[Plan]:
     """Every binding of ``pattern`` rooted at ``expr`` (whose inputs are group references)."""
     if not pattern.matches_operator(expr):
         return
@@ -74,7 +76,7 @@ def bindings(pattern: Pattern, expr: Plan, explore: Callable[["Group"], None] | 
         if sub is None:
             yield child
             return
-        group = child.group  # type: ignore[attr-defined]
+        group = group_of(child)
         if explore is not None:
             explore(group)
         if not any(issubclass(t, sub.operator) for t in group.operator_types):

@@ -39,7 +39,7 @@ class Required:
             parts.append("ordered by " + ",".join(f"c{c}" for c in self.ordering))
         return " ".join(parts)
 
-    def without_ordering(self) -> "Required":
+    def without_ordering(self) -> Required:
         return required(self.distribution, self.partitioning)
 
 
@@ -94,7 +94,7 @@ class Delivered:
         wanted = set(need.partitioning)
         return self.distribution == "hash" and all(s & wanted for s in self.partitioning)
 
-    def renamed(self, mapping: dict[int, set[int]]) -> "Delivered":
+    def renamed(self, mapping: dict[int, set[int]]) -> Delivered:
         """Through a projection: each column id becomes the output ids carrying it; a position
         whose columns are all dropped loses the property from there on."""
         def rename(classes: Classes) -> Classes | None:
@@ -117,7 +117,7 @@ class Delivered:
             return Delivered("any", (), ordering)
         return Delivered("hash", partitioning, ordering)
 
-    def merged(self, equal: list[tuple[int, int]]) -> "Delivered":
+    def merged(self, equal: list[tuple[int, int]]) -> Delivered:
         """After a join made ``a = b`` for each pair: each position also holds the equal columns."""
         if not equal:
             return self

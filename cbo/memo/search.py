@@ -20,7 +20,7 @@ from cbo.ir.operators import Plan, Project, Scan
 from cbo.memo.cascades import CascadesSearch
 from cbo.memo.context import SearchContext
 from cbo.memo.extract import Extraction
-from cbo.memo.memo import Counters, Group, Memo
+from cbo.memo.memo import Counters, Group, Memo, group_of
 from cbo.memo.properties import ANY
 from cbo.memo.rules.base import RuleSet, connector_rules
 from cbo.memo.rules.eliminate_join import EliminateForeignKeyJoin
@@ -61,7 +61,7 @@ class Optimized:
 
 
 class Optimizer:
-    def __init__(self, estimator: "Estimator", settings: OptimizerSettings | None = None,
+    def __init__(self, estimator: Estimator, settings: OptimizerSettings | None = None,
                  rules: RuleSet | None = None, profile: CostProfile | None = None,
                  remote_tables: frozenset[str] = frozenset(), prune: bool = True):
         self.estimator = estimator
@@ -111,7 +111,7 @@ def draw_plan(group: Group, rng: random.Random) -> Plan:
     """Any plan the memo holds for ``group``: a random logical expression per group, recursively
     (for equivalence tests: every alternative must give the same answer, not only the winner)."""
     expr = rng.choice(group.expressions)
-    children = tuple(draw_plan(child.group, rng) for child in expr.children)  # type: ignore[attr-defined]
+    children = tuple(draw_plan(group_of(child), rng) for child in expr.children)
     return expr.with_children(children) if children else expr
 
 

@@ -13,22 +13,23 @@ rule set built for a catalog that has a source of that type.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, ClassVar
 
 from cbo.errors import CboError
 from cbo.ir.operators import Plan
 from cbo.memo.pattern import Pattern
 
 if TYPE_CHECKING:
-    from cbo.memo.memo import Group, PhysicalExpr
     from cbo.memo.context import SearchContext
+    from cbo.memo.memo import Group, PhysicalExpr
 
 
 class Rule:
     name: ClassVar[str]
     kind: ClassVar[str]  # "transformation" | "implementation"
 
-    def matches(self, expr: Plan, group: "Group", context: "SearchContext") -> bool:
+    def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
         return True
 
     @property
@@ -47,7 +48,7 @@ class TransformationRule(Rule):
     kind = "transformation"
     patterns: ClassVar[tuple[Pattern, ...]] = ()
 
-    def apply(self, expr: Plan, group: "Group", context: "SearchContext") -> Iterable[Plan]:
+    def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
         """Equivalent expressions for ``group``: plans whose leaves may be group references."""
         raise NotImplementedError
 
@@ -60,7 +61,7 @@ class ImplementationRule(Rule):
     kind = "implementation"
     operator: type = Plan   # the operator type it implements (the search only tries matching rules)
 
-    def implement(self, expr: Plan, group: "Group", context: "SearchContext") -> Iterable["PhysicalExpr"]:
+    def implement(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[PhysicalExpr]:
         raise NotImplementedError
 
 
@@ -115,7 +116,7 @@ class RuleSet:
     def describe(self) -> list[dict[str, object]]:
         return [{"name": r.name, "kind": r.kind, "enabled": r.name not in self.disabled, "summary": r.summary,
                  "pattern": r.pattern_text if isinstance(r, TransformationRule)
-                 else getattr(r.operator, "__name__", "")}
+                 else r.operator.__name__ if isinstance(r, ImplementationRule) else ""}
                 for r in self._rules.values()]
 
     def transformations(self) -> list[TransformationRule]:

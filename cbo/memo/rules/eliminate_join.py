@@ -24,7 +24,8 @@ in generated SQL (views that always join their lookup tables).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from cbo.ir.expressions import ColumnRef, Expr, columns_of, conjunction, conjuncts, is_null, negate
 from cbo.ir.operators import Filter, Join, Plan, Project, Scan, equated_columns
@@ -50,7 +51,7 @@ class EliminateForeignKeyJoin(TransformationRule):
     patterns = (Pattern(Project, (Pattern(Join, (None, _TABLE), _inner, "Join[inner]"),)),
                 Pattern(Project, (Pattern(Join, (_TABLE, None), _inner, "Join[inner]"),)))
 
-    def apply(self, expr: Plan, group: Group, context: "SearchContext") -> Iterable[Plan]:
+    def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
         assert isinstance(expr, Project) and isinstance(expr.input, Join)
         join = expr.input
         table, other = (join.right, join.left) if isinstance(join.right, Scan) else (join.left, join.right)
@@ -76,7 +77,7 @@ class EliminateForeignKeyJoin(TransformationRule):
             return
 
 
-def _equalities(condition: Expr, left: set, right: set) -> set | None:  # type: ignore[type-arg]
+def _equalities(condition: Expr, left: set, right: set) -> set | None:
     """The condition's conjuncts as (left column, right column) pairs, or None when one is not
     such an equality."""
     found = set()

@@ -13,10 +13,10 @@ the grouping columns (e.g. the output of a join on them).
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
-from cbo.memo.memo import Group, PhysicalExpr
+from cbo.memo.memo import Group, PhysicalExpr, group_of
 from cbo.memo.properties import ANY, BROADCAST, Required, required
 from cbo.memo.rules.base import ImplementationRule
 
@@ -43,7 +43,7 @@ def _orientations(expr: Join) -> Iterable[Join]:
         swapped = expr.__dict__.get("_swapped")
         if swapped is None:
             swapped = Join("inner", expr.right, expr.left, expr.condition)
-            object.__setattr__(swapped, "_equi_keys", tuple((r, l) for l, r in expr.equi_keys))
+            object.__setattr__(swapped, "_equi_keys", tuple((b, a) for a, b in expr.equi_keys))
             object.__setattr__(swapped, "_has_equi_key", expr.has_equi_key)
             object.__setattr__(expr, "_swapped", swapped)
         yield swapped
@@ -56,7 +56,7 @@ def _key_needs(join: Join, sorted_: bool) -> tuple[Required, Required]:
     found = join.__dict__.get(name)
     if found is None:
         keys = join.equi_keys
-        left = tuple(l.id for l, _ in keys)
+        left = tuple(a.id for a, _ in keys)
         right = tuple(r.id for _, r in keys)
         found = (required("hash", left, left if sorted_ else ()), required("hash", right, right if sorted_ else ()))
         object.__setattr__(join, name, found)
@@ -100,10 +100,10 @@ class BroadcastHashJoin(ImplementationRule):
     def matches(self, expr: Plan, group: Group, context: object) -> bool:
         return isinstance(expr, Join) and expr.kind in BUILD_RIGHT_KINDS and expr.has_equi_key
 
-    def implement(self, expr: Plan, group: Group, context) -> Iterable[PhysicalExpr]:  # type: ignore[no-untyped-def]
+    def implement(self, expr: Plan, group: Group, context) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
         for join in _orientations(expr):
-            if context.size_bytes(join.right.group) <= context.settings.broadcast_limit_bytes:  # type: ignore[attr-defined]
+            if context.size_bytes(group_of(join.right)) <= context.settings.broadcast_limit_bytes:
                 yield _physical(join, "broadcast_hash", expr, self.name, (ANY, BROADCAST))
 
 

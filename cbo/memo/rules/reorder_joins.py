@@ -13,21 +13,22 @@ is applied at the first join holding all the relations it reads; equalities are 
 along their left side as the graph module explains.
 
 Regions with more than ``max_reordered_joins`` relations, or more than ``max_join_pairs`` pairs
-(counted first by an enumeration that builds nothing), get the greedy order instead (``cbo.joinorder.greedy``), with the written
-order still in the memo. With ``join_reordering_strategy = NONE`` the rule does not run.
+(counted first by an enumeration that builds nothing), get the greedy order instead
+(``cbo.joinorder.greedy``), with the written order still in the memo. With ``join_reordering_strategy = NONE`` the rule does not run.
 """
 
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from cbo.ir.expressions import conjunction
 from cbo.ir.operators import Filter, Join, Plan
 from cbo.joinorder.dphyp import DPhyp
 from cbo.joinorder.graph import JoinGraph, is_region_join, region_of
 from cbo.joinorder.greedy import greedy_order
-from cbo.memo.memo import Group, Memo
+from cbo.memo.memo import Group, Memo, group_of
 from cbo.memo.pattern import Pattern
 from cbo.memo.rules.base import TransformationRule
 
@@ -44,15 +45,15 @@ class ReorderJoins(TransformationRule):
     def __init__(self) -> None:
         # Per memo, the groups already inside an enumerated region (a region is read once, from
         # its top join). Kept here, not in the search: no other rule needs it.
-        self._members: "weakref.WeakKeyDictionary[Memo, set[int]]" = weakref.WeakKeyDictionary()
+        self._members: weakref.WeakKeyDictionary[Memo, set[int]] = weakref.WeakKeyDictionary()
 
-    def matches(self, expr: Plan, group: Group, context: "SearchContext") -> bool:
+    def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
         # The region is the written join tree, read from each group's first expression; the
         # enumeration adds every other order itself.
         return (context.settings.join_reordering_strategy == "AUTOMATIC" and expr is group.first
                 and group.id not in self._members.get(context.memo, ()))
 
-    def apply(self, expr: Plan, group: Group, context: "SearchContext") -> Iterable[Plan]:
+    def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
         graph = region_of(group)
         members = self._members.setdefault(context.memo, set())
         members |= graph.members
@@ -88,7 +89,7 @@ class RegionBuilder:
     rule returning plans could not express.
     """
 
-    def __init__(self, memo: Memo, graph: JoinGraph, context: "SearchContext", members: set[int]):
+    def __init__(self, memo: Memo, graph: JoinGraph, context: SearchContext, members: set[int]):
         self.memo = memo
         self.graph = graph
         self.context = context
@@ -135,6 +136,6 @@ class RegionBuilder:
         if known is not None:
             return known.rows
         expr = self.expression(a, b)
-        inputs = [child.group.estimate for child in expr.children]  # type: ignore[attr-defined]
+        inputs = [group_of(child).estimate for child in expr.children]
         return self.memo.estimator.estimate_node(expr, inputs).rows
 

@@ -28,7 +28,8 @@ Whether it pays is the cost model's call: the memo keeps both forms.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from cbo.ir.expressions import TRUE, Column, ColumnRef, Expr, compare, conjunction, conjuncts
 from cbo.ir.operators import Aggregate, Filter, Join, Plan, Project, equated_columns
@@ -57,7 +58,7 @@ class PushTableIntoAggregate(TransformationRule):
     patterns = tuple(Pattern(Join, sides, _conditioned_inner, "Join[inner]")
                      for side in _AGGREGATED for sides in ((side, None), (None, side)))
 
-    def apply(self, expr: Plan, group: Group, context: "SearchContext") -> Iterable[Plan]:
+    def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
         assert isinstance(expr, Join)
         aggregated, table = (expr.right, expr.left) if isinstance(expr.left, GroupRef) else (expr.left, expr.right)
         pushed = _push(expr, aggregated, table)
