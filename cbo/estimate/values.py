@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 EPOCH = dt.date(1970, 1, 1)
 EPOCH_TS = dt.datetime(1970, 1, 1)

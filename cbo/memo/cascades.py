@@ -223,7 +223,8 @@ class CascadesSearch:
                 if type(expr) is Join and lower < math.inf:
                     # What any strategy of the join itself costs at least: orders and prunes
                     # the expressions before any is implemented (in a star, most of them).
-                    lower += self.cost_model.join_floor(self.size(group), [self.size(group_of(c)) for c in expr.children])
+                    sizes = [self.size(group_of(c)) for c in expr.children]
+                    lower += self.cost_model.join_floor(self.size(group), sizes)
                 pending.append((lower, index, expr))
             pending.sort(key=lambda entry: (entry[0], entry[1]))
             table = self._tables[group.id] = CostTable(pending)

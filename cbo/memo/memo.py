@@ -63,7 +63,7 @@ class GroupRef(Plan):
         return self.group.foreign_keys
 
 
-def group_of(plan: Plan) -> "Group":
+def group_of(plan: Plan) -> Group:
     """The group a memo expression's input stands for (its inputs are group references)."""
     assert isinstance(plan, GroupRef), f"a memo expression's input is a group, not a {type(plan).__name__}"
     return plan.group

@@ -15,7 +15,7 @@ from typing import Any
 from cbo.explain import _operator
 from cbo.ir.expressions import TRUE
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort
-from cbo.memo.memo import Group, Winner
+from cbo.memo.memo import Group, PhysicalExpr, Winner, group_of
 from cbo.memo.properties import ANY
 from cbo.memo.search import Optimized
 
@@ -52,11 +52,17 @@ def _cost(optimized: Optimized, group: Group, index: int) -> str:
     return "pruned" if cost is None else f"cost {cost:,.4g}"
 
 
+def _physical(winner: Winner) -> PhysicalExpr:
+    """The physical alternative of a winner that is one (not an enforcer over another)."""
+    assert winner.physical is not None
+    return winner.physical
+
+
 def chosen_winners(optimized: Optimized) -> dict[int, Winner]:
     """Group id -> the physical winner the chosen plan uses there (through enforcers; a group
     used under two requirements shows the first met from the root)."""
     found: dict[int, Winner] = {}
-    stack = [(optimized.root, optimized.root.winners[ANY])]
+    stack = [(optimized.root, optimized.root.winner(ANY))]
     while stack:
         group, winner = stack.pop()
         while winner.physical is None:
@@ -65,8 +71,8 @@ def chosen_winners(optimized: Optimized) -> dict[int, Winner]:
         if group.id in found:
             continue
         found[group.id] = winner
-        for child, need in zip(winner.physical.inputs, winner.physical.required_inputs):
-            stack.append((child, child.winners[need]))
+        for child, need in zip(_physical(winner).inputs, _physical(winner).required_inputs):
+            stack.append((child, child.winner(need)))
     return found
 
 
@@ -74,7 +80,7 @@ def _winner_index(group: Group, winner: Winner | None) -> int | None:
     if winner is None:
         return None
     for index, expr in enumerate(group.expressions):
-        if expr is winner.physical.logical:
+        if expr is _physical(winner).logical:
             return index
     return None
 
@@ -110,7 +116,7 @@ def memo_text(optimized: Optimized) -> str:
             mark = "*" if index == winner else " "
             strategy = ""
             if index == winner:
-                physical = chosen[group.id].physical
+                physical = _physical(chosen[group.id])
                 if physical.strategy:
                     strategy = f"  [{physical.strategy}, {physical.rule}]"
             lines.append(f"  {mark} {index:<3} {label(expr)}  ({_cost(optimized, group, index)}){strategy}")
@@ -126,15 +132,15 @@ def memo_json(optimized: Optimized) -> dict[str, Any]:
         for index, expr in enumerate(group.expressions):
             cost = optimized.expression_costs.get((group.id, index))
             expressions.append({"index": index, "operator": _operator(expr), "label": label(expr, 400),
-                                "children": [child.group.id for child in expr.children],  # type: ignore[attr-defined]
+                                "children": [group_of(child).id for child in expr.children],
                                 "cost": cost, "costed": (group.id, index) in optimized.expression_costs})
         body: dict[str, Any] = {"id": group.id, "estimated_rows": round(group.rows, 3),
                                 "columns": [str(col) for col in group.output], "expressions": expressions}
         if winner is not None:
             body["winner"] = {"expression": _winner_index(group, winner), "cost": winner.cost,
-                              "strategy": winner.physical.strategy, "rule": winner.physical.rule,
+                              "strategy": _physical(winner).strategy, "rule": _physical(winner).rule,
                               "delivered": str(winner.delivered),
-                              "inputs": [child.group.id for child in winner.physical.node.children]}  # type: ignore[attr-defined]
+                              "inputs": [group_of(child).id for child in _physical(winner).node.children]}
         groups.append(body)
     return {"root": optimized.root.id, "cost": optimized.cost, "counters": counters_json(optimized), "groups": groups}
 
@@ -157,17 +163,17 @@ def memo_svg(optimized: Optimized, max_groups: int = 400) -> str:
     total_h = (top + 1) * (box_h + gap_y) + gap_y
     position: dict[int, tuple[float, float]] = {}
     for level, layer in layers.items():
-        y = gap_y + (top - level) * (box_h + gap_y)
+        y = float(gap_y + (top - level) * (box_h + gap_y))
         offset = (width - len(layer) * (box_w + gap_x) + gap_x) / 2
         for i, group in enumerate(layer):
             position[group.id] = (offset + i * (box_w + gap_x), y)
     winners = chosen_winners(optimized)
-    chosen = {(g, child.group.id) for g, w in winners.items() for child in w.physical.node.children}  # type: ignore[attr-defined]
+    chosen = {(g, group_of(child).id) for g, w in winners.items() for child in _physical(w).node.children}
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{total_h}" '
              f'font-family="sans-serif" font-size="11">']
     for group in groups:
         x, y = position[group.id]
-        targets = {child.group.id for expr in group.expressions for child in expr.children}  # type: ignore[attr-defined]
+        targets = {group_of(child).id for expr in group.expressions for child in expr.children}
         for target in sorted(targets & shown):
             tx, ty = position[target]
             bold = (group.id, target) in chosen
@@ -176,7 +182,7 @@ def memo_svg(optimized: Optimized, max_groups: int = 400) -> str:
     for group in groups:
         x, y = position[group.id]
         winner = winners.get(group.id)
-        name = _operator(winner.physical.node) if winner else _operator(group.first)
+        name = _operator(_physical(winner).node) if winner else _operator(group.first)
         on_path = any(group.id in pair for pair in chosen) or group is optimized.root
         parts.append(f'<rect x="{x}" y="{y}" width="{box_w}" height="{box_h}" rx="5" fill="'
                      f'{"#fdebd0" if on_path else "#f4f6f7"}" stroke="#555"/>')

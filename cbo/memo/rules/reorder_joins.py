@@ -14,7 +14,8 @@ along their left side as the graph module explains.
 
 Regions with more than ``max_reordered_joins`` relations, or more than ``max_join_pairs`` pairs
 (counted first by an enumeration that builds nothing), get the greedy order instead
-(``cbo.joinorder.greedy``), with the written order still in the memo. With ``join_reordering_strategy = NONE`` the rule does not run.
+(``cbo.joinorder.greedy``), with the written order still in the memo. With
+``join_reordering_strategy = NONE`` the rule does not run.
 """
 
 from __future__ import annotations
