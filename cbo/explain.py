@@ -3,7 +3,10 @@
 JSON form: ``{"plan": node}`` where every node has ``operator`` (string), ``estimated_rows``
 (number: cbo's cardinality estimate), ``children`` (list) and its details: predicate,
 join type and condition, grouping keys and aggregates, sort keys, the table and source of
-scans and, for scans read from a JDBC source, the SQL pushed to it, and ``estimate_defaults``: the defaults
+scans and, at the top of each subtree that runs in a JDBC source, ``pushed_sql``: the query
+sent to it (Spark reads it as ``SELECT <columns> FROM (<pushed_sql>) alias``, with a key range
+per partition when read in parallel) and ``source``; the nodes inside carry
+``in_pushed_sql: true``; ``estimate_defaults``: the defaults
 the node's estimate rests on (missing statistics, default selectivities), listed at the node
 that introduced them. ``actual_rows`` is added by EXPLAIN ANALYZE.
 """
@@ -116,6 +119,8 @@ def _headline(info: NodeInfo) -> str:
     rows = [d["strategy"]] if d.get("strategy") else []
     if d.get("exchanges"):
         rows.append("inputs: " + " | ".join(d["exchanges"]))
+    if d.get("in_pushed_sql"):
+        rows.append("in the pushed SQL above")
     if info.estimated_rows is not None:
         rows.append(f"est. rows {info.estimated_rows:,.0f}")
     if info.actual_rows is not None:
@@ -131,7 +136,7 @@ def to_text(info: NodeInfo) -> str:
     def visit(node: NodeInfo, depth: int) -> None:
         lines.append("    " * depth + "- " + _headline(node))
         if "pushed_sql" in node.details:
-            lines.append("    " * depth + "      pushed SQL: " + node.details["pushed_sql"])
+            lines.append("    " * depth + f"      pushed SQL ({node.details['source']}): " + node.details["pushed_sql"])
         for note in node.details.get("estimate_defaults", []):
             lines.append("    " * depth + "      estimate uses a default: " + note)
         for child in node.children:

@@ -133,7 +133,12 @@ class Session:
     def _describe(self, planned: PlannedQuery) -> NodeInfo:
         from cbo.exec.remote import RemoteQueries
 
-        remote = RemoteQueries(self.catalog, partitioned_reads=False)
+        from cbo.ir.operators import walk
+
+        # The same decision execution makes (top-down, the largest foldable subtree); the
+        # partitioning of a read needs the database and does not change the query.
+        pushed = RemoteQueries(self.catalog, partitioned_reads=False).pushed(planned.plan)
+        inside = {below for node in pushed for below in walk(node) if below is not node}
         estimator = self.estimator
 
         def annotate(node: Plan, info: NodeInfo) -> None:
@@ -143,10 +148,12 @@ class Session:
             fresh = sorted(estimate.notes - inherited)
             if fresh:
                 info.details["estimate_defaults"] = fresh
-            folded = remote.fold(node)
-            if folded is not None and not (info.children and "pushed_sql" in info.children[0].details):
+            folded = pushed.get(node)
+            if folded is not None:
                 info.details["pushed_sql"] = folded.sql
                 info.details["source"] = folded.source
+            elif node in inside:
+                info.details["in_pushed_sql"] = True
             add_physical_details(info, node, planned.join_strategies, planned.exchanges)
 
         info = describe(planned.plan, annotate)
