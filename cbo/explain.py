@@ -190,6 +190,17 @@ def to_svg(info: NodeInfo) -> str:
     return "".join(parts)
 
 
+def add_estimate(info: NodeInfo, node: Plan, planned: Any, estimator: Any = None) -> None:
+    """``node``'s estimated rows (its memo group's: ``PlannedQuery.estimate``) and the defaults
+    that estimate introduced (those its inputs' estimates do not already carry)."""
+    estimate = planned.estimate(node, estimator)
+    info.estimated_rows = round(estimate.rows, 1)
+    inherited = frozenset().union(*[planned.estimate(c, estimator).notes for c in node.children])
+    fresh = sorted(estimate.notes - inherited)
+    if fresh:
+        info.details["estimate_defaults"] = fresh
+
+
 def add_physical_details(info: NodeInfo, node: object, strategies: dict, exchanges: dict) -> None:
     """The planner's physical choices for ``node``: its strategy and, per input, the exchanges
     and sorts Spark adds ("-" for none)."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from cbo.catalog import Catalog, load_catalog
 from cbo.errors import CboError
-from cbo.explain import NodeInfo, add_physical_details, describe, to_svg, to_text
+from cbo.explain import NodeInfo, add_estimate, add_physical_details, describe, to_svg, to_text
 from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.ir.operators import Plan
 from cbo.metadata import with_database_keys
@@ -139,15 +139,9 @@ class Session:
         # partitioning of a read needs the database and does not change the query.
         pushed = RemoteQueries(self.catalog, partitioned_reads=False).pushed(planned.plan)
         inside = {below for node in pushed for below in walk(node) if below is not node}
-        estimator = self.estimator
 
         def annotate(node: Plan, info: NodeInfo) -> None:
-            estimate = estimator.estimate(node)
-            info.estimated_rows = round(estimate.rows, 1)
-            inherited = frozenset().union(*[estimator.estimate(c).notes for c in node.children])
-            fresh = sorted(estimate.notes - inherited)
-            if fresh:
-                info.details["estimate_defaults"] = fresh
+            add_estimate(info, node, planned, self.estimator)
             folded = pushed.get(node)
             if folded is not None:
                 info.details["pushed_sql"] = folded.sql

@@ -117,6 +117,10 @@ class Optimized:
     partitions: int = 0                      # shuffle partitions the plan was costed with
     quantities: Quantities = field(default_factory=dict)   # the chosen plan's, summed
     exchanges: dict[Plan, list[str]] = field(default_factory=dict)   # enforcers below each node
+    # The memo group each node of the chosen plan came from: its estimate is the group's, the
+    # one number EXPLAIN, the memo dump and the drawings all show (re-estimating the extracted
+    # tree would give another, since estimates depend on the join order they are derived along).
+    groups: dict[Plan, Group] = field(default_factory=dict)
 
     @property
     def counters(self) -> Counters:
@@ -162,7 +166,7 @@ class Optimizer:
         chosen = restore_output_order(extracted.plan(winner, root), plan)
         memo.counters.elapsed_ms = (time.perf_counter() - started) * 1000.0
         return Optimized(chosen, extracted.strategies, winner.cost, memo, root, search.expression_costs(),
-                         partitions, extracted.quantities, extracted.exchanges)
+                         partitions, extracted.quantities, extracted.exchanges, extracted.groups)
 
 
 class _Search:
@@ -319,6 +323,7 @@ class _Extraction:
         self.strategies: dict[Plan, str] = {}
         self.exchanges: dict[Plan, list[str]] = {}
         self.quantities: Quantities = {}
+        self.groups: dict[Plan, Group] = {}   # each extracted node -> the group it came from
 
     def plan(self, winner: Winner, group: Group) -> Plan:
         node, _ = self._extract(winner, group)
@@ -353,6 +358,7 @@ class _Extraction:
             children.append(plan)
             below.append(" + ".join(enforcers))
         node = physical.node.with_children(tuple(children)) if children else physical.node
+        self.groups[node] = group
         if physical.strategy:
             self.strategies[node] = physical.strategy
         if any(below):
