@@ -8,7 +8,11 @@ sent to it (Spark reads it as ``SELECT <columns> FROM (<pushed_sql>) alias``, wi
 per partition when read in parallel) and ``source``; the nodes inside carry
 ``in_pushed_sql: true``; ``estimate_defaults``: the defaults
 the node's estimate rests on (missing statistics, default selectivities), listed at the node
-that introduced them. ``actual_rows`` is added by EXPLAIN ANALYZE.
+that introduced them. EXPLAIN ANALYZE adds ``actual_rows`` (null where not measured) and
+``actual_rows_from`` (where the number comes from, or why there is none); on Spark also
+``spark_operators`` and ``spark_time_s`` (the Spark operators attributed to the node and their
+time metrics, task time summed over tasks), and at the root ``analyze`` (engine, runs, wall
+time and rows of the one run).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ class NodeInfo:
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"operator": self.operator, "estimated_rows": self.estimated_rows}
-        if self.actual_rows is not None:
+        if self.actual_rows is not None or "actual_rows_from" in self.details:
             body["actual_rows"] = self.actual_rows
         body.update(self.details)
         body["children"] = [c.to_json() for c in self.children]
@@ -125,8 +129,8 @@ def _headline(info: NodeInfo) -> str:
         rows.append(f"est. rows {info.estimated_rows:,.0f}")
     if info.actual_rows is not None:
         rows.append(f"actual rows {info.actual_rows:,}")
-    if "time_s" in d:
-        rows.append(f"time {d['time_s']:.3f} s (self {d['self_s']:.3f} s)")
+    elif "actual_rows_from" in d:
+        rows.append("actual rows not measured")
     return f"{op}[{inside}]" + (f"  ({'; '.join(rows)})" if rows else "")
 
 
@@ -139,13 +143,30 @@ def to_text(info: NodeInfo) -> str:
             lines.append("    " * depth + f"      pushed SQL ({node.details['source']}): " + node.details["pushed_sql"])
         for note in node.details.get("estimate_defaults", []):
             lines.append("    " * depth + "      estimate uses a default: " + note)
+        if "actual_rows_from" in node.details:
+            lines.append("    " * depth + "      " + _actual_line(node.details))
         for child in node.children:
             visit(child, depth + 1)
 
     visit(info, 0)
     if info.details.get("shuffle_partitions"):
         lines.append(f"Shuffle partitions: {info.details['shuffle_partitions']}")
+    analyze = info.details.get("analyze")
+    if analyze:
+        lines.append(f"Analyzed from one run on {analyze['engine']}: {analyze['rows']:,} rows in "
+                     f"{analyze['wall_time_s']:.3f} s"
+                     + ("; Spark's times are task time summed over tasks" if analyze["engine"] == "spark" else ""))
     return "\n".join(lines)
+
+
+def _actual_line(d: dict[str, Any]) -> str:
+    """Where a node's actual rows come from and, on Spark, the operators and times behind it."""
+    parts = [f"actual: {d['actual_rows_from']}"]
+    if d.get("spark_operators"):
+        parts.append("Spark: " + ", ".join(d["spark_operators"]))
+    if d.get("spark_time_s"):
+        parts.append(", ".join(f"{name} {seconds:.3f} s" for name, seconds in d["spark_time_s"].items()))
+    return "; ".join(parts)
 
 
 def to_svg(info: NodeInfo) -> str:
