@@ -169,42 +169,108 @@ def _actual_line(d: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+# SVG text is measured conservatively: a monospace glyph is at most 0.6 em wide.
+FONT_SIZE = 11
+CHAR_W = FONT_SIZE * 0.6
+LINE_H = 15
+PAD = 7
+WRAP = 64          # characters per line of a node's label; longer text wraps, never cut
+
+
+def text_width(text: str) -> float:
+    return len(text) * CHAR_W
+
+
+def _wrap(text: str, width: int = WRAP) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken after commas and spaces
+    where possible; every character is kept."""
+    lines: list[str] = []
+    while len(text) > width:
+        cut = max(text.rfind(", ", 0, width) + 1, text.rfind(" ", 0, width))
+        cut = cut if cut > width // 3 else width
+        lines.append(text[:cut].rstrip())
+        text = text[cut:].lstrip()
+    lines.append(text)
+    return lines
+
+
+def node_label(info: NodeInfo) -> list[str]:
+    """A node's label in the drawing: the operator, its argument, then its figures, one per line."""
+    headline = _headline(info)
+    inside, _, figures = headline.partition("  (")
+    lines = _wrap(inside)
+    if figures:
+        lines += [part.strip() for part in figures[:-1].split("; ")]
+    if "pushed_sql" in info.details:
+        lines += _wrap("pushed SQL: " + info.details["pushed_sql"])
+    return lines
+
+
+def svg_box(x: float, y: float, lines: list[str], fill: str, stroke: str, bold_first: bool = True,
+            width: float | None = None) -> str:
+    """One box sized to its text (at least ``width``), grouped with it (``<g class="node">``)."""
+    own, height = box_size(lines)
+    width = max(own, width or 0.0)
+    parts = [f'<g class="node"><rect x="{x:.0f}" y="{y:.0f}" width="{width:.0f}" height="{height:.0f}" rx="6" '
+             f'fill="{fill}" stroke="{stroke}"/>']
+    for i, line in enumerate(lines):
+        weight = ' font-weight="bold"' if bold_first and i == 0 else ""
+        parts.append(f'<text x="{x + PAD:.0f}" y="{y + PAD + (i + 1) * LINE_H - 4:.0f}"{weight}>'
+                     f'{html.escape(line)}</text>')
+    parts.append("</g>")
+    return "".join(parts)
+
+
+def box_size(lines: list[str]) -> tuple[float, float]:
+    return max(text_width(line) for line in lines) + 2 * PAD, len(lines) * LINE_H + 2 * PAD - 2
+
+
 def to_svg(info: NodeInfo) -> str:
-    """A top-down tree drawing, self-contained (no Graphviz needed)."""
-    box_w, box_h, gap_x, gap_y = 230, 44, 20, 30
+    """A top-down tree drawing, self-contained (no Graphviz needed), every box sized to its text."""
+    gap_x, gap_y = 20, 30
+    labels: dict[int, list[str]] = {}
+    sizes: dict[int, tuple[float, float]] = {}
+    depth_h: dict[int, float] = {}
+    span: dict[int, float] = {}
+
+    def measure(node: NodeInfo, depth: int) -> float:
+        labels[id(node)] = node_label(node)
+        sizes[id(node)] = box_size(labels[id(node)])
+        depth_h[depth] = max(depth_h.get(depth, 0.0), sizes[id(node)][1])
+        below = sum(measure(c, depth + 1) for c in node.children) + gap_x * (len(node.children) - 1)
+        span[id(node)] = max(sizes[id(node)][0], below if node.children else 0.0)
+        return span[id(node)]
+
+    measure(info, 0)
+    tops = [0.0]
+    for depth in sorted(depth_h):
+        tops.append(tops[-1] + depth_h[depth] + gap_y)
     positions: dict[int, tuple[float, float]] = {}
-    counter = [0]
 
-    def layout(node: NodeInfo, depth: int) -> float:
-        if not node.children:
-            x = counter[0] * (box_w + gap_x)
-            counter[0] += 1
-        else:
-            xs = [layout(child, depth + 1) for child in node.children]
-            x = sum(xs) / len(xs)
-        positions[id(node)] = (x, depth * (box_h + gap_y))
-        return x
+    def place(node: NodeInfo, left: float, depth: int) -> None:
+        width = sizes[id(node)][0]
+        positions[id(node)] = (left + (span[id(node)] - width) / 2 + 5, tops[depth] + 5)
+        children_w = sum(span[id(c)] for c in node.children) + gap_x * (len(node.children) - 1)
+        x = left + (span[id(node)] - children_w) / 2
+        for child in node.children:
+            place(child, x, depth + 1)
+            x += span[id(child)] + gap_x
 
-    layout(info, 0)
-    width = max(x for x, _ in positions.values()) + box_w + 10
-    height = max(y for _, y in positions.values()) + box_h + 10
+    place(info, 0.0, 0)
+    width = span[id(info)] + 10
+    height = tops[-1] - gap_y + 10
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-             'font-family="monospace" font-size="11">']
+             f'font-family="monospace" font-size="{FONT_SIZE}">']
 
     def draw(node: NodeInfo) -> None:
         x, y = positions[id(node)]
+        w, h = sizes[id(node)]
         for child in node.children:
             cx, cy = positions[id(child)]
-            parts.append(f'<line x1="{x + box_w / 2 + 5:.0f}" y1="{y + box_h + 5:.0f}" x2="{cx + box_w / 2 + 5:.0f}" '
-                         f'y2="{cy + 5:.0f}" stroke="#888"/>')
+            parts.append(f'<line x1="{x + w / 2:.0f}" y1="{y + h:.0f}" x2="{cx + sizes[id(child)][0] / 2:.0f}" '
+                         f'y2="{cy:.0f}" stroke="#888"/>')
             draw(child)
-        text = _headline(node)
-        first = html.escape(node.operator)
-        second = html.escape(text[len(node.operator):][:34])
-        parts.append(f'<rect x="{x + 5:.0f}" y="{y + 5:.0f}" width="{box_w}" height="{box_h}" rx="6" '
-                     'fill="#eef4fb" stroke="#4a78b0"/>')
-        parts.append(f'<text x="{x + 12:.0f}" y="{y + 22:.0f}" font-weight="bold">{first}</text>')
-        parts.append(f'<text x="{x + 12:.0f}" y="{y + 38:.0f}">{second}</text>')
+        parts.append(svg_box(x, y, labels[id(node)], "#eef4fb", "#4a78b0"))
 
     draw(info)
     parts.append("</svg>")
