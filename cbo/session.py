@@ -132,7 +132,6 @@ class Session:
 
     def _describe(self, planned: PlannedQuery) -> NodeInfo:
         from cbo.exec.remote import RemoteQueries
-
         from cbo.ir.operators import walk
 
         # The same decision execution makes (top-down, the largest foldable subtree); the

@@ -50,7 +50,7 @@ class SparkOp:
     kind: str                               # class name, e.g. "BroadcastHashJoinExec"
     name: str                               # node name, e.g. "BroadcastHashJoin"
     metrics: dict[str, tuple[float, str]]   # name -> (value, metric type)
-    children: list["SparkOp"]
+    children: list[SparkOp]
     join_type: str | None = None
     left_keys: frozenset[str] = frozenset()
     right_keys: frozenset[str] = frozenset()

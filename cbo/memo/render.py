@@ -8,7 +8,6 @@ it. The winner of each group under the required properties is marked ``*``.
 
 from __future__ import annotations
 
-import html
 from dataclasses import asdict
 from typing import Any
 

@@ -47,7 +47,7 @@ class StatementLog:
             else:
                 conn.execute(psycopg.sql.SQL("ALTER ROLE {} SET log_statement = 'all'").format(role))
 
-    def __enter__(self) -> "StatementLog":
+    def __enter__(self) -> StatementLog:
         self._set("all")
         self._offset = self.log.stat().st_size
         return self
@@ -61,7 +61,7 @@ class StatementLog:
         # extended protocol); a statement may continue on the following lines.
         entries = re.split(r"\n(?=\S)", text)
         for entry in entries:
-            match = re.search(r"LOG:\s+(?:statement|execute [^:]*):\s(.*)", entry, re.S)
+            match = re.search(r"LOG:\s+(?:statement|execute [^:]*):\s(.*)", entry, re.DOTALL)
             if match:
                 self.statements.append(match.group(1).strip())
 
@@ -77,7 +77,7 @@ def _sent_queries(statements: list[str], schema: str) -> list[str]:
     for statement in statements:
         if f'"{schema}".' not in statement:
             continue
-        match = re.fullmatch(r"SELECT .*? FROM \((.*)\)\s+\w+(?:\s+WHERE\s+(.*))?", statement, re.S)
+        match = re.fullmatch(r"SELECT .*? FROM \((.*)\)\s+\w+(?:\s+WHERE\s+(.*))?", statement, re.DOTALL)
         assert match, f"not the shape Spark's JDBC reader sends: {statement}"
         # Spark may add only a partitioned read's key range, or "WHERE 1=0" when it asks for the
         # result's columns, never filters of its own.
