@@ -153,9 +153,12 @@ def to_text(info: NodeInfo) -> str:
         lines.append(f"Shuffle partitions: {info.details['shuffle_partitions']}")
     analyze = info.details.get("analyze")
     if analyze:
-        lines.append(f"Analyzed from one run on {analyze['engine']}: {analyze['rows']:,} rows in "
-                     f"{analyze['wall_time_s']:.3f} s"
-                     + ("; Spark's times are task time summed over tasks" if analyze["engine"] == "spark" else ""))
+        if analyze["engine"] == "spark":
+            lines.append(f"Analyzed from one run on spark: {analyze['rows']:,} rows in {analyze['wall_time_s']:.3f} s; "
+                         "Spark's times are task time summed over tasks")
+        else:
+            lines.append(f"Rows counted per subplan on {analyze['engine']} ({analyze['runs'] - 1} counts); "
+                         f"the whole plan ran once in {analyze['wall_time_s']:.3f} s ({analyze['rows']:,} rows)")
     return "\n".join(lines)
 
 

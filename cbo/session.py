@@ -207,6 +207,7 @@ class Session:
         which would count each input again; the whole plan's time is one run's."""
         import time
 
+        from cbo.ir.operators import walk
         from cbo.sqlgen import to_sql
 
         planned = view.planned
@@ -223,7 +224,8 @@ class Session:
         visit(view.plan, view.info)
         started = time.perf_counter()
         _, rows, _ = duck.run(to_sql(planned.plan, planned.names, "duckdb"))
-        view.info.details["analyze"] = {"engine": "duckdb", "runs": 1, "wall_time_s":
+        counted = sum(1 for _ in walk(view.plan))
+        view.info.details["analyze"] = {"engine": "duckdb", "runs": counted + 1, "wall_time_s":
                                         round(time.perf_counter() - started, 4), "rows": len(rows)}
 
     # -- running -----------------------------------------------------------------------------------

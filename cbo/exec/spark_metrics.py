@@ -120,7 +120,10 @@ def _read(java_plan: Any) -> SparkOp:
         metrics[entry._1()] = (float(entry._2().value()), entry._2().metricType())
     children_seq = java_plan.children()
     children = [_read(children_seq.apply(i)) for i in range(children_seq.size())]
-    op = SparkOp(kind, java_plan.nodeName(), metrics, children)
+    # Node names can carry a whole remote query ("Scan JDBCRelation((SELECT ...) ...)"): EXPLAIN
+    # shows that query already.
+    name = "Scan JDBC" if kind == "RowDataSourceScanExec" else java_plan.nodeName().split("(")[0].strip()
+    op = SparkOp(kind, name, metrics, children)
     if kind in _JOINS:
         op.join_type = java_plan.joinType().toString() if kind != "CartesianProductExec" else "Inner"
         if kind in ("BroadcastHashJoinExec", "ShuffledHashJoinExec", "SortMergeJoinExec"):
