@@ -3,9 +3,16 @@
 JSON form: ``{"plan": node}`` where every node has ``operator`` (string), ``estimated_rows``
 (number: cbo's cardinality estimate), ``children`` (list) and its details: predicate,
 join type and condition, grouping keys and aggregates, sort keys, the table and source of
-scans and, for scans read from a JDBC source, the SQL pushed to it, and ``estimate_defaults``: the defaults
+scans and, at the top of each subtree that runs in a JDBC source, ``pushed_sql``: the query
+sent to it (Spark reads it as ``SELECT <columns> FROM (<pushed_sql>) alias``, with a key range
+per partition when read in parallel) and ``source``; the nodes inside carry
+``in_pushed_sql: true``; ``estimate_defaults``: the defaults
 the node's estimate rests on (missing statistics, default selectivities), listed at the node
-that introduced them. ``actual_rows`` is added by EXPLAIN ANALYZE.
+that introduced them. EXPLAIN ANALYZE adds ``actual_rows`` (null where not measured) and
+``actual_rows_from`` (where the number comes from, or why there is none); on Spark also
+``spark_operators`` and ``spark_time_s`` (the Spark operators attributed to the node and their
+time metrics, task time summed over tasks), and at the root ``analyze`` (engine, runs, wall
+time and rows of the one run).
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ class NodeInfo:
 
     def to_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"operator": self.operator, "estimated_rows": self.estimated_rows}
-        if self.actual_rows is not None:
+        if self.actual_rows is not None or "actual_rows_from" in self.details:
             body["actual_rows"] = self.actual_rows
         body.update(self.details)
         body["children"] = [c.to_json() for c in self.children]
@@ -116,12 +123,14 @@ def _headline(info: NodeInfo) -> str:
     rows = [d["strategy"]] if d.get("strategy") else []
     if d.get("exchanges"):
         rows.append("inputs: " + " | ".join(d["exchanges"]))
+    if d.get("in_pushed_sql"):
+        rows.append("in the pushed SQL above")
     if info.estimated_rows is not None:
         rows.append(f"est. rows {info.estimated_rows:,.0f}")
     if info.actual_rows is not None:
         rows.append(f"actual rows {info.actual_rows:,}")
-    if "time_s" in d:
-        rows.append(f"time {d['time_s']:.3f} s (self {d['self_s']:.3f} s)")
+    elif "actual_rows_from" in d:
+        rows.append("actual rows not measured")
     return f"{op}[{inside}]" + (f"  ({'; '.join(rows)})" if rows else "")
 
 
@@ -131,58 +140,155 @@ def to_text(info: NodeInfo) -> str:
     def visit(node: NodeInfo, depth: int) -> None:
         lines.append("    " * depth + "- " + _headline(node))
         if "pushed_sql" in node.details:
-            lines.append("    " * depth + "      pushed SQL: " + node.details["pushed_sql"])
+            lines.append("    " * depth + f"      pushed SQL ({node.details['source']}): " + node.details["pushed_sql"])
         for note in node.details.get("estimate_defaults", []):
             lines.append("    " * depth + "      estimate uses a default: " + note)
+        if "actual_rows_from" in node.details:
+            lines.append("    " * depth + "      " + _actual_line(node.details))
         for child in node.children:
             visit(child, depth + 1)
 
     visit(info, 0)
     if info.details.get("shuffle_partitions"):
         lines.append(f"Shuffle partitions: {info.details['shuffle_partitions']}")
+    analyze = info.details.get("analyze")
+    if analyze:
+        if analyze["engine"] == "spark":
+            lines.append(f"Analyzed from one run on spark: {analyze['rows']:,} rows in {analyze['wall_time_s']:.3f} s; "
+                         "Spark's times are task time summed over tasks")
+        else:
+            lines.append(f"Rows counted per subplan on {analyze['engine']} ({analyze['runs'] - 1} counts); "
+                         f"the whole plan ran once in {analyze['wall_time_s']:.3f} s ({analyze['rows']:,} rows)")
     return "\n".join(lines)
 
 
+def _actual_line(d: dict[str, Any]) -> str:
+    """Where a node's actual rows come from and, on Spark, the operators and times behind it."""
+    parts = [f"actual: {d['actual_rows_from']}"]
+    if d.get("spark_operators"):
+        parts.append("Spark: " + ", ".join(d["spark_operators"]))
+    if d.get("spark_time_s"):
+        parts.append(", ".join(f"{name} {seconds:.3f} s" for name, seconds in d["spark_time_s"].items()))
+    return "; ".join(parts)
+
+
+# SVG text is measured conservatively: a monospace glyph is at most 0.6 em wide.
+FONT_SIZE = 11
+CHAR_W = FONT_SIZE * 0.6
+LINE_H = 15
+PAD = 7
+WRAP = 64          # characters per line of a node's label; longer text wraps, never cut
+
+
+def text_width(text: str) -> float:
+    return len(text) * CHAR_W
+
+
+def _wrap(text: str, width: int = WRAP) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken after commas and spaces
+    where possible; every character is kept."""
+    lines: list[str] = []
+    while len(text) > width:
+        cut = max(text.rfind(", ", 0, width) + 1, text.rfind(" ", 0, width))
+        cut = cut if cut > width // 3 else width
+        lines.append(text[:cut].rstrip())
+        text = text[cut:].lstrip()
+    lines.append(text)
+    return lines
+
+
+def node_label(info: NodeInfo) -> list[str]:
+    """A node's label in the drawing: the operator, its argument, then its figures, one per line."""
+    headline = _headline(info)
+    inside, _, figures = headline.partition("  (")
+    lines = _wrap(inside)
+    if figures:
+        lines += [part.strip() for part in figures[:-1].split("; ")]
+    if "pushed_sql" in info.details:
+        lines += _wrap("pushed SQL: " + info.details["pushed_sql"])
+    return lines
+
+
+def svg_box(x: float, y: float, lines: list[str], fill: str, stroke: str, bold_first: bool = True,
+            width: float | None = None) -> str:
+    """One box sized to its text (at least ``width``), grouped with it (``<g class="node">``)."""
+    own, height = box_size(lines)
+    width = max(own, width or 0.0)
+    parts = [f'<g class="node"><rect x="{x:.0f}" y="{y:.0f}" width="{width:.0f}" height="{height:.0f}" rx="6" '
+             f'fill="{fill}" stroke="{stroke}"/>']
+    for i, line in enumerate(lines):
+        weight = ' font-weight="bold"' if bold_first and i == 0 else ""
+        parts.append(f'<text x="{x + PAD:.0f}" y="{y + PAD + (i + 1) * LINE_H - 4:.0f}"{weight}>'
+                     f'{html.escape(line)}</text>')
+    parts.append("</g>")
+    return "".join(parts)
+
+
+def box_size(lines: list[str]) -> tuple[float, float]:
+    return max(text_width(line) for line in lines) + 2 * PAD, len(lines) * LINE_H + 2 * PAD - 2
+
+
 def to_svg(info: NodeInfo) -> str:
-    """A top-down tree drawing, self-contained (no Graphviz needed)."""
-    box_w, box_h, gap_x, gap_y = 230, 44, 20, 30
+    """A top-down tree drawing, self-contained (no Graphviz needed), every box sized to its text."""
+    gap_x, gap_y = 20, 30
+    labels: dict[int, list[str]] = {}
+    sizes: dict[int, tuple[float, float]] = {}
+    depth_h: dict[int, float] = {}
+    span: dict[int, float] = {}
+
+    def measure(node: NodeInfo, depth: int) -> float:
+        labels[id(node)] = node_label(node)
+        sizes[id(node)] = box_size(labels[id(node)])
+        depth_h[depth] = max(depth_h.get(depth, 0.0), sizes[id(node)][1])
+        below = sum(measure(c, depth + 1) for c in node.children) + gap_x * (len(node.children) - 1)
+        span[id(node)] = max(sizes[id(node)][0], below if node.children else 0.0)
+        return span[id(node)]
+
+    measure(info, 0)
+    tops = [0.0]
+    for depth in sorted(depth_h):
+        tops.append(tops[-1] + depth_h[depth] + gap_y)
     positions: dict[int, tuple[float, float]] = {}
-    counter = [0]
 
-    def layout(node: NodeInfo, depth: int) -> float:
-        if not node.children:
-            x = counter[0] * (box_w + gap_x)
-            counter[0] += 1
-        else:
-            xs = [layout(child, depth + 1) for child in node.children]
-            x = sum(xs) / len(xs)
-        positions[id(node)] = (x, depth * (box_h + gap_y))
-        return x
+    def place(node: NodeInfo, left: float, depth: int) -> None:
+        width = sizes[id(node)][0]
+        positions[id(node)] = (left + (span[id(node)] - width) / 2 + 5, tops[depth] + 5)
+        children_w = sum(span[id(c)] for c in node.children) + gap_x * (len(node.children) - 1)
+        x = left + (span[id(node)] - children_w) / 2
+        for child in node.children:
+            place(child, x, depth + 1)
+            x += span[id(child)] + gap_x
 
-    layout(info, 0)
-    width = max(x for x, _ in positions.values()) + box_w + 10
-    height = max(y for _, y in positions.values()) + box_h + 10
+    place(info, 0.0, 0)
+    width = span[id(info)] + 10
+    height = tops[-1] - gap_y + 10
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-             'font-family="monospace" font-size="11">']
+             f'font-family="monospace" font-size="{FONT_SIZE}">']
 
     def draw(node: NodeInfo) -> None:
         x, y = positions[id(node)]
+        w, h = sizes[id(node)]
         for child in node.children:
             cx, cy = positions[id(child)]
-            parts.append(f'<line x1="{x + box_w / 2 + 5:.0f}" y1="{y + box_h + 5:.0f}" x2="{cx + box_w / 2 + 5:.0f}" '
-                         f'y2="{cy + 5:.0f}" stroke="#888"/>')
+            parts.append(f'<line x1="{x + w / 2:.0f}" y1="{y + h:.0f}" x2="{cx + sizes[id(child)][0] / 2:.0f}" '
+                         f'y2="{cy:.0f}" stroke="#888"/>')
             draw(child)
-        text = _headline(node)
-        first = html.escape(node.operator)
-        second = html.escape(text[len(node.operator):][:34])
-        parts.append(f'<rect x="{x + 5:.0f}" y="{y + 5:.0f}" width="{box_w}" height="{box_h}" rx="6" '
-                     'fill="#eef4fb" stroke="#4a78b0"/>')
-        parts.append(f'<text x="{x + 12:.0f}" y="{y + 22:.0f}" font-weight="bold">{first}</text>')
-        parts.append(f'<text x="{x + 12:.0f}" y="{y + 38:.0f}">{second}</text>')
+        parts.append(svg_box(x, y, labels[id(node)], "#eef4fb", "#4a78b0"))
 
     draw(info)
     parts.append("</svg>")
     return "".join(parts)
+
+
+def add_estimate(info: NodeInfo, node: Plan, planned: Any, estimator: Any = None) -> None:
+    """``node``'s estimated rows (its memo group's: ``PlannedQuery.estimate``) and the defaults
+    that estimate introduced (those its inputs' estimates do not already carry)."""
+    estimate = planned.estimate(node, estimator)
+    info.estimated_rows = round(estimate.rows, 1)
+    inherited = frozenset().union(*[planned.estimate(c, estimator).notes for c in node.children])
+    fresh = sorted(estimate.notes - inherited)
+    if fresh:
+        info.details["estimate_defaults"] = fresh
 
 
 def add_physical_details(info: NodeInfo, node: object, strategies: dict, exchanges: dict) -> None:

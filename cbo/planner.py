@@ -38,6 +38,20 @@ class PlannedQuery:
         """The shuffle partition count the plan was costed with (Spark runs with it)."""
         return self.optimized.partitions if self.optimized else None
 
+    def estimate(self, node: Plan, estimator: object | None = None):  # type: ignore[no-untyped-def]
+        """The estimate of a node of the chosen plan: its memo group's, the one number per group
+        that EXPLAIN, the plan files, the memo dump and the drawings all show. A node the search
+        did not take from the memo (the projection restoring the output column order) is
+        estimated from its inputs' group estimates; without a memo, ``estimator`` estimates."""
+        group = self.optimized.groups.get(node) if self.optimized else None
+        if group is not None:
+            return group.estimate
+        if self.optimized is None:
+            assert estimator is not None, "a plan without a memo needs an estimator"
+            return estimator.estimate(node)  # type: ignore[attr-defined]
+        inputs = [self.estimate(child) for child in node.children]
+        return self.optimized.memo.estimator.estimate_node(node, inputs)
+
     @property
     def exchanges(self) -> dict[Plan, list[str]]:
         """Per node, the exchanges and sorts Spark adds on each input (as the search planned them)."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from cbo.catalog import Catalog, load_catalog
 from cbo.errors import CboError
-from cbo.explain import NodeInfo, add_physical_details, describe, to_svg, to_text
+from cbo.explain import NodeInfo, add_estimate, add_physical_details, describe, to_svg, to_text
 from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.ir.operators import Plan
 from cbo.metadata import with_database_keys
@@ -150,21 +150,21 @@ class Session:
 
     def _describe(self, planned: PlannedQuery) -> NodeInfo:
         from cbo.exec.remote import RemoteQueries
+        from cbo.ir.operators import walk
 
-        remote = RemoteQueries(self.catalog, partitioned_reads=False)
-        estimator = self.estimator
+        # The same decision execution makes (top-down, the largest foldable subtree); the
+        # partitioning of a read needs the database and does not change the query.
+        pushed = RemoteQueries(self.catalog, partitioned_reads=False).pushed(planned.plan)
+        inside = {below for node in pushed for below in walk(node) if below is not node}
 
         def annotate(node: Plan, info: NodeInfo) -> None:
-            estimate = estimator.estimate(node)
-            info.estimated_rows = round(estimate.rows, 1)
-            inherited = frozenset().union(*[estimator.estimate(c).notes for c in node.children])
-            fresh = sorted(estimate.notes - inherited)
-            if fresh:
-                info.details["estimate_defaults"] = fresh
-            folded = remote.fold(node)
-            if folded is not None and not (info.children and "pushed_sql" in info.children[0].details):
+            add_estimate(info, node, planned, self.estimator)
+            folded = pushed.get(node)
+            if folded is not None:
                 info.details["pushed_sql"] = folded.sql
                 info.details["source"] = folded.source
+            elif node in inside:
+                info.details["in_pushed_sql"] = True
             add_physical_details(info, node, planned.join_strategies, planned.exchanges)
 
         info = describe(planned.plan, annotate)
@@ -173,46 +173,78 @@ class Session:
         return info
 
     def _add_actual_rows(self, view: PlanView) -> None:
-        """EXPLAIN ANALYZE: run every subplan on the session's engine, count its rows and time it.
-
-        Each subplan runs on its own (with the chosen plan's strategies and execution settings),
-        so ``time`` is what producing that subtree's rows takes, inputs included; ``self`` is that
-        minus its inputs' times, an operator's own share (Spark pipelines operators within a
-        stage, so no finer split exists)."""
-        planned = view.planned
-
-        def visit(node: Plan, info: NodeInfo) -> float:
-            rows, seconds = self._count(planned, node)
-            info.actual_rows = rows
-            inputs = sum(visit(child, child_info) for child, child_info in zip(node.children, info.children))
-            info.details["time_s"] = round(seconds, 4)
-            info.details["self_s"] = round(max(0.0, seconds - inputs), 4)
-            return seconds
-
-        visit(view.plan, view.info)
-
-    def _count(self, planned: PlannedQuery, node: Plan) -> tuple[int, float]:
-        """(rows, seconds) of running ``node`` alone on the session's engine."""
-        import time
-
-        names = tuple(f"c{i}" for i in range(len(node.output)))
-        sub = PlannedQuery("", node, node, names, planned.join_strategies, planned.optimized)
-        started = time.perf_counter()
+        """EXPLAIN ANALYZE: actual rows (and, on Spark, Spark's own time metrics) per node."""
         try:
             if self.engine == "duckdb":
-                from cbo.sqlgen import to_sql
-
-                _, rows, _ = self._duck().run(f"SELECT count(*) FROM ({to_sql(node, names, 'duckdb')}) AS sub")
-                count = int(rows[0][0])
+                self._analyze_duckdb(view)
             else:
-                executor = self._spark(sub)
-                with executor.own_join_order():
-                    count = executor.dataframe(node, names).count()
+                self._analyze_spark(view)
         except CboError:
             raise
         except Exception as exc:
             raise CboError(f"explain analyze failed on {self.engine}: {_reason(exc)}") from exc
-        return count, time.perf_counter() - started
+
+    def _analyze_spark(self, view: PlanView) -> None:
+        """One run of the whole plan as it always runs (one Spark SQL statement, cbo's execution
+        settings); rows and times per node come from the SQL metrics of Spark's executed plan
+        (``cbo.exec.spark_metrics``). Running each subplan on its own instead charged Spark's
+        start-up to the first and ran the inputs over and over."""
+        import time
+
+        from cbo.exec.spark_metrics import attribute, read_plan
+
+        planned = view.planned
+        executor = self._spark(planned)
+        with executor.own_join_order():
+            frame = executor.dataframe(planned.plan, planned.names)
+            started = time.perf_counter()
+            rows = frame.collect()
+            elapsed = time.perf_counter() - started
+        # The executed plan is the object that ran (adaptive execution is off), metrics filled in.
+        executed = read_plan(frame._jdf.queryExecution().executedPlan())
+        actuals = attribute(planned.plan, executed, executor.views.remote.pushed(planned.plan), len(rows))
+
+        def visit(node: Plan, info: NodeInfo) -> None:
+            actual = actuals[id(node)]
+            info.actual_rows = actual.rows
+            info.details["actual_rows_from"] = actual.source
+            if actual.operators:
+                info.details["spark_operators"] = actual.operators
+            if actual.times:
+                info.details["spark_time_s"] = {k: round(v, 4) for k, v in actual.times.items()}
+            for child, child_info in zip(node.children, info.children):
+                visit(child, child_info)
+
+        visit(view.plan, view.info)
+        view.info.details["analyze"] = {"engine": "spark", "runs": 1, "wall_time_s": round(elapsed, 4),
+                                        "rows": len(rows)}
+
+    def _analyze_duckdb(self, view: PlanView) -> None:
+        """On DuckDB each subplan is counted by running it (DuckDB answers in milliseconds and
+        plans joins its own way, so its operators do not map onto cbo's); no per-node times,
+        which would count each input again; the whole plan's time is one run's."""
+        import time
+
+        from cbo.ir.operators import walk
+        from cbo.sqlgen import to_sql
+
+        planned = view.planned
+        duck = self._duck()
+
+        def visit(node: Plan, info: NodeInfo) -> None:
+            names = tuple(f"c{i}" for i in range(len(node.output)))
+            _, rows, _ = duck.run(f"SELECT count(*) FROM ({to_sql(node, names, 'duckdb')}) AS sub")
+            info.actual_rows = int(rows[0][0])
+            info.details["actual_rows_from"] = "this subplan counted on DuckDB"
+            for child, child_info in zip(node.children, info.children):
+                visit(child, child_info)
+
+        visit(view.plan, view.info)
+        started = time.perf_counter()
+        _, rows, _ = duck.run(to_sql(planned.plan, planned.names, "duckdb"))
+        counted = sum(1 for _ in walk(view.plan))
+        view.info.details["analyze"] = {"engine": "duckdb", "runs": counted + 1, "wall_time_s":
+                                        round(time.perf_counter() - started, 4), "rows": len(rows)}
 
     # -- running -----------------------------------------------------------------------------------
 

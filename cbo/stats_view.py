@@ -82,30 +82,81 @@ def _column_text(stats: TableStats, c: ColumnStats) -> str:
 
 
 def _plot(stats: TableStats, c: ColumnStats, out: Path) -> None:
+    save_plot(column_figure(stats, c), out)
+
+
+def save_plot(figure, out: Path) -> None:  # type: ignore[no-untyped-def]
+    import matplotlib.pyplot as plt
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out, dpi=100)
+    plt.close(figure)
+
+
+def column_figure(stats: TableStats, c: ColumnStats):  # type: ignore[no-untyped-def]
+    """A column's distribution on its value axis: each histogram bucket a bar spanning its
+    bounds, so wide buckets look wide, with area equal to its rows (height is rows per unit of
+    value: per day for dates); the MCVs as stems at their values on the same axis, in rows
+    (right scale). Numbers, dates and timestamps have a real axis; strings and booleans an
+    ordinal one (the sorted values, evenly spaced, not to scale), and the axis says so."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
 
-    panels = (1 if c.histogram else 0) + (1 if c.mcv else 0)
-    if panels == 0:
+    if not c.histogram and not c.mcv:
         raise CboError(f"{stats.table}.{c.name} has neither a histogram nor MCVs to plot")
-    fig, axes = plt.subplots(1, panels, figsize=(7 * panels, 4), squeeze=False)
-    index = 0
-    if c.histogram:
-        ax = axes[0][index]
-        ax.bar(range(len(c.histogram)), [b.rows for b in c.histogram], width=1.0, edgecolor="white")
-        ax.set_title(f"{stats.table}.{c.name}: equi-depth histogram ({len(c.histogram)} buckets)")
-        ax.set_xlabel(f"bucket ({_short(c.histogram[0].lower)} .. {_short(c.histogram[-1].upper)})")
-        ax.set_ylabel("rows")
-        index += 1
+    values = [b.lower for b in c.histogram] + [b.upper for b in c.histogram] + [v for v, _ in c.mcv]
+    position, unit, ordinal = _value_axis(c.kind, [v for v in values if v is not None])
+    figure, ax = plt.subplots(figsize=(9, 4.5))
+    for bucket in c.histogram:
+        left = position(bucket.lower)
+        # Bounds are inclusive: an integer, date or ordinal bucket covers upper - lower + 1 units.
+        width = position(bucket.upper) - left + unit
+        if width <= 0:
+            width = 1e-9
+        ax.add_patch(Rectangle((left, 0), width, bucket.rows if ordinal else bucket.rows / width,
+                               facecolor="#4a78b0", edgecolor="white", linewidth=0.5, label="histogram bucket"))
+    ax.autoscale_view()
+    ax.set_ylabel("rows" if ordinal else f"rows per {'day' if c.kind == 'date' else 'unit'} (bucket area = rows)")
+    ax.set_title(f"{stats.table}.{c.name}: {len(c.histogram)} histogram buckets (MCVs apart), {len(c.mcv)} MCVs")
     if c.mcv:
-        ax = axes[0][index]
-        ax.bar([_short(v) for v, _ in c.mcv], [f * stats.row_count for _, f in c.mcv])
-        ax.set_title(f"most common values ({len(c.mcv)})")
-        ax.set_ylabel("rows")
-        ax.tick_params(axis="x", rotation=70)
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
+        mcv_ax = ax.twinx() if c.histogram else ax   # MCVs alone: one scale
+        xs = [position(v) for v, _ in c.mcv]
+        rows = [f * stats.row_count for _, f in c.mcv]
+        mcv_ax.vlines(xs, 0, rows, colors="#c0392b", linewidth=1.5, label="MCV")
+        mcv_ax.plot(xs, rows, "o", color="#c0392b", markersize=3)
+        mcv_ax.set_ylim(bottom=0)
+        mcv_ax.set_ylabel("MCV rows", color="#c0392b")
+    if ordinal:
+        ordered = sorted({v for v in values if v is not None}, key=_order_key)
+        step = max(1, len(ordered) // 12)
+        ax.set_xticks([position(v) for v in ordered[::step]])
+        ax.set_xticklabels([_short(v) for v in ordered[::step]], rotation=60, ha="right", fontsize=8)
+        ax.set_xlabel(f"{c.name} ({c.kind}s on an ordinal axis: sorted values evenly spaced, not to scale)")
+    else:
+        if c.kind in ("date", "timestamp"):
+            ax.xaxis_date()
+        ax.set_xlabel(f"{c.name} ({c.kind})")
+    figure.tight_layout()
+    return figure
+
+
+def _order_key(value):  # type: ignore[no-untyped-def]
+    return (str(type(value)), value)
+
+
+def _value_axis(kind: str, values: list):  # type: ignore[no-untyped-def]
+    """(value -> x, the width of one value, whether the axis is ordinal)."""
+    from matplotlib.dates import date2num
+
+    if kind in ("date", "timestamp"):
+        # One day per unit; a date bucket's inclusive upper bound adds a day, a timestamp's nothing.
+        return (lambda v: float(date2num(v))), (1.0 if kind == "date" else 0.0), False
+    if kind == "number":
+        discrete = all(isinstance(v, int) or (isinstance(v, float) and v.is_integer()) for v in values)
+        return (lambda v: float(v)), (1.0 if discrete else 0.0), False
+    ordered = sorted(set(values), key=_order_key)
+    index = {v: float(i) for i, v in enumerate(ordered)}
+    return (lambda v: index[v]), 1.0, True

@@ -1,5 +1,15 @@
 """Folding work into JDBC sources: a [Project] [Filter] Scan of a remote table becomes one query.
 
+Which subtrees fold, and into which SQL, is decided in one place, :meth:`RemoteQueries.pushed`:
+top-down, the largest [Project] [Filter] Scan wins. Execution (``cbo.exec.spark_sql``) sends
+exactly those queries and EXPLAIN shows exactly those, so the two cannot disagree (EXPLAIN
+once showed the bare scan's query while the filtered one was sent).
+
+Spark's JDBC reader sends each query as ``SELECT <columns> FROM (<query>) <alias>``, with a key
+range per partition when read in parallel partitions; it is told not to add filters of its own
+(``pushDownPredicate`` off; Spark would push the IS NOT NULL it infers for join keys), so the
+database receives no predicate cbo did not put there.
+
 The query is rendered from the plan's AST in the source's dialect (identifiers quoted, literals
 escaped by sqlglot) and names its columns by identity, like every other rendered subplan. When
 the table is large and has a numeric key, its bounds let Spark read it in parallel partitions.
@@ -35,6 +45,23 @@ class RemoteQueries:
         self.partitioned_reads = partitioned_reads
         self.min_rows = min_rows_for_partitions
         self._bounds: dict[str, tuple[int, int] | None] = {}
+
+    def pushed(self, plan: Plan) -> dict[Plan, RemoteScan]:
+        """Every subtree of ``plan`` that runs as a remote query, with that query: top-down, the
+        largest foldable subtree (``fold``), its inputs no further. Execution and EXPLAIN both
+        read this."""
+        found: dict[Plan, RemoteScan] = {}
+        stack = [plan]
+        while stack:
+            node = stack.pop()
+            if node in found:
+                continue
+            remote = self.fold(node)
+            if remote is not None:
+                found[node] = remote
+            else:
+                stack.extend(node.children)
+        return found
 
     def fold(self, plan: Plan) -> RemoteScan | None:
         """The remote query for a [Project] [Filter] Scan of a JDBC table, else None."""

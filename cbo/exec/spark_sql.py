@@ -72,11 +72,8 @@ class SparkViews:
             known = self._tables[table.qualified_name] = (stamp, view)
         return known[1]
 
-    def remote_query(self, plan: Plan) -> str | None:
-        """The view of the remote query a [Project] [Filter] Scan of a JDBC table folds into."""
-        remote = self.remote.fold(plan)
-        if remote is None:
-            return None
+    def remote_view(self, remote: RemoteScan) -> str:
+        """The view reading one remote query (``RemoteQueries.pushed`` says which)."""
         key = hashlib.sha256(repr((remote.source, remote.sql, remote.partition_column, remote.bounds))
                              .encode()).hexdigest()
         if key not in self._remote_views:
@@ -88,7 +85,9 @@ class SparkViews:
     def _read_remote(self, remote: RemoteScan) -> "DataFrame":
         from cbo.engines.spark import jdbc_reader
 
-        reader = jdbc_reader(self.spark, self.catalog.sources[remote.source])
+        # Spark would push the filters it infers (IS NOT NULL on join keys) into the remote query;
+        # off, the database receives exactly the query cbo built and EXPLAIN shows.
+        reader = jdbc_reader(self.spark, self.catalog.sources[remote.source]).option("pushDownPredicate", "false")
         if remote.partition_column and remote.bounds:
             reader = (reader.option("dbtable", f"({remote.sql}) cbo_remote")
                       .option("partitionColumn", remote.partition_column)
@@ -107,13 +106,21 @@ class SparkPlanSql(SqlRenderer):
         super().__init__("spark", self._table)
         self.views = views
         self.join_hints = join_hints or {}
+        self._pushed: dict[Plan, RemoteScan] = {}
+
+    def statement_ast(self, plan: Plan, names: tuple[str, ...] | None = None) -> exp.Select:
+        # The subtrees that run as remote queries, decided once for the whole plan by the
+        # function EXPLAIN reads too.
+        self._pushed = self.views.remote.pushed(plan)
+        return super().statement_ast(plan, names)
 
     def _table(self, scan: Scan) -> exp.Expression:
         return exp.Table(this=exp.to_identifier(self.views.table(scan.table), quoted=True))
 
     def query(self, plan: Plan) -> exp.Query:
-        view = self.views.remote_query(plan)
-        if view is not None:
+        remote = self._pushed.get(plan)
+        if remote is not None:
+            view = self.views.remote_view(remote)
             return exp.select(*self._columns(plan.output)).from_(exp.Table(this=exp.to_identifier(view, quoted=True)))
         return super().query(plan)
 

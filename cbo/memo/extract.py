@@ -19,6 +19,7 @@ class Extraction:
         self.strategies: dict[Plan, str] = {}
         self.exchanges: dict[Plan, list[str]] = {}
         self.quantities: Quantities = {}
+        self.groups: dict[Plan, Group] = {}   # each extracted node -> the group it came from
 
     def plan(self, winner: Winner, group: Group) -> Plan:
         node, _ = self._extract(winner, group)
@@ -53,6 +54,7 @@ class Extraction:
             children.append(plan)
             below.append(" + ".join(enforcers))
         node = physical.node.with_children(tuple(children)) if children else physical.node
+        self.groups[node] = group
         if physical.strategy:
             self.strategies[node] = physical.strategy
         if any(below):

@@ -8,11 +8,10 @@ it. The winner of each group under the required properties is marked ``*``.
 
 from __future__ import annotations
 
-import html
 from dataclasses import asdict
 from typing import Any
 
-from cbo.explain import _operator
+from cbo.explain import FONT_SIZE, _operator, box_size, svg_box
 from cbo.ir.expressions import TRUE
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort
 from cbo.memo.memo import Group, PhysicalExpr, Winner, group_of
@@ -151,14 +150,23 @@ def memo_svg(optimized: Optimized, max_groups: int = 400) -> str:
     shown = {g.id for g in groups}
     height: dict[int, int] = {}
     for group in groups:  # children come before parents in the memo
-        below = [height.get(child.group.id, 0) for expr in group.expressions  # type: ignore[attr-defined]
-                 for child in expr.children if child.group.id in shown]  # type: ignore[attr-defined]
+        below = [height.get(group_of(child).id, 0) for expr in group.expressions
+                 for child in expr.children if group_of(child).id in shown]
         height[group.id] = 1 + max(below) if below else 0
     layers: dict[int, list[Group]] = {}
     for group in groups:
         layers.setdefault(height[group.id], []).append(group)
     top = max(layers) if layers else 0
-    box_w, box_h, gap_x, gap_y = 150, 38, 16, 46
+    winners = chosen_winners(optimized)
+    labels = {}
+    for group in groups:
+        winner = winners.get(group.id)
+        name = _operator(_physical(winner).node) if winner else _operator(group.first)
+        labels[group.id] = [f"G{group.id}: {len(group.expressions)} expr · {group.rows:,.1f} rows", name]
+    # One box width for the whole drawing, the widest label's (measured as in EXPLAIN's drawing).
+    box_w = max((box_size(lines)[0] for lines in labels.values()), default=150.0)
+    box_h = box_size(["", ""])[1]
+    gap_x, gap_y = 16, 46
     width = max(len(layer) for layer in layers.values()) * (box_w + gap_x) + gap_x if layers else 200
     total_h = (top + 1) * (box_h + gap_y) + gap_y
     position: dict[int, tuple[float, float]] = {}
@@ -167,28 +175,22 @@ def memo_svg(optimized: Optimized, max_groups: int = 400) -> str:
         offset = (width - len(layer) * (box_w + gap_x) + gap_x) / 2
         for i, group in enumerate(layer):
             position[group.id] = (offset + i * (box_w + gap_x), y)
-    winners = chosen_winners(optimized)
     chosen = {(g, group_of(child).id) for g, w in winners.items() for child in _physical(w).node.children}
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{total_h}" '
-             f'font-family="sans-serif" font-size="11">']
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{total_h:.0f}" '
+             f'font-family="monospace" font-size="{FONT_SIZE}">']
     for group in groups:
         x, y = position[group.id]
         targets = {group_of(child).id for expr in group.expressions for child in expr.children}
         for target in sorted(targets & shown):
             tx, ty = position[target]
             bold = (group.id, target) in chosen
-            parts.append(f'<line x1="{x + box_w / 2}" y1="{y + box_h}" x2="{tx + box_w / 2}" y2="{ty}" '
+            parts.append(f'<line x1="{x + box_w / 2:.0f}" y1="{y + box_h:.0f}" x2="{tx + box_w / 2:.0f}" y2="{ty:.0f}" '
                          f'stroke="{"#c0392b" if bold else "#bbb"}" stroke-width="{2.5 if bold else 0.8}"/>')
     for group in groups:
         x, y = position[group.id]
-        winner = winners.get(group.id)
-        name = _operator(_physical(winner).node) if winner else _operator(group.first)
         on_path = any(group.id in pair for pair in chosen) or group is optimized.root
-        parts.append(f'<rect x="{x}" y="{y}" width="{box_w}" height="{box_h}" rx="5" fill="'
-                     f'{"#fdebd0" if on_path else "#f4f6f7"}" stroke="#555"/>')
-        title = html.escape(f"G{group.id}: {len(group.expressions)} expr · {group.rows:,.0f} rows")
-        parts.append(f'<text x="{x + 6}" y="{y + 15}">{title}</text>')
-        parts.append(f'<text x="{x + 6}" y="{y + 30}" fill="#333">{html.escape(name)}</text>')
+        parts.append(svg_box(x, y, labels[group.id], "#fdebd0" if on_path else "#f4f6f7", "#555",
+                             bold_first=False, width=box_w))
     parts.append("</svg>")
     return "".join(parts)
 

@@ -54,6 +54,10 @@ class Optimized:
     partitions: int = 0                      # shuffle partitions the plan was costed with
     quantities: Quantities = field(default_factory=dict)   # the chosen plan's, summed
     exchanges: dict[Plan, list[str]] = field(default_factory=dict)   # enforcers below each node
+    # The memo group each node of the chosen plan came from: its estimate is the group's, the
+    # one number EXPLAIN, the memo dump and the drawings all show (re-estimating the extracted
+    # tree would give another, since estimates depend on the join order they are derived along).
+    groups: dict[Plan, Group] = field(default_factory=dict)
 
     @property
     def counters(self) -> Counters:
@@ -104,7 +108,7 @@ class Optimizer:
         chosen = restore_output_order(extracted.plan(winner, root), plan)
         memo.counters.elapsed_ms = (time.perf_counter() - started) * 1000.0
         return Optimized(chosen, extracted.strategies, winner.cost, memo, root, search.expression_costs(),
-                         partitions, extracted.quantities, extracted.exchanges)
+                         partitions, extracted.quantities, extracted.exchanges, extracted.groups)
 
 
 def draw_plan(group: Group, rng: random.Random) -> Plan:

@@ -15,3 +15,4 @@ def test_demo_runs_and_checks_answers(tpch_catalogs):
     assert [line.split()[0] for line in lines] == ["q01", "q13", "q22"]
     assert all(" match " in line for line in lines)
     assert "[3/3] q22" in result.stderr  # progress is shown
+    assert "warming up Spark: q01 once through each planner, untimed" in result.stderr

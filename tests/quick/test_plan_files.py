@@ -13,7 +13,7 @@ import pytest
 
 from cbo.catalog import load_catalog
 from cbo.estimate import Estimator
-from cbo.explain import add_physical_details, describe, to_text
+from cbo.explain import add_estimate, add_physical_details, describe, to_text
 from cbo.planner import Planner
 from stats.store import StatsStore
 from tests.plan_files import PLANS, TPCH_STATS, Case, read_cases, write_cases
@@ -39,7 +39,7 @@ def chosen_plan(case: Case, catalog_path, estimator: Estimator) -> str:  # type:
     planned = planner.plan(case.sql)
 
     def annotate(node, info):  # type: ignore[no-untyped-def]
-        info.estimated_rows = round(estimator.estimate(node).rows, 1)
+        add_estimate(info, node, planned)
         add_physical_details(info, node, planned.join_strategies, planned.exchanges)
 
     info = describe(planned.plan, annotate)
