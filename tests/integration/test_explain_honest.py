@@ -14,9 +14,10 @@ import psycopg
 import pytest
 
 import cbo
+from cbo.workloads.tpch_queries import QUERY_DIR
 from cbo.localpg import LocalPostgres
 
-QUERIES = Path(__file__).resolve().parents[2] / "benchmarks" / "tpch" / "queries"
+QUERIES = QUERY_DIR
 
 
 def _nodes(node: dict) -> list[dict]:

@@ -4,10 +4,10 @@ histogram buckets on the value axis with the MCVs on the same axis."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
+from cbo.workloads.tpch_queries import QUERY_DIR
 from cbo.catalog import load_catalog
 from cbo.estimate import Estimator
 from cbo.explain import NodeInfo, add_estimate, add_physical_details, describe, to_svg
@@ -16,7 +16,7 @@ from cbo.planner import Planner
 from stats.store import StatsStore
 from tests.plan_files import TPCH_STATS
 
-QUERIES = Path(__file__).resolve().parents[2] / "benchmarks" / "tpch" / "queries"
+QUERIES = QUERY_DIR
 SVG = "{http://www.w3.org/2000/svg}"
 
 

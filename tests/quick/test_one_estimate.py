@@ -7,10 +7,10 @@ root (as the memo drawing marks the chosen plan), independently of how the plann
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
+from cbo.workloads.tpch_queries import QUERY_DIR
 from cbo.catalog import load_catalog
 from cbo.estimate import Estimator
 from cbo.explain import NodeInfo, add_estimate, describe
@@ -22,7 +22,7 @@ from cbo.planner import Planner
 from stats.store import StatsStore
 from tests.plan_files import TPCH_STATS
 
-QUERIES = sorted((Path(__file__).resolve().parents[2] / "benchmarks" / "tpch" / "queries").glob("q*.sql"))
+QUERIES = sorted((QUERY_DIR).glob("q*.sql"))
 
 
 @pytest.fixture(scope="module")

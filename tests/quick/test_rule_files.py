@@ -12,7 +12,7 @@ from cbo.answers import compare
 from cbo.catalog import load_catalog
 from cbo.engines.duckdb_engine import DuckDBEngine
 from cbo.estimate import Estimator
-from cbo.explain import add_physical_details, describe, to_text
+from cbo.explain import add_estimate, add_physical_details, describe, to_text
 from cbo.memo.render import memo_text
 from cbo.planner import Planner
 from cbo.sqlgen import to_sql
@@ -62,7 +62,7 @@ def run_case(case: RuleCase, catalog_path, duckdb: DuckDBEngine) -> tuple[str, d
         return "\n".join(line for line in lines if line.strip()), planned.optimized.counters.fired
 
     def annotate(node, info):  # type: ignore[no-untyped-def]
-        info.estimated_rows = round(estimator.estimate(node).rows, 1)
+        add_estimate(info, node, planned)   # the memo group's estimate, as EXPLAIN shows it
         add_physical_details(info, node, planned.join_strategies, planned.exchanges)
 
     return to_text(describe(planned.plan, annotate)), planned.optimized.counters.fired
