@@ -21,6 +21,7 @@ import html
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import TRUE
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 
@@ -72,31 +73,30 @@ def _columns(columns) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def _details(plan: Plan) -> dict[str, Any]:
-    if isinstance(plan, Scan):
-        return {"table": plan.table, "columns": _columns(plan.columns)}
-    if isinstance(plan, Filter):
-        return {"predicate": str(plan.predicate)}
-    if isinstance(plan, Project):
-        return {"assignments": {str(c): str(e) for c, e in plan.assignments}}
-    if isinstance(plan, Join):
-        details: dict[str, Any] = {"join_type": plan.kind, "condition": str(plan.condition),
-                                   "equi_keys": [[str(a), str(b)] for a, b in plan.equi_keys]}
-        if plan.kind == "mark":
-            details["mark"] = str(plan.mark)
-            details["mark_predicate"] = str(plan.mark_predicate)
-        return details
-    if isinstance(plan, Aggregate):
-        return {"group_by": _columns(plan.group_by),
-                "aggregates": {str(c): str(a) for c, a in plan.aggregates}}
-    if isinstance(plan, Sort):
-        return {"keys": [str(k) for k in plan.keys]}
-    if isinstance(plan, Limit):
-        return {"count": plan.count, "offset": plan.offset}
-    if isinstance(plan, SetOp):
-        return {"columns": _columns(plan.columns)}
-    if isinstance(plan, Values):
-        return {"columns": _columns(plan.columns), "rows": len(plan.rows)}
-    return {}
+    return DETAILS[plan](plan)
+
+
+# What EXPLAIN shows of each operator (cbo.ir.dispatch).
+DETAILS: OperatorTable[Callable[[Any], dict[str, Any]]] = OperatorTable("EXPLAIN")
+DETAILS.register(Scan)(lambda plan: {"table": plan.table, "columns": _columns(plan.columns)})
+DETAILS.register(Filter)(lambda plan: {"predicate": str(plan.predicate)})
+DETAILS.register(Project)(lambda plan: {"assignments": {str(c): str(e) for c, e in plan.assignments}})
+DETAILS.register(Aggregate)(lambda plan: {"group_by": _columns(plan.group_by),
+                                          "aggregates": {str(c): str(a) for c, a in plan.aggregates}})
+DETAILS.register(Sort)(lambda plan: {"keys": [str(k) for k in plan.keys]})
+DETAILS.register(Limit)(lambda plan: {"count": plan.count, "offset": plan.offset})
+DETAILS.register(SetOp)(lambda plan: {"columns": _columns(plan.columns)})
+DETAILS.register(Values)(lambda plan: {"columns": _columns(plan.columns), "rows": len(plan.rows)})
+
+
+@DETAILS.register(Join)
+def _join_details(plan: Join) -> dict[str, Any]:
+    details: dict[str, Any] = {"join_type": plan.kind, "condition": str(plan.condition),
+                               "equi_keys": [[str(a), str(b)] for a, b in plan.equi_keys]}
+    if plan.kind == "mark":
+        details["mark"] = str(plan.mark)
+        details["mark_predicate"] = str(plan.mark_predicate)
+    return details
 
 
 def _headline(info: NodeInfo) -> str:

@@ -19,6 +19,7 @@ from sqlglot import exp
 
 from cbo.ir.intervals import IntervalValue
 from cbo.ir import types as T
+from cbo.ir.dispatch import UnsupportedOperator
 from cbo.ir.expressions import TRUE, AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm, SubqueryExpr
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 
@@ -88,8 +89,15 @@ class SqlRenderer:
 
     def query(self, plan: Plan) -> exp.Query:
         """A query whose columns are named by column identity."""
-        method = getattr(self, f"_{type(plan).__name__}")
+        method = getattr(self, f"_{type(plan).__name__}", None)
+        if method is None:
+            raise UnsupportedOperator(f"SQL rendering has no handler for the operator {type(plan).__name__}")
         return method(plan)
+
+    @classmethod
+    def handles(cls, operator: type) -> bool:
+        """Whether plans of ``operator`` render (one ``_Name`` method per operator)."""
+        return callable(getattr(cls, f"_{operator.__name__}", None))
 
     def _derived(self, plan: Plan) -> exp.Expression:
         alias = self._next_alias()  # numbered before the inputs are

@@ -15,8 +15,10 @@ before optimizing its inputs and prune it when the local cost alone exceeds the 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from cbo.cost.profile import CostProfile, default_profile
+from cbo.ir.dispatch import OperatorTable
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from cbo.memo.properties import Required
 
@@ -83,35 +85,36 @@ class CostModel:
     def quantities(self, node: Plan, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
         """What ``node`` alone does. ``out`` and ``inputs`` are (rows, bytes per row) of its
         result and of its inputs in the node's order."""
+        return QUANTITIES[node](self, node, strategy, out, inputs)
+
+    def _scan(self, node: Scan, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
         rows, width = out
-        if isinstance(node, Scan):
-            if node.table in self.remote_tables:
-                return {"jdbc_row": rows, "jdbc_byte": rows * width, "task": self.profile.cores}
-            return {"scan_row": rows, "scan_byte": rows * width,
-                    "task": max(1.0, rows * width / (128 * 2**20))}
-        if isinstance(node, (Filter, Project)):
-            return {"cpu_row": inputs[0][0]}
-        if isinstance(node, Join):
-            return self._join(node, strategy, out, inputs)
-        if isinstance(node, Aggregate):
-            return self._aggregate(node, strategy, out, inputs[0])
-        if isinstance(node, Sort):
-            in_rows, in_width = inputs[0]
-            found = self.exchange(in_rows, in_width)
-            found["sort_row"] = self._comparisons(in_rows)
-            return found
-        if isinstance(node, Limit):
-            return {"cpu_row": min(rows, inputs[0][0])}
-        if isinstance(node, SetOp):
-            in_rows = sum(r for r, _ in inputs)
-            found = {"cpu_row": in_rows}
-            if node.distinct or node.kind != "union":
-                _add(found, self.exchange(in_rows, max(w for _, w in inputs)))
-                found["agg_row"] = in_rows
-            return found
-        if isinstance(node, Values):
-            return {"cpu_row": rows}
-        raise TypeError(f"no cost for {type(node).__name__}")
+        if node.table in self.remote_tables:
+            return {"jdbc_row": rows, "jdbc_byte": rows * width, "task": self.profile.cores}
+        return {"scan_row": rows, "scan_byte": rows * width, "task": max(1.0, rows * width / (128 * 2**20))}
+
+    def _per_input_row(self, node: Plan, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
+        return {"cpu_row": inputs[0][0]}
+
+    def _sort(self, node: Sort, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
+        in_rows, in_width = inputs[0]
+        found = self.exchange(in_rows, in_width)
+        found["sort_row"] = self._comparisons(in_rows)
+        return found
+
+    def _limit(self, node: Limit, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
+        return {"cpu_row": min(out[0], inputs[0][0])}
+
+    def _set_op(self, node: SetOp, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
+        in_rows = sum(r for r, _ in inputs)
+        found = {"cpu_row": in_rows}
+        if node.distinct or node.kind != "union":
+            _add(found, self.exchange(in_rows, max(w for _, w in inputs)))
+            found["agg_row"] = in_rows
+        return found
+
+    def _values(self, node: Values, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
+        return {"cpu_row": out[0]}
 
     def _join(self, node: Join, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
         (left_rows, _), (right_rows, right_width) = inputs
@@ -138,8 +141,8 @@ class CostModel:
             found["agg_row"] = found.get("agg_row", 0.0) + out[0]
         return found
 
-    def _aggregate(self, node: Aggregate, strategy: str | None, out: Size, source: Size) -> Quantities:
-        in_rows, _ = source
+    def _aggregate(self, node: Aggregate, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
+        in_rows, _ = inputs[0]
         rows, width = out
         if strategy == "final_only":
             return {"agg_row": in_rows}
@@ -173,3 +176,15 @@ class CostModel:
     def _comparisons(self, rows: float) -> float:
         per_partition = max(rows / self.partitions, 2.0)
         return rows * math.log2(per_partition)
+
+
+# What each operator alone does, by operator (cbo.ir.dispatch); exchanges are the enforcers'.
+QUANTITIES: OperatorTable[Callable[..., Quantities]] = OperatorTable("cost")
+QUANTITIES.register(Scan)(CostModel._scan)
+QUANTITIES.register(Filter, Project)(CostModel._per_input_row)
+QUANTITIES.register(Join)(CostModel._join)
+QUANTITIES.register(Aggregate)(CostModel._aggregate)
+QUANTITIES.register(Sort)(CostModel._sort)
+QUANTITIES.register(Limit)(CostModel._limit)
+QUANTITIES.register(SetOp)(CostModel._set_op)
+QUANTITIES.register(Values)(CostModel._values)

@@ -14,14 +14,16 @@ each such fallback adds a note to the estimate.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from cbo.estimate import defaults
 from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.estimate.filters import estimate_filter
 from cbo.estimate.joins import estimate_join
 from cbo.estimate.relation import DerivedColumns, Origin, RelEstimate, SampleView
+from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import Call, Column, ColumnRef, Constant, Expr, columns_of
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from stats.model import TableStats
@@ -56,25 +58,7 @@ class Estimator:
         return self._combine(plan, [self.estimate(child) for child in plan.children])
 
     def _combine(self, plan: Plan, inputs: list[RelEstimate]) -> RelEstimate:
-        if isinstance(plan, Scan):
-            return self._scan(plan)
-        if isinstance(plan, Filter):
-            return estimate_filter(inputs[0], plan.predicate)
-        if isinstance(plan, Join):
-            return estimate_join(plan, inputs[0], inputs[1])
-        if isinstance(plan, Project):
-            return _project(plan, inputs[0])
-        if isinstance(plan, Aggregate):
-            return _aggregate(plan, inputs[0])
-        if isinstance(plan, Sort):
-            return inputs[0]
-        if isinstance(plan, Limit):
-            return _limit(plan, inputs[0])
-        if isinstance(plan, SetOp):
-            return _set_op(plan, inputs)
-        if isinstance(plan, Values):
-            return _values(plan)
-        raise TypeError(f"no estimate for {type(plan).__name__}")
+        return ESTIMATES[plan](self, plan, inputs)
 
     def _scan(self, scan: Scan) -> RelEstimate:
         stats = self.stats.get(scan.table)
@@ -260,3 +244,16 @@ def _values(plan: Values) -> RelEstimate:
         else:
             columns[column] = ColumnEstimate.unknown(rows)
     return RelEstimate(rows, columns)
+
+
+# How each operator is estimated from its inputs' estimates (cbo.ir.dispatch).
+ESTIMATES: OperatorTable[Callable[[Estimator, Any, list[RelEstimate]], RelEstimate]] = OperatorTable("estimation")
+ESTIMATES.register(Scan)(lambda est, plan, inputs: est._scan(plan))
+ESTIMATES.register(Filter)(lambda est, plan, inputs: estimate_filter(inputs[0], plan.predicate))
+ESTIMATES.register(Join)(lambda est, plan, inputs: estimate_join(plan, inputs[0], inputs[1]))
+ESTIMATES.register(Project)(lambda est, plan, inputs: _project(plan, inputs[0]))
+ESTIMATES.register(Aggregate)(lambda est, plan, inputs: _aggregate(plan, inputs[0]))
+ESTIMATES.register(Sort)(lambda est, plan, inputs: inputs[0])
+ESTIMATES.register(Limit)(lambda est, plan, inputs: _limit(plan, inputs[0]))
+ESTIMATES.register(SetOp)(lambda est, plan, inputs: _set_op(plan, inputs))
+ESTIMATES.register(Values)(lambda est, plan, inputs: _values(plan))

@@ -17,8 +17,12 @@ that the search's enforcers sit where Spark's ``EnsureRequirements`` puts exchan
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ColumnRef
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Project, Values
+from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from cbo.memo.memo import PhysicalExpr
 from cbo.memo.properties import UNKNOWN, Delivered
 
@@ -26,29 +30,49 @@ SINGLE_PARTITION = Delivered("single")
 
 
 def deliver(physical: PhysicalExpr, inputs: list[Delivered]) -> Delivered:
-    node = physical.node
-    if isinstance(node, Filter):
-        return inputs[0]
-    if isinstance(node, Project):
-        mapping: dict[int, set[int]] = {}
-        for column, expr in node.assignments:
-            if isinstance(expr, ColumnRef):
-                mapping.setdefault(expr.column.id, set()).add(column.id)
-        return inputs[0].renamed(mapping)
-    if isinstance(node, Join):
-        return _join(node, physical.strategy, inputs)
-    if isinstance(node, Aggregate):
-        if physical.strategy == "final_only":
-            kept = {c.id: {c.id} for c in node.group_by}
-            return inputs[0].renamed(kept)
-        if not node.group_by:
-            return SINGLE_PARTITION
-        return Delivered("hash", tuple(frozenset({c.id}) for c in node.group_by))
-    if isinstance(node, (Limit, Values)):
-        return SINGLE_PARTITION
+    return DELIVERY[physical.node](physical.node, physical.strategy, inputs)
+
+
+DELIVERY: OperatorTable[Callable[[Any, str | None, list[Delivered]], Delivered]] = OperatorTable("delivered properties")
+
+
+@DELIVERY.register(Scan, Sort, SetOp)
+def _nothing_known(node: Plan, strategy: str | None, inputs: list[Delivered]) -> Delivered:
+    # Files split by size; a global sort's range partitioning no parent can use; a union's
+    # inputs side by side.
     return UNKNOWN
 
 
+@DELIVERY.register(Filter)
+def _filter(node: Filter, strategy: str | None, inputs: list[Delivered]) -> Delivered:
+    return inputs[0]
+
+
+@DELIVERY.register(Project)
+def _project(node: Project, strategy: str | None, inputs: list[Delivered]) -> Delivered:
+    mapping: dict[int, set[int]] = {}
+    for column, expr in node.assignments:
+        if isinstance(expr, ColumnRef):
+            mapping.setdefault(expr.column.id, set()).add(column.id)
+    return inputs[0].renamed(mapping)
+
+
+@DELIVERY.register(Aggregate)
+def _aggregate(node: Aggregate, strategy: str | None, inputs: list[Delivered]) -> Delivered:
+    if strategy == "final_only":
+        kept = {c.id: {c.id} for c in node.group_by}
+        return inputs[0].renamed(kept)
+    if not node.group_by:
+        return SINGLE_PARTITION
+    return Delivered("hash", tuple(frozenset({c.id}) for c in node.group_by))
+
+
+@DELIVERY.register(Limit, Values)
+def _single(node: Plan, strategy: str | None, inputs: list[Delivered]) -> Delivered:
+    return SINGLE_PARTITION
+
+
+@DELIVERY.register(Join)
 def _join(node: Join, strategy: str | None, inputs: list[Delivered]) -> Delivered:
     pairs = [(a.id, b.id) for a, b in node.equi_keys]
     if strategy in ("broadcast_hash", "broadcast_nested_loop"):
