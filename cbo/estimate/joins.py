@@ -34,9 +34,18 @@ from cbo.ir.expressions import Column, conjuncts
 from cbo.ir.operators import Join, equated_columns
 
 
-def matching_pairs(a: ColumnEstimate, b: ColumnEstimate) -> float:
-    """Expected number of (a row, b row) pairs with equal non-NULL values."""
+def _uniform(notes: list[str] | None, what: str) -> None:
+    """Record that a join estimate fell back to the uniform formula (EXPLAIN shows it)."""
+    if notes is not None:
+        notes.append(f"{what}: join estimated as uniform over distinct values")
+
+
+def matching_pairs(a: ColumnEstimate, b: ColumnEstimate, notes: list[str] | None = None) -> float:
+    """Expected number of (a row, b row) pairs with equal non-NULL values. Where the two value
+    distributions cannot be matched (no statistics, or values of kinds that do not compare), the
+    uniform formula, with a note in ``notes``."""
     if a.kind is None or b.kind is None:
+        _uniform(notes, "a join column without value statistics")
         return a.non_null * b.non_null / max(a.domain, b.domain, 1.0)
     a, b = a.live, b.live
     try:
@@ -51,12 +60,15 @@ def matching_pairs(a: ColumnEstimate, b: ColumnEstimate) -> float:
             total += sa.rows * sb.rows / max(sa.domain, sb.domain, 1.0)
         return total
     except TypeError:
+        _uniform(notes, f"join columns of kinds {a.kind} and {b.kind} whose values do not compare")
         return a.non_null * b.non_null / max(a.domain, b.domain, 1.0)
 
 
-def matched_rows(a: ColumnEstimate, b: ColumnEstimate) -> float:
-    """Expected rows of ``a``'s side whose value occurs in ``b``."""
+def matched_rows(a: ColumnEstimate, b: ColumnEstimate, notes: list[str] | None = None) -> float:
+    """Expected rows of ``a``'s side whose value occurs in ``b`` (the uniform formula, noted,
+    where the distributions cannot be matched)."""
     if a.kind is None or b.kind is None:
+        _uniform(notes, "a join column without value statistics")
         return a.non_null * min(1.0, b.distinct / max(a.domain, b.domain, 1.0))
     a, b = a.live, b.live
     try:
@@ -71,6 +83,7 @@ def matched_rows(a: ColumnEstimate, b: ColumnEstimate) -> float:
             total += sa.rows * min(1.0, sb.distinct / max(sa.domain, sb.domain, 1.0))
         return min(total, a.non_null)
     except TypeError:
+        _uniform(notes, f"join columns of kinds {a.kind} and {b.kind} whose values do not compare")
         return a.non_null * min(1.0, b.distinct / max(a.domain, b.domain, 1.0))
 
 
@@ -157,7 +170,7 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate) -> RelEstim
     if pairs and L > 0 and R > 0:
         corrected = sampled_selectivity(left.origins.get(pairs[0][0]), right.origins.get(pairs[0][1])) \
             if len(pairs) == 1 else None
-        selectivity = corrected if corrected is not None else _key_selectivity(pairs, left, right)
+        selectivity = corrected if corrected is not None else _key_selectivity(pairs, left, right, notes)
         inner = L * R * selectivity
         if any(k <= {b for _, b in pairs} for k in node.right.unique_keys):
             inner = min(inner, L)
@@ -165,9 +178,9 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate) -> RelEstim
             inner = min(inner, R)
         needs_left = node.kind in ("semi", "anti", "left", "full")
         needs_right = node.kind in ("right", "full")
-        left_share = min(min(matched_rows(left.column(a), right.column(b)) for a, b in pairs) / L, 1.0) \
+        left_share = min(min(matched_rows(left.column(a), right.column(b), notes) for a, b in pairs) / L, 1.0) \
             if needs_left else 1.0
-        right_share = min(min(matched_rows(right.column(b), left.column(a)) for a, b in pairs) / R, 1.0) \
+        right_share = min(min(matched_rows(right.column(b), left.column(a), notes) for a, b in pairs) / R, 1.0) \
             if needs_right else 1.0
     else:
         inner = L * R
@@ -319,9 +332,10 @@ def _pair_index(a: Origin, b: Origin, values_a, nulls_a, values_b, nulls_b) -> _
     return index
 
 
-def _key_selectivity(pairs: tuple[tuple[Column, Column], ...], left: RelEstimate, right: RelEstimate) -> float:
+def _key_selectivity(pairs: tuple[tuple[Column, Column], ...], left: RelEstimate, right: RelEstimate,
+                     notes: list[str] | None = None) -> float:
     L, R = left.rows, right.rows
-    shares = sorted(matching_pairs(left.column(a), right.column(b)) / (L * R) for a, b in pairs)
+    shares = sorted(matching_pairs(left.column(a), right.column(b), notes) / (L * R) for a, b in pairs)
     product = 1.0
     for s in shares:
         product *= s

@@ -219,3 +219,19 @@ def test_a_join_residual_that_nothing_passes_leaves_no_matched_rows():
 
     assert _with_residual(1.0, 0.0, 1.3e-12, 0.0) == 0.0
     assert 0.0 < _with_residual(0.5, 10.0, 100.0, 0.5) <= 0.5
+
+
+def test_a_join_estimate_that_falls_back_to_the_uniform_formula_says_so():
+    # A column without value statistics cannot be matched value by value: the uniform formula
+    # answers, and a note tells EXPLAIN (it used to switch formulas silently).
+    from cbo.estimate.column import ColumnEstimate
+    from cbo.estimate.joins import matched_rows, matching_pairs
+
+    unknown, known = ColumnEstimate.unknown(1000.0), ColumnEstimate.of_values([1, 2, 2, 3])
+    notes: list[str] = []
+    assert matching_pairs(unknown, known, notes) > 0
+    assert notes and "without value statistics" in notes[0] and "uniform" in notes[0]
+    same: list[str] = []
+    matching_pairs(known, ColumnEstimate.of_values([2, 3]), same)
+    matched_rows(known, ColumnEstimate.of_values([2, 3]), same)
+    assert same == []   # comparable values: matched value by value, nothing to note
