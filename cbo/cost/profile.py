@@ -39,7 +39,7 @@ import json
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -92,9 +92,6 @@ class CostProfile:
         task straggles), at most ``max_partitions``."""
         wanted = math.ceil(scanned_bytes / self.target_partition_bytes)
         return int(min(self.max_partitions, max(2 * self.cores * self.executors, wanted)))
-
-    def with_environment(self, **values: Any) -> CostProfile:
-        return replace(self, **values)
 
     # -- files -------------------------------------------------------------------------------------
 

@@ -35,9 +35,6 @@ class Segment:
     def part(self, share: float) -> Segment:
         return Segment(self.lower, self.upper, self.rows * share, self.distinct * share, self.domain * share)
 
-    def with_counts(self, rows: float, distinct: float, domain: float) -> Segment:
-        return Segment(self.lower, self.upper, rows, distinct, domain)
-
 
 @dataclass(frozen=True)
 class ColumnEstimate:

@@ -145,10 +145,8 @@ def _reweighted(estimate: ColumnEstimate, view: SampleView, column: Column, mask
     present = kept_values[~kept_nulls]
     try:
         mcv = []
-        mcv_hits = 0
         for value, _ in estimate.mcv:
             hits = int(np.count_nonzero(present == scalar(value)))
-            mcv_hits += hits
             mcv.append((value, rows * hits / passing))
         null_rows = rows * int(kept_nulls.sum()) / passing
         rest_rows = max(rows - null_rows - sum(r for _, r in mcv), 0.0)

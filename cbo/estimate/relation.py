@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -100,6 +100,3 @@ class RelEstimate:
         if found is None:
             return ColumnEstimate.unknown(self.rows)
         return found
-
-    def with_notes(self, *notes: str) -> RelEstimate:
-        return replace(self, notes=self.notes | frozenset(notes)) if notes else self
