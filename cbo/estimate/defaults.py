@@ -10,8 +10,6 @@ EQ_SELECTIVITY = 0.005       # x = <something unknown> (DEFAULT_EQ_SEL)
 RANGE_SELECTIVITY = 1 / 3    # x < <something unknown> (DEFAULT_INEQ_SEL)
 LIKE_SELECTIVITY = 0.005     # LIKE without a usable prefix, when no sample can be used (DEFAULT_MATCH_SEL)
 UNKNOWN_SELECTIVITY = 0.5    # a boolean expression of unknown shape
-NULL_FRACTION = 0.0          # of columns without statistics
-JOIN_RESIDUAL_SELECTIVITY = 1 / 3   # a non-equality comparison between the two sides of a join
 
 # Sample use (see cbo.estimate.filters): below MIN_SAMPLE_HITS matching sample rows the
 # sample only bounds the estimate; at or above it the sample's share is the estimate.
