@@ -13,6 +13,7 @@ join), ``restricted`` (a predicate on this column), ``rows_equal`` (rows holding
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections.abc import Callable
@@ -137,6 +138,26 @@ class ColumnEstimate:
             return ColumnEstimate.unknown(rows, width=self.width) if rows > 0 else self
         return self.scaled(rows / current)
 
+    def _segment_of(self, value: Any) -> tuple[bool, Segment | None]:
+        """(True, the segment holding ``value`` or None if none does), found by bisection over
+        the segments' upper bounds: joins ask this for every most common value of the other
+        side. (False, None) when bisection cannot answer (unbounded segments, values that do not
+        compare), and the callers scan instead."""
+        segments = self.segments
+        if not segments or any(s.lower is None for s in segments):
+            return False, None
+        uppers = self.__dict__.get("_uppers")
+        if uppers is None:
+            uppers = [s.upper for s in segments]
+            object.__setattr__(self, "_uppers", uppers)
+        try:
+            index = bisect.bisect_left(uppers, value)
+            if index < len(segments) and _in_segment(value, segments, index):
+                return True, segments[index]
+        except TypeError:
+            return False, None
+        return True, None
+
     def rows_equal(self, value: Any) -> float:
         """Expected rows holding ``value``."""
         self = self.live
@@ -145,6 +166,9 @@ class ColumnEstimate:
         for v, r in self.mcv:
             if _same(v, value):
                 return r
+        placed, found = self._segment_of(value)
+        if placed:
+            return 0.0 if found is None else found.rows / max(found.domain, 1.0)
         segments = self.segments
         for i, s in enumerate(segments):
             if s.lower is None:
@@ -162,6 +186,9 @@ class ColumnEstimate:
         for v, r in self.mcv:
             if _same(v, value):
                 return _presence(r)
+        placed, found = self._segment_of(value)
+        if placed:
+            return 0.0 if found is None else min(1.0, found.distinct / max(found.domain, 1.0))
         for i, s in enumerate(self.segments):
             try:
                 if s.lower is None or _in_segment(value, self.segments, i):

@@ -53,9 +53,10 @@ def matching_pairs(a: ColumnEstimate, b: ColumnEstimate, notes: list[str] | None
         a_mcv = {v for v, _ in a.mcv}
         for v, rows in a.mcv:
             total += rows * b.rows_equal(v)
+        histogram = _without_mcv(a)   # once, not per value
         for v, rows in b.mcv:
             if v not in a_mcv:
-                total += rows * _histogram_rows_equal(a, v)
+                total += rows * histogram.rows_equal(v)
         for sa, sb in aligned(a.segments, b.segments):
             total += sa.rows * sb.rows / max(sa.domain, sb.domain, 1.0)
         return total
@@ -76,9 +77,10 @@ def matched_rows(a: ColumnEstimate, b: ColumnEstimate, notes: list[str] | None =
         a_mcv = {v for v, _ in a.mcv}
         for v, rows in a.mcv:
             total += rows * b.presence(v)
+        histogram = _without_mcv(a)   # once, not per value
         for v, _ in b.mcv:
             if v not in a_mcv:
-                total += _histogram_rows_equal(a, v) * b.presence(v)
+                total += histogram.rows_equal(v) * b.presence(v)
         for sa, sb in aligned(a.segments, b.segments):
             total += sa.rows * min(1.0, sb.distinct / max(sa.domain, sb.domain, 1.0))
         return min(total, a.non_null)
@@ -87,10 +89,11 @@ def matched_rows(a: ColumnEstimate, b: ColumnEstimate, notes: list[str] | None =
         return a.non_null * min(1.0, b.distinct / max(a.domain, b.domain, 1.0))
 
 
-def _histogram_rows_equal(estimate: ColumnEstimate, value) -> float:
+def _without_mcv(estimate: ColumnEstimate) -> ColumnEstimate:
+    """The column's histogram alone (its values that are not most common)."""
     from dataclasses import replace
 
-    return replace(estimate.live, mcv=()).rows_equal(value)
+    return replace(estimate.live, mcv=())
 
 
 def aligned(left: tuple[Segment, ...], right: tuple[Segment, ...]):

@@ -235,3 +235,29 @@ def test_a_join_estimate_that_falls_back_to_the_uniform_formula_says_so():
     matching_pairs(known, ColumnEstimate.of_values([2, 3]), same)
     matched_rows(known, ColumnEstimate.of_values([2, 3]), same)
     assert same == []   # comparable values: matched value by value, nothing to note
+
+
+def test_a_value_is_found_in_its_segment_by_bisection_as_by_scanning():
+    # rows_equal and presence bisect the segments' upper bounds; the scan they replace is the
+    # reference, for values inside, between, on and beyond the bounds.
+    from cbo.estimate.column import ColumnEstimate
+    from stats.from_values import table_stats
+
+    stats = table_stats("t", {"x": [i % 700 for i in range(5000)] + [3] * 400})
+    column = ColumnEstimate.from_stats(stats.columns["x"], stats.row_count)
+    live = column.live
+    assert len(live.segments) > 10
+
+    def scanned(value):  # type: ignore[no-untyped-def]
+        from cbo.estimate.column import _in_segment
+
+        for i, s in enumerate(live.segments):
+            if _in_segment(value, live.segments, i):
+                return s.rows / max(s.domain, 1.0)
+        return 0.0
+
+    bounds = [s.lower for s in live.segments] + [s.upper for s in live.segments]
+    for value in [-5, 0, 1, 350, 699, 700, 10_000, *bounds, *(b + 0.5 for b in bounds)]:
+        if value in dict(live.mcv):
+            continue
+        assert column.rows_equal(value) == scanned(value), value
