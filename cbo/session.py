@@ -293,17 +293,11 @@ class Session:
         from cbo.engines.spark import spark_session
         from cbo.exec.spark_exec import SparkExecutor
 
-        from cbo.ir.operators import Join
-        from cbo.memo.rules.implement import JOIN_HINTS
-
         spark = spark_session(self.catalog.spark, need_jdbc=bool(self.catalog.jdbc_sources()))
-        strategies = planned.join_strategies if planned else {}
-        hints = {node: JOIN_HINTS[s] for node, s in strategies.items() if isinstance(node, Join) and s in JOIN_HINTS}
         if self._spark_executor is None:
             self._spark_executor = SparkExecutor(spark, self.catalog)
-        self._spark_executor.join_hints = hints  # type: ignore[assignment]
-        self._spark_executor.shuffle_partitions = planned.partitions if planned else None
-        return self._spark_executor
+        return self._spark_executor.for_plan(planned.join_strategies if planned else {},
+                                             planned.partitions if planned else None)
 
     def _duck(self):  # type: ignore[no-untyped-def]
         if self._duckdb is None:

@@ -11,6 +11,7 @@ shuffle has the partition count the plan was costed with. Output columns get the
 
 from __future__ import annotations
 
+import copy
 import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
 REORDER_RULES = "org.apache.spark.sql.catalyst.optimizer.ReorderJoin"
 
 
+# The Spark hint that makes Spark run each of cbo's join strategies (on the join's right input).
+JOIN_HINTS = {"broadcast_hash": "broadcast", "shuffle_hash": "shuffle_hash", "sort_merge": "merge",
+              "broadcast_nested_loop": "broadcast"}
+
+
 class SparkExecutor:
     def __init__(self, spark: "SparkSession", catalog: Catalog, join_hints: dict[Join, str] | None = None,
                  partitions: int | None = None, shuffle_partitions: int | None = None):
@@ -34,6 +40,16 @@ class SparkExecutor:
         self.join_hints = join_hints or {}
         self.shuffle_partitions = shuffle_partitions
         self.views = SparkViews(spark, catalog, partitions or spark.sparkContext.defaultParallelism)
+
+    def for_plan(self, strategies: dict[Plan, str], shuffle_partitions: int | None) -> "SparkExecutor":
+        """An executor for one planned query: this one's views, that plan's join hints and
+        partition count. The session's executor is never changed, so two plans (or two threads
+        of a notebook) never see each other's settings."""
+        planned = copy.copy(self)
+        planned.join_hints = {node: JOIN_HINTS[s] for node, s in strategies.items()
+                              if isinstance(node, Join) and s in JOIN_HINTS}
+        planned.shuffle_partitions = shuffle_partitions
+        return planned
 
     def statement(self, plan: Plan, names: tuple[str, ...]) -> str:
         """The Spark SQL statement that runs ``plan`` (over this executor's temporary views)."""

@@ -28,6 +28,7 @@ FORBIDDEN = {
     "joinorder": ["cbo.frontend", "cbo.planner", "cbo.session", "cbo.cli", "cbo.exec", "cbo.engines"],
     "sqlgen.py": ["cbo.frontend", "cbo.memo", "cbo.planner", "cbo.session", "cbo.cli"],
     "demo.py": ["benchmarks"],
+    "session.py": ["cbo.memo.rules"],   # Spark's hint names belong to execution, not to the rules
 }
 
 
@@ -51,3 +52,23 @@ def test_a_layer_imports_nothing_above_it(module):
             if any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN[module]):
                 wrong.append(f"{path.relative_to(ROOT)}:{line}: imports {name}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_a_planned_query_gets_its_own_executor_settings():
+    # The session's Spark executor is shared; each plan gets a copy with its own join hints and
+    # partition count, so planning or running one query never changes another's.
+    from cbo.exec.spark_exec import SparkExecutor
+    from cbo.ir import types as T
+    from cbo.ir.expressions import Column, ColumnRef, compare
+    from cbo.ir.operators import Join, Scan
+
+    shared = SparkExecutor.__new__(SparkExecutor)   # no Spark needed for the settings
+    shared.join_hints, shared.shuffle_partitions, shared.views = {}, None, object()
+    a, b = Column(1, "a", T.BIGINT, True), Column(2, "b", T.BIGINT, True)
+    join = Join("inner", Scan("l", (a,), ("a",)), Scan("r", (b,), ("b",)), compare("eq", ColumnRef(a), ColumnRef(b)))
+    first = shared.for_plan({join: "sort_merge"}, 8)
+    second = shared.for_plan({join: "broadcast_hash"}, None)
+    assert first.join_hints == {join: "merge"} and first.shuffle_partitions == 8
+    assert second.join_hints == {join: "broadcast"} and second.shuffle_partitions is None
+    assert shared.join_hints == {} and shared.shuffle_partitions is None
+    assert first.views is shared.views   # the temporary views are made once per session

@@ -191,10 +191,6 @@ class HashAggregate(ImplementationRule):
             yield _physical(expr, "final_only", expr, self.name, (clustered,))
 
 
-JOIN_HINTS = {"broadcast_hash": "broadcast", "shuffle_hash": "shuffle_hash", "sort_merge": "merge",
-              "broadcast_nested_loop": "broadcast"}
-
-
 def implementation_rules() -> list[ImplementationRule]:
     return [ImplementOperator(Scan), ImplementOperator(Filter), ImplementOperator(Project),
             BroadcastHashJoin(), ShuffledHashJoin(), SortMergeJoin(), BroadcastNestedLoopJoin(),
