@@ -104,7 +104,10 @@ class CascadesSearch:
         self._deliverable: dict[int, list[Delivered] | None] = {}   # id(expression) -> see _deliverables
         self._input_floors: dict[tuple[int, int], float] = {}   # (group id, id(required)) -> _input_floor
         self._by_operator: dict[type, list] = {}
-        self._explored: set[int] = set()   # id() of the expressions the rules have seen
+        # The expressions the rules have seen, by identity. The objects are kept (not only their
+        # ids): a merge drops rebuilt expressions, and a freed object's id could be reused by a
+        # new expression, which would then never be explored.
+        self._explored: dict[int, Plan] = {}
         self.size = context.size
 
     def expression_costs(self) -> dict[tuple[int, int], float | None]:
@@ -150,7 +153,7 @@ class CascadesSearch:
             index += 1
             if id(expr) in self._explored:
                 continue
-            self._explored.add(id(expr))
+            self._explored[id(expr)] = expr
             for rule in self.transformations:
                 for pattern in rule.patterns:
                     if not pattern.could_bind(expr, self.explore_group):   # most do not: skip the generator
