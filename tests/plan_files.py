@@ -44,8 +44,21 @@ class Case:
         return OptimizerSettings().with_values(self.settings)
 
 
-def read_cases(path: Path) -> list[Case]:
-    cases, lines = [], path.read_text().splitlines()
+@dataclass
+class Block:
+    """One case of a data file: its comments, the directive line's words, the SQL, the output."""
+
+    line: int            # of the directive
+    comments: list[str]
+    words: list[str]
+    sql: str
+    expected: str
+
+
+def read_blocks(path: Path, directives: tuple[str, ...]) -> list[Block]:
+    """The cases of a data file (plan files and rule files share the format): comments, a
+    directive line, SQL, ``----``, the expected output up to a blank line."""
+    blocks, lines = [], path.read_text().splitlines()
     i = 0
     while i < len(lines):
         comments = []
@@ -57,9 +70,8 @@ def read_cases(path: Path) -> list[Case]:
             break
         start = i + 1
         words = lines[i].split()
-        directive, settings = words[0], parse_assignments(words[1:])
-        if directive != "plan":
-            raise ValueError(f"{path}:{start}: unknown directive {directive!r} (expected plan)")
+        if words[0] not in directives:
+            raise ValueError(f"{path}:{start}: unknown directive {words[0]!r} (expected {' or '.join(directives)})")
         i += 1
         sql = []
         while i < len(lines) and lines[i] != "----":
@@ -72,8 +84,13 @@ def read_cases(path: Path) -> list[Case]:
         while i < len(lines) and lines[i].strip():
             expected.append(lines[i])
             i += 1
-        cases.append(Case(path, start, comments, directive, settings, "\n".join(sql), "\n".join(expected)))
-    return cases
+        blocks.append(Block(start, comments, words, "\n".join(sql), "\n".join(expected)))
+    return blocks
+
+
+def read_cases(path: Path) -> list[Case]:
+    return [Case(path, b.line, b.comments, b.words[0], parse_assignments(b.words[1:]), b.sql, b.expected)
+            for b in read_blocks(path, ("plan",))]
 
 
 def write_cases(path: Path, cases: list[Case], outputs: dict[int, str]) -> None:

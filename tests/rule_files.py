@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cbo.settings import OptimizerSettings, parse_assignments
+from tests.plan_files import read_blocks
 
 RULES = Path(__file__).parent / "testdata" / "rules"
 STATS = Path(__file__).parent / "testdata" / "stats"
@@ -83,33 +84,9 @@ def _parse_options(case: RuleCase) -> None:
 
 
 def read_rule_cases(path: Path) -> list[RuleCase]:
-    cases, lines = [], path.read_text().splitlines()
-    i = 0
-    while i < len(lines):
-        comments = []
-        while i < len(lines) and (not lines[i].strip() or lines[i].startswith("#")):
-            if lines[i].startswith("#"):
-                comments.append(lines[i])
-            i += 1
-        if i >= len(lines):
-            break
-        start = i + 1
-        words = lines[i].split()
-        if words[0] not in DIRECTIVES:
-            raise ValueError(f"{path}:{start}: unknown directive {words[0]!r} (expected {' or '.join(DIRECTIVES)})")
-        i += 1
-        sql = []
-        while i < len(lines) and lines[i] != "----":
-            sql.append(lines[i])
-            i += 1
-        if i >= len(lines):
-            raise ValueError(f"{path}:{start}: case without a ---- line")
-        i += 1
-        expected = []
-        while i < len(lines) and lines[i].strip():
-            expected.append(lines[i])
-            i += 1
-        case = RuleCase(path, start, comments, words[0], words[1:], "\n".join(sql), "\n".join(expected))
+    cases = []
+    for b in read_blocks(path, DIRECTIVES):
+        case = RuleCase(path, b.line, b.comments, b.words[0], b.words[1:], b.sql, b.expected)
         _parse_options(case)
         cases.append(case)
     return cases

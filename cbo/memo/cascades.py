@@ -181,8 +181,8 @@ class CascadesSearch:
 
     # -- optimization ------------------------------------------------------------------------------
 
-    def optimize_group(self, group: Group, required: Required, limit: float = math.inf) -> Winner | None:
-        """The cheapest plan of ``group`` delivering ``required``, None if none costs under ``limit``.
+    def optimize_group(self, group: Group, required: Required) -> Winner | None:
+        """The cheapest plan of ``group`` delivering ``required``, None if there is none.
 
         Every physical alternative states its inputs' requirements itself, whatever its parent
         requires, so its complete cost and what it delivers are the same for every caller: each
@@ -195,7 +195,7 @@ class CascadesSearch:
             known = group.winners[required]
         else:
             known = group.winners[required] = self._winner(group, required)
-        return known if known is not None and known.cost < limit else None
+        return known
 
     def _winner(self, group: Group, required: Required) -> Winner | None:
         table = self._table(group)
@@ -206,7 +206,7 @@ class CascadesSearch:
         if required.distribution != "clustered":
             # "clustered" is only asked for by a final-only aggregation, the alternative for
             # input that already is; where it is not, Spark aggregates partially first.
-            enforced = self.enforce(group, required, math.inf)
+            enforced = self.enforce(group, required)
         self._evaluate_for(table, group, required, enforced.cost if enforced is not None else math.inf)
         best = table.cheapest(required)
         if enforced is not None and (best is None or enforced.cost < best.cost):
@@ -422,7 +422,7 @@ class CascadesSearch:
         physical.best_cost = cost
         table.add(Winner(physical, cost, deliver(physical, [w.delivered for w in inputs])), self.counters)
 
-    def enforce(self, group: Group, required: Required, limit: float) -> Winner | None:
+    def enforce(self, group: Group, required: Required) -> Winner | None:
         """The group's plan under a weaker requirement with an enforcer on top: a sort when an
         ordering is required (over the plan delivering the distribution), else an exchange or
         a broadcast over the group's best plan for "any"."""
@@ -432,10 +432,8 @@ class CascadesSearch:
         else:
             weaker = ANY
             step = self.cost_model.price(self.cost_model.distribute(required, self.size(group)))
-        if step >= limit:
-            return None
-        base = self.optimize_group(group, weaker, limit - step)
-        if base is None or base.cost + step >= limit:
+        base = self.optimize_group(group, weaker)
+        if base is None:
             return None
         if required.ordering:
             delivered = replace(base.delivered, ordering=tuple(frozenset({c}) for c in required.ordering))

@@ -183,7 +183,6 @@ class Counters:
     merges: int = 0                # groups merged because a rule found them equal
     alternatives_costed: int = 0
     alternatives_pruned: int = 0   # costed, but dearer than another delivering the same
-    expressions_skipped: int = 0   # never implemented: their inputs alone cost too much
     budget_exhausted: str | None = None
     heuristic_regions: int = 0     # join regions above the exhaustive limit
     elapsed_ms: float = 0.0
