@@ -92,6 +92,9 @@ def test_catalogs_follow_the_server_to_another_port(server, tmp_path):
     with pytest.raises(SourceUnreachable, match="cbo postgres start"):
         postgres.address_of(current.sources["pg"])
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as squatter:
+        # The stopped server's port may still be in TIME_WAIT: without SO_REUSEADDR (which
+        # PostgreSQL sets too) this bind failed now and then. A listening socket still takes it.
+        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         squatter.bind(("127.0.0.1", info.port))
         squatter.listen()
         moved = server.start()
