@@ -123,6 +123,8 @@ def _headline(info: NodeInfo) -> str:
     rows = [d["strategy"]] if d.get("strategy") else []
     if d.get("exchanges"):
         rows.append("inputs: " + " | ".join(d["exchanges"]))
+    if d.get("runs_in"):
+        rows.append(f"in the {d['runs_in']} above")
     if d.get("in_pushed_sql"):
         rows.append("in the pushed SQL above")
     if info.estimated_rows is not None:
@@ -291,12 +293,18 @@ def add_estimate(info: NodeInfo, node: Plan, planned: Any, estimator: Any = None
         info.details["estimate_defaults"] = fresh
 
 
-def add_physical_details(info: NodeInfo, node: object, strategies: dict, exchanges: dict) -> None:
-    """The planner's physical choices for ``node``: its strategy and, per input, the exchanges
-    and sorts Spark adds ("-" for none)."""
-    strategy = strategies.get(node)
-    if strategy:
-        info.details["strategy"] = strategy
-    below = exchanges.get(node)
-    if below:
+def add_physical_details(info: NodeInfo, node: Plan, operator: Any) -> None:
+    """The planner's physical choices for ``node``, from the physical operator running it
+    (``cbo.physical.plan.PhysicalPlan``, or None): its strategy and, per input, the exchanges
+    and sorts Spark adds ("-" for none); or, for a node an operator above runs inside itself
+    (a top-N's sort), which."""
+    if operator is None:
+        return
+    if operator.logical is not node:
+        info.details["runs_in"] = operator.algorithm.label
+        return
+    if operator.strategy:
+        info.details["strategy"] = operator.strategy
+    below = operator.exchanges()
+    if any(below):
         info.details["exchanges"] = [e or "-" for e in below]

@@ -9,7 +9,8 @@ search still yields a valid plan.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable
 
 from cbo.catalog import Catalog
@@ -20,6 +21,7 @@ from cbo.ir.expressions import ColumnFactory
 from cbo.ir.operators import Plan
 from cbo.memo.search import Optimized, Optimizer, default_rules
 from cbo.normalize import normalize
+from cbo.physical.plan import PhysicalPlan
 from cbo.schema import SchemaProvider
 from cbo.settings import OptimizerSettings
 
@@ -28,10 +30,23 @@ from cbo.settings import OptimizerSettings
 class PlannedQuery:
     sql: str
     bound: Plan                    # as bound, subqueries still in expressions
-    plan: Plan                     # the plan that runs
+    plan: Plan                     # the plan that runs (logically; ``physical`` says how)
     names: tuple[str, ...]         # output column names
-    join_strategies: dict[Plan, str] = field(default_factory=dict)   # strategy per node (joins, aggregations)
-    optimized: Optimized | None = None   # the memo and its counters
+    optimized: Optimized | None = None   # the physical plan, the memo and its counters
+
+    @property
+    def physical(self) -> PhysicalPlan | None:
+        """The tree of physical operators that runs ``plan`` (None for a plan made without the
+        search, e.g. a drawn alternative)."""
+        return self.optimized.physical if self.optimized else None
+
+    @cached_property
+    def _operators(self) -> dict[int, PhysicalPlan]:
+        return self.physical.by_logical() if self.physical is not None else {}
+
+    def operator(self, node: Plan) -> PhysicalPlan | None:
+        """The physical operator running ``node`` (a node of ``plan``, by identity)."""
+        return self._operators.get(id(node))
 
     @property
     def partitions(self) -> int | None:
@@ -43,19 +58,14 @@ class PlannedQuery:
         that EXPLAIN, the plan files, the memo dump and the drawings all show. A node the search
         did not take from the memo (the projection restoring the output column order) is
         estimated from its inputs' group estimates; without a memo, ``estimator`` estimates."""
-        group = self.optimized.groups.get(node) if self.optimized else None
-        if group is not None:
-            return group.estimate
+        operator = self.operator(node)
+        if operator is not None and operator.logical is node and operator.group is not None:
+            return operator.group.estimate
         if self.optimized is None:
             assert estimator is not None, "a plan without a memo needs an estimator"
             return estimator.estimate(node)  # type: ignore[attr-defined]
         inputs = [self.estimate(child) for child in node.children]
         return self.optimized.memo.estimator.estimate_node(node, inputs)
-
-    @property
-    def exchanges(self) -> dict[Plan, list[str]]:
-        """Per node, the exchanges and sorts Spark adds on each input (as the search planned them)."""
-        return self.optimized.exchanges if self.optimized else {}
 
 
 EstimatorSource = Callable[[], object]
@@ -121,4 +131,4 @@ class Planner:
     def plan(self, sql: str) -> PlannedQuery:
         bound, normalized, names = self.logical(sql)
         optimized = self.optimizer().optimize(normalized)
-        return PlannedQuery(sql, bound, optimized.plan, names, optimized.join_strategies, optimized)
+        return PlannedQuery(sql, bound, optimized.plan, names, optimized)

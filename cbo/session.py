@@ -165,7 +165,7 @@ class Session:
                 info.details["source"] = folded.source
             elif node in inside:
                 info.details["in_pushed_sql"] = True
-            add_physical_details(info, node, planned.join_strategies, planned.exchanges)
+            add_physical_details(info, node, planned.operator(node))
 
         info = describe(planned.plan, annotate)
         if planned.partitions:
@@ -296,7 +296,7 @@ class Session:
         spark = spark_session(self.catalog.spark, need_jdbc=bool(self.catalog.jdbc_sources()))
         if self._spark_executor is None:
             self._spark_executor = SparkExecutor(spark, self.catalog)
-        return self._spark_executor.for_plan(planned.join_strategies if planned else {},
+        return self._spark_executor.for_plan(planned.physical if planned else None,
                                              planned.partitions if planned else None)
 
     def _duck(self):  # type: ignore[no-untyped-def]

@@ -65,7 +65,7 @@ def measure(session, items: list[Item], repeat: int, label: str) -> list[dict]: 
             times.append(time.perf_counter() - started)
         record = {"name": item.name, "settings": item.settings, "seconds": min(times), "times": times,
                   "quantities": dict(planned.optimized.quantities), "partitions": planned.partitions,
-                  "strategies": sorted(set(planned.join_strategies.values()))}
+                  "strategies": sorted({n.strategy for n in planned.physical.operators() if n.strategy})}
         records.append(record)
         say(f"{label} {index}/{len(items)} {item.name:<34} {record['seconds']:7.3f} s")
     session.planner.settings = OptimizerSettings()

@@ -21,6 +21,10 @@ from cbo.cost.profile import CostProfile, default_profile
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from cbo.memo.properties import Required
+from cbo.physical.algorithm import Algorithm
+
+BHJ, SHJ = Algorithm.BROADCAST_HASH_JOIN, Algorithm.SHUFFLED_HASH_JOIN
+SMJ, BNLJ = Algorithm.SORT_MERGE_JOIN, Algorithm.BROADCAST_NESTED_LOOP_JOIN
 
 Size = tuple[float, float]   # (estimated rows, bytes per row)
 Quantities = dict[str, float]
@@ -43,30 +47,29 @@ class CostModel:
         k = self.k
         return sum(k[name] * value for name, value in quantities.items())
 
-    def local(self, node: Plan, strategy: str | None, out: Size, inputs: list[Size]) -> float:
+    def local(self, node: Plan, algorithm: Algorithm, out: Size, inputs: list[Size]) -> float:
         if type(node) is Join and node.kind != "mark":
-            return self._join_price(strategy, out, inputs)
-        return self.price(self.quantities(node, strategy, out, inputs))
+            return self._join_price(algorithm, out, inputs)
+        return self.price(self.quantities(node, algorithm, out, inputs))
 
     def join_floor(self, out: Size, inputs: list[Size]) -> float:
         """The least a join of these sizes can cost itself, whatever its strategy and whichever
         side builds: a lower bound the search can use before implementing the join."""
         swapped = [inputs[1], inputs[0]]
         # Merge and nested-loop joins cost the same either way round; hash joins do not.
-        return min(self._join_price("broadcast_hash", out, inputs), self._join_price("broadcast_hash", out, swapped),
-                   self._join_price("shuffle_hash", out, inputs), self._join_price("shuffle_hash", out, swapped),
-                   self._join_price("sort_merge", out, inputs),
-                   self._join_price("broadcast_nested_loop", out, inputs))
+        return min(self._join_price(BHJ, out, inputs), self._join_price(BHJ, out, swapped),
+                   self._join_price(SHJ, out, inputs), self._join_price(SHJ, out, swapped),
+                   self._join_price(SMJ, out, inputs), self._join_price(BNLJ, out, inputs))
 
-    def _join_price(self, strategy: str | None, out: Size, inputs: list[Size]) -> float:
+    def _join_price(self, algorithm: Algorithm, out: Size, inputs: list[Size]) -> float:
         """``price(quantities(join))`` without building the quantities: the search prices tens
         of thousands of join alternatives (a test holds the two equal)."""
         k = self.k
         (left_rows, _), (right_rows, right_width) = inputs
         cost = k["cpu_row"] * out[0]
-        if strategy == "broadcast_hash":
+        if algorithm is BHJ:
             return cost + k["hash_probe_row"] * left_rows
-        if strategy == "shuffle_hash":
+        if algorithm is SHJ:
             build_bytes = right_rows * right_width
             cost += (k["hash_build_row"] * right_rows + k["hash_build_byte"] * build_bytes
                      + k["hash_probe_row"] * left_rows)
@@ -74,38 +77,49 @@ class CostModel:
             if per_task > self.profile.task_memory_bytes:
                 cost += k["spill_byte"] * 2.0 * (per_task - self.profile.task_memory_bytes) * self.partitions
             return cost
-        if strategy == "sort_merge":
+        if algorithm is SMJ:
             return cost + k["cpu_row"] * (left_rows + right_rows)
-        if strategy == "broadcast_nested_loop":
+        if algorithm is BNLJ:
             return cost + k["nested_loop_pair"] * left_rows * right_rows
-        raise ValueError(f"unknown join strategy {strategy!r}")
+        raise ValueError(f"not a join algorithm: {algorithm}")
 
     # -- operators ---------------------------------------------------------------------------------
 
-    def quantities(self, node: Plan, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
+    def quantities(self, node: Plan, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         """What ``node`` alone does. ``out`` and ``inputs`` are (rows, bytes per row) of its
         result and of its inputs in the node's order."""
-        return QUANTITIES[node](self, node, strategy, out, inputs)
+        return QUANTITIES[node](self, node, algorithm, out, inputs)
 
-    def _scan(self, node: Scan, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
+    def _scan(self, node: Scan, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         rows, width = out
         if node.table in self.remote_tables:
             return {"jdbc_row": rows, "jdbc_byte": rows * width, "task": self.profile.cores}
         return {"scan_row": rows, "scan_byte": rows * width, "task": max(1.0, rows * width / (128 * 2**20))}
 
-    def _per_input_row(self, node: Plan, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
+    def _per_input_row(self, node: Plan, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         return {"cpu_row": inputs[0][0]}
 
-    def _sort(self, node: Sort, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
+    def _sort(self, node: Sort, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         in_rows, in_width = inputs[0]
         found = self.exchange(in_rows, in_width)
         found["sort_row"] = self._comparisons(in_rows)
         return found
 
-    def _limit(self, node: Limit, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
+    def _limit(self, node: Limit, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
+        if algorithm is Algorithm.TOP_N:
+            # each partition selects its best k (Spark: Guava's leastOf, a linear-time select, so
+            # about one comparison per row), and the partitions' k rows each are gathered to one
+            # task and sorted there
+            in_rows, in_width = inputs[0]
+            keep = float((node.count or 0) + node.offset)
+            gathered = min(in_rows, keep * self.partitions)
+            found = self.exchange(gathered, in_width, 1)
+            found["sort_row"] = in_rows + gathered * math.log2(max(gathered, 2.0))
+            found["cpu_row"] = in_rows
+            return found
         return {"cpu_row": min(out[0], inputs[0][0])}
 
-    def _set_op(self, node: SetOp, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
+    def _set_op(self, node: SetOp, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         in_rows = sum(r for r, _ in inputs)
         found = {"cpu_row": in_rows}
         if node.distinct or node.kind != "union":
@@ -113,15 +127,15 @@ class CostModel:
             found["agg_row"] = in_rows
         return found
 
-    def _values(self, node: Values, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
+    def _values(self, node: Values, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         return {"cpu_row": out[0]}
 
-    def _join(self, node: Join, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
+    def _join(self, node: Join, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         (left_rows, _), (right_rows, right_width) = inputs
         found: Quantities = {"cpu_row": out[0]}
-        if strategy == "broadcast_hash":
+        if algorithm is BHJ:
             found["hash_probe_row"] = left_rows
-        elif strategy == "shuffle_hash":
+        elif algorithm is SHJ:
             build_bytes = right_rows * right_width
             found["hash_build_row"] = right_rows
             found["hash_build_byte"] = build_bytes
@@ -129,22 +143,22 @@ class CostModel:
             per_task = build_bytes / self.partitions
             if per_task > self.profile.task_memory_bytes:
                 found["spill_byte"] = 2.0 * (per_task - self.profile.task_memory_bytes) * self.partitions
-        elif strategy == "sort_merge":
+        elif algorithm is SMJ:
             found["cpu_row"] += left_rows + right_rows
-        elif strategy == "broadcast_nested_loop":
+        elif algorithm is BNLJ:
             found["nested_loop_pair"] = left_rows * right_rows
         else:
-            raise ValueError(f"unknown join strategy {strategy!r}")
+            raise ValueError(f"not a join algorithm: {algorithm}")
         if node.kind == "mark":
             # run as a left join whose rows are grouped back per left row (see exec.spark_exec)
             _add(found, self.exchange(out[0], out[1]))
             found["agg_row"] = found.get("agg_row", 0.0) + out[0]
         return found
 
-    def _aggregate(self, node: Aggregate, strategy: str | None, out: Size, inputs: list[Size]) -> Quantities:
+    def _aggregate(self, node: Aggregate, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         in_rows, _ = inputs[0]
         rows, width = out
-        if strategy == "final_only":
+        if algorithm is Algorithm.FINAL_AGGREGATE:
             return {"agg_row": in_rows}
         # partial aggregation in each input partition, an exchange of the partial results on the
         # grouping columns (to one partition without them), then the final aggregation

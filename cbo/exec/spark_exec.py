@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from cbo.catalog import Catalog
 from cbo.exec.spark_sql import SparkPlanSql, SparkViews
 from cbo.ir.operators import Join, Plan
+from cbo.physical.plan import PhysicalPlan
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -27,13 +28,8 @@ if TYPE_CHECKING:
 REORDER_RULES = "org.apache.spark.sql.catalyst.optimizer.ReorderJoin"
 
 
-# The Spark hint that makes Spark run each of cbo's join strategies (on the join's right input).
-JOIN_HINTS = {"broadcast_hash": "broadcast", "shuffle_hash": "shuffle_hash", "sort_merge": "merge",
-              "broadcast_nested_loop": "broadcast"}
-
-
 class SparkExecutor:
-    def __init__(self, spark: "SparkSession", catalog: Catalog, join_hints: dict[Join, str] | None = None,
+    def __init__(self, spark: "SparkSession", catalog: Catalog, join_hints: dict[int, str] | None = None,
                  partitions: int | None = None, shuffle_partitions: int | None = None):
         self.spark = spark
         self.catalog = catalog
@@ -41,13 +37,15 @@ class SparkExecutor:
         self.shuffle_partitions = shuffle_partitions
         self.views = SparkViews(spark, catalog, partitions or spark.sparkContext.defaultParallelism)
 
-    def for_plan(self, strategies: dict[Plan, str], shuffle_partitions: int | None) -> "SparkExecutor":
-        """An executor for one planned query: this one's views, that plan's join hints and
-        partition count. The session's executor is never changed, so two plans (or two threads
-        of a notebook) never see each other's settings."""
+    def for_plan(self, physical: PhysicalPlan | None, shuffle_partitions: int | None) -> "SparkExecutor":
+        """An executor for one planned query: this one's views, that plan's join hints (each
+        join operator's algorithm's Spark hint, keyed by the logical join it runs) and partition
+        count. The session's executor is never changed, so two plans (or two threads of a
+        notebook) never see each other's settings."""
         planned = copy.copy(self)
-        planned.join_hints = {node: JOIN_HINTS[s] for node, s in strategies.items()
-                              if isinstance(node, Join) and s in JOIN_HINTS}
+        planned.join_hints = {id(node.logical): node.algorithm.spark_hint for node in
+                              (physical.operators() if physical is not None else ())
+                              if isinstance(node.logical, Join) and node.algorithm.spark_hint}
         planned.shuffle_partitions = shuffle_partitions
         return planned
 

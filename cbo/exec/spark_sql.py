@@ -102,7 +102,9 @@ class SparkPlanSql(SqlRenderer):
     """Renders a plan for Spark to run as planned: join hints, explicit semi/anti joins, mark
     joins as a grouped left join, tables and remote queries through ``SparkViews``."""
 
-    def __init__(self, views: SparkViews, join_hints: dict[Join, str] | None = None):
+    def __init__(self, views: SparkViews, join_hints: dict[int, str] | None = None):
+        # join hints by the identity of the join node they belong to: two equal joins of a
+        # self-join may run differently
         super().__init__("spark", self._table)
         self.views = views
         self.join_hints = join_hints or {}
@@ -138,7 +140,7 @@ class SparkPlanSql(SqlRenderer):
         return self._hinted(select, node, right)
 
     def _hinted(self, select: exp.Select, node: Join, right: exp.Expression) -> exp.Select:
-        hint = self.join_hints.get(node)
+        hint = self.join_hints.get(id(node))
         if hint:
             alias = right.args["alias"].this
             select.set("hint", exp.Hint(expressions=[exp.Anonymous(this=hint.upper(), expressions=[alias.copy()])]))

@@ -467,7 +467,7 @@ class CascadesSearch:
         found = physical.local_cost
         if found is None:
             found = physical.local_cost = self.cost_model.local(
-                physical.node, physical.strategy, self.size(group), [self.size(g) for g in physical.inputs])
+                physical.node, physical.algorithm, self.size(group), [self.size(g) for g in physical.inputs])
         return found
 
     def optimize_inputs(self, physical: PhysicalExpr, group: Group) -> tuple[float, list[Winner]] | None:

@@ -12,7 +12,7 @@ that the search's enforcers sit where Spark's ``EnsureRequirements`` puts exchan
 * an aggregation's partial/final form delivers hash partitioning on its grouping columns (one
   partition without them); its final-only form keeps its input's partitioning;
 * a global sort is range-partitioned (not a hash partitioning any parent can use); a limit
-  gathers to one partition.
+  and a top-N gather to one partition.
 """
 
 from __future__ import annotations
@@ -25,31 +25,32 @@ from cbo.ir.expressions import ColumnRef
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from cbo.memo.memo import PhysicalExpr
 from cbo.memo.properties import UNKNOWN, Delivered
+from cbo.physical.algorithm import Algorithm
 
 SINGLE_PARTITION = Delivered("single")
 
 
 def deliver(physical: PhysicalExpr, inputs: list[Delivered]) -> Delivered:
-    return DELIVERY[physical.node](physical.node, physical.strategy, inputs)
+    return DELIVERY[physical.node](physical.node, physical.algorithm, inputs)
 
 
-DELIVERY: OperatorTable[Callable[[Any, str | None, list[Delivered]], Delivered]] = OperatorTable("delivered properties")
+DELIVERY: OperatorTable[Callable[[Any, Algorithm, list[Delivered]], Delivered]] = OperatorTable("delivered properties")
 
 
 @DELIVERY.register(Scan, Sort, SetOp)
-def _nothing_known(node: Plan, strategy: str | None, inputs: list[Delivered]) -> Delivered:
+def _nothing_known(node: Plan, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
     # Files split by size; a global sort's range partitioning no parent can use; a union's
     # inputs side by side.
     return UNKNOWN
 
 
 @DELIVERY.register(Filter)
-def _filter(node: Filter, strategy: str | None, inputs: list[Delivered]) -> Delivered:
+def _filter(node: Filter, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
     return inputs[0]
 
 
 @DELIVERY.register(Project)
-def _project(node: Project, strategy: str | None, inputs: list[Delivered]) -> Delivered:
+def _project(node: Project, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
     mapping: dict[int, set[int]] = {}
     for column, expr in node.assignments:
         if isinstance(expr, ColumnRef):
@@ -58,8 +59,8 @@ def _project(node: Project, strategy: str | None, inputs: list[Delivered]) -> De
 
 
 @DELIVERY.register(Aggregate)
-def _aggregate(node: Aggregate, strategy: str | None, inputs: list[Delivered]) -> Delivered:
-    if strategy == "final_only":
+def _aggregate(node: Aggregate, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
+    if algorithm is Algorithm.FINAL_AGGREGATE:
         kept = {c.id: {c.id} for c in node.group_by}
         return inputs[0].renamed(kept)
     if not node.group_by:
@@ -68,20 +69,20 @@ def _aggregate(node: Aggregate, strategy: str | None, inputs: list[Delivered]) -
 
 
 @DELIVERY.register(Limit, Values)
-def _single(node: Plan, strategy: str | None, inputs: list[Delivered]) -> Delivered:
+def _single(node: Plan, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
     return SINGLE_PARTITION
 
 
 @DELIVERY.register(Join)
-def _join(node: Join, strategy: str | None, inputs: list[Delivered]) -> Delivered:
+def _join(node: Join, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
     pairs = [(a.id, b.id) for a, b in node.equi_keys]
-    if strategy in ("broadcast_hash", "broadcast_nested_loop"):
+    if algorithm in (Algorithm.BROADCAST_HASH_JOIN, Algorithm.BROADCAST_NESTED_LOOP_JOIN):
         probe = inputs[0]
         return probe.merged(pairs) if node.kind == "inner" else probe
     if node.kind == "full" or node.kind == "right":
         return UNKNOWN
     keys = tuple(frozenset({a, b}) if node.kind == "inner" else frozenset({a}) for a, b in pairs)
-    ordering = keys if strategy == "sort_merge" else ()
+    ordering = keys if algorithm is Algorithm.SORT_MERGE_JOIN else ()
     if node.kind == "mark":
         return UNKNOWN   # regrouped per left row after the join (see exec.spark_sql)
     return Delivered("hash", keys, ordering)

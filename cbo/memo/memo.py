@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from cbo.estimate import Estimator
     from cbo.estimate.relation import RelEstimate
     from cbo.memo.properties import Delivered, Required
+    from cbo.physical.algorithm import Algorithm
 
 
 class GroupRef(Plan):
@@ -87,19 +88,22 @@ UNPREDICTED = object()
 
 class PhysicalExpr:
     """A way to run a logical expression: the operator (children are groups, possibly swapped
-    against the logical expression's order), the engine strategy, and what it needs from each input."""
+    against the logical expression's order), its algorithm, and what it needs from each input."""
 
-    __slots__ = ("node", "strategy", "required_inputs", "logical", "rule", "inputs", "local_cost", "best_cost",
+    __slots__ = ("node", "algorithm", "required_inputs", "logical", "rule", "inputs", "local_cost", "best_cost",
                  "costed", "predicted", "floor")
 
-    def __init__(self, node: Plan, strategy: str | None, required_inputs: tuple[Required, ...],
+    def __init__(self, node: Plan, algorithm: Algorithm, required_inputs: tuple[Required, ...],
                  logical: Plan, rule: str):
         self.node = node
-        self.strategy = strategy
+        self.algorithm = algorithm
         self.required_inputs = required_inputs
         self.logical = logical     # the logical expression it implements
         self.rule = rule
-        self.inputs: tuple[Group, ...] = tuple(group_of(child) for child in node.children)
+        # Its inputs are the groups at its leaves: an operator's children, or, for an operator
+        # that runs several logical ones at once (a top-N runs a limit over a sort), the groups
+        # below all of them, in order.
+        self.inputs: tuple[Group, ...] = tuple(ref.group.find() for ref in _group_refs(node))
         self.local_cost: float | None = None   # set by the search the first time it costs this
         self.best_cost: float | None = None    # the cheapest complete subtree found with it
         self.costed = False                    # whether the search costed it (it skips the hopeless)
@@ -107,7 +111,31 @@ class PhysicalExpr:
         self.floor: float | None = None        # a lower bound of its complete cost (the search's)
 
     def __repr__(self) -> str:
-        return f"PhysicalExpr({self.rule}, {self.strategy}, {self.node!r})"
+        return f"PhysicalExpr({self.rule}, {self.algorithm.name}, {self.node!r})"
+
+
+def _group_refs(node: Plan) -> list[GroupRef]:
+    found: list[GroupRef] = []
+    for child in node.children:
+        if isinstance(child, GroupRef):
+            found.append(child)
+        else:
+            found.extend(_group_refs(child))
+    return found
+
+
+def with_inputs(node: Plan, inputs: tuple[Plan, ...]) -> Plan:
+    """``node`` with the plans ``inputs`` in place of its group references, in order (the
+    inverse of ``PhysicalExpr.inputs``)."""
+    remaining = iter(inputs)
+
+    def build(plan: Plan) -> Plan:
+        if not plan.children:
+            return plan
+        return plan.with_children(tuple(next(remaining) if isinstance(c, GroupRef) else build(c)
+                                        for c in plan.children))
+
+    return build(node)
 
 
 class Group:

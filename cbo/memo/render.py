@@ -116,8 +116,8 @@ def memo_text(optimized: Optimized) -> str:
             strategy = ""
             if index == winner:
                 physical = _physical(chosen[group.id])
-                if physical.strategy:
-                    strategy = f"  [{physical.strategy}, {physical.rule}]"
+                if physical.algorithm.shown:
+                    strategy = f"  [{physical.algorithm.shown}, {physical.rule}]"
             lines.append(f"  {mark} {index:<3} {label(expr)}  ({_cost(optimized, group, index)}){strategy}")
     return "\n".join(lines)
 
@@ -137,9 +137,9 @@ def memo_json(optimized: Optimized) -> dict[str, Any]:
                                 "columns": [str(col) for col in group.output], "expressions": expressions}
         if winner is not None:
             body["winner"] = {"expression": _winner_index(group, winner), "cost": winner.cost,
-                              "strategy": _physical(winner).strategy, "rule": _physical(winner).rule,
+                              "strategy": _physical(winner).algorithm.shown, "rule": _physical(winner).rule,
                               "delivered": str(winner.delivered),
-                              "inputs": [group_of(child).id for child in _physical(winner).node.children]}
+                              "inputs": [g.id for g in _physical(winner).inputs]}
         groups.append(body)
     return {"root": optimized.root.id, "cost": optimized.cost, "counters": counters_json(optimized), "groups": groups}
 
@@ -175,7 +175,7 @@ def memo_svg(optimized: Optimized, max_groups: int = 400) -> str:
         offset = (width - len(layer) * (box_w + gap_x) + gap_x) / 2
         for i, group in enumerate(layer):
             position[group.id] = (offset + i * (box_w + gap_x), y)
-    chosen = {(g, group_of(child).id) for g, w in winners.items() for child in _physical(w).node.children}
+    chosen = {(g, child.id) for g, w in winners.items() for child in _physical(w).inputs}
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{total_h:.0f}" '
              f'font-family="monospace" font-size="{FONT_SIZE}">']
     for group in groups:

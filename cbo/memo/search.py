@@ -19,7 +19,7 @@ from cbo.ir.expressions import ColumnRef
 from cbo.ir.operators import Plan, Project, Scan
 from cbo.memo.cascades import CascadesSearch
 from cbo.memo.context import SearchContext
-from cbo.memo.extract import Extraction
+from cbo.memo.extract import extract
 from cbo.memo.memo import Counters, Group, Memo, group_of
 from cbo.memo.properties import ANY
 from cbo.memo.rules.base import RuleSet, connector_rules
@@ -27,6 +27,8 @@ from cbo.memo.rules.eliminate_join import EliminateForeignKeyJoin
 from cbo.memo.rules.implement import implementation_rules
 from cbo.memo.rules.reorder_joins import ReorderJoins
 from cbo.memo.rules.table_pushdown import PushTableIntoAggregate
+from cbo.physical.algorithm import Algorithm
+from cbo.physical.plan import PhysicalPlan
 from cbo.settings import OptimizerSettings
 
 if TYPE_CHECKING:
@@ -43,21 +45,24 @@ def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] =
 
 @dataclass
 class Optimized:
-    """The search's result: the chosen plan, its strategies, and the memo for inspection."""
+    """The search's result: the chosen physical plan, and the memo for inspection."""
 
-    plan: Plan
-    join_strategies: dict[Plan, str]   # every node with a strategy (joins, aggregations, sorts)
+    physical: PhysicalPlan
     cost: float
     memo: Memo
     root: Group
     expression_costs: dict[tuple[int, int], float | None] = field(default_factory=dict)
     partitions: int = 0                      # shuffle partitions the plan was costed with
-    quantities: Quantities = field(default_factory=dict)   # the chosen plan's, summed
-    exchanges: dict[Plan, list[str]] = field(default_factory=dict)   # enforcers below each node
-    # The memo group each node of the chosen plan came from: its estimate is the group's, the
-    # one number EXPLAIN, the memo dump and the drawings all show (re-estimating the extracted
-    # tree would give another, since estimates depend on the join order they are derived along).
-    groups: dict[Plan, Group] = field(default_factory=dict)
+
+    @property
+    def plan(self) -> Plan:
+        """The logical plan the physical plan runs."""
+        return self.physical.logical
+
+    @property
+    def quantities(self) -> Quantities:
+        """The chosen plan's cost quantities, summed (for calibration)."""
+        return self.physical.total_quantities()
 
     @property
     def counters(self) -> Counters:
@@ -104,11 +109,9 @@ class Optimizer:
         winner = search.optimize_group(root, ANY)
         if winner is None:
             raise AssertionError("the search found no plan (the written plan is always one)")
-        extracted = Extraction(search)
-        chosen = restore_output_order(extracted.plan(winner, root), plan)
+        chosen = _in_written_order(extract(search, winner, root), plan, cost_model)
         memo.counters.elapsed_ms = (time.perf_counter() - started) * 1000.0
-        return Optimized(chosen, extracted.strategies, winner.cost, memo, root, search.expression_costs(),
-                         partitions, extracted.quantities, extracted.exchanges, extracted.groups)
+        return Optimized(chosen, winner.cost, memo, root, search.expression_costs(), partitions)
 
 
 def draw_plan(group: Group, rng: random.Random) -> Plan:
@@ -124,3 +127,15 @@ def restore_output_order(chosen: Plan, written: Plan) -> Plan:
     if chosen.output == written.output:
         return chosen
     return Project(chosen, tuple((c, ColumnRef(c)) for c in written.output))
+
+
+def _in_written_order(chosen: PhysicalPlan, written: Plan, model: CostModel) -> PhysicalPlan:
+    """``restore_output_order`` on the physical plan: the projection is an operator of its own."""
+    project = restore_output_order(chosen.logical, written)
+    if project is chosen.logical:
+        return chosen
+    size = (chosen.rows, chosen.width)
+    quantities = model.quantities(project, Algorithm.PROJECT, size, [size])
+    cost = model.price(quantities)
+    return PhysicalPlan(Algorithm.PROJECT, project, (chosen,), chosen.rows, chosen.width, cost, chosen.total + cost,
+                        (ANY,), chosen.delivered, quantities, None, None)

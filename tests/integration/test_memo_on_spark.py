@@ -29,7 +29,7 @@ def test_memo_plans_on_spark_equal_duckdb(spark, tmp_path_factory, sql, data):
     assert planned.optimized is not None
     drawn = restore_output_order(draw_plan(planned.optimized.root, random.Random(sql)), planned.plan)
     session = Session(harness.catalog)
-    for plan, strategies in ((planned.plan, planned.join_strategies), (drawn, {})):
-        _, rows = session.run(PlannedQuery(sql, planned.bound, plan, planned.names, strategies))
+    for plan, optimized in ((planned.plan, planned.optimized), (drawn, None)):
+        _, rows = session.run(PlannedQuery(sql, planned.bound, plan, planned.names, optimized))
         verdict = compare(expected, rows, ordered=False)
         assert verdict.matches, f"{verdict.detail}\nquery: {sql}\ntables: {data}\nplan:\n{plan}"

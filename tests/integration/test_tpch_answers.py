@@ -16,6 +16,7 @@ import pytest
 from benchmarks.tpch.queries import all_queries
 from cbo.answers import compare, is_ordered
 from cbo.catalog import load_catalog
+from cbo.physical.algorithm import Algorithm
 from cbo.engines.native import DuckDBNative, PostgresNative
 from cbo.engines.spark import register_catalog, run_sql
 from cbo.planner import Planner
@@ -138,8 +139,8 @@ def test_memo_plan_at_sf1_statistics_runs_on_spark_and_matches_duckdb(query, spa
     assert verdict.matches, f"{query.name} through the memo's plan at SF 1 statistics on Spark: {verdict.detail}"
 
 
-SPARK_JOINS = {"broadcast_hash": "BroadcastHashJoin", "shuffle_hash": "ShuffledHashJoin",
-               "sort_merge": "SortMergeJoin", "broadcast_nested_loop": "BroadcastNestedLoopJoin"}
+SPARK_JOINS = {Algorithm.BROADCAST_HASH_JOIN: "BroadcastHashJoin", Algorithm.SHUFFLED_HASH_JOIN: "ShuffledHashJoin",
+               Algorithm.SORT_MERGE_JOIN: "SortMergeJoin", Algorithm.BROADCAST_NESTED_LOOP_JOIN: "BroadcastNestedLoopJoin"}
 
 
 @pytest.mark.parametrize("query", QUERIES, ids=lambda q: q.name)
@@ -156,7 +157,7 @@ def test_spark_runs_the_chosen_physical_plan(query, spark, sf1_estimator, tpch_c
     session = Session(catalog)
     planned = Planner(catalog, estimator=sf1_estimator).plan(query.sql)
     text = session._spark(planned).physical_plan(planned.plan, planned.names)
-    ours = Counter(SPARK_JOINS[s] for n, s in planned.join_strategies.items() if isinstance(n, Join))
+    ours = Counter(SPARK_JOINS[n.algorithm] for n in planned.physical.operators() if isinstance(n.logical, Join))
     theirs = Counter(re.findall(r"\b(BroadcastHashJoin|ShuffledHashJoin|SortMergeJoin|BroadcastNestedLoopJoin|"
                                 r"CartesianProduct)\b", text))
     if "ReusedExchange" in text:

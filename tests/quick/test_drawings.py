@@ -57,7 +57,7 @@ def test_plan_drawing_fits_every_label(query, tpch_parquet_catalog, estimator):
 
     def annotate(node, info):  # type: ignore[no-untyped-def]
         add_estimate(info, node, planned)
-        add_physical_details(info, node, planned.join_strategies, planned.exchanges)
+        add_physical_details(info, node, planned.operator(node))
         infos.append(info)
 
     svg = to_svg(describe(planned.plan, annotate))

@@ -58,9 +58,10 @@ def test_q19_joins_on_partkey(tpch_parquet_catalog):
     from benchmarks.tpch.queries import select
     from cbo.catalog import load_catalog
     from cbo.ir.operators import Join
+    from cbo.physical.algorithm import Algorithm
     from cbo.planner import Planner
 
     planned = Planner(load_catalog(tpch_parquet_catalog)).plan(select(["q19"])[0].sql)
-    joins = [n for n in planned.join_strategies if isinstance(n, Join)]
-    assert len(joins) == 1 and joins[0].has_equi_key
-    assert planned.join_strategies[joins[0]] != "broadcast_nested_loop"
+    joins = [n for n in planned.physical.operators() if isinstance(n.logical, Join)]
+    assert len(joins) == 1 and joins[0].logical.has_equi_key
+    assert joins[0].algorithm is not Algorithm.BROADCAST_NESTED_LOOP_JOIN

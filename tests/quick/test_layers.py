@@ -27,6 +27,8 @@ FORBIDDEN = {
     "memo": ["cbo.frontend", "cbo.planner", "cbo.session", "cbo.cli", "cbo.exec", "cbo.engines"],
     "joinorder": ["cbo.frontend", "cbo.planner", "cbo.session", "cbo.cli", "cbo.exec", "cbo.engines"],
     "sqlgen.py": ["cbo.frontend", "cbo.memo", "cbo.planner", "cbo.session", "cbo.cli"],
+    "physical": ["cbo.frontend", "cbo.estimate", "cbo.cost", "cbo.memo.rules", "cbo.memo.cascades", "cbo.planner",
+                 "cbo.session", "cbo.cli", "cbo.exec", "cbo.engines"],
     "demo.py": ["benchmarks"],
     "session.py": ["cbo.memo.rules"],   # Spark's hint names belong to execution, not to the rules
 }
@@ -61,14 +63,17 @@ def test_a_planned_query_gets_its_own_executor_settings():
     from cbo.ir import types as T
     from cbo.ir.expressions import Column, ColumnRef, compare
     from cbo.ir.operators import Join, Scan
+    from cbo.physical.algorithm import Algorithm
+    from cbo.physical.plan import PhysicalPlan
 
     shared = SparkExecutor.__new__(SparkExecutor)   # no Spark needed for the settings
     shared.join_hints, shared.shuffle_partitions, shared.views = {}, None, object()
     a, b = Column(1, "a", T.BIGINT, True), Column(2, "b", T.BIGINT, True)
     join = Join("inner", Scan("l", (a,), ("a",)), Scan("r", (b,), ("b",)), compare("eq", ColumnRef(a), ColumnRef(b)))
-    first = shared.for_plan({join: "sort_merge"}, 8)
-    second = shared.for_plan({join: "broadcast_hash"}, None)
-    assert first.join_hints == {join: "merge"} and first.shuffle_partitions == 8
-    assert second.join_hints == {join: "broadcast"} and second.shuffle_partitions is None
+    scans = tuple(PhysicalPlan(Algorithm.SCAN, side) for side in join.children)
+    first = shared.for_plan(PhysicalPlan(Algorithm.SORT_MERGE_JOIN, join, scans), 8)
+    second = shared.for_plan(PhysicalPlan(Algorithm.BROADCAST_HASH_JOIN, join, scans), None)
+    assert first.join_hints == {id(join): "merge"} and first.shuffle_partitions == 8
+    assert second.join_hints == {id(join): "broadcast"} and second.shuffle_partitions is None
     assert shared.join_hints == {} and shared.shuffle_partitions is None
     assert first.views is shared.views   # the temporary views are made once per session

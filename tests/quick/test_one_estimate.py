@@ -15,7 +15,7 @@ from cbo.catalog import load_catalog
 from cbo.estimate import Estimator
 from cbo.explain import NodeInfo, add_estimate, describe
 from cbo.ir.operators import Plan, Project
-from cbo.memo.memo import Group, Winner
+from cbo.memo.memo import Group, GroupRef, Winner
 from cbo.memo.properties import ANY
 from cbo.memo.render import memo_json, memo_text
 from cbo.planner import Planner
@@ -36,9 +36,22 @@ def _pairs(plan: Plan, group: Group, winner: Winner, found: list[tuple[Plan, Gro
         assert winner.base is not None
         winner = winner.base
     physical = winner.physical
-    assert type(plan) is type(physical.node) and len(plan.children) == len(physical.inputs)
     found.append((plan, group))
-    for child_plan, child, need in zip(plan.children, physical.inputs, physical.required_inputs):
+    # An operator running several logical ones (a top-N: a limit over a sort) has the inner
+    # ones in its node, down to the group references of its inputs.
+    below: list[Plan] = []
+
+    def inputs_of(plan: Plan, node: Plan) -> None:
+        assert type(plan) is type(node) and len(plan.children) == len(node.children)
+        for child_plan, child_node in zip(plan.children, node.children):
+            if isinstance(child_node, GroupRef):
+                below.append(child_plan)
+            else:
+                inputs_of(child_plan, child_node)
+
+    inputs_of(plan, physical.node)
+    assert len(below) == len(physical.inputs)
+    for child_plan, child, need in zip(below, physical.inputs, physical.required_inputs):
         _pairs(child_plan, child, child.winners[need], found)
 
 

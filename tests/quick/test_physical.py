@@ -17,6 +17,7 @@ from cbo.errors import CboError
 from cbo.estimate import Estimator
 from cbo.ir.operators import Aggregate, Join
 from cbo.memo.properties import Delivered, required
+from cbo.physical.algorithm import JOIN_ALGORITHMS, Algorithm
 from cbo.planner import Planner
 from cbo.settings import OptimizerSettings
 from stats.store import StatsStore
@@ -59,30 +60,26 @@ def test_delivered_properties_satisfy_what_spark_requires():
 
 def test_shuffled_join_partitioning_is_reused_by_the_aggregation(tpch_parquet_catalog, estimator):
     planned = plan(tpch_parquet_catalog, estimator, LINEITEM_ORDERS_BY_ORDER, broadcast_limit_bytes=0)
-    (join,) = [n for n in planned.join_strategies if isinstance(n, Join)]
-    (aggregate,) = [n for n in planned.join_strategies if isinstance(n, Aggregate)]
-    assert planned.join_strategies[join] in ("shuffle_hash", "sort_merge")
+    (join,) = [n for n in planned.physical.operators() if isinstance(n.logical, Join)]
+    (aggregate,) = [n for n in planned.physical.operators() if isinstance(n.logical, Aggregate)]
+    assert join.algorithm in (Algorithm.SHUFFLED_HASH_JOIN, Algorithm.SORT_MERGE_JOIN)
     # both join inputs are shuffled on the key; the aggregation needs no shuffle of its own
-    assert all(e.startswith("shuffle(") for e in planned.exchanges[join])
-    assert planned.join_strategies[aggregate] == "final_only"
-    assert aggregate not in planned.exchanges
+    assert all(e.startswith("shuffle(") for e in join.exchanges())
+    assert aggregate.algorithm is Algorithm.FINAL_AGGREGATE
+    assert aggregate.exchanges() == [""] and aggregate.inputs[0] is join
 
 
 def test_broadcast_limit_is_respected(tpch_parquet_catalog, estimator):
     from benchmarks.tpch.queries import select
-    from cbo.memo.render import chosen_winners
-    from cbo.memo.search import SearchContext
+    def build_sizes(planned) -> list[float]:
+        # the build side of each broadcast hash join: its broadcast exchange's estimated bytes
+        return [n.inputs[1].bytes for n in planned.physical.operators() if n.algorithm is Algorithm.BROADCAST_HASH_JOIN]
 
     for query in select(["q5", "q9", "q18"]):
         default = plan(tpch_parquet_catalog, estimator, query.sql)
         small = plan(tpch_parquet_catalog, estimator, query.sql, broadcast_limit_bytes=1000)
         assert small.optimized.cost >= default.optimized.cost
-        sizes = SearchContext(small.optimized.memo, OptimizerSettings())
-        builds = [sizes.size_bytes(w.physical.inputs[1]) for w in chosen_winners(small.optimized).values()
-                  if w.physical.strategy == "broadcast_hash"]
-        sizes = SearchContext(default.optimized.memo, OptimizerSettings())
-        big = [sizes.size_bytes(w.physical.inputs[1]) for w in chosen_winners(default.optimized).values()
-               if w.physical.strategy == "broadcast_hash"]
+        builds, big = build_sizes(small), build_sizes(default)
         assert all(b <= 1000 for b in builds), query.name
         assert any(b > 1000 for b in big), query.name   # the default limit allows larger ones
 
@@ -125,7 +122,7 @@ def test_constants_change_the_choice(tpch_parquet_catalog, estimator, tmp_path):
     from benchmarks.tpch.queries import select
 
     planned = plan(tpch_parquet_catalog, estimator, select(["q5"])[0].sql, cost_profile=str(path))
-    assert "broadcast_hash" not in planned.join_strategies.values()
+    assert Algorithm.BROADCAST_HASH_JOIN not in {n.algorithm for n in planned.physical.operators()}
 
 
 def test_partition_count_follows_scanned_bytes():
@@ -174,7 +171,7 @@ def test_the_fast_join_price_equals_the_priced_quantities():
     for _ in range(200):
         out = (rng.uniform(0, 1e8), rng.uniform(1, 200))
         inputs = [(rng.uniform(0, 1e8), rng.uniform(1, 200)), (rng.uniform(0, 1e9), rng.uniform(1, 400))]
-        for strategy in ("broadcast_hash", "shuffle_hash", "sort_merge", "broadcast_nested_loop"):
+        for strategy in JOIN_ALGORITHMS:
             fast = model.local(join, strategy, out, inputs)
             slow = model.price(model.quantities(join, strategy, out, inputs))
             assert math.isclose(fast, slow, rel_tol=1e-12), (strategy, fast, slow)

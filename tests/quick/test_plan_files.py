@@ -40,7 +40,7 @@ def chosen_plan(case: Case, catalog_path, estimator: Estimator) -> str:  # type:
 
     def annotate(node, info):  # type: ignore[no-untyped-def]
         add_estimate(info, node, planned)
-        add_physical_details(info, node, planned.join_strategies, planned.exchanges)
+        add_physical_details(info, node, planned.operator(node))
 
     info = describe(planned.plan, annotate)
     info.details["shuffle_partitions"] = planned.partitions

@@ -63,7 +63,7 @@ def run_case(case: RuleCase, catalog_path, duckdb: DuckDBEngine) -> tuple[str, d
 
     def annotate(node, info):  # type: ignore[no-untyped-def]
         add_estimate(info, node, planned)   # the memo group's estimate, as EXPLAIN shows it
-        add_physical_details(info, node, planned.join_strategies, planned.exchanges)
+        add_physical_details(info, node, planned.operator(node))
 
     return to_text(describe(planned.plan, annotate)), planned.optimized.counters.fired
 

@@ -19,6 +19,7 @@ from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan
 from cbo.memo.memo import Group, PhysicalExpr, group_of
 from cbo.memo.properties import ANY, BROADCAST, Required, required
 from cbo.memo.rules.base import ImplementationRule
+from cbo.physical.algorithm import Algorithm
 
 _ANY_INPUTS = {arity: (ANY,) * arity for arity in range(4)}
 
@@ -27,10 +28,10 @@ _ANY_INPUTS = {arity: (ANY,) * arity for arity in range(4)}
 BUILD_RIGHT_KINDS = ("inner", "left", "semi", "anti", "mark")
 
 
-def _physical(node: Plan, strategy: str | None, logical: Plan, rule: str,
+def _physical(node: Plan, algorithm: Algorithm, logical: Plan, rule: str,
               needs: tuple[Required, ...] | None = None) -> PhysicalExpr:
     arity = len(node.children)
-    return PhysicalExpr(node, strategy, needs or _ANY_INPUTS.get(arity) or (ANY,) * arity, logical, rule)
+    return PhysicalExpr(node, algorithm, needs or _ANY_INPUTS.get(arity) or (ANY,) * arity, logical, rule)
 
 
 def _orientations(expr: Join) -> Iterable[Join]:
@@ -69,9 +70,9 @@ class ImplementOperator(ImplementationRule):
     Pattern: the operator type given at construction. Equivalence: identity.
     """
 
-    def __init__(self, operator: type, strategy: str | None = None):
+    def __init__(self, operator: type, algorithm: Algorithm):
         self.operator = operator
-        self.strategy = strategy
+        self.algorithm = algorithm
         self.name = f"Implement{operator.__name__}"  # type: ignore[misc]
 
     @property
@@ -82,7 +83,7 @@ class ImplementOperator(ImplementationRule):
         return isinstance(expr, self.operator)
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
-        yield _physical(expr, self.strategy, expr, self.name)
+        yield _physical(expr, self.algorithm, expr, self.name)
 
 
 class BroadcastHashJoin(ImplementationRule):
@@ -104,7 +105,7 @@ class BroadcastHashJoin(ImplementationRule):
         assert isinstance(expr, Join)
         for join in _orientations(expr):
             if context.size_bytes(group_of(join.right)) <= context.settings.broadcast_limit_bytes:
-                yield _physical(join, "broadcast_hash", expr, self.name, (ANY, BROADCAST))
+                yield _physical(join, Algorithm.BROADCAST_HASH_JOIN, expr, self.name, (ANY, BROADCAST))
 
 
 class ShuffledHashJoin(ImplementationRule):
@@ -125,7 +126,7 @@ class ShuffledHashJoin(ImplementationRule):
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
         for join in _orientations(expr):
-            yield _physical(join, "shuffle_hash", expr, self.name, _key_needs(join, sorted_=False))
+            yield _physical(join, Algorithm.SHUFFLED_HASH_JOIN, expr, self.name, _key_needs(join, sorted_=False))
 
 
 class SortMergeJoin(ImplementationRule):
@@ -145,7 +146,7 @@ class SortMergeJoin(ImplementationRule):
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
-        yield _physical(expr, "sort_merge", expr, self.name, _key_needs(expr, sorted_=True))
+        yield _physical(expr, Algorithm.SORT_MERGE_JOIN, expr, self.name, _key_needs(expr, sorted_=True))
 
 
 class BroadcastNestedLoopJoin(ImplementationRule):
@@ -165,7 +166,7 @@ class BroadcastNestedLoopJoin(ImplementationRule):
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
         for join in _orientations(expr):
-            yield _physical(join, "broadcast_nested_loop", expr, self.name, (ANY, BROADCAST))
+            yield _physical(join, Algorithm.BROADCAST_NESTED_LOOP_JOIN, expr, self.name, (ANY, BROADCAST))
 
 
 class HashAggregate(ImplementationRule):
@@ -185,14 +186,37 @@ class HashAggregate(ImplementationRule):
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Aggregate)
-        yield _physical(expr, "partial_final", expr, self.name)
+        yield _physical(expr, Algorithm.HASH_AGGREGATE, expr, self.name)
         if expr.group_by:
             clustered = required("clustered", tuple(c.id for c in expr.group_by))
-            yield _physical(expr, "final_only", expr, self.name, (clustered,))
+            yield _physical(expr, Algorithm.FINAL_AGGREGATE, expr, self.name, (clustered,))
+
+
+class TopN(ImplementationRule):
+    """ORDER BY ... LIMIT k as one operator: each partition keeps its best k + offset rows, one
+    task merges them (Spark's ``TakeOrderedAndProject``), with no range shuffle and no full sort.
+
+    Pattern: a limit with a count whose input group holds a sort; the top-N reads the sort's
+    input directly (one alternative per such sort). Equivalence: the first k rows of the sorted
+    input are the k least rows in that order, which each partition's k least rows contain.
+    """
+
+    name = "TopN"
+    operator = Limit
+
+    def matches(self, expr: Plan, group: Group, context: object) -> bool:
+        return isinstance(expr, Limit) and expr.count is not None and Sort in group_of(expr.input).find().operator_types
+
+    def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
+        assert isinstance(expr, Limit)
+        for sort in group_of(expr.input).find().expressions:
+            if isinstance(sort, Sort):
+                yield PhysicalExpr(Limit(sort, expr.count, expr.offset), Algorithm.TOP_N, (ANY,), expr, self.name)
 
 
 def implementation_rules() -> list[ImplementationRule]:
-    return [ImplementOperator(Scan), ImplementOperator(Filter), ImplementOperator(Project),
+    return [ImplementOperator(Scan, Algorithm.SCAN), ImplementOperator(Filter, Algorithm.FILTER),
+            ImplementOperator(Project, Algorithm.PROJECT),
             BroadcastHashJoin(), ShuffledHashJoin(), SortMergeJoin(), BroadcastNestedLoopJoin(),
-            HashAggregate(), ImplementOperator(Sort, "global_sort"), ImplementOperator(Limit),
-            ImplementOperator(SetOp), ImplementOperator(Values)]
+            HashAggregate(), ImplementOperator(Sort, Algorithm.GLOBAL_SORT), ImplementOperator(Limit, Algorithm.LIMIT),
+            TopN(), ImplementOperator(SetOp, Algorithm.SET_OP), ImplementOperator(Values, Algorithm.VALUES)]

@@ -1,0 +1,56 @@
+"""The ways an operator runs on Spark: one member per physical operator.
+
+An algorithm is named once, here; the rules that propose it, what it delivers
+(``cbo.memo.delivery``), what it costs (``cbo.cost.model``) and how Spark is told to run it
+(``spark_hint``) all key on the member, never on a name. ``label`` is how EXPLAIN, the memo
+dump and the plan files show it (``None``: nothing worth showing, the operator runs as itself).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Algorithm(Enum):
+    # value: (label, Spark join hint on the right input, enforcer)
+    SCAN = ("scan", None, False)
+    FILTER = ("filter", None, False)
+    PROJECT = ("project", None, False)
+    VALUES = ("values", None, False)
+    SET_OP = ("set_op", None, False)
+    LIMIT = ("limit", None, False)
+    GLOBAL_SORT = ("global_sort", None, False)
+    # ORDER BY ... LIMIT k: each partition keeps its k best rows, one task merges them (Spark's
+    # TakeOrderedAndProject); no range shuffle, no full sort.
+    TOP_N = ("top_n", None, False)
+    BROADCAST_HASH_JOIN = ("broadcast_hash", "broadcast", False)
+    SHUFFLED_HASH_JOIN = ("shuffle_hash", "shuffle_hash", False)
+    SORT_MERGE_JOIN = ("sort_merge", "merge", False)
+    BROADCAST_NESTED_LOOP_JOIN = ("broadcast_nested_loop", "broadcast", False)
+    # partial aggregation per partition, an exchange on the grouping columns, final aggregation
+    HASH_AGGREGATE = ("partial_final", None, False)
+    # the final aggregation alone, over input already clustered on the grouping columns
+    FINAL_AGGREGATE = ("final_only", None, False)
+    # enforcers: what the search puts between an operator and an input that does not deliver
+    # what the operator requires (where Spark's EnsureRequirements puts exchanges and sorts)
+    SHUFFLE = ("shuffle", None, True)
+    BROADCAST = ("broadcast", None, True)
+    GATHER = ("gather", None, True)
+    LOCAL_SORT = ("sort", None, True)
+
+    def __init__(self, label: str, spark_hint: str | None, enforcer: bool):
+        self.label = label
+        self.spark_hint = spark_hint
+        self.enforcer = enforcer
+
+    @property
+    def shown(self) -> str | None:
+        """The strategy EXPLAIN shows for an operator (operators that run as themselves show none)."""
+        return None if self in _PLAIN else self.label
+
+
+_PLAIN = frozenset({Algorithm.SCAN, Algorithm.FILTER, Algorithm.PROJECT, Algorithm.VALUES, Algorithm.SET_OP,
+                    Algorithm.LIMIT})
+
+JOIN_ALGORITHMS = (Algorithm.BROADCAST_HASH_JOIN, Algorithm.SHUFFLED_HASH_JOIN, Algorithm.SORT_MERGE_JOIN,
+                   Algorithm.BROADCAST_NESTED_LOOP_JOIN)
