@@ -192,6 +192,7 @@ class Session:
         import time
 
         from cbo.exec.spark_metrics import attribute, read_plan
+        from cbo.physical.algorithm import Algorithm
 
         planned = view.planned
         executor = self._spark(planned)
@@ -202,7 +203,9 @@ class Session:
             elapsed = time.perf_counter() - started
         # The executed plan is the object that ran (adaptive execution is off), metrics filled in.
         executed = read_plan(frame._jdf.queryExecution().executedPlan())
-        actuals = attribute(planned.plan, executed, executor.views.remote.pushed(planned.plan), len(rows))
+        scalar = frozenset(id(n.logical) for n in planned.physical.operators()
+                           if n.algorithm is Algorithm.SCALAR_SUBQUERY) if planned.physical else frozenset()
+        actuals = attribute(planned.plan, executed, executor.views.remote.pushed(planned.plan), len(rows), scalar)
 
         def visit(node: Plan, info: NodeInfo) -> None:
             actual = actuals[id(node)]

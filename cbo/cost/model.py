@@ -25,6 +25,7 @@ from cbo.physical.algorithm import Algorithm
 
 BHJ, SHJ = Algorithm.BROADCAST_HASH_JOIN, Algorithm.SHUFFLED_HASH_JOIN
 SMJ, BNLJ = Algorithm.SORT_MERGE_JOIN, Algorithm.BROADCAST_NESTED_LOOP_JOIN
+SCALAR = Algorithm.SCALAR_SUBQUERY
 
 Size = tuple[float, float]   # (estimated rows, bytes per row)
 Quantities = dict[str, float]
@@ -59,7 +60,8 @@ class CostModel:
         # Merge and nested-loop joins cost the same either way round; hash joins do not.
         return min(self._join_price(BHJ, out, inputs), self._join_price(BHJ, out, swapped),
                    self._join_price(SHJ, out, inputs), self._join_price(SHJ, out, swapped),
-                   self._join_price(SMJ, out, inputs), self._join_price(BNLJ, out, inputs))
+                   self._join_price(SMJ, out, inputs), self._join_price(BNLJ, out, inputs),
+                   self._join_price(SCALAR, out, inputs), self._join_price(SCALAR, out, swapped))
 
     def _join_price(self, algorithm: Algorithm, out: Size, inputs: list[Size]) -> float:
         """``price(quantities(join))`` without building the quantities: the search prices tens
@@ -81,6 +83,8 @@ class CostModel:
             return cost + k["cpu_row"] * (left_rows + right_rows)
         if algorithm is BNLJ:
             return cost + k["nested_loop_pair"] * left_rows * right_rows
+        if algorithm is SCALAR:
+            return cost + k["nested_loop_pair"] * left_rows
         raise ValueError(f"not a join algorithm: {algorithm}")
 
     # -- operators ---------------------------------------------------------------------------------
@@ -147,6 +151,11 @@ class CostModel:
             found["cpu_row"] += left_rows + right_rows
         elif algorithm is BNLJ:
             found["nested_loop_pair"] = left_rows * right_rows
+        elif algorithm is SCALAR:
+            # each row of the other side compared with the one value, as a nested loop would
+            # compare it with the one row; the value is computed once (a job of its own, as a
+            # broadcast is), and nothing is broadcast
+            found["nested_loop_pair"] = left_rows
         else:
             raise ValueError(f"not a join algorithm: {algorithm}")
         if node.kind == "mark":

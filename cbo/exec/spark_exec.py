@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from cbo.catalog import Catalog
 from cbo.exec.spark_sql import SparkPlanSql, SparkViews
-from cbo.ir.operators import Join, Plan
+from cbo.ir.operators import Plan
 from cbo.physical.plan import PhysicalPlan
 
 if TYPE_CHECKING:
@@ -29,29 +29,27 @@ REORDER_RULES = "org.apache.spark.sql.catalyst.optimizer.ReorderJoin"
 
 
 class SparkExecutor:
-    def __init__(self, spark: "SparkSession", catalog: Catalog, join_hints: dict[int, str] | None = None,
-                 partitions: int | None = None, shuffle_partitions: int | None = None):
+    def __init__(self, spark: "SparkSession", catalog: Catalog, partitions: int | None = None,
+                 shuffle_partitions: int | None = None):
         self.spark = spark
         self.catalog = catalog
-        self.join_hints = join_hints or {}
+        self.operators: dict[int, PhysicalPlan] = {}   # the plan's physical operators by logical node
         self.shuffle_partitions = shuffle_partitions
         self.views = SparkViews(spark, catalog, partitions or spark.sparkContext.defaultParallelism)
 
     def for_plan(self, physical: PhysicalPlan | None, shuffle_partitions: int | None) -> "SparkExecutor":
-        """An executor for one planned query: this one's views, that plan's join hints (each
-        join operator's algorithm's Spark hint, keyed by the logical join it runs) and partition
-        count. The session's executor is never changed, so two plans (or two threads of a
-        notebook) never see each other's settings."""
+        """An executor for one planned query: this one's views, that plan's physical operators
+        (keyed by the logical node each runs, by identity) and partition count. The session's
+        executor is never changed, so two plans (or two threads of a notebook) never see each
+        other's settings. Without a physical plan, Spark chooses how each join runs."""
         planned = copy.copy(self)
-        planned.join_hints = {id(node.logical): node.algorithm.spark_hint for node in
-                              (physical.operators() if physical is not None else ())
-                              if isinstance(node.logical, Join) and node.algorithm.spark_hint}
+        planned.operators = physical.by_logical() if physical is not None else {}
         planned.shuffle_partitions = shuffle_partitions
         return planned
 
     def statement(self, plan: Plan, names: tuple[str, ...]) -> str:
         """The Spark SQL statement that runs ``plan`` (over this executor's temporary views)."""
-        return SparkPlanSql(self.views, self.join_hints).statement(plan, names)
+        return SparkPlanSql(self.views, self.operators).statement(plan, names)
 
     def dataframe(self, plan: Plan, names: tuple[str, ...]) -> "DataFrame":
         return self.spark.sql(self.statement(plan, names))

@@ -152,8 +152,9 @@ class Actual:
 
 
 class _Matcher:
-    def __init__(self, pushed: dict[Plan, Any]):
+    def __init__(self, pushed: dict[Plan, Any], scalar_joins: frozenset[int] = frozenset()):
         self.pushed = pushed
+        self.scalar_joins = scalar_joins   # joins run as a scalar subquery (by id)
         self.actuals: dict[int, Actual] = {}
 
     def _actual(self, node: Plan) -> Actual:
@@ -271,7 +272,24 @@ class _Matcher:
                 continue
             return current
 
+    def _scalar_join(self, node: Join, op: SparkOp, actual: Actual) -> None:
+        """A join run as a scalar subquery (``cbo.exec.spark_sql``): Spark's filter on the join
+        condition over the left input (none for a left join on TRUE); the one-row right input
+        runs as a subquery of its own, whose operators Spark's executed plan keeps apart."""
+        for below in walk(node.right):
+            self._actual(below).source = "runs once as a scalar subquery: not measured"
+        if node.kind == "inner":
+            if op.kind != "FilterExec":
+                return self.unmatched(node, f"expected the filter of a scalar subquery, Spark's plan has {op.name}")
+            self._measured(actual, op)
+            self._descend(actual, node.left, op.children[0])
+        else:
+            actual.source = "a left join with one row keeps its left input's rows"
+            self._descend(actual, node.left, op)
+
     def _join(self, node: Join, op: SparkOp, actual: Actual) -> None:
+        if id(node) in self.scalar_joins:
+            return self._scalar_join(node, op, actual)
         if node.kind == "mark":
             # A mark join runs as a left join grouped by a row id (cbo.exec.spark_sql).
             if op.kind not in _AGGREGATES:
@@ -330,7 +348,7 @@ class _Matcher:
         actual = self._actual(node)
         if actual.rows is not None:
             return actual.rows
-        if isinstance(node, (Project, Sort)) and child_rows[0] is not None and "keeps its input" in actual.source:
+        if isinstance(node, (Project, Sort, Join)) and child_rows[0] is not None and "keeps its" in actual.source:
             actual.rows = child_rows[0]
         elif isinstance(node, Limit) and child_rows[0] is not None and actual.source.startswith("a limit"):
             available = max(0, child_rows[0] - node.offset)
@@ -340,12 +358,14 @@ class _Matcher:
         return actual.rows
 
 
-def attribute(plan: Plan, executed: SparkOp, pushed: dict[Plan, Any], result_rows: int) -> dict[int, Actual]:
+def attribute(plan: Plan, executed: SparkOp, pushed: dict[Plan, Any], result_rows: int,
+              scalar_joins: frozenset[int] = frozenset()) -> dict[int, Actual]:
     """Per node of ``plan`` (by ``id``), its actuals from Spark's executed plan of one run.
 
     ``pushed`` is the plan's remote queries (``RemoteQueries.pushed``); ``result_rows`` the
-    number of rows the run returned, which the root must show."""
-    matcher = _Matcher(pushed)
+    number of rows the run returned, which the root must show; ``scalar_joins`` the joins run
+    as scalar subqueries (by ``id``)."""
+    matcher = _Matcher(pushed, scalar_joins)
     matcher.match(plan, executed)
     matcher.infer(plan)
     root = matcher._actual(plan)

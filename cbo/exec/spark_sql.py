@@ -34,6 +34,8 @@ from sqlglot import exp
 from cbo.catalog import Catalog
 from cbo.exec.remote import RemoteQueries, RemoteScan
 from cbo.ir.operators import Join, Plan, Scan
+from cbo.physical.algorithm import Algorithm
+from cbo.physical.plan import PhysicalPlan
 from cbo.sqlgen import SqlRenderer, ident
 
 if TYPE_CHECKING:
@@ -102,12 +104,13 @@ class SparkPlanSql(SqlRenderer):
     """Renders a plan for Spark to run as planned: join hints, explicit semi/anti joins, mark
     joins as a grouped left join, tables and remote queries through ``SparkViews``."""
 
-    def __init__(self, views: SparkViews, join_hints: dict[int, str] | None = None):
-        # join hints by the identity of the join node they belong to: two equal joins of a
-        # self-join may run differently
+    def __init__(self, views: SparkViews, operators: dict[int, PhysicalPlan] | None = None):
+        # The physical operator running each logical node, by the node's identity (two equal
+        # joins of a self-join may run differently): its algorithm gives the join hint, or says
+        # that a join runs as a scalar subquery.
         super().__init__("spark", self._table)
         self.views = views
-        self.join_hints = join_hints or {}
+        self.operators = operators or {}
         self._pushed: dict[Plan, RemoteScan] = {}
 
     def statement_ast(self, plan: Plan, names: tuple[str, ...] | None = None) -> exp.Select:
@@ -126,7 +129,13 @@ class SparkPlanSql(SqlRenderer):
             return exp.select(*self._columns(plan.output)).from_(exp.Table(this=exp.to_identifier(view, quoted=True)))
         return super().query(plan)
 
+    def _algorithm(self, node: Plan) -> Algorithm | None:
+        operator = self.operators.get(id(node))
+        return operator.algorithm if operator is not None and operator.logical is node else None
+
     def _Join(self, node: Join) -> exp.Query:
+        if self._algorithm(node) is Algorithm.SCALAR_SUBQUERY:
+            return self._scalar_subquery(node)
         if node.kind == "mark":
             return self._mark_join(node)
         if node.kind not in ("semi", "anti"):
@@ -140,7 +149,8 @@ class SparkPlanSql(SqlRenderer):
         return self._hinted(select, node, right)
 
     def _hinted(self, select: exp.Select, node: Join, right: exp.Expression) -> exp.Select:
-        hint = self.join_hints.get(id(node))
+        algorithm = self._algorithm(node)
+        hint = algorithm.spark_hint if algorithm is not None else None
         if hint:
             alias = right.args["alias"].this
             select.set("hint", exp.Hint(expressions=[exp.Anonymous(this=hint.upper(), expressions=[alias.copy()])]))
@@ -174,6 +184,18 @@ class SparkPlanSql(SqlRenderer):
         select.append("joins", exp.Join(this=right, on=self.expr(node.condition), side="LEFT"))
         select = select.group_by(exp.column(row_id.copy()))
         return self._hinted(select, node, right)
+
+    def _scalar_subquery(self, node: Join) -> exp.Select:
+        """The join with its one-row right input as that input's value: each of its columns a
+        scalar subquery (Spark runs each once, and merges those over the same plan), added to
+        the left input's rows, then the join condition as a filter (TRUE for a left join)."""
+        values = [exp.alias_(exp.Subquery(this=exp.select(exp.column(ident(c))).from_(self._derived(node.right))),
+                             ident(c)) for c in node.right.output]
+        widened = exp.select(*self._columns(node.left.output), *values).from_(self._derived(node.left))
+        select = exp.select(*self._columns(node.output)).from_(self._wrap(widened))
+        if node.kind == "inner":
+            select = select.where(self.expr(node.condition))
+        return select
 
     def _wrap(self, query: exp.Query) -> exp.Subquery:
         return exp.Subquery(this=query, alias=self._next_alias())

@@ -76,6 +76,8 @@ def _single(node: Plan, algorithm: Algorithm, inputs: list[Delivered]) -> Delive
 @DELIVERY.register(Join)
 def _join(node: Join, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
     pairs = [(a.id, b.id) for a, b in node.equi_keys]
+    if algorithm is Algorithm.SCALAR_SUBQUERY:
+        return inputs[0]   # a filter and projection of the left input
     if algorithm in (Algorithm.BROADCAST_HASH_JOIN, Algorithm.BROADCAST_NESTED_LOOP_JOIN):
         probe = inputs[0]
         return probe.merged(pairs) if node.kind == "inner" else probe

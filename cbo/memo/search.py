@@ -26,6 +26,7 @@ from cbo.memo.rules.base import RuleSet, connector_rules
 from cbo.memo.rules.eliminate_join import EliminateForeignKeyJoin
 from cbo.memo.rules.implement import implementation_rules
 from cbo.memo.rules.reorder_joins import ReorderJoins
+from cbo.memo.rules.scalar_subquery import ScalarSubqueryJoin
 from cbo.memo.rules.table_pushdown import PushTableIntoAggregate
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
@@ -39,6 +40,7 @@ __all__ = ["Optimized", "Optimizer", "SearchContext", "default_rules", "draw_pla
 
 def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset()) -> RuleSet:
     rules = [ReorderJoins(), PushTableIntoAggregate(), EliminateForeignKeyJoin(), *implementation_rules(),
+             ScalarSubqueryJoin(),
              *connector_rules(source_types)]
     return RuleSet(rules, disabled)
 

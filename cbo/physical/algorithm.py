@@ -27,6 +27,9 @@ class Algorithm(Enum):
     SHUFFLED_HASH_JOIN = ("shuffle_hash", "shuffle_hash", False)
     SORT_MERGE_JOIN = ("sort_merge", "merge", False)
     BROADCAST_NESTED_LOOP_JOIN = ("broadcast_nested_loop", "broadcast", False)
+    # a join with a one-row input run as that input computed once, a value in the other side's
+    # expressions (Spark's ScalarSubquery): no broadcast, no nested loop
+    SCALAR_SUBQUERY = ("scalar_subquery", None, False)
     # partial aggregation per partition, an exchange on the grouping columns, final aggregation
     HASH_AGGREGATE = ("partial_final", None, False)
     # the final aggregation alone, over input already clustered on the grouping columns
@@ -53,4 +56,4 @@ _PLAIN = frozenset({Algorithm.SCAN, Algorithm.FILTER, Algorithm.PROJECT, Algorit
                     Algorithm.LIMIT})
 
 JOIN_ALGORITHMS = (Algorithm.BROADCAST_HASH_JOIN, Algorithm.SHUFFLED_HASH_JOIN, Algorithm.SORT_MERGE_JOIN,
-                   Algorithm.BROADCAST_NESTED_LOOP_JOIN)
+                   Algorithm.BROADCAST_NESTED_LOOP_JOIN, Algorithm.SCALAR_SUBQUERY)

@@ -67,13 +67,13 @@ def test_a_planned_query_gets_its_own_executor_settings():
     from cbo.physical.plan import PhysicalPlan
 
     shared = SparkExecutor.__new__(SparkExecutor)   # no Spark needed for the settings
-    shared.join_hints, shared.shuffle_partitions, shared.views = {}, None, object()
+    shared.operators, shared.shuffle_partitions, shared.views = {}, None, object()
     a, b = Column(1, "a", T.BIGINT, True), Column(2, "b", T.BIGINT, True)
     join = Join("inner", Scan("l", (a,), ("a",)), Scan("r", (b,), ("b",)), compare("eq", ColumnRef(a), ColumnRef(b)))
     scans = tuple(PhysicalPlan(Algorithm.SCAN, side) for side in join.children)
     first = shared.for_plan(PhysicalPlan(Algorithm.SORT_MERGE_JOIN, join, scans), 8)
     second = shared.for_plan(PhysicalPlan(Algorithm.BROADCAST_HASH_JOIN, join, scans), None)
-    assert first.join_hints == {id(join): "merge"} and first.shuffle_partitions == 8
-    assert second.join_hints == {id(join): "broadcast"} and second.shuffle_partitions is None
-    assert shared.join_hints == {} and shared.shuffle_partitions is None
+    assert first.operators[id(join)].algorithm.spark_hint == "merge" and first.shuffle_partitions == 8
+    assert second.operators[id(join)].algorithm.spark_hint == "broadcast" and second.shuffle_partitions is None
+    assert shared.operators == {} and shared.shuffle_partitions is None
     assert first.views is shared.views   # the temporary views are made once per session

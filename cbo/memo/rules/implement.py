@@ -34,7 +34,7 @@ def _physical(node: Plan, algorithm: Algorithm, logical: Plan, rule: str,
     return PhysicalExpr(node, algorithm, needs or _ANY_INPUTS.get(arity) or (ANY,) * arity, logical, rule)
 
 
-def _orientations(expr: Join) -> Iterable[Join]:
+def orientations(expr: Join) -> Iterable[Join]:
     """The join as written and, for inner joins, with its inputs swapped: R ⋈ S = S ⋈ R as bags
     of rows (columns are found by identity, not position), so either side may be the build side."""
     yield expr
@@ -103,7 +103,7 @@ class BroadcastHashJoin(ImplementationRule):
 
     def implement(self, expr: Plan, group: Group, context) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
-        for join in _orientations(expr):
+        for join in orientations(expr):
             if context.size_bytes(group_of(join.right)) <= context.settings.broadcast_limit_bytes:
                 yield _physical(join, Algorithm.BROADCAST_HASH_JOIN, expr, self.name, (ANY, BROADCAST))
 
@@ -125,7 +125,7 @@ class ShuffledHashJoin(ImplementationRule):
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
-        for join in _orientations(expr):
+        for join in orientations(expr):
             yield _physical(join, Algorithm.SHUFFLED_HASH_JOIN, expr, self.name, _key_needs(join, sorted_=False))
 
 
@@ -165,7 +165,7 @@ class BroadcastNestedLoopJoin(ImplementationRule):
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
-        for join in _orientations(expr):
+        for join in orientations(expr):
             yield _physical(join, Algorithm.BROADCAST_NESTED_LOOP_JOIN, expr, self.name, (ANY, BROADCAST))
 
 

@@ -1,0 +1,66 @@
+"""Run a join with a one-row input as a scalar subquery: the input is computed once, as a value.
+
+An uncorrelated scalar subquery (``o_totalprice > (SELECT avg(o_totalprice) * 1.5 FROM
+orders)``) is decorrelated into a join with the subquery's single row. Run as a join, its row
+is broadcast and every row of the other side meets it in a nested loop; Spark's own planner
+instead runs the subquery once and puts its value into the expression (``ScalarSubquery``), a
+filter over the other side. This rule offers that as a physical alternative, costed with the
+others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from cbo.ir.expressions import Constant
+from cbo.ir.operators import Aggregate, Join, Plan, Project
+from cbo.memo.memo import Group, PhysicalExpr, group_of
+from cbo.memo.properties import ANY
+from cbo.memo.rules.base import ImplementationRule
+from cbo.memo.rules.implement import orientations
+from cbo.physical.algorithm import Algorithm
+
+
+def exactly_one_row(group: Group, depth: int = 0) -> bool:
+    """Whether every plan of ``group`` returns exactly one row: an aggregation without grouping
+    columns (one row even over no input), or a projection of such a plan. Any one expression
+    proves it for the group, since all of them return the same rows."""
+    if depth > 8:
+        return False
+    for expr in group.find().expressions:
+        if isinstance(expr, Aggregate) and not expr.group_by:
+            return True
+        if isinstance(expr, Project) and exactly_one_row(group_of(expr.input), depth + 1):
+            return True
+    return False
+
+
+def _is_true(condition: object) -> bool:
+    return isinstance(condition, Constant) and condition.value is True
+
+
+class ScalarSubqueryJoin(ImplementationRule):
+    """A join whose (right) input returns exactly one row, run as that input computed once and
+    read as a value by each row of the other side (Spark's ``ScalarSubquery``): an inner join
+    becomes a filter on the condition over the other side with the value's columns added; a
+    left join on TRUE adds the columns and keeps every row.
+
+    Pattern: an inner join (either input may be the one-row side), or a left join on TRUE,
+    whose one-row side is an aggregation without grouping columns, possibly under projections
+    (``exactly_one_row``). Equivalence: ``L ⋈_p R`` with ``|R| = 1`` is ``σ_p(L × R)``, and
+    ``L × R`` is L with R's one row appended to each row; for the left join on TRUE every row
+    of L matches R's row, so no row is padded with NULLs. Holds whatever R's row contains
+    (NULLs included). Requires nothing of either input; keeps L's partitioning and order.
+    """
+
+    name = "ScalarSubqueryJoin"
+    operator = Join
+
+    def matches(self, expr: Plan, group: Group, context: object) -> bool:
+        return isinstance(expr, Join) and (expr.kind == "inner" or (expr.kind == "left" and _is_true(expr.condition)))
+
+    def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
+        assert isinstance(expr, Join)
+        for join in orientations(expr):
+            if exactly_one_row(group_of(join.right)):
+                yield PhysicalExpr(join, Algorithm.SCALAR_SUBQUERY, (ANY, ANY), expr, self.name)
