@@ -17,13 +17,12 @@ time and rows of the one run).
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from cbo.ir.dispatch import OperatorTable
-from cbo.ir.expressions import TRUE
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
+from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, operator_name
+from cbo.svg import FONT_SIZE, box_size, svg_box, wrap
 
 
 @dataclass
@@ -48,24 +47,10 @@ Annotator = Callable[[Plan, NodeInfo], None]
 
 def describe(plan: Plan, annotate: Annotator | None = None) -> NodeInfo:
     """The plan as a tree of :class:`NodeInfo`; ``annotate`` may add e.g. pushed SQL or row counts."""
-    info = NodeInfo(_operator(plan), _details(plan), [describe(c, annotate) for c in plan.children])
+    info = NodeInfo(operator_name(plan), _details(plan), [describe(c, annotate) for c in plan.children])
     if annotate is not None:
         annotate(plan, info)
     return info
-
-
-def _operator(plan: Plan) -> str:
-    if isinstance(plan, Join):
-        if plan.kind == "inner" and plan.condition == TRUE:
-            return "CrossJoin"
-        return {"inner": "InnerJoin", "left": "LeftJoin", "right": "RightJoin", "full": "FullJoin",
-                "semi": "SemiJoin", "anti": "AntiJoin", "mark": "MarkJoin"}[plan.kind]
-    if isinstance(plan, Aggregate) and not plan.aggregates:
-        return "Distinct"
-    if isinstance(plan, SetOp):
-        return plan.kind.capitalize() + ("" if plan.distinct else "All")
-    return type(plan).__name__
-
 
 
 def _columns(columns) -> list[str]:  # type: ignore[no-untyped-def]
@@ -174,60 +159,16 @@ def _actual_line(d: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-# SVG text is measured conservatively: a monospace glyph is at most 0.6 em wide.
-FONT_SIZE = 11
-CHAR_W = FONT_SIZE * 0.6
-LINE_H = 15
-PAD = 7
-WRAP = 64          # characters per line of a node's label; longer text wraps, never cut
-
-
-def text_width(text: str) -> float:
-    return len(text) * CHAR_W
-
-
-def _wrap(text: str, width: int = WRAP) -> list[str]:
-    """``text`` in lines of at most ``width`` characters, broken after commas and spaces
-    where possible; every character is kept."""
-    lines: list[str] = []
-    while len(text) > width:
-        cut = max(text.rfind(", ", 0, width) + 1, text.rfind(" ", 0, width))
-        cut = cut if cut > width // 3 else width
-        lines.append(text[:cut].rstrip())
-        text = text[cut:].lstrip()
-    lines.append(text)
-    return lines
-
-
 def node_label(info: NodeInfo) -> list[str]:
     """A node's label in the drawing: the operator, its argument, then its figures, one per line."""
     headline = _headline(info)
     inside, _, figures = headline.partition("  (")
-    lines = _wrap(inside)
+    lines = wrap(inside)
     if figures:
         lines += [part.strip() for part in figures[:-1].split("; ")]
     if "pushed_sql" in info.details:
-        lines += _wrap("pushed SQL: " + info.details["pushed_sql"])
+        lines += wrap("pushed SQL: " + info.details["pushed_sql"])
     return lines
-
-
-def svg_box(x: float, y: float, lines: list[str], fill: str, stroke: str, bold_first: bool = True,
-            width: float | None = None) -> str:
-    """One box sized to its text (at least ``width``), grouped with it (``<g class="node">``)."""
-    own, height = box_size(lines)
-    width = max(own, width or 0.0)
-    parts = [f'<g class="node"><rect x="{x:.0f}" y="{y:.0f}" width="{width:.0f}" height="{height:.0f}" rx="6" '
-             f'fill="{fill}" stroke="{stroke}"/>']
-    for i, line in enumerate(lines):
-        weight = ' font-weight="bold"' if bold_first and i == 0 else ""
-        parts.append(f'<text x="{x + PAD:.0f}" y="{y + PAD + (i + 1) * LINE_H - 4:.0f}"{weight}>'
-                     f'{html.escape(line)}</text>')
-    parts.append("</g>")
-    return "".join(parts)
-
-
-def box_size(lines: list[str]) -> tuple[float, float]:
-    return max(text_width(line) for line in lines) + 2 * PAD, len(lines) * LINE_H + 2 * PAD - 2
 
 
 def to_svg(info: NodeInfo) -> str:

@@ -518,3 +518,17 @@ def null_rejected_columns(expr: Expr) -> set[Column]:
                 found |= null_rejected_columns(arg)
             return found
     return set()
+
+
+def operator_name(plan: Plan) -> str:
+    """How EXPLAIN and the drawings name an operator (a join by its kind, DISTINCT, UNION ALL)."""
+    if isinstance(plan, Join):
+        if plan.kind == "inner" and plan.condition == TRUE:
+            return "CrossJoin"
+        return {"inner": "InnerJoin", "left": "LeftJoin", "right": "RightJoin", "full": "FullJoin",
+                "semi": "SemiJoin", "anti": "AntiJoin", "mark": "MarkJoin"}[plan.kind]
+    if isinstance(plan, Aggregate) and not plan.aggregates:
+        return "Distinct"
+    if isinstance(plan, SetOp):
+        return plan.kind.capitalize() + ("" if plan.distinct else "All")
+    return type(plan).__name__

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from cbo.explain import FONT_SIZE, _operator, box_size, svg_box
 from cbo.ir.expressions import TRUE
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort
+from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, operator_name
 from cbo.memo.memo import Group, PhysicalExpr, Winner, group_of
 from cbo.memo.properties import ANY
 from cbo.memo.search import Optimized
+from cbo.svg import FONT_SIZE, box_size, svg_box
 
 
 def label(expr: Plan, width: int = 90) -> str:
@@ -39,7 +39,7 @@ def label(expr: Plan, width: int = 90) -> str:
         detail = f"{expr.count}"
     elif isinstance(expr, SetOp):
         detail = expr.kind
-    text = _operator(expr) + (f" ({inputs})" if inputs else "") + (f" {detail}" if detail else "")
+    text = operator_name(expr) + (f" ({inputs})" if inputs else "") + (f" {detail}" if detail else "")
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -130,7 +130,7 @@ def memo_json(optimized: Optimized) -> dict[str, Any]:
         expressions = []
         for index, expr in enumerate(group.expressions):
             cost = optimized.expression_costs.get((group.id, index))
-            expressions.append({"index": index, "operator": _operator(expr), "label": label(expr, 400),
+            expressions.append({"index": index, "operator": operator_name(expr), "label": label(expr, 400),
                                 "children": [group_of(child).id for child in expr.children],
                                 "cost": cost, "costed": (group.id, index) in optimized.expression_costs})
         body: dict[str, Any] = {"id": group.id, "estimated_rows": round(group.rows, 3),
@@ -161,7 +161,7 @@ def memo_svg(optimized: Optimized, max_groups: int = 400) -> str:
     labels = {}
     for group in groups:
         winner = winners.get(group.id)
-        name = _operator(_physical(winner).node) if winner else _operator(group.first)
+        name = operator_name(_physical(winner).node) if winner else operator_name(group.first)
         labels[group.id] = [f"G{group.id}: {len(group.expressions)} expr · {group.rows:,.1f} rows", name]
     # One box width for the whole drawing, the widest label's (measured as in EXPLAIN's drawing).
     box_w = max((box_size(lines)[0] for lines in labels.values()), default=150.0)

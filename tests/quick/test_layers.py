@@ -27,6 +27,7 @@ FORBIDDEN = {
     "memo": ["cbo.frontend", "cbo.planner", "cbo.session", "cbo.cli", "cbo.exec", "cbo.engines"],
     "joinorder": ["cbo.frontend", "cbo.planner", "cbo.session", "cbo.cli", "cbo.exec", "cbo.engines"],
     "sqlgen.py": ["cbo.frontend", "cbo.memo", "cbo.planner", "cbo.session", "cbo.cli"],
+    "svg.py": ["cbo.ir", "cbo.memo", "cbo.explain", "cbo.session"],
     "physical": ["cbo.frontend", "cbo.estimate", "cbo.cost", "cbo.memo.rules", "cbo.memo.cascades", "cbo.planner",
                  "cbo.session", "cbo.cli", "cbo.exec", "cbo.engines"],
     "demo.py": ["benchmarks"],
