@@ -58,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     postgres = commands.add_parser("postgres", help="manage cbo's throwaway local PostgreSQL server")
     postgres.add_argument("action", choices=("start", "stop", "status", "destroy"))
+    mariadb = commands.add_parser("mariadb", help="manage cbo's throwaway local MariaDB server")
+    mariadb.add_argument("action", choices=("start", "stop", "status", "destroy"))
 
     catalog = commands.add_parser("catalog", help="check a catalog file: sources reachable, tables and keys")
     catalog.add_argument("action", choices=("check",))
@@ -203,10 +205,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_postgres(action: str) -> int:
+def cmd_local_server(kind: str, action: str) -> int:
+    """``cbo postgres|mariadb start|stop|status|destroy``: the same for both servers."""
+    from cbo.localmariadb import LocalMariaDB
     from cbo.localpg import LocalPostgres
 
-    server = LocalPostgres()
+    server = LocalPostgres() if kind == "postgres" else LocalMariaDB()
     if action == "start":
         info = server.start()
         print(f"running: {info.url}")
@@ -276,8 +280,8 @@ def dispatch(args: argparse.Namespace) -> int:
         return cmd_analyze(args)
     if args.command == "stats":
         return cmd_stats(args)
-    if args.command == "postgres":
-        return cmd_postgres(args.action)
+    if args.command in ("postgres", "mariadb"):
+        return cmd_local_server(args.command, args.action)
     if args.command == "catalog":
         return cmd_catalog(args.file)
     if args.command == "datagen":
