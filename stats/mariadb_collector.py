@@ -26,7 +26,8 @@ import decimal
 import json
 from typing import Any
 
-from cbo.engines.mariadb import identifier
+from sqlglot import exp
+
 from stats.model import Bucket, ColumnStats, TableStats, now_utc
 from stats.sample import SAMPLE_SIZE, SEED, RowSample, choose_rows
 
@@ -37,6 +38,11 @@ KIND_BY_TYPE = {"tinyint": "number", "smallint": "number", "mediumint": "number"
                 "varchar": "string", "char": "string", "text": "string", "tinytext": "string",
                 "mediumtext": "string", "longtext": "string", "date": "date", "datetime": "timestamp",
                 "timestamp": "timestamp"}
+
+
+def identifier(*parts: str) -> str:
+    """A (qualified) identifier quoted with backticks by sqlglot (``stats`` never imports ``cbo``)."""
+    return ".".join(exp.to_identifier(p, quoted=True).sql(dialect="mysql") for p in parts)
 
 
 def _typed(text: Any, data_type: str, column_type: str) -> Any:
