@@ -84,11 +84,11 @@ def find_jdbc_driver(settings: SparkSettings) -> JdbcDriver | None:
         if missing:
             raise SetupError(f"[spark] jdbc_jars names {missing[0]}, which does not exist")
         return JdbcDriver(jars=settings.jdbc_jars)
+    # Debian's jars and the catalog's Maven coordinates together: a machine may have one
+    # driver installed and fetch the other.
     debian = tuple(str(jar) for jar in (DEBIAN_JDBC_JAR, DEBIAN_MARIADB_JAR) if jar.is_file())
-    if debian:
-        return JdbcDriver(jars=debian)
-    if settings.jdbc_packages:
-        return JdbcDriver(packages=settings.jdbc_packages)
+    if debian or settings.jdbc_packages:
+        return JdbcDriver(jars=debian, packages=settings.jdbc_packages)
     return None
 
 
