@@ -55,6 +55,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # type: igno
         terminalreporter.write_line(f"{label}: {sql[:160]}{' ...' if len(sql) > 160 else ''}")
 
 
+def pytest_sessionfinish(session, exitstatus):  # type: ignore[no-untyped-def]
+    """Stop the test cache's MariaDB if a test started it (a cbo command run as a subprocess may
+    have, outside the tpch_federated3 fixture); its data stays for the next run. Only a server
+    whose state is under the test cache is touched."""
+    if (TEST_CACHE / "mariadb" / "server.json").exists():
+        from cbo.localmariadb import LocalMariaDB
+
+        LocalMariaDB(TEST_CACHE / "mariadb").stop()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/integration/" in str(item.fspath).replace(os.sep, "/"):
