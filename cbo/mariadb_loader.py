@@ -113,7 +113,7 @@ def _columns(names: Sequence[str]) -> str:
 def _create_and_fill(cur, database: str, name: str, path: Path, keys: TableKeys) -> None:  # type: ignore[no-untyped-def]
     schema = pq.read_schema(path)
     source = exp.Anonymous(this="read_parquet", expressions=[exp.Literal.string(str(path))])
-    duck = duckdb.connect()
+    duck = duckdb.connect(config={"enable_progress_bar": False})  # the loader reports progress itself
     strings = [f.name for f in schema if mariadb_type(f.type, 1).startswith("VARCHAR")]
     longest: dict[str, int] = {}
     if strings:
