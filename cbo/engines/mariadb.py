@@ -77,7 +77,7 @@ def connect(address: MariaAddress, *, database: str | None = None, what: str = "
 
 def reason(exc: BaseException) -> str:
     """The server's message of a PyMySQL error, without its numeric code."""
-    args = getattr(exc, "args", ())
+    args: tuple[object, ...] = tuple(getattr(exc, "args", ()))
     if len(args) >= 2 and isinstance(args[1], str):
         return args[1].splitlines()[0]
     text = str(exc).strip()
