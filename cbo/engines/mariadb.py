@@ -61,16 +61,13 @@ def address_of(source: Source) -> MariaAddress:
 
 
 def connect(address: MariaAddress, *, database: str | None = None, what: str = "MariaDB"):  # type: ignore[no-untyped-def]
-    """A PyMySQL connection (autocommit), or :class:`SourceUnreachable` in one line naming the server.
-
-    ``local_infile`` lets the loader send files with ``LOAD DATA LOCAL INFILE``.
-    """
+    """A PyMySQL connection (autocommit), or :class:`SourceUnreachable` in one line naming the server."""
     import pymysql
 
     try:
         return pymysql.connect(host=address.host, port=address.port, user=address.user or "",
                                password=address.password or "", database=database or address.database or None,
-                               autocommit=True, connect_timeout=10, local_infile=True, charset="utf8mb4")
+                               autocommit=True, connect_timeout=10, charset="utf8mb4")
     except pymysql.err.MySQLError as exc:
         raise SourceUnreachable(f"cannot connect to {what} at {address.describe()}: {reason(exc)}") from None
 

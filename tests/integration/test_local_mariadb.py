@@ -97,3 +97,15 @@ def _state(pid: int) -> str:
             return handle.read().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "X"
+
+
+def test_restart_keeps_the_port_after_open_sessions_were_closed(server):
+    """The server closes its sessions on stop, leaving its port in TIME_WAIT; MariaDB binds with
+    SO_REUSEADDR, so it keeps the port (catalogs name the server, but a stable port is kinder)."""
+    info = server.start()
+    session = _connect(info)
+    with session.cursor() as cur:
+        cur.execute("select 1")
+    server.stop()
+    session.close()
+    assert server.start().port == info.port
