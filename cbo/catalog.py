@@ -29,9 +29,16 @@ A catalog is a TOML file::
     local_server = true                     # cbo's local PostgreSQL (``cbo postgres start``)
     schema = "tpch_sf0_1"
 
+    [sources.maria]
+    type = "jdbc"
+    url = "jdbc:mariadb://127.0.0.1:3306/tpch"   # MariaDB: the "mysql" dialect; schema = its database
+    user = "cbo"
+    password_env = "CBO_MARIADB_PASSWORD"
+
 ``local_server`` names cbo's own local server instead of a URL: ``true`` for the server of the
 cache directory in use, or the path of a server's state directory (``<cache>/postgres``, as
-``cbo datagen`` writes). Its address, user and password file are read from the server's state
+``cbo datagen`` writes). With ``dialect = "mysql"`` it is cbo's local MariaDB (``cbo mariadb
+start``, state in ``<cache>/mariadb``). Its address, user and password file are read from the server's state
 when a connection is made, so a catalog keeps working when the server restarts on another
 port. Older catalogs that give the local server's URL and its password file are read the same
 way.
@@ -52,7 +59,7 @@ from typing import Any, Iterable
 from cbo.errors import CatalogError, SourceUnreachable
 
 SOURCE_TYPES = ("spark", "jdbc")
-DIALECT_BY_JDBC_SUBPROTOCOL = {"postgresql": "postgres", "mysql": "mysql", "db2": "db2",
+DIALECT_BY_JDBC_SUBPROTOCOL = {"postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql", "db2": "db2",
                                "sqlserver": "tsql", "oracle": "oracle", "duckdb": "duckdb"}
 
 
@@ -95,7 +102,12 @@ class Source:
     dialect: str | None = None
     schema: str | None = None
     where: str = ""  # "file:line" of the source's definition, for error messages
-    local_server: Path | None = None  # jdbc sources: cbo's local PostgreSQL, by its state directory
+    local_server: Path | None = None  # jdbc sources: cbo's local server, by its state directory
+
+    @property
+    def server_kind(self) -> str:
+        """The kind of cbo's local server: "MariaDB" for the mysql dialect, else "PostgreSQL"."""
+        return "MariaDB" if self.dialect == "mysql" else "PostgreSQL"
 
     # A local server's address is looked up at each use, never kept: it changes when the
     # server restarts on another port.
@@ -115,7 +127,7 @@ class Source:
     def location(self) -> str:
         """Where the source is, for messages (never with a password)."""
         if self.local_server is not None:
-            return f"cbo's local PostgreSQL ({self.local_server})"
+            return f"cbo's local {self.server_kind} ({self.local_server})"
         from cbo.engines.postgres import redact
 
         return redact(self.url) if self.url else "(no url)"
@@ -124,22 +136,25 @@ class Source:
         """The running local server's state, or SourceUnreachable saying how to start it."""
         import socket
 
+        from cbo.localmariadb import LocalMariaDB
         from cbo.localpg import LocalPostgres
         from cbo.paths import cache_dir
 
         assert self.local_server is not None
-        info = LocalPostgres(self.local_server).state()
+        mariadb = self.server_kind == "MariaDB"
+        info = (LocalMariaDB if mariadb else LocalPostgres)(self.local_server).state()
         running = False
         if info is not None:
             with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
                 sock.settimeout(2)
                 running = sock.connect_ex((info.host, info.port)) == 0
         if not running:
-            command = "cbo postgres start"
-            if self.local_server.resolve() != (cache_dir() / "postgres").resolve():
+            command = "cbo mariadb start" if mariadb else "cbo postgres start"
+            default = cache_dir() / ("mariadb" if mariadb else "postgres")
+            if self.local_server.resolve() != default.resolve():
                 command = f"CBO_CACHE_DIR={self.local_server.parent} {command}"
             state = "is not running" if info is not None else "has not been created"
-            raise SourceUnreachable(f"source '{self.name}' is cbo's local PostgreSQL ({self.local_server}), "
+            raise SourceUnreachable(f"source '{self.name}' is cbo's local {self.server_kind} ({self.local_server}), "
                                     f"which {state}: start it with `{command}`")
         return info
 
@@ -392,19 +407,20 @@ class _Validator:
                 raise self.fail(at + (key,), f"{key} cannot be given with local_server: the local server's "
                                 "address and credentials come from its state")
         value = body["local_server"]
+        dialect = body.get("dialect", "postgres")
+        if dialect not in ("postgres", "mysql"):
+            raise self.fail(at + ("dialect",), "cbo's local servers are PostgreSQL (dialect \"postgres\") and "
+                            f"MariaDB (dialect \"mysql\"), not {dialect!r}")
         if value is True:
             from cbo.paths import cache_dir
 
-            server = cache_dir() / "postgres"
+            server = cache_dir() / ("mariadb" if dialect == "mysql" else "postgres")
         elif isinstance(value, str) and value:
             server = self.file_path(value)
         else:
             raise self.fail(at + ("local_server",), "expected true (the server of the cache directory) or the "
                             f"path of a server's state directory such as \"~/.cache/cbo/postgres\", got {value!r}")
-        dialect = body.get("dialect", "postgres")
-        if dialect != "postgres":
-            raise self.fail(at + ("dialect",), f"cbo's local server is PostgreSQL, not {dialect!r}")
-        return dict(local_server=server, dialect="postgres",
+        return dict(local_server=server, dialect=dialect,
                     schema=body.get("schema") and self.string(at + ("schema",), body["schema"]))
 
     def legacy_local_server(self, url: str, password_file: Any) -> Path | None:

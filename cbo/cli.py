@@ -23,9 +23,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="TPC-H end to end on the embedded default (Spark, DuckDB, local PostgreSQL)")
     demo.add_argument("--sf", type=float, default=0.1, help="TPC-H scale factor (default 0.1)")
-    demo.add_argument("--placement", choices=("federated", "all-spark", "all-postgres"), default="federated")
+    demo.add_argument("--placement", choices=("federated", "all-spark", "all-postgres", "federated3"),
+                      default="federated")
     demo.add_argument("--postgres", default="local",
                       help="'local' (default: cbo's throwaway server) or the URL of your own PostgreSQL")
+    demo.add_argument("--mariadb", default="local",
+                      help="for federated3: 'local' (default: cbo's throwaway server) or the URL of your own "
+                      "MariaDB (mariadb://user@host:port/db, password in $CBO_MARIADB_PASSWORD)")
     demo.add_argument("--queries", help="comma-separated subset, e.g. q1,q6 (default: all 22)")
 
     query = commands.add_parser("query", help="run a SQL query through cbo's plan and print the result")
@@ -58,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     postgres = commands.add_parser("postgres", help="manage cbo's throwaway local PostgreSQL server")
     postgres.add_argument("action", choices=("start", "stop", "status", "destroy"))
+    mariadb = commands.add_parser("mariadb", help="manage cbo's throwaway local MariaDB server")
+    mariadb.add_argument("action", choices=("start", "stop", "status", "destroy"))
 
     catalog = commands.add_parser("catalog", help="check a catalog file: sources reachable, tables and keys")
     catalog.add_argument("action", choices=("check",))
@@ -72,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     datagen.add_argument("--sf", type=float, required=True, help="scale factor, e.g. 0.1 or 1")
     datagen.add_argument("--out", type=Path, required=True, help="directory for the Parquet files and catalogs")
     datagen.add_argument("--postgres", help="also load PostgreSQL: 'local' or a URL (postgresql://user@host:port/db)")
+    datagen.add_argument("--mariadb", help="also load MariaDB (with --postgres: the federated3 placement): 'local' "
+                         "or a URL (mariadb://user@host:port/db, password in $CBO_MARIADB_PASSWORD)")
     return parser
 
 
@@ -203,10 +211,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_postgres(action: str) -> int:
+def cmd_local_server(kind: str, action: str) -> int:
+    """``cbo postgres|mariadb start|stop|status|destroy``: the same for both servers."""
+    from cbo.localmariadb import LocalMariaDB
     from cbo.localpg import LocalPostgres
 
-    server = LocalPostgres()
+    server = LocalPostgres() if kind == "postgres" else LocalMariaDB()
     if action == "start":
         info = server.start()
         print(f"running: {info.url}")
@@ -252,11 +262,15 @@ def cmd_datagen(args: argparse.Namespace) -> int:
     from cbo.progress import say
     from cbo.workloads import tpch
 
-    catalogs = tpch.prepare(args.sf, data_dir=args.out, postgres=args.postgres, progress=say)
+    if args.mariadb and not args.postgres:
+        raise CboError("--mariadb needs --postgres too: the federated3 placement uses both servers")
+    catalogs = tpch.prepare(args.sf, data_dir=args.out, postgres=args.postgres, mariadb=args.mariadb, progress=say)
     for placement, path in catalogs.items():
         print(f"{placement:<13} {path}")
     if not args.postgres:
         say("PostgreSQL not loaded (no --postgres): only the all-spark catalog was written")
+    elif not args.mariadb:
+        say("MariaDB not loaded (no --mariadb): the federated3 catalog was not written")
     return 0
 
 
@@ -265,7 +279,8 @@ def dispatch(args: argparse.Namespace) -> int:
         from cbo.demo import run_demo
 
         queries = args.queries.split(",") if args.queries else None
-        return run_demo(sf=args.sf, postgres=args.postgres, placement=args.placement, queries=queries)
+        return run_demo(sf=args.sf, postgres=args.postgres, placement=args.placement, queries=queries,
+                        mariadb=args.mariadb)
     if args.command == "query":
         return cmd_query(args)
     if args.command == "explain":
@@ -276,8 +291,8 @@ def dispatch(args: argparse.Namespace) -> int:
         return cmd_analyze(args)
     if args.command == "stats":
         return cmd_stats(args)
-    if args.command == "postgres":
-        return cmd_postgres(args.action)
+    if args.command in ("postgres", "mariadb"):
+        return cmd_local_server(args.command, args.action)
     if args.command == "catalog":
         return cmd_catalog(args.file)
     if args.command == "datagen":

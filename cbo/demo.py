@@ -55,10 +55,11 @@ def schedule(queries: list[str]) -> list[tuple[str, str, bool]]:
 
 
 def run_demo(sf: float = 0.1, postgres: str | None = "local", placement: str = "federated",
-             queries: list[str] | None = None) -> int:
+             queries: list[str] | None = None, mariadb: str | None = "local") -> int:
     started = time.perf_counter()
     with step(f"preparing TPC-H sf {sf:g} ({placement})"):
-        catalogs = tpch.prepare(sf, postgres=postgres if placement != "all-spark" else None, progress=say)
+        catalogs = tpch.prepare(sf, postgres=postgres if placement != "all-spark" else None,
+                                mariadb=mariadb if placement == "federated3" else None, progress=say)
     catalog = load_catalog(catalogs[placement])
     reference = DuckDBNative(load_catalog(catalogs["all-spark"]))
     with step("Spark: registering the catalog's tables"):  # Spark itself says when it starts

@@ -17,22 +17,22 @@ server. Binaries come from ``$CBO_PG_BINDIR``, ``pg_config --bindir``, the syste
 
 from __future__ import annotations
 
-import fcntl
 import glob
-import hashlib
-import json
 import os
-import pwd
-import secrets
 import shutil
-import socket
 import subprocess
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterator
 
 from cbo.errors import SetupError, SourceUnreachable
+from cbo.localserver import (  # noqa: F401  (free_port, port_is_free: imported from here by callers)
+    LocalServerState,
+    accepts_connections,
+    first_line,
+    free_port,
+    port_is_free,
+    tail,
+)
 from cbo.paths import cache_dir
 
 SUPERUSER = "cbo"
@@ -118,156 +118,42 @@ def find_bindir() -> Path:
         "postgresql package, pip install pgserver, or set CBO_PG_BINDIR to their directory")
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def port_is_free(port: int) -> bool:
-    """Whether the server can listen on ``port`` now.
-
-    PostgreSQL binds with SO_REUSEADDR, so the probe does too: a port whose connections are
-    still in TIME_WAIT after the server stopped (the server closes its sessions on a fast
-    stop) is free for it, and the restarted server keeps its port.
-    """
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-            return True
-        except OSError:
-            return False
-
-
-class LocalPostgres:
+class LocalPostgres(LocalServerState):
     """The server whose state lives in ``<cache>/postgres``."""
 
+    kind = "PostgreSQL"
+    os_user_variable = "CBO_PG_OS_USER"
+    os_users = ("postgres", "nobody")
+    info_type = ServerInfo
+
     def __init__(self, root: Path | None = None):
-        self.root = (root or cache_dir() / "postgres").resolve()
-        self.state_file = self.root / "server.json"
-        self.password_file = self.root / "password"
+        super().__init__(root or cache_dir() / "postgres")
 
-    # -- public operations -----------------------------------------------------------------
+    # -- the flavour's hooks (the shared operations are in LocalServerState) ------------------
 
-    def start(self) -> ServerInfo:
-        """Start the server (creating it on first use), or return the running one."""
-        with self._lock():
-            info = self._read_state()
-            if info and self._running(info):
-                return info
-            if info is None or not (Path(info.data_dir) / "PG_VERSION").exists():
-                info = self._create()
-            return self._launch(info)
+    def _created(self, info: ServerInfo) -> bool:
+        return (Path(info.data_dir) / "PG_VERSION").exists()
 
-    def stop(self) -> bool:
-        """Stop the server; return whether one was running."""
-        with self._lock():
-            info = self._read_state()
-            if info is None or not self._running(info):
-                return False
-            self._run_as_server([str(Path(info.bindir) / "pg_ctl"), "-D", info.data_dir,
-                                 "-m", "fast", "-w", "-t", "60", "stop"], info.os_user)
-            return True
-
-    def state(self) -> ServerInfo | None:
-        """The server's recorded address and credentials files, running or not (None if never created)."""
-        return self._read_state()
-
-    def status(self) -> ServerInfo | None:
-        """The running server, or None."""
-        info = self._read_state()
-        return info if info and self._running(info) else None
-
-    def destroy(self) -> None:
-        """Stop the server and delete its data directory and state."""
-        self.stop()
-        info = self._read_state()
-        if info:
-            shutil.rmtree(Path(info.data_dir).parent, ignore_errors=True)
-        shutil.rmtree(self.root, ignore_errors=True)
+    def _shutdown(self, info: ServerInfo) -> None:
+        self._run_as_server([str(Path(info.bindir) / "pg_ctl"), "-D", info.data_dir,
+                             "-m", "fast", "-w", "-t", "60", "stop"], info.os_user)
 
     # -- internals ---------------------------------------------------------------------------
-
-    @contextmanager
-    def _lock(self) -> Iterator[None]:
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".lock", "w") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-
-    def _read_state(self) -> ServerInfo | None:
-        try:
-            return ServerInfo(**json.loads(self.state_file.read_text()))
-        except (OSError, ValueError, TypeError):
-            return None
-
-    def _write_state(self, info: ServerInfo) -> None:
-        tmp = self.state_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(info), indent=2))
-        tmp.replace(self.state_file)
 
     def _running(self, info: ServerInfo) -> bool:
         pg_ctl = Path(info.bindir) / "pg_ctl"
         if not pg_ctl.exists() or not Path(info.data_dir).exists():
             return False
         result = self._run_as_server([str(pg_ctl), "-D", info.data_dir, "status"], info.os_user, check=False)
-        if result.returncode != 0:
-            return False
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.settimeout(2)
-            return sock.connect_ex((info.host, info.port)) == 0
-
-    def _server_user(self) -> str:
-        if os.geteuid() != 0:
-            return pwd.getpwuid(os.geteuid()).pw_name
-        for name in (os.environ.get("CBO_PG_OS_USER"), "postgres", "nobody"):
-            if not name:
-                continue
-            try:
-                pwd.getpwnam(name)
-                return name
-            except KeyError:
-                continue
-        raise SetupError("running as root, but no unprivileged user to run PostgreSQL as: "
-                         "create one, or set CBO_PG_OS_USER")
-
-    def _server_home(self, os_user: str) -> Path:
-        """A directory for the cluster that ``os_user`` can reach and own."""
-        preferred = self.root / "server"
-        if os.geteuid() != 0:
-            return preferred
-        probe = subprocess.run(["test", "-x", str(self.root)], user=os_user, check=False)
-        if probe.returncode == 0:
-            return preferred
-        digest = hashlib.sha256(str(self.root).encode()).hexdigest()[:10]
-        return Path("/var/tmp") / f"cbo-postgres-{digest}"
+        return result.returncode == 0 and accepts_connections(info.host, info.port)
 
     def _create(self) -> ServerInfo:
         bindir = find_bindir()
         os_user = self._server_user()
-        home = self._server_home(os_user)
-        if home.exists():
-            shutil.rmtree(home)
-        home.mkdir(parents=True)
-        account = pwd.getpwnam(os_user)
-        if os.geteuid() == 0:
-            os.chown(home, account.pw_uid, account.pw_gid)
-        home.chmod(0o700)
-
-        password = secrets.token_urlsafe(24)
-        old_umask = os.umask(0o077)
-        try:
-            self.password_file.write_text(password + "\n")
-            initdb_pwfile = home / "initdb-password"
-            initdb_pwfile.write_text(password + "\n")
-            if os.geteuid() == 0:
-                os.chown(initdb_pwfile, account.pw_uid, account.pw_gid)
-        finally:
-            os.umask(old_umask)
+        home = self._fresh_home(os_user)
+        password = self._new_password()
+        initdb_pwfile = home / "initdb-password"
+        self._private_file_for_server(initdb_pwfile, password + "\n", os_user)
 
         data_dir = home / "data"
         try:
@@ -293,8 +179,7 @@ class LocalPostgres:
             [str(Path(info.bindir) / "pg_ctl"), "-D", info.data_dir, "-l", str(log),
              "-o", f"-p {info.port}", "-w", "-t", "60", "start"], info.os_user, check=False)
         if result.returncode != 0:
-            tail = _tail(log)
-            raise SourceUnreachable(f"local PostgreSQL did not start (log {log}): {tail}")
+            raise SourceUnreachable(f"local PostgreSQL did not start (log {log}): {tail(log)}")
         self._write_state(info)
         self._ensure_database(info)
         return info
@@ -308,33 +193,5 @@ class LocalPostgres:
                 if not exists:
                     conn.execute(f'create database "{info.database}"')
         except psycopg.OperationalError as exc:
-            raise SourceUnreachable(f"local PostgreSQL at {info.host}:{info.port}: {_first_line(exc)}") from None
+            raise SourceUnreachable(f"local PostgreSQL at {info.host}:{info.port}: {first_line(exc)}") from None
 
-    def _run_as_server(self, argv: list[str], os_user: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        as_other = os.geteuid() == 0
-        account = pwd.getpwnam(os_user) if as_other else None
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
-        env["LC_ALL"] = "C"
-        kwargs: dict[str, object] = {}
-        if account is not None:
-            kwargs = dict(user=account.pw_uid, group=account.pw_gid, extra_groups=[])
-            env["HOME"] = account.pw_dir
-        result = subprocess.run(argv, capture_output=True, text=True, env=env, cwd="/",
-                                check=False, **kwargs)  # type: ignore[arg-type]
-        if check and result.returncode != 0:
-            detail = (result.stderr or result.stdout).strip().splitlines()
-            raise SetupError(f"{Path(argv[0]).name} failed: {detail[-1] if detail else 'exit ' + str(result.returncode)}")
-        return result
-
-
-def _tail(log: Path) -> str:
-    try:
-        lines = [line for line in log.read_text().splitlines() if line.strip()]
-        return lines[-1] if lines else "(empty log)"
-    except OSError:
-        return "(no log)"
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

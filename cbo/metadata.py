@@ -1,7 +1,8 @@
 """Keys from the sources' own metadata, merged into the catalog's declared keys.
 
 Declared keys win: a table whose catalog entry declares a primary key keeps it. For the other
-tables of a PostgreSQL source, primary, unique and foreign keys come from ``pg_constraint``.
+tables of a PostgreSQL source, primary, unique and foreign keys come from ``pg_constraint``; of a
+MariaDB source, from ``information_schema``.
 """
 
 from __future__ import annotations
@@ -12,13 +13,21 @@ from cbo.catalog import Catalog, Source, TableDef
 
 
 def with_database_keys(catalog: Catalog) -> Catalog:
-    """The catalog with keys read from every reachable JDBC source (PostgreSQL for now)."""
-    from cbo.engines import postgres
+    """The catalog with keys read from every reachable JDBC source (PostgreSQL and MariaDB)."""
+    from cbo.engines import mariadb, postgres
 
     sources = dict(catalog.sources)
     if not catalog.jdbc_sources():
         return catalog
     for source in catalog.jdbc_sources():
+        if source.dialect == "mysql":
+            address = mariadb.address_of(source)
+            with mariadb.connect(address, what=f"source '{source.name}'") as conn:
+                tables = {name: _merged(table, *mariadb.read_keys(conn, source.schema or address.database,
+                                                                  table.remote_name or name), source)
+                          for name, table in source.tables.items()}
+            sources[source.name] = replace(source, tables=tables)
+            continue
         if source.dialect != "postgres":
             continue
         with postgres.connect(postgres.address_of(source), what=f"source '{source.name}'") as conn:

@@ -1,6 +1,6 @@
 """Column names, types and nullability of catalog tables, read from where the data lives.
 
-Parquet files answer from their footers (no data read); PostgreSQL from
+Parquet files answer from their footers (no data read); PostgreSQL and MariaDB from
 ``information_schema.columns``; Spark catalog tables from Spark. Results are cached per
 provider, so a session asks each source once.
 """
@@ -47,6 +47,8 @@ class SchemaProvider:
             return _parquet_columns(table, table.parquet_copy)
         if source.dialect == "postgres":
             return _postgres_columns(self.catalog, table)
+        if source.dialect == "mysql":
+            return _mariadb_columns(self.catalog, table)
         if table.parquet_copy is not None:
             return _parquet_columns(table, table.parquet_copy)
         raise CboError(f"table '{table.qualified_name}': cannot read the columns of a {source.dialect} table yet "
@@ -118,5 +120,41 @@ def _postgres_columns(catalog: Catalog, table: TableDef) -> tuple[ColumnInfo, ..
             type_ = POSTGRES_TYPES[data_type]
         else:
             raise CboError(f"table '{table.qualified_name}': column {name} has unsupported type {data_type}")
+        columns.append(ColumnInfo(name, type_, nullable == "YES"))
+    return tuple(columns)
+
+
+# MariaDB's information_schema.columns.data_type; tinyint(1) is MariaDB's boolean.
+MARIADB_TYPES = {"bigint": T.BIGINT, "int": T.INTEGER, "mediumint": T.INTEGER, "smallint": T.INTEGER,
+                 "tinyint": T.INTEGER, "double": T.DOUBLE, "float": T.DOUBLE, "varchar": T.VARCHAR,
+                 "char": T.VARCHAR, "text": T.VARCHAR, "mediumtext": T.VARCHAR, "longtext": T.VARCHAR,
+                 "tinytext": T.VARCHAR, "date": T.DATE, "datetime": T.TIMESTAMP, "timestamp": T.TIMESTAMP}
+
+
+def _mariadb_columns(catalog: Catalog, table: TableDef) -> tuple[ColumnInfo, ...]:
+    from cbo.engines import mariadb
+
+    source = catalog.source_of(table)
+    address = mariadb.address_of(source)
+    database = source.schema or address.database
+    with mariadb.connect(address, what=f"source '{source.name}'") as conn, conn.cursor() as cur:
+        cur.execute(
+            "select column_name, data_type, column_type, numeric_precision, numeric_scale, is_nullable "
+            "from information_schema.columns where table_schema = %s and table_name = %s order by ordinal_position",
+            (database, table.remote_name or table.name))
+        rows = cur.fetchall()
+    if not rows:
+        raise CboError(f"table '{table.qualified_name}' does not exist in source '{source.name}' "
+                       f"(looked for {source.remote_table(table)})")
+    columns = []
+    for name, data_type, column_type, precision, scale, nullable in rows:
+        if data_type == "decimal":
+            type_ = T.decimal(precision or 38, scale or 0)
+        elif column_type == "tinyint(1)":
+            type_ = T.BOOLEAN
+        elif data_type in MARIADB_TYPES:
+            type_ = MARIADB_TYPES[data_type]
+        else:
+            raise CboError(f"table '{table.qualified_name}': column {name} has unsupported type {column_type}")
         columns.append(ColumnInfo(name, type_, nullable == "YES"))
     return tuple(columns)

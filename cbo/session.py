@@ -281,6 +281,12 @@ class Session:
         except CboError:
             raise
         except Exception as exc:  # an error raised while the query runs, e.g. a multi-row scalar subquery
+            from cbo.errors import SourceUnreachable
+            from cbo.exec.source_failure import unreachable_source
+
+            gone = unreachable_source(self.catalog, _reason(exc)) if engine == "spark" else None
+            if gone is not None:  # a JDBC source went away mid-query: name it
+                raise SourceUnreachable(gone) from exc
             raise CboError(f"query failed on {engine}: {_reason(exc)}") from exc
 
     def _execute(self, planned: PlannedQuery, engine: str) -> tuple[list[str], list[tuple[Any, ...]]]:

@@ -253,6 +253,20 @@ class SqlRenderer:
             return exp.Neg(this=literal) if value < 0 else literal
         return exp.Literal.string(str(value))
 
+    def _like_pattern(self, pattern: exp.Expression) -> exp.Expression:
+        """The pattern as the dialect's LIKE reads it with cbo's meaning: only % and _ are special.
+
+        MariaDB's LIKE treats a backslash as an escape character, and ``ESCAPE ''`` does not turn
+        that off; a doubled backslash matches one. So for MariaDB every backslash is doubled: in
+        the literal itself, or by REPLACE around a computed pattern.
+        """
+        if self.dialect != "mysql":
+            return pattern
+        if isinstance(pattern, exp.Literal) and pattern.is_string:
+            return exp.Literal.string(pattern.this.replace("\\", "\\\\"))
+        return exp.Anonymous(this="REPLACE", expressions=[pattern, exp.Literal.string("\\"),
+                                                          exp.Literal.string("\\\\")])
+
     def call(self, c: Call) -> exp.Expression:
         args = [_paren(self.expr(a)) for a in c.args]
         if c.name in BINARY:
@@ -260,7 +274,7 @@ class SqlRenderer:
         if c.name == "negate":
             return exp.Neg(this=args[0])
         if c.name == "like":
-            return exp.Like(this=args[0], expression=args[1])
+            return exp.Like(this=args[0], expression=self._like_pattern(args[1]))
         if c.name == "substring":
             return exp.Substring(this=args[0], start=args[1], length=args[2] if len(args) > 2 else None)
         if c.name in UNARY_FUNCTIONS:

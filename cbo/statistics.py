@@ -57,6 +57,13 @@ def fingerprint(catalog: Catalog, table: TableDef) -> str:
 
         with postgres.connect(postgres.address_of(source), what=f"source '{source.name}'") as conn:
             return pg_fingerprint(conn, source.schema or "public", table.remote_name or table.name)
+    if source.dialect == "mysql":
+        from cbo.engines import mariadb
+        from stats.mariadb_collector import fingerprint as mariadb_fingerprint
+
+        address = mariadb.address_of(source)
+        with mariadb.connect(address, what=f"source '{source.name}'") as conn:
+            return mariadb_fingerprint(conn, source.schema or address.database, table.remote_name or table.name)
     raise CboError(f"table '{table.qualified_name}': statistics for {source.dialect} sources are not supported yet")
 
 
@@ -112,6 +119,14 @@ def _collect(catalog: Catalog, table: TableDef, current: str, sample: float, ana
         size = _size(table.path) if table.path is not None else None
         return collect(frame, table.qualified_name, current, size_bytes=size, fraction=sample,
                        column_groups=column_groups(table))
+    if source.dialect == "mysql":
+        from cbo.engines import mariadb
+        from stats.mariadb_collector import collect as mariadb_collect
+
+        address = mariadb.address_of(source)
+        with mariadb.connect(address, what=f"source '{source.name}'") as conn:
+            return mariadb_collect(conn, source.schema or address.database, table.remote_name or table.name,
+                                   table.qualified_name, analyze=analyze_source)
     from cbo.engines import postgres
     from stats.postgres_collector import collect as pg_collect
 

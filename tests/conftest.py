@@ -4,7 +4,7 @@ The test session uses its own cache directory (``.cache/test`` in the checkout, 
 ``$CBO_TEST_CACHE_DIR``) whatever the environment holds, so it never touches a user's data or
 server, and so data generated once is reused by later runs. Tests
 marked ``integration`` start real engines: Spark in local mode (one session for the whole run)
-and cbo's throwaway PostgreSQL.
+and cbo's throwaway PostgreSQL (and MariaDB, for the federated3 placement).
 """
 
 from __future__ import annotations
@@ -55,6 +55,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # type: igno
         terminalreporter.write_line(f"{label}: {sql[:160]}{' ...' if len(sql) > 160 else ''}")
 
 
+def pytest_sessionfinish(session, exitstatus):  # type: ignore[no-untyped-def]
+    """Stop the test cache's MariaDB if a test started it (a cbo command run as a subprocess may
+    have, outside the tpch_federated3 fixture); its data stays for the next run. Only a server
+    whose state is under the test cache is touched."""
+    if (TEST_CACHE / "mariadb" / "server.json").exists():
+        from cbo.localmariadb import LocalMariaDB
+
+        LocalMariaDB(TEST_CACHE / "mariadb").stop()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/integration/" in str(item.fspath).replace(os.sep, "/"):
@@ -73,6 +83,17 @@ def tpch_catalogs() -> Iterator[dict[str, Path]]:
 
     yield tpch.prepare(TEST_SF, postgres="local")
     LocalPostgres(TEST_CACHE / "postgres").stop()
+
+
+@pytest.fixture(scope="session")
+def tpch_federated3(tpch_catalogs) -> Iterator[Path]:
+    """The federated3 catalog at SF 0.01: PostgreSQL and cbo's throwaway MariaDB of the test
+    cache (stopped at the end, its data kept for the next run) beside the Parquet files."""
+    from cbo.localmariadb import LocalMariaDB
+    from cbo.workloads import tpch
+
+    yield tpch.prepare(TEST_SF, postgres="local", mariadb="local")["federated3"]
+    LocalMariaDB(TEST_CACHE / "mariadb").stop()
 
 
 @pytest.fixture(scope="session")

@@ -43,6 +43,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=300.0, help="per-query limit in seconds for PostgreSQL (default 300)")
     parser.add_argument("--postgres", default="local",
                         help="'local' (cbo's throwaway server, default) or a PostgreSQL URL")
+    parser.add_argument("--mariadb", default="local",
+                        help="for federated3: 'local' (cbo's throwaway server, default) or a MariaDB URL")
     parser.add_argument("--data-dir", type=Path, help="where the Parquet files are (default: the cache directory)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run each query N times and report the fastest (default 1; all times are saved)")
@@ -56,11 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     placement = args.placement or DEFAULT_PLACEMENT[args.engine]
     if args.engine == "postgres" and placement != "all-postgres":
         raise CboError("the postgres engine runs the all-postgres placement")
-    if args.engine == "duckdb" and placement == "federated":
-        say("note: DuckDB reads the Parquet copies of the PostgreSQL tables")
+    if args.engine == "duckdb" and placement in ("federated", "federated3"):
+        say("note: DuckDB reads the Parquet copies of the PostgreSQL and MariaDB tables")
     queries = select(args.queries.split(",") if args.queries else None)
     needs_pg = placement != "all-spark"
-    catalogs = tpch.prepare(args.sf, data_dir=args.data_dir, postgres=args.postgres if needs_pg else None, progress=say)
+    catalogs = tpch.prepare(args.sf, data_dir=args.data_dir, postgres=args.postgres if needs_pg else None,
+                            mariadb=args.mariadb if placement == "federated3" else None, progress=say)
     catalog = load_catalog(catalogs[placement])
     reference = open_engine("duckdb", load_catalog(catalogs["all-spark"])) if args.check else None
 

@@ -1,10 +1,16 @@
 """Spark as cbo's execution engine: one shared session, catalog tables registered as views.
 
 Sessions are expensive (about 9 s to start), so one is shared per process: the first caller's
-settings win, later callers get the same session. The PostgreSQL JDBC driver is found in this
-order: ``$CBO_JDBC_JAR``, the catalog's ``[spark] jdbc_jars``, Debian's
-``/usr/share/java/postgresql.jar``, then Maven coordinates from ``[spark] jdbc_packages``
-(resolved by Spark through ``spark.jars.packages`` on machines that reach Maven).
+settings win, later callers get the same session. The JDBC drivers are found in this order:
+``$CBO_JDBC_JAR``, the catalog's ``[spark] jdbc_jars``, Debian's
+``/usr/share/java/postgresql.jar`` and ``mariadb-java-client.jar`` (both when installed), then
+Maven coordinates from ``[spark] jdbc_packages`` (resolved by Spark through
+``spark.jars.packages`` on machines that reach Maven).
+
+MariaDB sources are read through Spark's MySQL dialect (backtick quoting, MySQL's types): Spark
+picks its dialect by URL prefix and has none for ``jdbc:mariadb:``, whose generic dialect would
+quote column names with double quotes, which MariaDB reads as strings. So a ``jdbc:mariadb:``
+URL reaches Spark as ``jdbc:mysql:`` with the MariaDB driver told to accept it.
 """
 
 from __future__ import annotations
@@ -26,7 +32,10 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 DEBIAN_JDBC_JAR = Path("/usr/share/java/postgresql.jar")
+DEBIAN_MARIADB_JAR = Path("/usr/share/java/mariadb-java-client.jar")
 POSTGRES_DRIVER_CLASS = "org.postgresql.Driver"
+MARIADB_DRIVER_CLASS = "org.mariadb.jdbc.Driver"
+MARIADB_FETCH_SIZE = 10_000  # rows per round trip: the MariaDB driver streams with a positive fetch size
 DEFAULT_LOCAL_DRIVER_MEMORY = "6g"
 
 LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
@@ -75,10 +84,11 @@ def find_jdbc_driver(settings: SparkSettings) -> JdbcDriver | None:
         if missing:
             raise SetupError(f"[spark] jdbc_jars names {missing[0]}, which does not exist")
         return JdbcDriver(jars=settings.jdbc_jars)
-    if DEBIAN_JDBC_JAR.is_file():
-        return JdbcDriver(jars=(str(DEBIAN_JDBC_JAR),))
-    if settings.jdbc_packages:
-        return JdbcDriver(packages=settings.jdbc_packages)
+    # Debian's jars and the catalog's Maven coordinates together: a machine may have one
+    # driver installed and fetch the other.
+    debian = tuple(str(jar) for jar in (DEBIAN_JDBC_JAR, DEBIAN_MARIADB_JAR) if jar.is_file())
+    if debian or settings.jdbc_packages:
+        return JdbcDriver(jars=debian, packages=settings.jdbc_packages)
     return None
 
 
@@ -219,7 +229,12 @@ def read_table(spark: "SparkSession", catalog: Catalog, table: TableDef) -> "Dat
 def jdbc_reader(spark: "SparkSession", source: Source):  # type: ignore[no-untyped-def]
     """Spark's JDBC reader for a source: URL, driver and credentials (the password read now,
     kept out of every rendered statement); the caller says what to read."""
-    reader = spark.read.format("jdbc").option("url", source.jdbc_url())
+    url = source.jdbc_url()
+    if url.startswith("jdbc:mariadb:"):
+        reader = spark.read.format("jdbc").option("url", spark_mariadb_url(url)) \
+            .option("driver", MARIADB_DRIVER_CLASS).option("fetchsize", str(MARIADB_FETCH_SIZE))
+    else:
+        reader = spark.read.format("jdbc").option("url", url)
     if source.dialect == "postgres":
         reader = reader.option("driver", POSTGRES_DRIVER_CLASS)
     user = source.login_user()
@@ -229,6 +244,13 @@ def jdbc_reader(spark: "SparkSession", source: Source):  # type: ignore[no-untyp
     if password is not None:
         reader = reader.option("password", password)
     return reader
+
+
+def spark_mariadb_url(url: str) -> str:
+    """A ``jdbc:mariadb:`` URL as Spark should see it: ``jdbc:mysql:``, so that Spark uses its
+    MySQL dialect, with ``permitMysqlScheme`` so that the MariaDB driver accepts it."""
+    rest = url[len("jdbc:mariadb:"):]
+    return f"jdbc:mysql:{rest}{'&' if '?' in rest else '?'}permitMysqlScheme"
 
 
 def register_catalog(spark: "SparkSession", catalog: Catalog) -> None:

@@ -100,7 +100,7 @@ class RemoteQueries:
                           partition[0] if partition else None, partition[1] if partition else None)
 
     def _partition_key(self, scan: Scan, table: TableDef, source: Source) -> tuple[str, tuple[int, int]] | None:
-        if not table.primary_key or source.dialect != "postgres":
+        if not table.primary_key or source.dialect not in ("postgres", "mysql"):
             return None
         key = table.primary_key[0]
         if key not in scan.column_names:
@@ -109,7 +109,8 @@ class RemoteQueries:
         if column.type.name not in ("integer", "bigint"):
             return None
         if table.qualified_name not in self._bounds:
-            self._bounds[table.qualified_name] = _postgres_bounds(source, table, key, self.min_rows)
+            read_bounds = _postgres_bounds if source.dialect == "postgres" else _mariadb_bounds
+            self._bounds[table.qualified_name] = read_bounds(source, table, key, self.min_rows)
         bounds = self._bounds[table.qualified_name]
         return (name_of(column), bounds) if bounds else None
 
@@ -132,4 +133,23 @@ def _postgres_bounds(source: Source, table: TableDef, key: str, min_rows: int) -
             return None
         row = conn.execute(sql.SQL("select min({k}), max({k}) from {t}").format(
             k=sql.Identifier(key), t=sql.Identifier(schema, name))).fetchone()
+    return (int(row[0]), int(row[1])) if row and row[0] is not None else None
+
+
+def _mariadb_bounds(source: Source, table: TableDef, key: str, min_rows: int) -> tuple[int, int] | None:
+    from cbo.engines import mariadb
+
+    address = mariadb.address_of(source)
+    database, name = source.schema or address.database, table.remote_name or table.name
+    with mariadb.connect(address, what=f"source '{source.name}'") as conn, conn.cursor() as cur:
+        # InnoDB's row estimate (information_schema.tables.table_rows) is free; counting is not.
+        cur.execute("select table_rows from information_schema.tables where table_schema = %s and table_name = %s",
+                    (database, name))
+        estimate = cur.fetchone()
+        if not estimate or estimate[0] is None or estimate[0] < min_rows:
+            return None
+        column = exp.column(key, quoted=True)
+        cur.execute(exp.select(exp.func("min", column), exp.func("max", column))
+                    .from_(exp.table_(name, db=database, quoted=True)).sql(dialect="mysql"))
+        row = cur.fetchone()
     return (int(row[0]), int(row[1])) if row and row[0] is not None else None

@@ -1,4 +1,4 @@
-"""TPC-H data: generation with tpchgen-cli, loading into PostgreSQL, and the three placements.
+"""TPC-H data: generation with tpchgen-cli, loading into PostgreSQL and MariaDB, and the placements.
 
 ``generate`` writes one Parquet file per table plus ``manifest.json`` (written last, so its
 presence means the data is complete); running it again with the same scale factor does nothing.
@@ -7,7 +7,11 @@ presence means the data is complete); running it again with the same scale facto
 * ``all-spark``: every table from Parquet;
 * ``all-postgres``: every table in PostgreSQL (Parquet copies listed for DuckDB);
 * ``federated``: customer, orders, nation, region in PostgreSQL; lineitem, part, partsupp,
-  supplier in Parquet.
+  supplier in Parquet;
+* ``federated3`` (when MariaDB is loaded too): customer, orders in PostgreSQL; part, partsupp,
+  supplier, nation, region in MariaDB; lineitem in Parquet. Each source holds tables that join
+  among themselves (orders-customer; part-partsupp-supplier-nation-region), so every source has
+  subtrees of its own to push, and most queries join across all three.
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ from cbo.paths import scale_factor_identifier
 
 TABLES = ("region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem")
 FEDERATED_IN_POSTGRES = ("customer", "orders", "nation", "region")
-PLACEMENTS = ("all-spark", "all-postgres", "federated")
+FEDERATED3_IN_POSTGRES = ("customer", "orders")
+FEDERATED3_IN_MARIADB = ("part", "partsupp", "supplier", "nation", "region")
+PLACEMENTS = ("all-spark", "all-postgres", "federated", "federated3")
 
 
 def _fk(columns: str, references: str, referenced: str) -> ForeignKey:
@@ -151,6 +157,20 @@ def postgres_schema(sf: float) -> str:
     return scale_factor_identifier(sf)
 
 
+def mariadb_database(sf: float) -> str:
+    """The MariaDB database that holds TPC-H at ``sf`` (the federated3 tables): e.g. ``tpch_sf0_1``."""
+    return scale_factor_identifier(sf)
+
+
+def load_mariadb(dataset: Dataset, conn, progress: Callable[[str], None] = lambda _: None) -> bool:  # type: ignore[no-untyped-def]
+    """Load the federated3 MariaDB tables with their keys; False if already there."""
+    from cbo.mariadb_loader import load_parquet_database
+
+    tables = {t: dataset.table_path(t) for t in FEDERATED3_IN_MARIADB}
+    manifest = {"dataset": dataset.manifest, "loader": "cbo-mariadb/1", "tables": list(FEDERATED3_IN_MARIADB)}
+    return load_parquet_database(conn, mariadb_database(dataset.sf), tables, KEYS, manifest, progress)
+
+
 def load_postgres(dataset: Dataset, conn, progress: Callable[[str], None] = lambda _: None) -> bool:
     """Load all eight tables with primary and foreign keys, then ANALYZE; False if already there."""
     manifest = {"dataset": dataset.manifest, "loader": "cbo/1"}
@@ -202,8 +222,36 @@ def _jdbc_source(dataset: Dataset, target: PostgresTarget, tables: tuple[str, ..
     return source
 
 
-def catalog_documents(dataset: Dataset, target: PostgresTarget | None) -> dict[str, dict]:
-    """The catalog of each placement as a TOML-ready dict (PostgreSQL ones only with a target)."""
+@dataclass(frozen=True)
+class MariaDBTarget:
+    """How catalogs reach the MariaDB copy: cbo's local server by its state directory, or a URL
+    (``jdbc:mariadb://...``) with the user and the environment variable holding the password."""
+
+    jdbc_url: str | None = None
+    user: str | None = None
+    password_env: str | None = None
+    local_server: str | None = None
+
+
+def _mariadb_source(dataset: Dataset, target: MariaDBTarget, tables: tuple[str, ...]) -> dict:
+    source: dict = {"type": "jdbc"}
+    if target.local_server:
+        source["local_server"] = target.local_server
+    else:
+        source["url"] = target.jdbc_url
+        if target.user:
+            source["user"] = target.user
+        if target.password_env:
+            source["password_env"] = target.password_env
+    source.update({"dialect": "mysql", "schema": mariadb_database(dataset.sf)})
+    source["tables"] = {t: {"parquet_copy": str(dataset.table_path(t)), **_declared_keys(t)} for t in tables}
+    return source
+
+
+def catalog_documents(dataset: Dataset, target: PostgresTarget | None,
+                      maria: MariaDBTarget | None = None) -> dict[str, dict]:
+    """The catalog of each placement as a TOML-ready dict (PostgreSQL ones only with a target,
+    federated3 only with both targets)."""
     docs = {"all-spark": {"sources": {"lake": {"type": "spark", "tables": {
         t: _spark_table(dataset, t) for t in TABLES}}}}}
     if target is not None:
@@ -213,15 +261,23 @@ def catalog_documents(dataset: Dataset, target: PostgresTarget | None) -> dict[s
             "lake": {"type": "spark", "tables": {t: _spark_table(dataset, t) for t in local}},
             "pg": _jdbc_source(dataset, target, tuple(t for t in TABLES if t in FEDERATED_IN_POSTGRES)),
         }}
+    if target is not None and maria is not None:
+        in_sources = FEDERATED3_IN_POSTGRES + FEDERATED3_IN_MARIADB
+        docs["federated3"] = {"sources": {
+            "lake": {"type": "spark", "tables": {t: _spark_table(dataset, t) for t in TABLES if t not in in_sources}},
+            "pg": _jdbc_source(dataset, target, tuple(t for t in TABLES if t in FEDERATED3_IN_POSTGRES)),
+            "maria": _mariadb_source(dataset, maria, tuple(t for t in TABLES if t in FEDERATED3_IN_MARIADB)),
+        }}
     return docs
 
 
-def write_catalogs(dataset: Dataset, target: PostgresTarget | None, directory: Path | None = None) -> dict[str, Path]:
+def write_catalogs(dataset: Dataset, target: PostgresTarget | None, directory: Path | None = None,
+                   maria: MariaDBTarget | None = None) -> dict[str, Path]:
     """Write ``<placement>.toml`` files (atomically) and return their paths."""
     directory = directory or dataset.directory / "catalogs"
     directory.mkdir(parents=True, exist_ok=True)
     written = {}
-    for placement, doc in catalog_documents(dataset, target).items():
+    for placement, doc in catalog_documents(dataset, target, maria).items():
         path = directory / f"{placement}.toml"
         header = (f"# TPC-H sf {dataset.sf:g}, placement {placement}: written by `cbo datagen tpch`.\n"
                   "# Passwords are never stored here, only where to read them from.\n\n")
@@ -233,12 +289,14 @@ def write_catalogs(dataset: Dataset, target: PostgresTarget | None, directory: P
 
 
 def prepare(sf: float, *, data_dir: Path | None = None, postgres: str | None = "local",
-            progress: Callable[[str], None] = lambda _: None) -> dict[str, Path]:
+            mariadb: str | None = None, progress: Callable[[str], None] = lambda _: None) -> dict[str, Path]:
     """Everything a TPC-H run needs: data, PostgreSQL loaded, catalogs; return placement -> catalog.
 
     ``postgres`` is "local" (cbo's throwaway server, started if needed), a PostgreSQL URL
     (``postgresql://user@host:port/db``; the password from the URL or ``$PGPASSWORD``), or None
-    (Parquet only: just the all-spark placement).
+    (Parquet only: just the all-spark placement). ``mariadb`` is "local" (cbo's throwaway
+    MariaDB), a URL (``mariadb://user@host:port/db``; the password from ``$CBO_MARIADB_PASSWORD``),
+    or None; with both, the federated3 placement is written too.
     """
     import os
 
@@ -266,4 +324,32 @@ def prepare(sf: float, *, data_dir: Path | None = None, postgres: str | None = "
         with pg.connect(address, what="PostgreSQL") as conn:
             loaded = load_postgres(dataset, conn, lambda m: progress(f"PostgreSQL: {m}"))
         progress(f"PostgreSQL schema {postgres_schema(sf)}: {'loaded' if loaded else 'already loaded'}")
-    return write_catalogs(dataset, target)
+    maria = _prepare_mariadb(dataset, mariadb, progress) if mariadb and target is not None else None
+    return write_catalogs(dataset, target, maria=maria)
+
+
+MARIADB_PASSWORD_ENV = "CBO_MARIADB_PASSWORD"
+
+
+def _prepare_mariadb(dataset: Dataset, mariadb: str, progress: Callable[[str], None]) -> MariaDBTarget:
+    """Start (``local``) or reach MariaDB, load the federated3 tables, say how catalogs reach it."""
+    import os
+
+    from cbo.engines import mariadb as maria
+
+    if mariadb == "local":
+        from cbo.localmariadb import LocalMariaDB
+
+        server = LocalMariaDB()
+        info = server.start()
+        progress(f"local MariaDB at {info.url}")
+        address = maria.MariaAddress(info.host, info.port, info.database, info.user, info.password())
+        target = MariaDBTarget(local_server=str(server.root))
+    else:
+        address = maria.parse_url(mariadb, password=os.environ.get(MARIADB_PASSWORD_ENV))
+        target = MariaDBTarget(f"jdbc:mariadb://{address.host}:{address.port}/{address.database}", address.user,
+                               password_env=MARIADB_PASSWORD_ENV)
+    with maria.connect(address, what="MariaDB") as conn:
+        loaded = load_mariadb(dataset, conn, lambda m: progress(f"MariaDB: {m}"))
+    progress(f"MariaDB database {mariadb_database(dataset.sf)}: {'loaded' if loaded else 'already loaded'}")
+    return target

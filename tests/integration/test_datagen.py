@@ -1,4 +1,4 @@
-"""``cbo datagen tpch``: idempotent, repairs interrupted runs, loads PostgreSQL all or nothing."""
+"""``cbo datagen tpch``: idempotent, repairs interrupted runs, loads PostgreSQL and MariaDB all or nothing."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 from cbo.catalog import load_catalog
 from cbo.loaders import TableKeys, load_parquet_schema, loaded_manifest
+from cbo.localmariadb import LocalMariaDB
 from cbo.localpg import LocalPostgres
 from cbo.metadata import with_database_keys
 from cbo.workloads import tpch
@@ -20,7 +21,7 @@ SF = 0.01
 
 def datagen(out: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "cbo", "datagen", "tpch", "--sf", str(SF), "--out", str(out),
-                           "--postgres", "local"], capture_output=True, text=True, timeout=300)
+                           "--postgres", "local", "--mariadb", "local"], capture_output=True, text=True, timeout=300)
 
 
 def test_datagen_twice_changes_nothing_the_second_time(tmp_path):
@@ -30,15 +31,20 @@ def test_datagen_twice_changes_nothing_the_second_time(tmp_path):
     assert len(files) == 8
     second = datagen(tmp_path)
     assert second.returncode == 0, second.stderr
-    assert "present" in second.stderr and "already loaded" in second.stderr
+    assert "present" in second.stderr
+    assert f"PostgreSQL schema {tpch.postgres_schema(SF)}: already loaded" in second.stderr
+    assert f"MariaDB database {tpch.mariadb_database(SF)}: already loaded" in second.stderr
     assert {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("*.parquet")} == files
     for placement in tpch.PLACEMENTS:
         catalog = load_catalog(tmp_path / "catalogs" / f"{placement}.toml")
         assert {t.name for t in catalog.tables()} == set(tpch.TABLES)
     federated = load_catalog(tmp_path / "catalogs" / "federated.toml")
     assert {t.name for t in federated.tables() if t.source == "pg"} == set(tpch.FEDERATED_IN_POSTGRES)
+    federated3 = load_catalog(tmp_path / "catalogs" / "federated3.toml")
+    assert {t.name for t in federated3.tables() if t.source == "maria"} == set(tpch.FEDERATED3_IN_MARIADB)
     text = (tmp_path / "catalogs" / "all-postgres.toml").read_text()
     assert LocalPostgres().start().password() not in text
+    assert LocalMariaDB().start().password() not in (tmp_path / "catalogs" / "federated3.toml").read_text()
 
 
 def test_a_damaged_dataset_is_generated_again(tmp_path):

@@ -48,9 +48,16 @@ def test_jdbc_driver_from_environment_must_exist(monkeypatch, tmp_path):
 def test_jdbc_driver_falls_back_to_maven_coordinates(monkeypatch, tmp_path):
     monkeypatch.delenv("CBO_JDBC_JAR", raising=False)
     monkeypatch.setattr(spark, "DEBIAN_JDBC_JAR", Path(tmp_path / "absent.jar"))
+    monkeypatch.setattr(spark, "DEBIAN_MARIADB_JAR", Path(tmp_path / "absent-too.jar"))
     assert spark.find_jdbc_driver(SparkSettings()) is None
     settings = SparkSettings(jdbc_packages=("org.postgresql:postgresql:42.7.4",))
     assert spark.find_jdbc_driver(settings).packages == ("org.postgresql:postgresql:42.7.4",)
+    # One driver from Debian, the other from Maven: both reach Spark.
+    mariadb_jar = tmp_path / "mariadb-java-client.jar"
+    mariadb_jar.write_bytes(b"")
+    monkeypatch.setattr(spark, "DEBIAN_MARIADB_JAR", mariadb_jar)
+    both = spark.find_jdbc_driver(settings)
+    assert both.jars == (str(mariadb_jar),) and both.packages == ("org.postgresql:postgresql:42.7.4",)
 
 
 def test_remote_table_names_are_quoted():
