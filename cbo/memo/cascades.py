@@ -175,6 +175,11 @@ class CascadesSearch:
         before = (self.memo.additions, self.counters.merges)
         for produced in rule.apply(expr, group, self.context):
             refs = tuple(self.memo.insert(child).ref for child in produced.children)
+            if any(ref.group is group.find() for ref in refs):
+                # An expression over its own group (an identity projection of a plan the group
+                # already holds, found when a rewrite rebuilds an expression of the group): a
+                # cycle that adds no plan.
+                continue
             self.memo.add(produced.with_children(refs) if refs else produced, group.find())
         if (self.memo.additions, self.counters.merges) != before:
             self.counters.fired[rule.name] = self.counters.fired.get(rule.name, 0) + 1

@@ -111,6 +111,7 @@ def memo_text(optimized: Optimized) -> str:
             columns = columns[:69] + "…"
         lines.append("")
         lines.append(f"G{group.id}  est. rows {group.rows:,.1f}  [{columns}]")
+        lines.extend(f"      note: {note}" for note in optimized.memo.notes_of(group))
         for index, expr in enumerate(group.expressions):
             mark = "*" if index == winner else " "
             strategy = ""
@@ -135,6 +136,9 @@ def memo_json(optimized: Optimized) -> dict[str, Any]:
                                 "cost": cost, "costed": (group.id, index) in optimized.expression_costs})
         body: dict[str, Any] = {"id": group.id, "estimated_rows": round(group.rows, 3),
                                 "columns": [str(col) for col in group.output], "expressions": expressions}
+        notes = optimized.memo.notes_of(group)
+        if notes:
+            body["notes"] = notes
         if winner is not None:
             body["winner"] = {"expression": _winner_index(group, winner), "cost": winner.cost,
                               "strategy": _physical(winner).strategy, "rule": _physical(winner).rule,

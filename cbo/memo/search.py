@@ -26,6 +26,8 @@ from cbo.memo.rules.base import RuleSet, connector_rules
 from cbo.memo.rules.eliminate_join import EliminateForeignKeyJoin
 from cbo.memo.rules.implement import implementation_rules
 from cbo.memo.rules.reorder_joins import ReorderJoins
+from cbo.memo.rules.semijoin_distinct_above import SemiJoinToInnerDistinctAbove
+from cbo.memo.rules.semijoin_distinct_below import SemiJoinToInnerDistinctBelow
 from cbo.memo.rules.table_pushdown import PushTableIntoAggregate
 from cbo.settings import OptimizerSettings
 
@@ -36,7 +38,8 @@ __all__ = ["Optimized", "Optimizer", "SearchContext", "default_rules", "draw_pla
 
 
 def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset()) -> RuleSet:
-    rules = [ReorderJoins(), PushTableIntoAggregate(), EliminateForeignKeyJoin(), *implementation_rules(),
+    rules = [ReorderJoins(), PushTableIntoAggregate(), EliminateForeignKeyJoin(), SemiJoinToInnerDistinctAbove(),
+             SemiJoinToInnerDistinctBelow(), *implementation_rules(),
              *connector_rules(source_types)]
     return RuleSet(rules, disabled)
 
