@@ -180,7 +180,7 @@ class CascadesSearch:
                 # already holds, found when a rewrite rebuilds an expression of the group): a
                 # cycle that adds no plan.
                 continue
-            self.memo.add(produced.with_children(refs) if refs else produced, group.find())
+            self.memo.add(produced.with_children(refs) if refs else produced, group.find(), rule.name)
         if (self.memo.additions, self.counters.merges) != before:
             self.counters.fired[rule.name] = self.counters.fired.get(rule.name, 0) + 1
 

@@ -213,6 +213,9 @@ class Memo:
         # Decisions rules took at a group that EXPLAIN shows there (e.g. whether a join was
         # byte-reducing enough to keep an aggregation above it), by group id, in order.
         self.notes: dict[int, list[str]] = {}
+        # The transformation rule that added each expression (the written plan's have none):
+        # the memo dump shows it, and tests force one rule's alternatives with it.
+        self.added_by: dict[Plan, str] = {}
 
     def note(self, group: Group, text: str) -> None:
         """Record a rule's decision at ``group`` (once per text)."""
@@ -251,7 +254,7 @@ class Memo:
         for child in expr.children:
             self._parents.setdefault(group_of(child).id, []).append(expr)
 
-    def add(self, expr: Plan, group: Group | None = None) -> tuple[Group, bool]:
+    def add(self, expr: Plan, group: Group | None = None, rule: str | None = None) -> tuple[Group, bool]:
         """Add ``expr`` (children group references) to ``group`` (a new group when None).
 
         Returns the group holding the expression and whether it was new. An expression the
@@ -273,6 +276,8 @@ class Memo:
         group.expressions.append(expr)
         group.operator_types.add(type(expr))
         self._register(expr, group)
+        if rule is not None:
+            self.added_by[expr] = rule
         return group, True
 
     def _canonical(self, expr: Plan) -> Plan:
@@ -316,6 +321,8 @@ class Memo:
                 if other is None:
                     owner.expressions[position] = rebuilt
                     self._register(rebuilt, owner)
+                    if parent in self.added_by:
+                        self.added_by[rebuilt] = self.added_by[parent]
                     continue
                 del owner.expressions[position]   # now the same as an expression already held
                 if other.find() is not owner:

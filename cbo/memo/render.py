@@ -119,7 +119,9 @@ def memo_text(optimized: Optimized) -> str:
                 physical = _physical(chosen[group.id])
                 if physical.strategy:
                     strategy = f"  [{physical.strategy}, {physical.rule}]"
-            lines.append(f"  {mark} {index:<3} {label(expr)}  ({_cost(optimized, group, index)}){strategy}")
+            rule = optimized.memo.added_by.get(expr)
+            by = f"  <- {rule}" if rule else ""
+            lines.append(f"  {mark} {index:<3} {label(expr)}  ({_cost(optimized, group, index)}){strategy}{by}")
     return "\n".join(lines)
 
 
