@@ -123,6 +123,19 @@ class CascadesSearch:
                 costs[(group.id, index)] = min(found) if found else None
         return costs
 
+    def expression_bounds(self) -> dict[tuple[int, int], float]:
+        """(group id, expression index) -> the lower bound the search ordered it by (its inputs'
+        cheapest plans, plus the least a join costs), for the expressions of groups it costed."""
+        bounds: dict[tuple[int, int], float] = {}
+        for group in self.memo:
+            table = self._tables.get(group.id)
+            if table is None:
+                continue
+            for lower, index, expr in table.pending:
+                if index < len(group.expressions) and group.expressions[index] is expr:
+                    bounds[(group.id, index)] = lower
+        return bounds
+
     # -- exploration -------------------------------------------------------------------------------
 
     def explore_all(self, root: Group) -> None:

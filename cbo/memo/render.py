@@ -46,6 +46,10 @@ def label(expr: Plan, width: int = 90) -> str:
 def _cost(optimized: Optimized, group: Group, index: int) -> str:
     key = (group.id, index)
     if key not in optimized.expression_costs:
+        bound = optimized.expression_bounds.get(key)
+        if bound is not None and bound != float("inf"):
+            # Never costed because its inputs alone already cost this much, at least the winner's.
+            return f"not costed, ≥ {bound:,.4g}"
         return "not costed"
     cost = optimized.expression_costs[key]
     return "pruned" if cost is None else f"cost {cost:,.4g}"

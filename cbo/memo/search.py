@@ -61,6 +61,8 @@ class Optimized:
     # one number EXPLAIN, the memo dump and the drawings all show (re-estimating the extracted
     # tree would give another, since estimates depend on the join order they are derived along).
     groups: dict[Plan, Group] = field(default_factory=dict)
+    # Lower bounds of the expressions never costed (they could not beat the winner): see render.
+    expression_bounds: dict[tuple[int, int], float] = field(default_factory=dict)
 
     @property
     def counters(self) -> Counters:
@@ -111,7 +113,8 @@ class Optimizer:
         chosen = restore_output_order(extracted.plan(winner, root), plan)
         memo.counters.elapsed_ms = (time.perf_counter() - started) * 1000.0
         return Optimized(chosen, extracted.strategies, winner.cost, memo, root, search.expression_costs(),
-                         partitions, extracted.quantities, extracted.exchanges, extracted.groups)
+                         partitions, extracted.quantities, extracted.exchanges, extracted.groups,
+                         expression_bounds=search.expression_bounds())
 
 
 def draw_plan(group: Group, rng: random.Random) -> Plan:
