@@ -41,6 +41,10 @@ Seed 003's and 001's switches, named as Presto names them:
   that only check a foreign key, and 3.1's DISTINCT on A's key instead of a generated row id.
   Keys proved by the plan itself (a GROUP BY) are used either way by other rules.
 * ``push_table_through_subquery``: seed 001's table pushdown (``PushTableIntoAggregate``).
+* ``existential_form``: ``AUTOMATIC`` (cost picks among the forms in the memo) or one form
+  forced wherever it holds, to measure it: ``SEMI_JOIN`` (3.3; the rewrites are off),
+  ``DISTINCT_ABOVE`` (3.1) or ``DISTINCT_BELOW`` (3.2, whatever the threshold): in a group
+  holding the forced rewrite, the semi join and the other rewrite are not implemented.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from cbo.errors import CboError
 STRATEGIES = ("AUTOMATIC", "NONE")
 BOOLEANS = ("in_predicates_as_inner_joins_enabled", "exploit_constraints", "push_table_through_subquery")
 CARDINALITIES = ("estimated", "oracle")
+EXISTENTIAL_FORMS = ("AUTOMATIC", "SEMI_JOIN", "DISTINCT_ABOVE", "DISTINCT_BELOW")
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,7 @@ class OptimizerSettings:
     push_aggregation_below_join_byte_reduction_threshold: float = 1.0
     exploit_constraints: bool = True
     push_table_through_subquery: bool = True
+    existential_form: str = "AUTOMATIC"
 
     def __post_init__(self) -> None:
         strategy = str(self.join_reordering_strategy).upper()
@@ -94,6 +100,11 @@ class OptimizerSettings:
         if cardinalities not in CARDINALITIES:
             raise CboError(f"cardinalities must be one of {', '.join(CARDINALITIES)}, not {self.cardinalities!r}")
         object.__setattr__(self, "cardinalities", cardinalities)
+        form = str(self.existential_form).upper()
+        if form not in EXISTENTIAL_FORMS:
+            raise CboError(f"existential_form must be one of {', '.join(EXISTENTIAL_FORMS)}, "
+                           f"not {self.existential_form!r}")
+        object.__setattr__(self, "existential_form", form)
         threshold = self.push_aggregation_below_join_byte_reduction_threshold
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not threshold >= 0:
             raise CboError("push_aggregation_below_join_byte_reduction_threshold must be a non-negative number, "

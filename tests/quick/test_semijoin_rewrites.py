@@ -165,3 +165,40 @@ def test_anti_and_mark_joins_are_never_inner_joins(harness, sql):
     fired = planned.optimized.counters.fired
     assert ABOVE not in fired and BELOW not in fired
     assert harness.check(sql, DUPLICATES, "3.1", 5) == 0
+
+
+def test_seed_settings_are_read_and_checked():
+    from cbo.errors import CboError
+
+    changed = OptimizerSettings().with_values({
+        "in_predicates_as_inner_joins_enabled": "false", "exploit_constraints": "off",
+        "push_table_through_subquery": "0", "push_aggregation_below_join_byte_reduction_threshold": "inf",
+        "existential_form": "distinct_above"})
+    assert changed.in_predicates_as_inner_joins_enabled is False and changed.exploit_constraints is False
+    assert changed.push_table_through_subquery is False
+    assert changed.push_aggregation_below_join_byte_reduction_threshold == float("inf")
+    assert changed.existential_form == "DISTINCT_ABOVE"
+    with pytest.raises(CboError, match="true or false"):
+        OptimizerSettings().with_values({"exploit_constraints": "maybe"})
+    with pytest.raises(CboError, match="non-negative number"):
+        OptimizerSettings().with_values({"push_aggregation_below_join_byte_reduction_threshold": "-1"})
+    with pytest.raises(CboError, match="needs a number"):
+        OptimizerSettings().with_values({"push_aggregation_below_join_byte_reduction_threshold": "high"})
+    with pytest.raises(CboError, match="existential_form must be one of"):
+        OptimizerSettings(existential_form="early_out")
+
+
+@pytest.mark.parametrize("threshold, pushed", [(0.0, True), (2.5, True), (4.0, False), (float("inf"), False)])
+def test_threshold_decides_whether_the_distinct_goes_below(harness, threshold, pushed):
+    # Without statistics (default row counts) t0 ⋈ t2 is estimated at as many rows as t2, each
+    # of three 8-byte columns against t2's one: 3 times t2's bytes. Below that threshold the
+    # join is not byte-reducing and the DISTINCT goes below it; at or above, it does not.
+    harness.load(DUPLICATES)
+    sql = "select t0.a, t0.b from t0 where t0.a in (select t2.a from t2)"
+    planned = Planner(harness.catalog, settings=OptimizerSettings(
+        push_aggregation_below_join_byte_reduction_threshold=threshold)).plan(sql)
+    assert planned.optimized is not None
+    notes = [n for texts in planned.optimized.memo.notes.values() for n in texts]
+    assert len(notes) == 1 and f"threshold {threshold:g}" in notes[0]
+    assert (BELOW in planned.optimized.counters.fired) == pushed, notes[0]
+    assert ("not pushed" not in notes[0]) == pushed

@@ -75,7 +75,8 @@ class SemiJoinToInnerDistinctAbove(TransformationRule):
         self._factories: weakref.WeakKeyDictionary[Memo, ColumnFactory] = weakref.WeakKeyDictionary()
 
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
-        return context.settings.in_predicates_as_inner_joins_enabled
+        settings = context.settings
+        return settings.in_predicates_as_inner_joins_enabled and settings.existential_form != "SEMI_JOIN"
 
     def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
         assert isinstance(expr, Join) and expr.kind == "semi"

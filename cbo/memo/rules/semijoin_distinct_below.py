@@ -66,7 +66,8 @@ class SemiJoinToInnerDistinctBelow(TransformationRule):
     patterns = (Pattern(Join, test=_semi, label="Join[semi]"),)
 
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
-        return context.settings.in_predicates_as_inner_joins_enabled
+        settings = context.settings
+        return settings.in_predicates_as_inner_joins_enabled and settings.existential_form != "SEMI_JOIN"
 
     def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
         assert isinstance(expr, Join) and expr.kind == "semi"
@@ -126,10 +127,13 @@ def _pushes(join: Join, group: Group, context: SearchContext) -> bool:
     probe_bytes = context.size_bytes(right)
     threshold = context.settings.push_aggregation_below_join_byte_reduction_threshold
     reducing = output_bytes <= threshold * probe_bytes
+    decision = "byte-reducing, not pushed" if reducing else "not byte-reducing, pushed"
+    if context.settings.existential_form == "DISTINCT_BELOW":
+        # Forced, to be measured: the threshold does not apply.
+        reducing, decision = False, "pushed: existential_form = DISTINCT_BELOW"
     ratio = output_bytes / probe_bytes if probe_bytes > 0 else float("inf")
     context.memo.note(group, f"distinct below the join (3.2): inner join {_bytes(output_bytes)} / probe side "
-                             f"{_bytes(probe_bytes)} = {ratio:.3g} vs threshold {threshold:g}: "
-                             + ("byte-reducing, not pushed" if reducing else "not byte-reducing, pushed"))
+                             f"{_bytes(probe_bytes)} = {ratio:.3g} vs threshold {threshold:g}: {decision}")
     return not reducing
 
 
