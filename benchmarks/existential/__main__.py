@@ -27,14 +27,13 @@ import time
 from pathlib import Path
 
 from benchmarks.cli import run_main
+from benchmarks.existential.cases import Case, cases
 from benchmarks.machine import machine_info
 from benchmarks.tpch.run import SparkTables, ensure_statistics
 from cbo.answers import compare
 from cbo.catalog import load_catalog
 from cbo.progress import say
 from cbo.workloads import tpch
-
-from benchmarks.existential.cases import Case, cases
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 FORMS = {"3.1": {"existential_form": "DISTINCT_ABOVE", "push_table_through_subquery": "false"},

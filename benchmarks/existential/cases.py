@@ -21,7 +21,8 @@ OUTER = (("one row", "c_name = 'Customer#000000007'", None),
 
 FILTERING = (("orders (duplicates)", "select o_custkey from orders"),
              ("orders, filtered (duplicates)", "select o_custkey from orders where o_totalprice > 250000"),
-             ("customer segment (no duplicates)", "select c2.c_custkey from customer c2 where c2.c_mktsegment = 'BUILDING'"))
+             ("customer segment (no duplicates)",
+              "select c2.c_custkey from customer c2 where c2.c_mktsegment = 'BUILDING'"))
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,8 @@ def plot(report: dict, out: Path) -> None:
     top.set_title(f"Seed 003's IN family, TPC-H SF {report['scale_factor']:g} on Spark: forms forced, cbo free, Spark")
     top.legend(ncol=len(configs))
     sweeps = [r for r in records if r.get("sweep")]
-    labels = ["∞" if math.isinf(t["threshold"]) else f"{t['threshold']:g}" for t in sweeps[0]["sweep"]] if sweeps else []
+    points = sweeps[0]["sweep"] if sweeps else []
+    labels = ["∞" if math.isinf(t["threshold"]) else f"{t['threshold']:g}" for t in points]
     for column, record in enumerate(sweeps):
         for row, point in enumerate(record["sweep"]):
             form = point["forms"][0] if point["forms"] else "3.3"
