@@ -3,8 +3,9 @@ DISTINCT above it (an *early-out* join whose duplicates are removed after the jo
 
 Pattern: ``SemiJoin[p](A, B)`` with ``p`` not TRUE.
 
-Result, when ``A`` has a unique key ``K`` (a set of its output columns; declared keys are used
-only with ``exploit_constraints``)::
+Result, when ``A`` has a unique key ``K`` (a set of its output columns, none of them nullable:
+a UNIQUE constraint lets several rows be NULL there; keys are used only with
+``exploit_constraints``)::
 
     Aggregate[group by A's columns](InnerJoin[p](A, B))
 
@@ -20,8 +21,7 @@ is never TRUE: NULL comparisons match nothing in both), with ``A``'s values unch
 copy of one row of ``A`` has the same key (``K`` or ``r``), and two different rows of ``A``
 never do, so grouping by the key together with ``A``'s other columns (which the key
 determines) leaves exactly one copy of each matching row, duplicates of ``A`` included: they
-differ in ``K`` or ``r``. Grouping treats NULLs as equal, so a key column that is NULL (a
-grouping's NULL group) still tells rows apart correctly. It holds for any ``p``, equi or not.
+differ in ``K`` or ``r`` (neither is ever NULL). It holds for any ``p``, equi or not.
 
 The row id only has to be unique within one run of the query, and is computed once, in the
 projection below the join (a database that numbers rows per partition must not compute it:
@@ -83,7 +83,10 @@ class SemiJoinToInnerDistinctAbove(TransformationRule):
         left = expr.left
         columns = left.output
         identity = tuple((c, ColumnRef(c)) for c in columns)
-        if context.settings.exploit_constraints and any(key <= set(columns) for key in left.unique_keys):
+        # A key whose columns may be NULL could be a UNIQUE constraint, which lets several rows
+        # share NULL there: grouping would merge them. Only non-null keys are used.
+        keyed = any(key <= set(columns) and key <= left.not_null for key in left.unique_keys)
+        if context.settings.exploit_constraints and keyed:
             yield Aggregate(Join("inner", left, expr.right, expr.condition), columns)
             return
         number = self._row_id(context.memo, group_of(left))
