@@ -30,7 +30,7 @@ def plot(report: dict, out: Path) -> None:
         heights = [r["seconds"].get(config, np.nan) for r in records]
         top.bar(np.arange(len(records)) + index * width, heights, width, label=config, color=COLORS.get(config))
     top.set_xticks(np.arange(len(records)) + 0.4 - width / 2)
-    top.set_xticklabels(names, fontsize=7)
+    top.set_xticklabels(names, fontsize=7, rotation=25, ha="right")
     top.set_yscale("log")
     top.set_ylabel("seconds (best of runs)")
     top.set_title(f"Seed 003's IN family, TPC-H SF {report['scale_factor']:g} on Spark: forms forced, cbo free, Spark")
@@ -48,7 +48,7 @@ def plot(report: dict, out: Path) -> None:
     bottom.set_yticklabels(labels)
     bottom.set_ylabel("threshold")
     bottom.set_xticks(range(len(sweeps)))
-    bottom.set_xticklabels([r["case"].replace(" / ", "\n") for r in sweeps], fontsize=7)
+    bottom.set_xticklabels([r["case"].replace(" / ", "\n") for r in sweeps], fontsize=7, rotation=25, ha="right")
     bottom.set_title("form cbo chooses at each threshold (○ 3.1, □ 3.2, △ 3.3) and its seconds")
     figure.tight_layout()
     figure.savefig(out, dpi=100)
