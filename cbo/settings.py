@@ -113,6 +113,19 @@ class OptimizerSettings:
             if not isinstance(getattr(self, name), bool):
                 raise CboError(f"{name} must be true or false, not {getattr(self, name)!r}")
 
+    @property
+    def rules_off(self) -> frozenset[str]:
+        """``disabled_rules`` and the rules Presto's switches turn off (``cbo rules`` shows them
+        as not enabled; the rules also check the switches themselves)."""
+        implied = set()
+        if not self.in_predicates_as_inner_joins_enabled or self.existential_form == "SEMI_JOIN":
+            implied |= {"SemiJoinToInnerDistinctAbove", "SemiJoinToInnerDistinctBelow"}
+        if not self.push_table_through_subquery:
+            implied.add("PushTableIntoAggregate")
+        if not self.exploit_constraints:
+            implied.add("EliminateForeignKeyJoin")
+        return self.disabled_rules | implied
+
     def with_values(self, values: Mapping[str, Any]) -> "OptimizerSettings":
         """These settings with some changed; values may be strings (``"8"``, ``"none"``)."""
         known = {f.name: f for f in fields(self)}

@@ -78,7 +78,7 @@ class Optimizer:
         # yardstick a test holds the pruned search to (the same cost, always).
         self.prune = prune
         self.settings = settings or OptimizerSettings()
-        self.rules = rules or default_rules(disabled=self.settings.disabled_rules)
+        self.rules = rules or default_rules(disabled=self.settings.rules_off)
         self.profile = profile or default_profile()
         self.remote_tables = remote_tables
 
