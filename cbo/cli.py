@@ -167,7 +167,7 @@ def rules_table(settings: dict[str, str], width: int | None = None) -> str:
     from cbo.memo.search import default_rules
     from cbo.settings import OptimizerSettings
 
-    disabled = OptimizerSettings().with_values(settings).disabled_rules
+    disabled = OptimizerSettings().with_values(settings).rules_off
     rules = default_rules(("jdbc", "spark"), disabled).describe()
     header = {"name": "name", "kind": "kind", "enabled": "enabled", "summary": "what it does"}
     rows = [header] + [{**r, "enabled": "yes" if r["enabled"] else "no"} for r in rules]

@@ -130,6 +130,8 @@ def to_text(info: NodeInfo) -> str:
             lines.append("    " * depth + f"      pushed SQL ({node.details['source']}): " + node.details["pushed_sql"])
         for note in node.details.get("estimate_defaults", []):
             lines.append("    " * depth + "      estimate uses a default: " + note)
+        for note in node.details.get("optimizer_notes", []):
+            lines.append("    " * depth + "      optimizer: " + note)
         if "actual_rows_from" in node.details:
             lines.append("    " * depth + "      " + _actual_line(node.details))
         for child in node.children:
@@ -232,6 +234,12 @@ def add_estimate(info: NodeInfo, node: Plan, planned: Any, estimator: Any = None
     fresh = sorted(estimate.notes - inherited)
     if fresh:
         info.details["estimate_defaults"] = fresh
+    # Decisions the search recorded at the node's memo group (the byte-reduction threshold).
+    optimized = getattr(planned, "optimized", None)
+    operator = planned.operator(node) if optimized is not None else None
+    group = operator.group if operator is not None and operator.logical is node else None
+    if group is not None and optimized.memo.notes_of(group):
+        info.details["optimizer_notes"] = optimized.memo.notes_of(group)
 
 
 def add_physical_details(info: NodeInfo, node: Plan, operator: Any) -> None:

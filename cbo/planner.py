@@ -102,7 +102,7 @@ class Planner:
         from cbo.cost import CostProfile, default_profile
 
         source_types = tuple(sorted({s.type for s in self.catalog.sources.values()}))
-        rules = default_rules(source_types, self.settings.disabled_rules)
+        rules = default_rules(source_types, self.settings.rules_off)
         path = self.settings.cost_profile
         profile = self._profiles.get(path)
         if profile is None:

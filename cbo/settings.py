@@ -26,6 +26,26 @@
   is counted exactly with DuckDB, to see what the plan would be with perfect estimates.
 * ``cost_profile``: a profile file of cost constants (``python -m benchmarks.calibrate`` writes
   one); by default the shipped profile, or ``$CBO_COST_PROFILE``.
+
+Seed 003's and 001's switches, named as Presto names them:
+
+* ``in_predicates_as_inner_joins_enabled``: semi joins (IN, EXISTS) also become inner joins in
+  the memo: with a DISTINCT above (rule 3.1, ``SemiJoinToInnerDistinctAbove``) or below (3.2,
+  ``SemiJoinToInnerDistinctBelow``), beside the semi join itself (3.3); cost picks. On by
+  default here (Presto's default is off): the search keeps the semi join, so it can only gain.
+* ``push_aggregation_below_join_byte_reduction_threshold``: a join is *byte-reducing* when its
+  estimated output bytes times this are at most the bytes of its probe side (the filtering
+  side B). An aggregation is pushed below a join (3.2's DISTINCT) only when the join is not
+  byte-reducing: 0 never pushes, a very large value always does, and at 1.0 (the default, as
+  in the seed) a join that outputs more bytes than B gets the DISTINCT below it.
+* ``exploit_constraints``: use declared keys (primary keys, UNIQUE) as facts: dropping joins
+  that only check a foreign key, and 3.1's DISTINCT on A's key instead of a generated row id.
+  Keys proved by the plan itself (a GROUP BY) are used either way by other rules.
+* ``push_table_through_subquery``: seed 001's table pushdown (``PushTableIntoAggregate``).
+* ``existential_form``: ``AUTOMATIC`` (cost picks among the forms in the memo) or one form
+  forced wherever it holds, to measure it: ``SEMI_JOIN`` (3.3; the rewrites are off),
+  ``DISTINCT_ABOVE`` (3.1) or ``DISTINCT_BELOW`` (3.2, whatever the threshold): in a group
+  holding the forced rewrite, the semi join and the other rewrite are not implemented.
 """
 
 from __future__ import annotations
@@ -36,7 +56,9 @@ from typing import Any, Mapping
 from cbo.errors import CboError
 
 STRATEGIES = ("AUTOMATIC", "NONE")
+BOOLEANS = ("in_predicates_as_inner_joins_enabled", "exploit_constraints", "push_table_through_subquery")
 CARDINALITIES = ("estimated", "oracle")
+EXISTENTIAL_FORMS = ("AUTOMATIC", "SEMI_JOIN", "DISTINCT_ABOVE", "DISTINCT_BELOW")
 
 
 @dataclass(frozen=True)
@@ -51,6 +73,11 @@ class OptimizerSettings:
     shuffle_partitions: int | None = None
     cardinalities: str = "estimated"
     cost_profile: str | None = None
+    in_predicates_as_inner_joins_enabled: bool = True
+    push_aggregation_below_join_byte_reduction_threshold: float = 1.0
+    exploit_constraints: bool = True
+    push_table_through_subquery: bool = True
+    existential_form: str = "AUTOMATIC"
 
     def __post_init__(self) -> None:
         strategy = str(self.join_reordering_strategy).upper()
@@ -74,6 +101,31 @@ class OptimizerSettings:
         if cardinalities not in CARDINALITIES:
             raise CboError(f"cardinalities must be one of {', '.join(CARDINALITIES)}, not {self.cardinalities!r}")
         object.__setattr__(self, "cardinalities", cardinalities)
+        form = str(self.existential_form).upper()
+        if form not in EXISTENTIAL_FORMS:
+            raise CboError(f"existential_form must be one of {', '.join(EXISTENTIAL_FORMS)}, "
+                           f"not {self.existential_form!r}")
+        object.__setattr__(self, "existential_form", form)
+        threshold = self.push_aggregation_below_join_byte_reduction_threshold
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not threshold >= 0:
+            raise CboError("push_aggregation_below_join_byte_reduction_threshold must be a non-negative number, "
+                           f"not {threshold!r}")
+        for name in BOOLEANS:
+            if not isinstance(getattr(self, name), bool):
+                raise CboError(f"{name} must be true or false, not {getattr(self, name)!r}")
+
+    @property
+    def rules_off(self) -> frozenset[str]:
+        """``disabled_rules`` and the rules Presto's switches turn off (``cbo rules`` shows them
+        as not enabled; the rules also check the switches themselves)."""
+        implied = set()
+        if not self.in_predicates_as_inner_joins_enabled or self.existential_form == "SEMI_JOIN":
+            implied |= {"SemiJoinToInnerDistinctAbove", "SemiJoinToInnerDistinctBelow"}
+        if not self.push_table_through_subquery:
+            implied.add("PushTableIntoAggregate")
+        if not self.exploit_constraints:
+            implied.add("EliminateForeignKeyJoin")
+        return self.disabled_rules | implied
 
     def with_values(self, values: Mapping[str, Any]) -> "OptimizerSettings":
         """These settings with some changed; values may be strings (``"8"``, ``"none"``)."""
@@ -100,6 +152,18 @@ def _convert(name: str, value: Any) -> Any:
             return None if text.lower() in ("", "none", "off") else float(text)
     except ValueError:
         raise CboError(f"setting {name} needs a number, not {value!r}") from None
+    if name == "push_aggregation_below_join_byte_reduction_threshold":
+        try:
+            return float(text)   # "inf" is a value: always push
+        except ValueError:
+            raise CboError(f"setting {name} needs a number, not {value!r}") from None
+    if name in BOOLEANS:
+        lowered = text.lower()
+        if lowered in ("true", "on", "1", "yes"):
+            return True
+        if lowered in ("false", "off", "0", "no"):
+            return False
+        raise CboError(f"setting {name} is true or false, not {value!r}")
     if name == "cost_profile":
         return None if text.lower() in ("", "none", "default") else text
     if name == "disabled_rules":

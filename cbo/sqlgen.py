@@ -20,7 +20,7 @@ from sqlglot import exp
 from cbo.ir.intervals import IntervalValue
 from cbo.ir import types as T
 from cbo.ir.dispatch import UnsupportedOperator
-from cbo.ir.expressions import TRUE, AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm, SubqueryExpr
+from cbo.ir.expressions import ROW_ID, TRUE, AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm, SubqueryExpr
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 
 TableRenderer = Callable[[Scan], exp.Expression]
@@ -293,6 +293,12 @@ class SqlRenderer:
             assert isinstance(interval, Constant) and isinstance(interval.value, IntervalValue)
             value = interval.value if c.name == "date_add" else interval.value.negated()
             return exp.Add(this=args[0], expression=_interval(value))
+        if c.name == ROW_ID:
+            # Spark numbers rows per partition without a shuffle; a window over no order is
+            # the portable form (one sort-free pass in DuckDB and PostgreSQL).
+            if self.dialect == "spark":
+                return exp.Anonymous(this="monotonically_increasing_id")
+            return exp.Window(this=exp.RowNumber())
         if c.name == "raise_error":
             return exp.Anonymous(this=RAISE_ERROR.get(self.dialect, "raise_error"), expressions=args)
         raise AssertionError(f"no SQL for function {c.name}")

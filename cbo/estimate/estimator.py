@@ -24,7 +24,7 @@ from cbo.estimate.filters import estimate_filter
 from cbo.estimate.joins import estimate_join
 from cbo.estimate.relation import DerivedColumns, Origin, RelEstimate, SampleView
 from cbo.ir.dispatch import OperatorTable
-from cbo.ir.expressions import Call, Column, ColumnRef, Constant, Expr, columns_of
+from cbo.ir.expressions import ROW_ID, Call, Column, ColumnRef, Constant, Expr, columns_of
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from stats.model import TableStats
 
@@ -115,6 +115,11 @@ def _project(plan: Project, rel: RelEstimate) -> RelEstimate:
                 names[column] = rel.sample.names[expr.column]
         elif isinstance(expr, Constant):
             columns[column] = ColumnEstimate.of_values([expr.value]).with_rows(rel.rows)
+        elif isinstance(expr, Call) and expr.name == ROW_ID:
+            # Numbered rows: as many distinct values as rows, known, not a default; and a key of
+            # its own origin, so a grouping by it after joins counts at most the numbered rows.
+            columns[column] = replace(ColumnEstimate.unknown(rel.rows), default=False)
+            origins[column] = Origin(plan, True)
         else:
             columns[column] = _computed(expr, rel)
     groups = {frozenset(renames[c] for c in g): d for g, d in rel.groups.items() if all(c in renames for c in g)}
@@ -144,6 +149,13 @@ def group_count(rel: RelEstimate, group_by: tuple[Column, ...]) -> tuple[float, 
     other columns; measured column groups are used; other columns multiply; capped by the rows."""
     if not group_by:
         return 1.0, []
+    for column in group_by:
+        # A row number (row_id() in a Project, seed 003's early-out join) determines every
+        # column the numbered rows had: grouping by it and them counts the numbered rows left.
+        origin = rel.origins.get(column)
+        if origin is not None and origin.unique and isinstance(origin.scan, Project) \
+                and set(group_by) <= set(origin.scan.output):
+            return min(_groups_of(rel.column(column)), max(rel.rows, 0.0)), []
     notes = []
     by_scan: dict[object, list[Column]] = {}
     loose: list[Column] = []

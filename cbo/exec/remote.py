@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from cbo.catalog import Catalog, Source, TableDef
-from cbo.ir.expressions import can_raise
+from cbo.ir.expressions import can_raise, uses_row_id
 from cbo.ir.operators import Filter, Plan, Project, Scan
 from cbo.sqlgen import SqlRenderer, name_of
 
@@ -75,7 +75,7 @@ class RemoteQueries:
         source = self.catalog.source_of(table)
         if source.type != "jdbc":
             return None
-        if project is not None and any(can_raise(e) for _, e in project.assignments):
+        if project is not None and any(can_raise(e) or uses_row_id(e) for _, e in project.assignments):
             return None
         if filter_ is not None and can_raise(filter_.predicate):
             return None

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from cbo.ir.types import BIGINT as BIGINT_TYPE
 from cbo.ir.types import BOOLEAN, DataType
 
 if TYPE_CHECKING:
@@ -304,3 +305,19 @@ def can_raise(expr: Expr) -> bool:
     or handed to another system that lacks the function.
     """
     return any(isinstance(e, Call) and e.name == "raise_error" for e in walk(expr))
+
+
+ROW_ID = "row_id"
+
+
+def row_id() -> Call:
+    """A number unique to each row of the relation it is computed over, within one run of the
+    query (Spark's ``monotonically_increasing_id()``, SQL's ``row_number() OVER ()``). Used to
+    tell apart rows that are otherwise equal (the early-out join's DISTINCT, seed 003)."""
+    return Call(ROW_ID, (), BIGINT_TYPE)
+
+
+def uses_row_id(expr: Expr) -> bool:
+    """Whether the expression numbers rows: it must be evaluated once, where the plan puts it
+    (a database that reads a table in parallel partitions would number each from 1)."""
+    return any(isinstance(e, Call) and e.name == ROW_ID for e in walk(expr))

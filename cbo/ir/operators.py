@@ -30,6 +30,7 @@ from cbo.ir.expressions import (
     cache_hash,
     columns_of,
     conjuncts,
+    uses_row_id,
 )
 
 MAX_KEYS = 8   # unique keys kept per node
@@ -186,8 +187,11 @@ class Project(UnaryPlan):
     @property
     def unique_keys(self) -> frozenset[frozenset[Column]]:
         renames = self._renames()
-        return frozenset(frozenset(renames[c] for c in key) for key in self.input.unique_keys
+        kept = frozenset(frozenset(renames[c] for c in key) for key in self.input.unique_keys
                          if all(c in renames for c in key))
+        # A numbered row (row_id()) is a key by construction.
+        numbered = frozenset(frozenset({c}) for c, e in self.assignments if uses_row_id(e) and not e.children())
+        return kept | numbered if numbered else kept
 
     @property
     def not_null(self) -> frozenset[Column]:

@@ -58,6 +58,9 @@ from cbo.memo.rules.base import RuleSet
 # cost the same (no filters) costs every one of them.
 _TIE = 1.0 - 1e-9
 
+# existential_form -> the rule whose alternatives it forces (cbo.settings).
+_FORCED_RULE = {"DISTINCT_ABOVE": "SemiJoinToInnerDistinctAbove", "DISTINCT_BELOW": "SemiJoinToInnerDistinctBelow"}
+
 
 class CostTable:
     """A group's physical alternatives costed so far, the cheapest per delivered property set (a
@@ -123,6 +126,19 @@ class CascadesSearch:
                 costs[(group.id, index)] = min(found) if found else None
         return costs
 
+    def expression_bounds(self) -> dict[tuple[int, int], float]:
+        """(group id, expression index) -> the lower bound the search ordered it by (its inputs'
+        cheapest plans, plus the least a join costs), for the expressions of groups it costed."""
+        bounds: dict[tuple[int, int], float] = {}
+        for group in self.memo:
+            table = self._tables.get(group.id)
+            if table is None:
+                continue
+            for lower, index, expr in table.pending:
+                if index < len(group.expressions) and group.expressions[index] is expr:
+                    bounds[(group.id, index)] = lower
+        return bounds
+
     # -- exploration -------------------------------------------------------------------------------
 
     def explore_all(self, root: Group) -> None:
@@ -175,7 +191,12 @@ class CascadesSearch:
         before = (self.memo.additions, self.counters.merges)
         for produced in rule.apply(expr, group, self.context):
             refs = tuple(self.memo.insert(child).ref for child in produced.children)
-            self.memo.add(produced.with_children(refs) if refs else produced, group.find())
+            if any(ref.group is group.find() for ref in refs):
+                # An expression over its own group (an identity projection of a plan the group
+                # already holds, found when a rewrite rebuilds an expression of the group): a
+                # cycle that adds no plan.
+                continue
+            self.memo.add(produced.with_children(refs) if refs else produced, group.find(), rule.name)
         if (self.memo.additions, self.counters.merges) != before:
             self.counters.fired[rule.name] = self.counters.fired.get(rule.name, 0) + 1
 
@@ -446,7 +467,8 @@ class CascadesSearch:
         found = self._physical.get(key)
         if found is None:
             found = []
-            for rule in self._implementations_of(type(expr)):
+            forced_out = self._forced_out(expr, group)
+            for rule in () if forced_out else self._implementations_of(type(expr)):
                 if rule.matches(expr, group, self.context):
                     made = list(rule.implement(expr, group, self.context))
                     if made:
@@ -454,6 +476,16 @@ class CascadesSearch:
                         self.counters.fired[rule.name] = self.counters.fired.get(rule.name, 0) + 1
             self._physical[key] = found
         return found
+
+    def _forced_out(self, expr: Plan, group: Group) -> bool:
+        """Whether ``existential_form`` forces another form than ``expr`` in its group: a semi
+        join, or the other rewrite, where the forced rewrite (seed 003's 3.1 or 3.2) is there."""
+        forced = _FORCED_RULE.get(self.context.settings.existential_form)
+        if forced is None:
+            return False
+        added = self.memo.added_by
+        rival = (isinstance(expr, Join) and expr.kind == "semi") or added.get(expr) in _FORCED_RULE.values()
+        return rival and added.get(expr) != forced and any(added.get(e) == forced for e in group.expressions)
 
     def _implementations_of(self, operator: type) -> list:
         found = self._by_operator.get(operator)

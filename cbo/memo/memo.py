@@ -238,6 +238,26 @@ class Memo:
         self._parents: dict[int, list[Plan]] = {}   # group id -> expressions reading it
         self.additions = 0   # expressions registered so far (tells whether a rule added any)
         self.counters = Counters()
+        # Decisions rules took at a group that EXPLAIN shows there (e.g. whether a join was
+        # byte-reducing enough to keep an aggregation above it), by group id, in order.
+        self.notes: dict[int, list[str]] = {}
+        # The transformation rule that added each expression (the written plan's have none):
+        # the memo dump shows it, and tests force one rule's alternatives with it.
+        self.added_by: dict[Plan, str] = {}
+
+    def note(self, group: Group, text: str) -> None:
+        """Record a rule's decision at ``group`` (once per text)."""
+        notes = self.notes.setdefault(group.find().id, [])
+        if text not in notes:
+            notes.append(text)
+
+    def notes_of(self, group: Group) -> list[str]:
+        """The decisions recorded at ``group`` and at the groups merged into it."""
+        found: list[str] = []
+        for gid, texts in self.notes.items():
+            if self.groups[gid].find() is group.find():
+                found.extend(t for t in texts if t not in found)
+        return found
 
     def insert(self, plan: Plan) -> Group:
         """Copy a plan in bottom-up; the group of its root (an existing one if already present)."""
@@ -262,7 +282,7 @@ class Memo:
         for child in expr.children:
             self._parents.setdefault(group_of(child).id, []).append(expr)
 
-    def add(self, expr: Plan, group: Group | None = None) -> tuple[Group, bool]:
+    def add(self, expr: Plan, group: Group | None = None, rule: str | None = None) -> tuple[Group, bool]:
         """Add ``expr`` (children group references) to ``group`` (a new group when None).
 
         Returns the group holding the expression and whether it was new. An expression the
@@ -284,6 +304,8 @@ class Memo:
         group.expressions.append(expr)
         group.operator_types.add(type(expr))
         self._register(expr, group)
+        if rule is not None:
+            self.added_by[expr] = rule
         return group, True
 
     def _canonical(self, expr: Plan) -> Plan:
@@ -318,10 +340,17 @@ class Memo:
                 owner = owner.find()
                 rebuilt = self._canonical(parent)
                 position = owner.expressions.index(parent)
+                if any(group_of(child) is owner for child in rebuilt.children):
+                    # It now reads its own group (an identity projection of a plan found equal
+                    # to the group): a cycle that holds no plan of its own.
+                    del owner.expressions[position]
+                    continue
                 other = self._index.get(rebuilt)
                 if other is None:
                     owner.expressions[position] = rebuilt
                     self._register(rebuilt, owner)
+                    if parent in self.added_by:
+                        self.added_by[rebuilt] = self.added_by[parent]
                     continue
                 del owner.expressions[position]   # now the same as an expression already held
                 if other.find() is not owner:

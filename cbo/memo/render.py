@@ -46,6 +46,10 @@ def label(expr: Plan, width: int = 90) -> str:
 def _cost(optimized: Optimized, group: Group, index: int) -> str:
     key = (group.id, index)
     if key not in optimized.expression_costs:
+        bound = optimized.expression_bounds.get(key)
+        if bound is not None and bound != float("inf"):
+            # Never costed because its inputs alone already cost this much, at least the winner's.
+            return f"not costed, ≥ {bound:,.4g}"
         return "not costed"
     cost = optimized.expression_costs[key]
     return "pruned" if cost is None else f"cost {cost:,.4g}"
@@ -111,6 +115,7 @@ def memo_text(optimized: Optimized) -> str:
             columns = columns[:69] + "…"
         lines.append("")
         lines.append(f"G{group.id}  est. rows {group.rows:,.1f}  [{columns}]")
+        lines.extend(f"      note: {note}" for note in optimized.memo.notes_of(group))
         for index, expr in enumerate(group.expressions):
             mark = "*" if index == winner else " "
             strategy = ""
@@ -118,7 +123,9 @@ def memo_text(optimized: Optimized) -> str:
                 physical = _physical(chosen[group.id])
                 if physical.algorithm.shown:
                     strategy = f"  [{physical.algorithm.shown}, {physical.rule}]"
-            lines.append(f"  {mark} {index:<3} {label(expr)}  ({_cost(optimized, group, index)}){strategy}")
+            rule = optimized.memo.added_by.get(expr)
+            by = f"  <- {rule}" if rule else ""
+            lines.append(f"  {mark} {index:<3} {label(expr)}  ({_cost(optimized, group, index)}){strategy}{by}")
     return "\n".join(lines)
 
 
@@ -135,6 +142,9 @@ def memo_json(optimized: Optimized) -> dict[str, Any]:
                                 "cost": cost, "costed": (group.id, index) in optimized.expression_costs})
         body: dict[str, Any] = {"id": group.id, "estimated_rows": round(group.rows, 3),
                                 "columns": [str(col) for col in group.output], "expressions": expressions}
+        notes = optimized.memo.notes_of(group)
+        if notes:
+            body["notes"] = notes
         if winner is not None:
             body["winner"] = {"expression": _winner_index(group, winner), "cost": winner.cost,
                               "strategy": _physical(winner).algorithm.shown, "rule": _physical(winner).rule,

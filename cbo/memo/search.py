@@ -27,6 +27,8 @@ from cbo.memo.rules.eliminate_join import EliminateForeignKeyJoin
 from cbo.memo.rules.implement import implementation_rules
 from cbo.memo.rules.reorder_joins import ReorderJoins
 from cbo.memo.rules.scalar_subquery import ScalarSubqueryJoin
+from cbo.memo.rules.semijoin_distinct_above import SemiJoinToInnerDistinctAbove
+from cbo.memo.rules.semijoin_distinct_below import SemiJoinToInnerDistinctBelow
 from cbo.memo.rules.table_pushdown import PushTableIntoAggregate
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
@@ -39,8 +41,8 @@ __all__ = ["Optimized", "Optimizer", "SearchContext", "default_rules", "draw_pla
 
 
 def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset()) -> RuleSet:
-    rules = [ReorderJoins(), PushTableIntoAggregate(), EliminateForeignKeyJoin(), *implementation_rules(),
-             ScalarSubqueryJoin(),
+    rules = [ReorderJoins(), PushTableIntoAggregate(), EliminateForeignKeyJoin(), SemiJoinToInnerDistinctAbove(),
+             SemiJoinToInnerDistinctBelow(), *implementation_rules(), ScalarSubqueryJoin(),
              *connector_rules(source_types)]
     return RuleSet(rules, disabled)
 
@@ -55,6 +57,8 @@ class Optimized:
     root: Group
     expression_costs: dict[tuple[int, int], float | None] = field(default_factory=dict)
     partitions: int = 0                      # shuffle partitions the plan was costed with
+    # Lower bounds of the expressions never costed (they could not beat the winner): see render.
+    expression_bounds: dict[tuple[int, int], float] = field(default_factory=dict)
 
     @property
     def plan(self) -> Plan:
@@ -80,7 +84,7 @@ class Optimizer:
         # yardstick a test holds the pruned search to (the same cost, always).
         self.prune = prune
         self.settings = settings or OptimizerSettings()
-        self.rules = rules or default_rules(disabled=self.settings.disabled_rules)
+        self.rules = rules or default_rules(disabled=self.settings.rules_off)
         self.profile = profile or default_profile()
         self.remote_tables = remote_tables
 
@@ -113,7 +117,8 @@ class Optimizer:
             raise AssertionError("the search found no plan (the written plan is always one)")
         chosen = _in_written_order(extract(search, winner, root), plan, cost_model)
         memo.counters.elapsed_ms = (time.perf_counter() - started) * 1000.0
-        return Optimized(chosen, winner.cost, memo, root, search.expression_costs(), partitions)
+        return Optimized(chosen, winner.cost, memo, root, search.expression_costs(), partitions,
+                         search.expression_bounds())
 
 
 def draw_plan(group: Group, rng: random.Random) -> Plan:

@@ -51,6 +51,9 @@ class EliminateForeignKeyJoin(TransformationRule):
     patterns = (Pattern(Project, (Pattern(Join, (None, _TABLE), _inner, "Join[inner]"),)),
                 Pattern(Project, (Pattern(Join, (_TABLE, None), _inner, "Join[inner]"),)))
 
+    def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
+        return context.settings.exploit_constraints   # declared keys are trusted only then
+
     def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
         assert isinstance(expr, Project) and isinstance(expr.input, Join)
         join = expr.input

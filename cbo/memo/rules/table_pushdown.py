@@ -58,6 +58,9 @@ class PushTableIntoAggregate(TransformationRule):
     patterns = tuple(Pattern(Join, sides, _conditioned_inner, "Join[inner]")
                      for side in _AGGREGATED for sides in ((side, None), (None, side)))
 
+    def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
+        return context.settings.push_table_through_subquery   # Presto's push_table_through_subquery
+
     def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
         assert isinstance(expr, Join)
         aggregated, table = (expr.right, expr.left) if isinstance(expr.left, GroupRef) else (expr.left, expr.right)

@@ -1,0 +1,116 @@
+"""SemiJoinToInnerDistinctAbove (seed 003, rewrite 3.1): a semi join as an inner join with a
+DISTINCT above it (an *early-out* join whose duplicates are removed after the join).
+
+Pattern: ``SemiJoin[p](A, B)`` with ``p`` not TRUE.
+
+Result, when ``A`` has a unique key ``K`` (a set of its output columns, none of them nullable:
+a UNIQUE constraint lets several rows be NULL there; keys are used only with
+``exploit_constraints``)::
+
+    Aggregate[group by A's columns](InnerJoin[p](A, B))
+
+otherwise, with ``r`` a fresh column numbering ``A``'s rows (``row_id()``: Spark's
+``monotonically_increasing_id()``, ``row_number() OVER ()`` elsewhere)::
+
+    Project[A's columns](Aggregate[group by r, A's columns](
+        InnerJoin[p](Project[A's columns, r := row_id()](A), B)))
+
+Equivalence: the semi join emits each row of ``A`` once if ``p`` is TRUE for at least one row
+of ``B``. The inner join emits that row once per such row of ``B`` (and no row for which ``p``
+is never TRUE: NULL comparisons match nothing in both), with ``A``'s values unchanged. Every
+copy of one row of ``A`` has the same key (``K`` or ``r``), and two different rows of ``A``
+never do, so grouping by the key together with ``A``'s other columns (which the key
+determines) leaves exactly one copy of each matching row, duplicates of ``A`` included: they
+differ in ``K`` or ``r`` (neither is ever NULL). It holds for any ``p``, equi or not.
+
+The row id only has to be unique within one run of the query, and is computed once, in the
+projection below the join (a database that numbers rows per partition must not compute it:
+``cbo.exec.remote`` never ships it to a JDBC source). Spark treats it as non-deterministic and
+so never moves or duplicates it.
+
+Refused: anti joins (an inner join cannot emit rows without a match), null-aware NOT IN (an
+anti join), mark joins (they keep every row of ``A``), and a semi join without a condition
+(``EXISTS`` of an uncorrelated subquery: the inner join would be a cross product).
+
+The inner join is a new group whose first expression is that join: ``ReorderJoins`` reads it as
+a join region, reading through ``A``'s group when ``A`` is itself a join of the region the semi
+join was in, so the early-out join reorders with the rest of the query (bushy), and the
+DISTINCT sits above the region it heads. Whether it pays (seed 003's case 2.1: a selective
+outer side, a join that reduces rows) is the cost model's call; the semi join stays (3.3).
+Enabled by ``in_predicates_as_inner_joins_enabled``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from cbo.ir import types as T
+from cbo.ir.expressions import TRUE, Column, ColumnFactory, ColumnRef, row_id
+from cbo.ir.operators import Aggregate, Join, Plan, Project, walk
+from cbo.memo.memo import Group, Memo, group_of
+from cbo.memo.pattern import Pattern
+from cbo.memo.rules.base import TransformationRule
+
+if TYPE_CHECKING:
+    from cbo.memo.context import SearchContext
+
+
+def _semi(expr: Plan) -> bool:
+    return expr.kind == "semi" and expr.condition != TRUE  # type: ignore[attr-defined]
+
+
+class SemiJoinToInnerDistinctAbove(TransformationRule):
+    """A semi join as an inner join with a DISTINCT on the left side's key above (seed 003's 3.1)."""
+
+    name = "SemiJoinToInnerDistinctAbove"
+    patterns = (Pattern(Join, test=_semi, label="Join[semi]"),)
+
+    def __init__(self) -> None:
+        # Per memo: the row-id column of each left group (one per group, so the numbered
+        # projection of a group is one expression however many semi joins read it) and the
+        # factory of fresh column ids, started above every id the memo's plan uses.
+        self._row_ids: weakref.WeakKeyDictionary[Memo, dict[int, Column]] = weakref.WeakKeyDictionary()
+        self._factories: weakref.WeakKeyDictionary[Memo, ColumnFactory] = weakref.WeakKeyDictionary()
+
+    def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
+        settings = context.settings
+        return settings.in_predicates_as_inner_joins_enabled and settings.existential_form != "SEMI_JOIN"
+
+    def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
+        assert isinstance(expr, Join) and expr.kind == "semi"
+        left = expr.left
+        columns = left.output
+        identity = tuple((c, ColumnRef(c)) for c in columns)
+        # A key whose columns may be NULL could be a UNIQUE constraint, which lets several rows
+        # share NULL there: grouping would merge them. Only non-null keys are used.
+        keyed = any(key <= set(columns) and key <= left.not_null for key in left.unique_keys)
+        if context.settings.exploit_constraints and keyed:
+            yield Aggregate(Join("inner", left, expr.right, expr.condition), columns)
+            return
+        number = self._row_id(context.memo, group_of(left))
+        numbered = Project(left, identity + ((number, row_id()),))
+        joined = Join("inner", numbered, expr.right, expr.condition)
+        yield Project(Aggregate(joined, (number,) + columns), identity)
+
+    def _row_id(self, memo: Memo, left: Group) -> Column:
+        known = self._row_ids.setdefault(memo, {})
+        found = known.get(left.find().id)
+        if found is None:
+            factory = self._factories.get(memo)
+            if factory is None:
+                factory = self._factories[memo] = ColumnFactory(_largest_column_id(memo) + 1)
+            found = known[left.find().id] = factory.new(f"row_id_g{left.find().id}", T.BIGINT, nullable=False)
+        return found
+
+
+def _largest_column_id(memo: Memo) -> int:
+    """The largest column id any expression of the memo defines or reads."""
+    largest = 0
+    for group in memo.groups:
+        for expr in group.expressions:
+            for node in walk(expr):
+                for column in node.output:
+                    largest = max(largest, column.id)
+    return largest
