@@ -21,8 +21,9 @@ from typing import Any
 from cbo.estimate import defaults
 from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.estimate.filters import estimate_filter
+from cbo.estimate.join_sets import estimate_join_set, join_set_of
 from cbo.estimate.joins import estimate_join
-from cbo.estimate.relation import DerivedColumns, Origin, RelEstimate, SampleView
+from cbo.estimate.relation import DerivedColumns, JoinSet, Origin, RelEstimate, SampleView
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import Call, Column, ColumnRef, Constant, Expr, columns_of
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
@@ -34,10 +35,12 @@ class Estimator:
         self.stats = dict(stats or {})
         self._cache: dict[Plan, RelEstimate] = {}
         self._base: dict[tuple[str, str], ColumnEstimate] = {}   # columns of stored statistics, converted once
+        self._sets: dict[tuple, tuple[JoinSet, RelEstimate]] = {}   # inner-join sets, whatever order built them
 
     def forget_plans(self) -> None:
         """Drop cached plan estimates (keeping converted statistics): for timing one estimate."""
         self._cache.clear()
+        self._sets.clear()
 
     def rows(self, plan: Plan) -> float:
         return self.estimate(plan).rows
@@ -59,6 +62,20 @@ class Estimator:
 
     def _combine(self, plan: Plan, inputs: list[RelEstimate]) -> RelEstimate:
         return ESTIMATES[plan](self, plan, inputs)
+
+    def _join(self, join: Join, left: RelEstimate, right: RelEstimate) -> RelEstimate:
+        """Inner joins are estimated from the set they join (any order gives the same
+        estimate); other kinds from their two inputs."""
+        if join.kind != "inner":
+            return estimate_join(join, left, right)
+        join_set = join_set_of(join, left, right)
+        key = (tuple(id(leaf.estimate) for leaf in join_set.leaves), join_set.conjuncts)
+        found = self._sets.get(key)
+        if found is not None and all(a.estimate is b.estimate for a, b in zip(found[0].leaves, join_set.leaves)):
+            return found[1]
+        estimate = estimate_join_set(join_set)
+        self._sets[key] = (join_set, estimate)
+        return estimate
 
     def _scan(self, scan: Scan) -> RelEstimate:
         stats = self.stats.get(scan.table)
@@ -250,7 +267,7 @@ def _values(plan: Values) -> RelEstimate:
 ESTIMATES: OperatorTable[Callable[[Estimator, Any, list[RelEstimate]], RelEstimate]] = OperatorTable("estimation")
 ESTIMATES.register(Scan)(lambda est, plan, inputs: est._scan(plan))
 ESTIMATES.register(Filter)(lambda est, plan, inputs: estimate_filter(inputs[0], plan.predicate))
-ESTIMATES.register(Join)(lambda est, plan, inputs: estimate_join(plan, inputs[0], inputs[1]))
+ESTIMATES.register(Join)(lambda est, plan, inputs: est._join(plan, inputs[0], inputs[1]))
 ESTIMATES.register(Project)(lambda est, plan, inputs: _project(plan, inputs[0]))
 ESTIMATES.register(Aggregate)(lambda est, plan, inputs: _aggregate(plan, inputs[0]))
 ESTIMATES.register(Sort)(lambda est, plan, inputs: inputs[0])

@@ -1,0 +1,344 @@
+"""Inner-join sets: the estimate of a tree of inner joins as a function of the set it joins.
+
+A tree of inner joins is one relation however it is ordered: its inputs (the *leaves*: scans,
+filtered scans, anything that is not itself an inner join) and the conjuncts of all its join
+conditions. Estimating it pair by pair in the order the tree (or the memo) built it makes the
+estimate depend on that order: each join narrows and rescales the key columns it matched, and
+the next join reads those rescaled columns, so (A ⋈ B) ⋈ C and A ⋈ (B ⋈ C) differ, sometimes by
+orders of magnitude near empty results. Here the estimate is computed from the set alone:
+
+    rows = product(leaf rows) x product over equivalence classes of the class's selectivity
+           x product of the residual conjuncts' selectivities x composite-key corrections
+
+* **Equivalence classes.** Equalities ``a = b`` between leaf columns are merged into classes
+  (union-find), so which member a condition names does not matter, and redundant equalities
+  (``a = b, b = c, a = c``) count once. A class's selectivity is ``matching_tuples`` of its
+  members' distributions (``cbo.estimate.matching``) over the product of their leaves' rows: a
+  foreign key meeting another at a primary key is estimated from both foreign keys' skew.
+  Two members from one leaf (``x.a = y.k = x.b``) are matched as if independent within the leaf.
+* **Sample correction.** Filters correlated with the join (busy users pass a reputation
+  filter and own many posts) are measured on the leaves' row samples, as for a single join
+  (``joins.sampled_selectivity``): the matching tuples among sampled rows passing the filters
+  against their expectation under independence. The class's unfiltered selectivity is scaled
+  by that ratio when the sample is large enough and departs from independence by more than two
+  standard deviations.
+* **Keys.** A class member that is a unique key of its leaf matches each tuple of the others at
+  most once: the class's selectivity is at most one over that leaf's rows. Two leaves joined on
+  several classes whose columns form a known column group (a composite key or foreign key) are
+  matched on the group's domain, not as independent single columns.
+
+Every output column in a class carries the class's joint distribution (per value, the product
+of the members' rows), scaled to the output rows: after ``posts ⋈ users``, ``users.Id`` carries
+the skew of ``posts.LastEditorUserId``. Other columns are their leaf's, scaled.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import ChainMap
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from cbo.estimate.column import ColumnEstimate
+from cbo.estimate.filters import generic_selectivity
+from cbo.estimate.joins import MIN_SAMPLE_PAIRS, matched_rows, matching_pairs
+from cbo.estimate.matching import joint, matching_tuples
+from cbo.estimate.relation import DerivedColumns, JoinSet, Leaf, Origin, RelEstimate
+from cbo.ir.expressions import Column, Expr, conjuncts
+from cbo.ir.operators import Join, Plan, equated_columns
+
+
+def leaves_of(estimate: RelEstimate, plan: Plan) -> tuple[tuple[Leaf, ...], frozenset[Expr]]:
+    """The leaves and join conjuncts of an input: its own if it is an inner-join set, else
+    itself as one leaf."""
+    if estimate.join_set is not None:
+        return estimate.join_set.leaves, estimate.join_set.conjuncts
+    leaf = Leaf(frozenset(plan.output), estimate, frozenset(plan.unique_keys))
+    return (leaf,), frozenset()
+
+
+def join_set_of(node: Join, left: RelEstimate, right: RelEstimate) -> JoinSet:
+    left_leaves, left_conjuncts = leaves_of(left, node.left)
+    right_leaves, right_conjuncts = leaves_of(right, node.right)
+    leaves = sorted(left_leaves + right_leaves, key=lambda leaf: min((c.id for c in leaf.key), default=-1))
+    return JoinSet(tuple(leaves), left_conjuncts | right_conjuncts | frozenset(conjuncts(node.condition)))
+
+
+def estimate_join_set(join_set: JoinSet) -> RelEstimate:
+    leaves = join_set.leaves
+    leaf_of: dict[Column, int] = {}
+    for index, leaf in enumerate(leaves):
+        for column in leaf.key:
+            leaf_of[column] = index
+    classes, residual = _classes(join_set.conjuncts, leaf_of)
+    notes: list[str] = []
+    rows = 1.0
+    for leaf in leaves:
+        rows *= leaf.estimate.rows
+    combined: ChainMap[Column, ColumnEstimate] = ChainMap(*[leaf.estimate.columns for leaf in leaves])  # type: ignore[arg-type]
+    class_of = {c: k for k, members in enumerate(classes) for c in members}
+    if rows > 0:
+        grouped = _composite_pairs(classes, leaves, leaf_of)
+        in_group = {k for _, _, ks in grouped for k in ks}
+        for k, members in enumerate(classes):
+            rows *= _class_selectivity(members, leaves, leaf_of, k not in in_group, notes)
+        for i, j, ks in grouped:
+            rows *= _group_correction(i, j, [classes[k] for k in ks], leaves, leaf_of)
+        scale = max((leaf.estimate.rows for leaf in leaves), default=1.0)
+        for conjunct in sorted(residual, key=str):
+            share, note = generic_selectivity(conjunct, combined, scale)
+            rows *= share
+            if note:
+                notes.append(note)
+    total = rows
+    joints: dict[int, ColumnEstimate] = {}
+
+    kept: dict[int, float] = {}
+
+    def derive(c: Column, e: ColumnEstimate) -> ColumnEstimate:
+        k = class_of.get(c)
+        if k is None:
+            index = leaf_of.get(c)
+            own = leaves[index].estimate.rows if index is not None else 0.0
+            if own <= 0:
+                return e.scaled(0.0)
+            # First the leaf's rows that find a match (their values thin out), then the
+            # repetition by the matches (no new values).
+            share = kept.get(index)  # type: ignore[arg-type]
+            if share is None:
+                share = kept[index] = _matched_share(index, classes, leaves, leaf_of)  # type: ignore[index,arg-type]
+            if share <= 0:
+                return e.scaled(0.0)
+            return e.scaled(share).scaled(total / (own * share))
+        found = joints.get(k)
+        if found is None:
+            distribution = joint([leaves[leaf_of[m]].estimate.column(m) for m in classes[k]])
+            mass = distribution.non_null
+            found = joints[k] = distribution.scaled(total / mass) if mass > 0 else distribution.scaled(0.0)
+        return found
+
+    columns = DerivedColumns(combined, derive)
+    groups: dict[frozenset[Column], float] = {}
+    origins: dict[Column, Origin] = {}
+    all_notes = frozenset(notes)
+    for leaf in leaves:
+        groups.update(leaf.estimate.groups)
+        origins.update(leaf.estimate.origins)
+        all_notes |= leaf.estimate.notes
+    return RelEstimate(rows, columns, groups, origins, None, all_notes, join_set)
+
+
+def _matched_share(index: int, classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],
+                   leaf_of: dict[Column, int]) -> float:
+    """Share of a leaf's rows that match in every class it belongs to (independently)."""
+    rows = leaves[index].estimate.rows
+    share = 1.0
+    for members in classes:
+        own = [c for c in members if leaf_of[c] == index]
+        others = [leaves[leaf_of[c]].estimate.column(c) for c in members if leaf_of[c] != index]
+        if not own or not others:
+            continue
+        column = leaves[index].estimate.column(own[0])
+        share *= min(matched_rows(column, joint(others)) / rows, 1.0) if rows > 0 else 0.0
+    return share
+
+
+def _classes(parts: Iterable[Expr], leaf_of: dict[Column, int]) -> tuple[list[tuple[Column, ...]], list[Expr]]:
+    """Equivalence classes of leaf columns (members sorted by id), and the other conjuncts."""
+    parent: dict[Column, Column] = {}
+
+    def find(c: Column) -> Column:
+        while parent[c] is not c:
+            parent[c] = parent[parent[c]]
+            c = parent[c]
+        return c
+
+    residual = []
+    for conjunct in parts:
+        pair = equated_columns(conjunct)
+        if pair is None or pair[0] not in leaf_of or pair[1] not in leaf_of or pair[0] == pair[1]:
+            residual.append(conjunct)
+            continue
+        a, b = pair
+        parent.setdefault(a, a)
+        parent.setdefault(b, b)
+        ra, rb = find(a), find(b)
+        if ra is not rb:
+            parent[max(ra, rb, key=lambda c: c.id)] = min(ra, rb, key=lambda c: c.id)
+    members: dict[Column, list[Column]] = {}
+    for c in parent:
+        members.setdefault(find(c), []).append(c)
+    classes = [tuple(sorted(m, key=lambda c: c.id)) for m in members.values()]
+    classes.sort(key=lambda m: m[0].id)
+    return classes, residual
+
+
+def _class_selectivity(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
+                       use_sample: bool, notes: list[str]) -> float:
+    """Selectivity of the class's equalities over the product of its leaves' rows."""
+    by_leaf: dict[int, list[Column]] = {}
+    for c in members:
+        by_leaf.setdefault(leaf_of[c], []).append(c)
+    columns = [leaves[leaf_of[c]].estimate.column(c) for c in members]
+    if any(c.kind is None for c in columns):
+        notes.append("a join column without value statistics: join estimated as uniform over distinct values")
+    tuples = matching_tuples(columns)
+    denominator = 1.0
+    for index, own in by_leaf.items():
+        # m members of one leaf: one row holds all m values, not m independent rows.
+        denominator *= leaves[index].estimate.rows ** len(own)
+    selectivity = tuples / denominator if denominator > 0 else 0.0
+    if use_sample and len(by_leaf) == len(members) >= 2:
+        corrected = _sampled(members, leaves, leaf_of)
+        if corrected is not None:
+            selectivity = corrected
+    for index, own in by_leaf.items():
+        leaf = leaves[index]
+        if len(by_leaf) > 1 and any(frozenset([c]) in leaf.unique for c in own) and leaf.estimate.rows > 0:
+            selectivity = min(selectivity, 1.0 / leaf.estimate.rows)
+    return selectivity
+
+
+def _composite_pairs(classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],
+                     leaf_of: dict[Column, int]) -> list[tuple[int, int, list[int]]]:
+    """Pairs of leaves joined on two or more classes whose columns form a known column group
+    on either side: (leaf i, leaf j, the classes)."""
+    shared: dict[tuple[int, int], list[int]] = {}
+    for k, members in enumerate(classes):
+        present = sorted({leaf_of[c] for c in members})
+        for x in range(len(present)):
+            for y in range(x + 1, len(present)):
+                shared.setdefault((present[x], present[y]), []).append(k)
+    found = []
+    for (i, j), ks in sorted(shared.items()):
+        if len(ks) < 2:
+            continue
+        on_i = frozenset(_member_in(classes[k], i, leaf_of) for k in ks)
+        on_j = frozenset(_member_in(classes[k], j, leaf_of) for k in ks)
+        if on_i in leaves[i].estimate.groups or on_j in leaves[j].estimate.groups:
+            found.append((i, j, ks))
+    return found
+
+
+def _member_in(members: Sequence[Column], leaf: int, leaf_of: dict[Column, int]) -> Column:
+    return next(c for c in members if leaf_of[c] == leaf)
+
+
+def _group_correction(i: int, j: int, classes: Sequence[Sequence[Column]], leaves: Sequence[Leaf],
+                      leaf_of: dict[Column, int]) -> float:
+    """Replace the independent product of two leaves' single-column matches on a composite key
+    by one over the larger domain of the column group."""
+    left, right = leaves[i].estimate, leaves[j].estimate
+    if left.rows <= 0 or right.rows <= 0:
+        return 1.0
+    pairs = [(_member_in(c, i, leaf_of), _member_in(c, j, leaf_of)) for c in classes]
+    product = 1.0
+    non_null = 1.0
+    for a, b in pairs:
+        product *= matching_pairs(left.column(a), right.column(b)) / (left.rows * right.rows)
+        non_null *= (1.0 - left.column(a).null_fraction) * (1.0 - right.column(b).null_fraction)
+    left_group = left.groups.get(frozenset(a for a, _ in pairs)) or 0.0
+    right_group = right.groups.get(frozenset(b for _, b in pairs)) or 0.0
+    if product <= 0:
+        return 1.0
+    return (non_null / max(left_group, right_group, 1.0)) / product
+
+
+# -- sample correction ------------------------------------------------------------------------------
+
+
+def _sampled(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float | None:
+    """The class's unfiltered selectivity corrected by the leaves' samples (see the module
+    docstring), or None when the samples cannot tell."""
+    origins: list[Origin] = []
+    for c in members:
+        origin = leaves[leaf_of[c]].estimate.origins.get(c)
+        if origin is None or origin.sample is None or origin.base is None or origin.name is None \
+                or origin.base_rows <= 0:
+            return None
+        origins.append(origin)
+    arrays = []
+    for origin in origins:
+        assert origin.sample is not None and origin.name is not None
+        found = origin.sample.sample.column(origin.name)
+        if found is None:
+            return None
+        arrays.append(found)
+    if len({values.dtype for values, _ in arrays}) != 1:
+        return None
+    index = _class_index(origins, arrays)
+    if index.all_tuples < MIN_SAMPLE_PAIRS:
+        return None
+    masks = [o.sample.mask for o in origins]  # type: ignore[union-attr]
+    passing = index.passing(masks)
+    expected = index.all_tuples
+    for (values, _), mask in zip(arrays, masks):
+        if mask is not None and len(values):
+            expected *= mask.sum() / len(values)
+    base = _base_selectivity(origins)
+    if abs(passing - expected) <= 2.0 * math.sqrt(max(expected, 1.0)):
+        return base * (1.0 if expected > 0 else 0.0)
+    return base * max(passing, 0.5) / max(expected, 1e-9)
+
+
+class _ClassIndex:
+    """Sampled values of k columns mapped to one set of keys: then any masks (the sample rows
+    passing each leaf's filters) count the matching tuples in O(n)."""
+
+    def __init__(self, arrays: Sequence[tuple[np.ndarray, np.ndarray]]):
+        valid = [values[~nulls] for values, nulls in arrays]
+        keys = np.unique(np.concatenate(valid)) if valid else np.zeros(0)
+        self.size = len(keys)
+        self.groups = []
+        for values, nulls in arrays:
+            group = np.full(len(values), -1, dtype=np.int64)
+            if self.size:
+                group[~nulls] = np.searchsorted(keys, values[~nulls])
+            self.groups.append(group)
+        self.all_tuples = self.passing([None] * len(arrays))
+
+    def passing(self, masks: Sequence[np.ndarray | None]) -> float:
+        if not self.size:
+            return 0.0
+        product = np.ones(self.size)
+        for group, mask in zip(self.groups, masks):
+            keep = group >= 0 if mask is None else (group >= 0) & mask
+            product *= np.bincount(group[keep], minlength=self.size)
+        return float(product.sum())
+
+
+_CLASS_INDEXES: dict[tuple, tuple[tuple, _ClassIndex]] = {}
+
+
+def _class_index(origins: Sequence[Origin], arrays: Sequence[tuple[np.ndarray, np.ndarray]]) -> _ClassIndex:
+    samples = tuple(o.sample.sample for o in origins)  # type: ignore[union-attr]
+    key = tuple((id(s), o.name) for s, o in zip(samples, origins))
+    found = _CLASS_INDEXES.get(key)
+    if found is not None and all(a is b for a, b in zip(found[0], samples)):
+        return found[1]
+    index = _ClassIndex(arrays)
+    if len(_CLASS_INDEXES) > 1_000:
+        _CLASS_INDEXES.clear()
+    _CLASS_INDEXES[key] = (samples, index)
+    return index
+
+
+_BASE: dict[tuple[int, ...], tuple[tuple[ColumnEstimate, ...], float]] = {}
+
+
+def _base_selectivity(origins: Sequence[Origin]) -> float:
+    """The unfiltered columns' selectivity, remembered by their (long-lived) estimates."""
+    bases = tuple(o.base for o in origins)
+    key = tuple(id(b) for b in bases)
+    found = _BASE.get(key)
+    if found is not None and all(a is b for a, b in zip(found[0], bases)):
+        return found[1]
+    denominator = 1.0
+    for o in origins:
+        denominator *= o.base_rows
+    value = matching_tuples([b for b in bases if b is not None]) / denominator
+    if len(_BASE) > 10_000:
+        _BASE.clear()
+    _BASE[key] = (bases, value)  # type: ignore[assignment]
+    return value
