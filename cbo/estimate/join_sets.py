@@ -16,12 +16,14 @@ orders of magnitude near empty results. Here the estimate is computed from the s
   members' distributions (``cbo.estimate.matching``) over the product of their leaves' rows: a
   foreign key meeting another at a primary key is estimated from both foreign keys' skew.
   Two members from one leaf (``x.a = y.k = x.b``) are matched as if independent within the leaf.
-* **Sample correction.** Filters correlated with the join (busy users pass a reputation
-  filter and own many posts) are measured on the leaves' row samples, as for a single join
-  (``joins.sampled_selectivity``): the matching tuples among sampled rows passing the filters
-  against their expectation under independence. The class's unfiltered selectivity is scaled
-  by that ratio when the sample is large enough and departs from independence by more than two
-  standard deviations.
+* **Samples.** Filters correlated with the join (busy users pass a reputation filter and own
+  many posts; excerpt posts are never linked) are measured on the leaves' row samples, which
+  are independent across tables: the product of per-value counts among sampled rows passing
+  the filters counts matching tuples. Where every sample is its whole table that count is
+  exact (``_counted``). Otherwise the unfiltered distributions' count is scaled by the sample
+  (``_from_base``, as ``joins.sampled_selectivity`` does for one pair), and where the sample
+  matches too rarely for that, the filtered distributions' count stands unless the sample
+  contradicts it by more than two standard deviations (``_sampled``).
 * **Keys.** A class member that is a unique key of its leaf matches each tuple of the others at
   most once: the class's selectivity is at most one over that leaf's rows. Two leaves joined on
   several classes whose columns form a known column group (a composite key or foreign key) are
@@ -40,9 +42,10 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from cbo.estimate import defaults
 from cbo.estimate.column import ColumnEstimate
 from cbo.estimate.filters import generic_selectivity
-from cbo.estimate.joins import MIN_SAMPLE_PAIRS, matched_rows, matching_pairs
+from cbo.estimate.joins import matched_rows, matching_pairs
 from cbo.estimate.matching import joint, matching_tuples
 from cbo.estimate.relation import DerivedColumns, JoinSet, Leaf, Origin, RelEstimate
 from cbo.ir.expressions import Column, Expr, conjuncts
@@ -180,19 +183,24 @@ def _class_selectivity(members: Sequence[Column], leaves: Sequence[Leaf], leaf_o
     by_leaf: dict[int, list[Column]] = {}
     for c in members:
         by_leaf.setdefault(leaf_of[c], []).append(c)
-    columns = [leaves[leaf_of[c]].estimate.column(c) for c in members]
-    if any(c.kind is None for c in columns):
-        notes.append("a join column without value statistics: join estimated as uniform over distinct values")
-    tuples = matching_tuples(columns)
+    sampled = use_sample and len(by_leaf) == len(members) >= 2
+    tuples = _counted(members, leaves, leaf_of) if sampled else None
+    if tuples is None and sampled:
+        tuples = _from_base(members, leaves, leaf_of)
+    if tuples is None:
+        columns = [leaves[leaf_of[c]].estimate.column(c) for c in members]
+        if any(c.kind is None for c in columns):
+            notes.append("a join column without value statistics: join estimated as uniform over distinct values")
+        tuples = matching_tuples(columns)
+        if sampled:
+            corrected = _sampled(members, leaves, leaf_of, tuples)
+            if corrected is not None:
+                tuples = corrected
     denominator = 1.0
     for index, own in by_leaf.items():
         # m members of one leaf: one row holds all m values, not m independent rows.
         denominator *= leaves[index].estimate.rows ** len(own)
     selectivity = tuples / denominator if denominator > 0 else 0.0
-    if use_sample and len(by_leaf) == len(members) >= 2:
-        corrected = _sampled(members, leaves, leaf_of)
-        if corrected is not None:
-            selectivity = corrected
     for index, own in by_leaf.items():
         leaf = leaves[index]
         if len(by_leaf) > 1 and any(frozenset([c]) in leaf.unique for c in own) and leaf.estimate.rows > 0:
@@ -248,38 +256,130 @@ def _group_correction(i: int, j: int, classes: Sequence[Sequence[Column]], leave
 # -- sample correction ------------------------------------------------------------------------------
 
 
-def _sampled(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float | None:
-    """The class's unfiltered selectivity corrected by the leaves' samples (see the module
-    docstring), or None when the samples cannot tell."""
-    origins: list[Origin] = []
+def _counted(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float | None:
+    """The class's matching tuples counted exactly, when every member's leaf holds its whole
+    table as its sample and the sample has seen every filter of the leaf (its view is the
+    leaf's own); None otherwise."""
+    origins = []
     for c in members:
-        origin = leaves[leaf_of[c]].estimate.origins.get(c)
-        if origin is None or origin.sample is None or origin.base is None or origin.name is None \
-                or origin.base_rows <= 0:
+        leaf = leaves[leaf_of[c]].estimate
+        origin = leaf.origins.get(c)
+        if origin is None or origin.sample is None or origin.name is None or leaf.sample is None \
+                or origin.sample is not leaf.sample or not origin.sample.sample.is_whole_table:
             return None
         origins.append(origin)
     arrays = []
     for origin in origins:
-        assert origin.sample is not None and origin.name is not None
-        found = origin.sample.sample.column(origin.name)
+        found = origin.sample.sample.column(origin.name)  # type: ignore[union-attr,arg-type]
         if found is None:
             return None
         arrays.append(found)
+    if len({values.dtype for values, _ in arrays}) != 1 or len({id(o.sample.sample) for o in origins}) < len(origins):  # type: ignore[union-attr]
+        return None
+    return _class_index(origins, arrays).passing([o.sample.mask for o in origins])  # type: ignore[union-attr]
+
+
+def _sample_members(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) \
+        -> tuple[list[tuple[Column, Origin]], list[tuple[np.ndarray, np.ndarray]]] | None:
+    """The members whose samples are counted, with their sampled values; None when one has no
+    sample. A unique key of an unfiltered leaf is left out when two other members remain: each
+    of its values occurs once, and sampling it only adds noise."""
+    chosen: list[tuple[Column, Origin]] = []
+    for c in members:
+        origin = leaves[leaf_of[c]].estimate.origins.get(c)
+        if origin is None or origin.sample is None or origin.name is None or origin.base_rows <= 0:
+            return None
+        chosen.append((c, origin))
+    if len(chosen) > 2:
+        dropped = [(c, o) for c, o in chosen
+                   if o.sample is not None and o.sample.mask is None and frozenset([c]) in leaves[leaf_of[c]].unique]
+        if dropped:
+            chosen = [x for x in chosen if x is not dropped[0]]
+    arrays = []
+    for _, origin in chosen:
+        assert origin.sample is not None and origin.name is not None
+        values = origin.sample.sample.column(origin.name)
+        if values is None:
+            return None
+        arrays.append(values)
     if len({values.dtype for values, _ in arrays}) != 1:
         return None
-    index = _class_index(origins, arrays)
-    if index.all_tuples < MIN_SAMPLE_PAIRS:
+    if len({id(o.sample.sample) for _, o in chosen}) < len(chosen):  # type: ignore[union-attr]
+        return None    # one table's sample twice (a self-join): its counts are not independent
+    return chosen, arrays
+
+
+def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float | None:
+    """The class's matching tuples from the members' unfiltered distributions, scaled by what
+    the filters keep as the samples measure it: the shares of sampled rows passing each leaf's
+    filters (independence), or, where the sampled tuples passing depart from that by more than
+    two standard deviations, their share of all sampled tuples (filters correlated with the
+    key). None when some member lacks a sample or unfiltered statistics, or when fewer than
+    ``MIN_SAMPLE_TUPLES`` sampled tuples match without filters (the sample cannot tell). It reads
+    no filtered distribution, which keeps it cheap."""
+    bases = []
+    for c in members:
+        origin = leaves[leaf_of[c]].estimate.origins.get(c)
+        if origin is None or origin.base is None:
+            return None
+        bases.append(origin)
+    found = _sample_members(members, leaves, leaf_of)
+    if found is None:
         return None
-    masks = [o.sample.mask for o in origins]  # type: ignore[union-attr]
-    passing = index.passing(masks)
+    chosen, arrays = found
+    index = _class_index([o for _, o in chosen], arrays)
+    if index.all_tuples < MIN_SAMPLE_TUPLES:
+        return None
+    passing = index.passing([o.sample.mask for _, o in chosen])  # type: ignore[union-attr]
     expected = index.all_tuples
-    for (values, _), mask in zip(arrays, masks):
+    for (values, _), (_, origin) in zip(arrays, chosen):
+        mask = origin.sample.mask  # type: ignore[union-attr]
         if mask is not None and len(values):
             expected *= mask.sum() / len(values)
-    base = _base_selectivity(origins)
+    base = _base_tuples(bases)
     if abs(passing - expected) <= 2.0 * math.sqrt(max(expected, 1.0)):
-        return base * (1.0 if expected > 0 else 0.0)
-    return base * max(passing, 0.5) / max(expected, 1e-9)
+        return base * expected / index.all_tuples
+    return base * max(passing, 0.5) / index.all_tuples
+
+
+MIN_SAMPLE_TUPLES = 30
+
+
+def _sampled(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
+             tuples: float) -> float | None:
+    """The class's matching tuples as the leaves' samples count them, where they contradict
+    ``tuples`` (the distributions' count); None where the samples cannot tell.
+
+    Samples of different tables are drawn independently, so the product of per-value counts
+    among sampled rows passing the filters, scaled by each sample's fraction of its table, is
+    an unbiased count of matching tuples. It replaces the distributions' count when the two
+    differ by more than two standard deviations (Poisson), and, where the sample finds more,
+    when that rests on at least ``defaults.MIN_SAMPLE_HITS`` sampled tuples: a class whose
+    unfiltered samples match too rarely for ``_from_base`` but whose filtered distributions
+    promise many matches the sample does not find (excerpt posts are never linked) is near
+    empty."""
+    found = _sample_members(members, leaves, leaf_of)
+    if found is None:
+        return None
+    chosen, arrays = found
+    index = _class_index([o for _, o in chosen], arrays)
+    passing = index.passing([o.sample.mask for _, o in chosen])  # type: ignore[union-attr]
+    fraction = 1.0
+    for _, origin in chosen:
+        sample = origin.sample.sample  # type: ignore[union-attr]
+        fraction *= min(sample.size / max(sample.population, 1.0), 1.0)
+    if fraction <= 0:
+        return None
+    kept = tuples if len(chosen) == len(members) else \
+        matching_tuples([leaves[leaf_of[c]].estimate.column(c) for c, _ in chosen])
+    expected = kept * fraction
+    if abs(passing - expected) <= 2.0 * math.sqrt(max(expected, 1.0)):
+        return None
+    if passing > expected and passing < defaults.MIN_SAMPLE_HITS:
+        return None    # a few sampled tuples more than expected: too few to scale up from
+    if expected <= 0 or tuples <= 0:
+        return passing / fraction
+    return tuples * max(passing, 0.5) / expected
 
 
 class _ClassIndex:
@@ -290,7 +390,7 @@ class _ClassIndex:
         valid = [values[~nulls] for values, nulls in arrays]
         keys = np.unique(np.concatenate(valid)) if valid else np.zeros(0)
         self.size = len(keys)
-        self.groups = []
+        self.groups: list[np.ndarray] = []
         for values, nulls in arrays:
             group = np.full(len(values), -1, dtype=np.int64)
             if self.size:
@@ -327,18 +427,15 @@ def _class_index(origins: Sequence[Origin], arrays: Sequence[tuple[np.ndarray, n
 _BASE: dict[tuple[int, ...], tuple[tuple[ColumnEstimate, ...], float]] = {}
 
 
-def _base_selectivity(origins: Sequence[Origin]) -> float:
-    """The unfiltered columns' selectivity, remembered by their (long-lived) estimates."""
-    bases = tuple(o.base for o in origins)
+def _base_tuples(origins: Sequence[Origin]) -> float:
+    """Matching tuples of the unfiltered columns, remembered by their (long-lived) estimates."""
+    bases = tuple(o.base for o in origins if o.base is not None)
     key = tuple(id(b) for b in bases)
     found = _BASE.get(key)
     if found is not None and all(a is b for a, b in zip(found[0], bases)):
         return found[1]
-    denominator = 1.0
-    for o in origins:
-        denominator *= o.base_rows
-    value = matching_tuples([b for b in bases if b is not None]) / denominator
+    value = matching_tuples(bases)
     if len(_BASE) > 10_000:
         _BASE.clear()
-    _BASE[key] = (bases, value)  # type: ignore[assignment]
+    _BASE[key] = (bases, value)
     return value
