@@ -198,3 +198,32 @@ def test_distinct_count_of_columns_in_a_join_output():
     assert max(by_key, scores) <= both <= min(by_key * scores, estimator.rows(joined)) + 1e-6
     with pytest.raises(ValueError, match="does not output"):
         plan_distinct_count(estimator, heavy, [owner])
+
+
+@pytest.mark.parametrize("sample_size", [0, 2_000])
+def test_every_expression_of_a_memo_group_gives_the_group_estimate(sample_size):
+    # The memo estimates a group from its first expression; any other expression of the group
+    # (another order of the same join set) must give the same number.
+    from cbo.memo.memo import group_of
+    from cbo.memo.search import Optimizer
+    from cbo.settings import OptimizerSettings
+
+    data, estimator, s = _setup(sample_size)
+    users, posts, badges, links = s["users"], s["posts"], s["badges"], s["postLinks"]
+    heavy = Filter(users, compare("gt", col(users, "Reputation"), num(200)))
+    scored = Filter(posts, compare("gte", col(posts, "Score"), num(12)))
+    on = [compare("eq", col(scored.input, "LastEditorUserId"), col(users, "Id")),
+          compare("eq", col(badges, "UserId"), col(users, "Id")),
+          compare("eq", col(links, "RelatedPostId"), col(posts, "Id"))]
+    written = Join("inner", Join("inner", Join("inner", scored, heavy, on[0]), badges, on[1]), links, on[2])
+    result = Optimizer(estimator, OptimizerSettings()).optimize(written)
+    compared = 0
+    for group in result.memo.groups:
+        if group.merged_into is not None:
+            continue
+        for expr in group.expressions:
+            if isinstance(expr, Join) and expr.kind == "inner":
+                inputs = [group_of(child).estimate for child in expr.children]
+                assert estimator.estimate_node(expr, inputs).rows == pytest.approx(group.rows, rel=1e-9, abs=1e-9)
+                compared += 1
+    assert compared > len(result.memo.groups)    # groups with several orders were compared
