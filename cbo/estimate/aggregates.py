@@ -12,7 +12,8 @@ estimated from data rather than with a default third.
   ``sigma^2``: mean and variance of ``x``'s distribution, values independent of the group);
   its average is about normal with mean ``mu`` and variance ``sigma^2 / n``. ``count(*)`` is the
   size itself; ``min`` and ``max`` keep ``x``'s distribution (a bound, not a law of extremes).
-* **No grouping.** A scalar aggregate is one row holding ``N mu``, ``mu`` or ``N``.
+* **No grouping.** A scalar aggregate is one row holding ``N mu``, ``mu``, ``N``, or the
+  largest (smallest) value of ``x``'s distribution.
 
 Other aggregates (DISTINCT, computed arguments without a distribution) stay unknown.
 """
@@ -74,7 +75,11 @@ def aggregate_output(call: AggregateCall, rel: RelEstimate, group_by: tuple[Colu
         column = rel.column(call.args[0].column)
     if call.name in ("min", "max"):
         assert column is not None
-        return column.with_rows(groups) if column.kind is not None and column.rows > 0 else unknown
+        if column.kind is None or column.non_null <= 0:
+            return unknown
+        if not group_by:    # one row: the column's extreme value
+            return _extreme(column, call.name == "max") or unknown
+        return column.with_rows(groups)
     present = 1.0 if column is None else 1.0 - column.null_fraction
     if call.name in ("count_star", "count"):
         if not group_by:
@@ -105,3 +110,13 @@ def aggregate_output(call: AggregateCall, rel: RelEstimate, group_by: tuple[Colu
             normals.append((share, mu, sigma / math.sqrt(n_present)))
     result = histogram(groups, exact=exact, normals=normals)
     return replace(result, width=column.width)
+
+
+def _extreme(column: ColumnEstimate, largest: bool) -> ColumnEstimate | None:
+    live = column.live
+    values = [v for v, _ in live.mcv] + [b for s in live.segments for b in (s.lower, s.upper) if b is not None]
+    try:
+        value = max(values) if largest else min(values)
+    except (TypeError, ValueError):
+        return None
+    return ColumnEstimate(live.kind, 0.0, ((value, 1.0),), (), live.width)

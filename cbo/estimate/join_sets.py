@@ -256,6 +256,16 @@ def _group_correction(i: int, j: int, classes: Sequence[Sequence[Column]], leave
 # -- sample correction ------------------------------------------------------------------------------
 
 
+def _sample_is_current(leaf: RelEstimate, origin: Origin) -> bool:
+    """Whether the column's sample view has seen everything that shaped its leaf: the leaf is
+    a scan, filtered or projected, whose own sample view it is. A leaf that is an outer or
+    semi-join, an aggregate, or a filter the sample could not evaluate has none, and the
+    sample's rows would misstate it."""
+    view = origin.sample
+    return view is not None and leaf.sample is not None and leaf.sample.sample is view.sample \
+        and leaf.sample.mask is view.mask
+
+
 def _counted(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float | None:
     """The class's matching tuples counted exactly, when every member's leaf holds its whole
     table as its sample and the sample has seen every filter of the leaf (its view is the
@@ -264,8 +274,8 @@ def _counted(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Co
     for c in members:
         leaf = leaves[leaf_of[c]].estimate
         origin = leaf.origins.get(c)
-        if origin is None or origin.sample is None or origin.name is None or leaf.sample is None \
-                or origin.sample is not leaf.sample or not origin.sample.sample.is_whole_table:
+        if origin is None or origin.name is None or not _sample_is_current(leaf, origin) \
+                or not origin.sample.sample.is_whole_table:  # type: ignore[union-attr]
             return None
         origins.append(origin)
     arrays = []
@@ -286,8 +296,9 @@ def _sample_members(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: 
     of its values occurs once, and sampling it only adds noise."""
     chosen: list[tuple[Column, Origin]] = []
     for c in members:
-        origin = leaves[leaf_of[c]].estimate.origins.get(c)
-        if origin is None or origin.sample is None or origin.name is None or origin.base_rows <= 0:
+        leaf = leaves[leaf_of[c]].estimate
+        origin = leaf.origins.get(c)
+        if origin is None or origin.name is None or origin.base_rows <= 0 or not _sample_is_current(leaf, origin):
             return None
         chosen.append((c, origin))
     if len(chosen) > 2:

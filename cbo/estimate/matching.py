@@ -64,8 +64,8 @@ def _mcv_tuples(live: Sequence[ColumnEstimate]) -> float:
 
 
 def _discrete_arrays(segments: tuple[Segment, ...]) -> tuple[np.ndarray, ...] | None:
-    """(lower, upper, rows, domain) of segments over whole numbers, as arrays; None otherwise.
-    The joins of integer keys (nearly all) are summed by ``_histogram_tuples`` in numpy."""
+    """(lower, upper, rows, domain, distinct) of segments over whole numbers, as arrays; None
+    otherwise. The joins of integer keys (nearly all) are matched in numpy (``_pieces``)."""
     if not segments:
         return None
     first, last = segments[0], segments[-1]
@@ -80,30 +80,67 @@ def _discrete_arrays(segments: tuple[Segment, ...]) -> tuple[np.ndarray, ...] | 
         return None
     rows = np.fromiter((s.rows for s in segments), dtype=np.float64, count=len(segments))
     domain = np.fromiter((s.domain for s in segments), dtype=np.float64, count=len(segments))
-    return lower, upper, rows, domain
+    distinct = np.fromiter((s.distinct for s in segments), dtype=np.float64, count=len(segments))
+    return lower, upper, rows, domain, distinct
 
 
-def _histogram_tuples(arrays: Sequence[tuple[np.ndarray, ...]]) -> float:
-    """The histogram part of ``joint`` for whole-number segments, vectorized: the ranges where
-    every member has a segment are the elementary intervals between all bounds, and each is
-    summed as ``_product`` sums the sweep's pieces (the same pieces, the same formula)."""
-    points = np.unique(np.concatenate([np.concatenate([lo, hi + 1.0]) for lo, hi, _, _ in arrays]))
+def _pieces(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...] | None:
+    """The sweep of ``aligned_many`` for whole-number segments, vectorized: the ranges where
+    every member has a segment are the elementary intervals between all bounds, each summed as
+    ``_product`` sums a piece (the same pieces, the same formula). Returns (lower, upper, rows,
+    distinct, domain) of the joint's segments, or None when no range is shared."""
+    points = np.unique(np.concatenate([np.concatenate([a[0], a[1] + 1.0]) for a in arrays]))
     if len(points) < 2:
-        return 0.0
+        return None
     start, end = points[:-1], points[1:]
     width = end - start
     covered = np.ones(len(start), dtype=bool)
     domain = np.full(len(start), np.inf)
+    distinct = np.full(len(start), np.inf)
     factor = np.ones(len(start))
-    for lo, hi, rows, dom in arrays:
+    for lo, hi, rows, dom, dist in arrays:
         index = np.searchsorted(lo, start, side="right") - 1
         safe = np.clip(index, 0, len(lo) - 1)
         covered &= (index >= 0) & (hi[safe] >= end - 1.0)
         share = width / (hi[safe] - lo[safe] + 1.0)
         part_domain = np.maximum(dom[safe] * share, 1.0)
         domain = np.minimum(domain, part_domain)
+        distinct = np.minimum(distinct, dist[safe] * share)
         factor *= rows[safe] * share / part_domain
-    return float(np.sum(np.where(covered, domain * factor, 0.0)))
+    keep = covered & (factor > 0)
+    if not keep.any():
+        return None
+    return start[keep], end[keep] - 1.0, (domain * factor)[keep], np.minimum(distinct, domain)[keep], domain[keep]
+
+
+def matched_histogram(a: tuple[Segment, ...], b: tuple[Segment, ...]) -> float | None:
+    """The histogram part of ``joins.matched_rows`` for whole-number segments, vectorized:
+    in each range both cover, ``a``'s rows times the share of its values ``b`` holds. None
+    when the segments are not over whole numbers (the caller sweeps instead)."""
+    arrays = [_discrete_arrays(a), _discrete_arrays(b)]
+    if arrays[0] is None or arrays[1] is None:
+        return None
+    points = np.unique(np.concatenate([np.concatenate([x[0], x[1] + 1.0]) for x in arrays]))  # type: ignore[index]
+    if len(points) < 2:
+        return 0.0
+    start, end = points[:-1], points[1:]
+    width = end - start
+    parts = []
+    covered = np.ones(len(start), dtype=bool)
+    for lo, hi, rows, dom, dist in arrays:  # type: ignore[misc]
+        index = np.searchsorted(lo, start, side="right") - 1
+        safe = np.clip(index, 0, len(lo) - 1)
+        covered &= (index >= 0) & (hi[safe] >= end - 1.0)
+        share = width / (hi[safe] - lo[safe] + 1.0)
+        parts.append((rows[safe] * share, dom[safe] * share, dist[safe] * share))
+    (rows_a, dom_a, _), (_, dom_b, dist_b) = parts
+    values = rows_a * np.minimum(1.0, dist_b / np.maximum(np.maximum(dom_a, dom_b), 1.0))
+    return float(np.sum(np.where(covered, values, 0.0)))
+
+
+def _histogram_tuples(arrays: Sequence[tuple[np.ndarray, ...]]) -> float:
+    found = _pieces(arrays)
+    return 0.0 if found is None else float(found[2].sum())
 
 
 def joint(columns: Sequence[ColumnEstimate]) -> ColumnEstimate:
@@ -131,7 +168,13 @@ def joint(columns: Sequence[ColumnEstimate]) -> ColumnEstimate:
                     break
             if product > 0.0:
                 mcv.append((v, product))
-        segments = tuple(_product(pieces) for pieces in aligned_many([c.segments for c in live]))
+        arrays = [_discrete_arrays(c.segments) for c in live]
+        if all(a is not None for a in arrays):
+            found = _pieces(arrays)  # type: ignore[arg-type]
+            segments: tuple[Segment, ...] = () if found is None else tuple(
+                Segment(int(lo), int(hi), float(r), float(d), float(dom)) for lo, hi, r, d, dom in zip(*found))
+        else:
+            segments = tuple(_product(pieces) for pieces in aligned_many([c.segments for c in live]))
     except TypeError:
         return _uniform(columns)
     return ColumnEstimate(live[0].kind, 0.0, tuple(mcv), tuple(s for s in segments if s.rows > 0),
