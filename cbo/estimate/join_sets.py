@@ -24,6 +24,10 @@ orders of magnitude near empty results. Here the estimate is computed from the s
   (``_from_base``, as ``joins.sampled_selectivity`` does for one pair), and where the sample
   matches too rarely for that, the filtered distributions' count stands unless the sample
   contradicts it by more than two standard deviations (``_sampled``).
+* **Leaves in several classes.** Classes are independent of each other only as a first
+  guess: a leaf matched through two of them (posts through ``posts.Id`` by tags and through
+  ``posts.OwnerUserId`` by badges) is checked on its sample for correlation between them
+  (``_leaf_correlation``).
 * **Keys.** A class member that is a unique key of its leaf matches each tuple of the others at
   most once: the class's selectivity is at most one over that leaf's rows. Two leaves joined on
   several classes whose columns form a known column group (a composite key or foreign key) are
@@ -88,6 +92,8 @@ def estimate_join_set(join_set: JoinSet) -> RelEstimate:
             rows *= _class_selectivity(members, leaves, leaf_of, k not in in_group, notes)
         for i, j, ks in grouped:
             rows *= _group_correction(i, j, [classes[k] for k in ks], leaves, leaf_of)
+        for index in range(len(leaves)):
+            rows *= _leaf_correlation(index, classes, leaves, leaf_of)
         scale = max((leaf.estimate.rows for leaf in leaves), default=1.0)
         for conjunct in sorted(residual, key=str):
             share, note = generic_selectivity(conjunct, combined, scale)
@@ -391,6 +397,70 @@ def _sampled(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Co
     if expected <= 0 or tuples <= 0:
         return passing / fraction
     return tuples * max(passing, 0.5) / expected
+
+
+def _leaf_correlation(index: int, classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],
+                      leaf_of: dict[Column, int]) -> float:
+    """How far a leaf joined through two or more classes departs from independence between
+    them, measured on the samples: 1 where they cannot tell.
+
+    Each class is estimated on its own, as if the leaf's rows that match in one class were
+    spread over the others' columns like all its rows. Tag excerpts are posts that nobody links
+    and no badge holder owns: matched on ``posts.Id`` and on ``posts.OwnerUserId`` at once, no
+    row is left. The leaf's sampled rows passing its filters each get, per class, the number of
+    sampled tuples of the class's other members holding its value; the sum over rows of their
+    product (``found``) against the product of their sums over ``n^(k-1)`` (``expected``, the
+    same under independence) corrects the estimate where the two differ by more than two
+    standard deviations, and, upwards, when at least ``defaults.MIN_SAMPLE_HITS`` tuples say so.
+    """
+    leaf = leaves[index].estimate
+    involved = []
+    for members in classes:
+        own = [c for c in members if leaf_of[c] == index]
+        if len(own) == 1 and len(members) > 1:
+            involved.append((own[0], members))
+    if len(involved) < 2 or leaf.sample is None:
+        return 1.0
+    mask = leaf.sample.mask
+    passing = leaf.sample.passing
+    if passing <= 0:
+        return 1.0
+    weights = []
+    for column, members in involved:
+        found = _sample_members(members, leaves, leaf_of)
+        if found is None:
+            return 1.0
+        chosen, arrays = found
+        position = next((k for k, (c, _) in enumerate(chosen) if c == column), None)
+        if position is None or len(chosen) < 2:
+            return 1.0
+        class_index = _class_index([o for _, o in chosen], arrays)
+        if not class_index.size:
+            return 1.0
+        product = np.ones(class_index.size)
+        for k, (group, (_, origin)) in enumerate(zip(class_index.groups, chosen)):
+            if k == position:
+                continue
+            other_mask = origin.sample.mask  # type: ignore[union-attr]
+            keep = group >= 0 if other_mask is None else (group >= 0) & other_mask
+            product *= np.bincount(group[keep], minlength=class_index.size)
+        own_group = class_index.groups[position]
+        weight = np.where(own_group >= 0, product[np.clip(own_group, 0, None)], 0.0)
+        if mask is not None:
+            weight = weight * mask
+        weights.append(weight)
+    found_tuples = float(np.prod(np.vstack(weights), axis=0).sum())
+    expected = 1.0
+    for weight in weights:
+        expected *= float(weight.sum())
+    expected /= float(passing) ** (len(weights) - 1)
+    if abs(found_tuples - expected) <= 2.0 * math.sqrt(max(expected, 1.0)):
+        return 1.0
+    if found_tuples > expected and found_tuples < defaults.MIN_SAMPLE_HITS:
+        return 1.0
+    if expected <= 0:
+        return 1.0
+    return max(found_tuples, 0.5) / expected
 
 
 class _ClassIndex:

@@ -227,3 +227,30 @@ def test_every_expression_of_a_memo_group_gives_the_group_estimate(sample_size):
                 assert estimator.estimate_node(expr, inputs).rows == pytest.approx(group.rows, rel=1e-9, abs=1e-9)
                 compared += 1
     assert compared > len(result.memo.groups)    # groups with several orders were compared
+
+
+def test_a_leaf_matched_through_two_classes_is_checked_for_correlation_on_the_samples():
+    # Excerpt posts (the ones tags point to) are owned by users who hold no badge: tags ⋈ posts
+    # ⋈ badges is empty, though each of its two joins alone is large. The posts sample sees it.
+    from cbo.ir.expressions import ColumnFactory
+
+    rng = random.Random(11)
+    users = list(range(1, 501))
+    owners = [rng.randint(1, 250) for _ in range(5_000)]          # ordinary posts: users 1-250
+    owners[:400] = [rng.randint(251, 500) for _ in range(400)]    # excerpt posts 1-400: users 251-500
+    data = {"posts": {"Id": list(range(1, 5_001)), "OwnerUserId": owners},
+            "tags": {"Id": list(range(1, 401)), "ExcerptPostId": list(range(1, 401))},
+            "badges": {"Id": list(range(1, 3_001)), "UserId": [rng.randint(1, 250) for _ in range(3_000)]},
+            "users": {"Id": users}}
+    factory = ColumnFactory()
+    scans = {t: make_scan(factory, f"c.{t}", list(cols), ("Id",)) for t, cols in data.items()}
+    posts, tags, badges = scans["posts"], scans["tags"], scans["badges"]
+    first = compare("eq", col(tags, "ExcerptPostId"), col(posts, "Id"))
+    second = compare("eq", col(badges, "UserId"), col(posts, "OwnerUserId"))
+    plan = Join("inner", Join("inner", tags, posts, first), badges, second)
+    estimates = {}
+    for sample_size in (0, 2_000):
+        stats = {f"c.{t}": table_stats(f"c.{t}", cols, sample_size=sample_size) for t, cols in data.items()}
+        estimates[sample_size] = Estimator(stats).rows(plan)
+    assert estimates[0] > 1_000              # independence: 400 excerpt posts x ~12 badges per owner
+    assert estimates[2_000] < 20             # the samples show no excerpt owner holds a badge
