@@ -237,6 +237,11 @@ def _aggregate(plan: Aggregate, rel: RelEstimate) -> RelEstimate:
     keep = set(plan.group_by)
     groups = {g: min(d, rows) for g, d in rel.groups.items() if g <= keep}
     origins = {c: o for c, o in rel.origins.items() if c in keep}
+    for column, call in plan.aggregates:
+        source = call.args[0] if call.name in ("min", "max") and len(call.args) == 1 else None
+        if isinstance(source, ColumnRef) and source.column in rel.origins and plan.group_by:
+            found = rel.origins[source.column]
+            origins[column] = Origin(found.scan, False, found.name, extreme=call.name)
     return RelEstimate(rows, ChainMap(columns, computed), groups, origins, None,  # type: ignore[arg-type]
                        rel.notes | frozenset(notes))
 

@@ -28,6 +28,9 @@ orders of magnitude near empty results. Here the estimate is computed from the s
   guess: a leaf matched through two of them (posts through ``posts.Id`` by tags and through
   ``posts.OwnerUserId`` by badges) is checked on its sample for correlation between them
   (``_leaf_correlation``).
+* **An extreme joined back.** ``x = min(x)`` of the same table's rows, grouped by the key the
+  set also joins on (a decorrelated ``x = (SELECT min(x) ... WHERE key = outer.key)``), keeps
+  one row per group (``_extreme_of_same_rows``).
 * **Keys.** A class member that is a unique key of its leaf matches each tuple of the others at
   most once: the class's selectivity is at most one over that leaf's rows. Two leaves joined on
   several classes whose columns form a known column group (a composite key or foreign key) are
@@ -42,7 +45,7 @@ from __future__ import annotations
 
 import math
 from collections import ChainMap
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -88,12 +91,32 @@ def estimate_join_set(join_set: JoinSet) -> RelEstimate:
     if rows > 0:
         grouped = _composite_pairs(classes, leaves, leaf_of)
         in_group = {k for _, _, ks in grouped for k in ks}
+        selectivities = []
         for k, members in enumerate(classes):
-            rows *= _class_selectivity(members, leaves, leaf_of, k not in in_group, notes)
+            use_sample = k not in in_group
+
+            def measure(found: list[str], m: tuple[Column, ...] = members, sampled: bool = use_sample) -> float:
+                return _class_selectivity(m, leaves, leaf_of, sampled, found)
+
+            selectivities.append(_remembered(("class", members, use_sample), members, leaves, leaf_of, measure, notes))
+        for k in range(len(classes)):
+            found = _extreme_of_same_rows(k, classes, selectivities, leaves, leaf_of)
+            rows *= found if found is not None else selectivities[k]
         for i, j, ks in grouped:
             rows *= _group_correction(i, j, [classes[k] for k in ks], leaves, leaf_of)
-        for index in range(len(leaves)):
-            rows *= _leaf_correlation(index, classes, leaves, leaf_of)
+        in_classes = [0] * len(leaves)
+        for members in classes:
+            for index in {leaf_of[c] for c in members}:
+                in_classes[index] += 1
+        for index, count in enumerate(in_classes):
+            if count >= 2 and leaves[index].estimate.sample is not None:
+                involved = tuple(m for m in classes if any(leaf_of[c] == index for c in m))
+                members_of = tuple(c for m in involved for c in m)
+
+                def correlation(_: list[str], i: int = index) -> float:
+                    return _leaf_correlation(i, classes, leaves, leaf_of)
+
+                rows *= _remembered(("leaf", involved, index), members_of, leaves, leaf_of, correlation, notes)
         scale = max((leaf.estimate.rows for leaf in leaves), default=1.0)
         for conjunct in sorted(residual, key=str):
             share, note = generic_selectivity(conjunct, combined, scale)
@@ -138,6 +161,29 @@ def estimate_join_set(join_set: JoinSet) -> RelEstimate:
     return RelEstimate(rows, columns, groups, origins, None, all_notes, join_set)
 
 
+_REMEMBERED: dict[tuple, tuple[tuple[RelEstimate, ...], float, list[str]]] = {}
+
+
+def _remembered(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
+                compute: Callable[[list[str]], float], notes: list[str]) -> float:
+    """A class's (or a leaf's) factor, computed once for the same columns of the same leaf
+    estimates: the sets of one join tree, and the groups of one memo, share their leaves, and
+    a class or leaf met again is not measured again (its notes are repeated)."""
+    estimates = tuple(leaves[leaf_of[c]].estimate for c in columns)
+    key = (what, tuple(id(e) for e in estimates))
+    found = _REMEMBERED.get(key)
+    if found is not None and all(a is b for a, b in zip(found[0], estimates)):
+        notes.extend(found[2])
+        return found[1]
+    own: list[str] = []
+    value = compute(own)
+    notes.extend(own)
+    if len(_REMEMBERED) > 20_000:
+        _REMEMBERED.clear()
+    _REMEMBERED[key] = (estimates, value, own)
+    return value
+
+
 def _matched_share(index: int, classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],
                    leaf_of: dict[Column, int]) -> float:
     """Share of a leaf's rows that match in every class it belongs to (independently)."""
@@ -153,8 +199,23 @@ def _matched_share(index: int, classes: Sequence[tuple[Column, ...]], leaves: Se
     return share
 
 
-def _classes(parts: Iterable[Expr], leaf_of: dict[Column, int]) -> tuple[list[tuple[Column, ...]], list[Expr]]:
-    """Equivalence classes of leaf columns (members sorted by id), and the other conjuncts."""
+_CLASSES: dict[frozenset[Expr], tuple[list[tuple[Column, ...]], list[Expr]]] = {}
+
+
+def _classes(parts: frozenset[Expr], leaf_of: dict[Column, int]) -> tuple[list[tuple[Column, ...]], list[Expr]]:
+    """Equivalence classes of leaf columns (members sorted by id), and the other conjuncts;
+    remembered per set of conjuncts (the columns a join set's conditions name are its leaves')."""
+    found = _CLASSES.get(parts)
+    if found is not None:
+        return found
+    found = _find_classes(parts, leaf_of)
+    if len(_CLASSES) > 10_000:
+        _CLASSES.clear()
+    _CLASSES[parts] = found
+    return found
+
+
+def _find_classes(parts: Iterable[Expr], leaf_of: dict[Column, int]) -> tuple[list[tuple[Column, ...]], list[Expr]]:
     parent: dict[Column, Column] = {}
 
     def find(c: Column) -> Column:
@@ -399,6 +460,34 @@ def _sampled(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Co
     return tuples * max(passing, 0.5) / expected
 
 
+def _extreme_of_same_rows(k: int, classes: Sequence[tuple[Column, ...]], selectivities: Sequence[float],
+                          leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float | None:
+    """The selectivity of ``x = min(x)`` (or max) where the aggregate's leaf is also joined to
+    ``x``'s leaf through other classes (its grouping key, decorrelated): each group keeps the
+    one row (ties aside) of the ``f`` rows it pairs with that holds the extreme, so the class
+    keeps one in ``f`` (TPC-H Q2: the cheapest supplier of each part). The two distributions
+    matched as independent would find almost no equal values. None when the class is not
+    of that shape."""
+    members = classes[k]
+    if len(members) != 2:
+        return None
+    for x, m in (members, members[::-1]):
+        source, extreme = leaves[leaf_of[x]].estimate.origins.get(x), leaves[leaf_of[m]].estimate.origins.get(m)
+        if source is None or extreme is None or extreme.extreme is None or source.extreme is not None:
+            continue
+        if getattr(source.scan, "table", None) != getattr(extreme.scan, "table", None) or source.name != extreme.name:
+            continue
+        own, other = leaf_of[x], leaf_of[m]
+        linking = [j for j, c in enumerate(classes) if j != k and {own, other} <= {leaf_of[y] for y in c}]
+        if not linking:
+            continue
+        per_group = leaves[own].estimate.rows
+        for j in linking:
+            per_group *= selectivities[j]
+        return 1.0 / max(per_group, 1.0)
+    return None
+
+
 def _leaf_correlation(index: int, classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],
                       leaf_of: dict[Column, int]) -> float:
     """How far a leaf joined through two or more classes departs from independence between
@@ -437,19 +526,14 @@ def _leaf_correlation(index: int, classes: Sequence[tuple[Column, ...]], leaves:
         class_index = _class_index([o for _, o in chosen], arrays)
         if not class_index.size:
             return 1.0
-        product = np.ones(class_index.size)
-        for k, (group, (_, origin)) in enumerate(zip(class_index.groups, chosen)):
-            if k == position:
-                continue
-            other_mask = origin.sample.mask  # type: ignore[union-attr]
-            keep = group >= 0 if other_mask is None else (group >= 0) & other_mask
-            product *= np.bincount(group[keep], minlength=class_index.size)
-        own_group = class_index.groups[position]
-        weight = np.where(own_group >= 0, product[np.clip(own_group, 0, None)], 0.0)
+        weight = class_index.weights(position, [o.sample.mask for _, o in chosen])  # type: ignore[union-attr]
         if mask is not None:
             weight = weight * mask
         weights.append(weight)
-    found_tuples = float(np.prod(np.vstack(weights), axis=0).sum())
+    product = weights[0]
+    for weight in weights[1:]:
+        product = product * weight
+    found_tuples = float(product.sum())
     expected = 1.0
     for weight in weights:
         expected *= float(weight.sum())
@@ -472,6 +556,8 @@ class _ClassIndex:
         keys = np.unique(np.concatenate(valid)) if valid else np.zeros(0)
         self.size = len(keys)
         self.groups: list[np.ndarray] = []
+        self._counts: dict[tuple[int, int], tuple[np.ndarray | None, np.ndarray]] = {}
+        self._safe: list[tuple[np.ndarray, np.ndarray]] | None = None
         for values, nulls in arrays:
             group = np.full(len(values), -1, dtype=np.int64)
             if self.size:
@@ -479,14 +565,39 @@ class _ClassIndex:
             self.groups.append(group)
         self.all_tuples = self.passing([None] * len(arrays))
 
+    def counts(self, member: int, mask: np.ndarray | None) -> np.ndarray:
+        """Per key, the sampled rows of one member passing ``mask``; remembered per mask (the
+        sets of one tree, or of one memo, meet the same leaves again)."""
+        key = (member, id(mask))
+        found = self._counts.get(key)
+        if found is not None and found[0] is mask:
+            return found[1]
+        group = self.groups[member]
+        keep = group >= 0 if mask is None else (group >= 0) & mask
+        counts = np.bincount(group[keep], minlength=self.size).astype(np.float64)
+        if len(self._counts) > 64:
+            self._counts.clear()
+        self._counts[key] = (mask, counts)
+        return counts
+
     def passing(self, masks: Sequence[np.ndarray | None]) -> float:
         if not self.size:
             return 0.0
-        product = np.ones(self.size)
-        for group, mask in zip(self.groups, masks):
-            keep = group >= 0 if mask is None else (group >= 0) & mask
-            product *= np.bincount(group[keep], minlength=self.size)
+        product = self.counts(0, masks[0])
+        for member in range(1, len(masks)):
+            product = product * self.counts(member, masks[member])
         return float(product.sum())
+
+    def weights(self, member: int, masks: Sequence[np.ndarray | None]) -> np.ndarray:
+        """Per sampled row of ``member``, the matching tuples of the other members."""
+        product = np.ones(self.size)
+        for other in range(len(masks)):
+            if other != member:
+                product = product * self.counts(other, masks[other])
+        if self._safe is None:
+            self._safe = [(np.maximum(g, 0), (g >= 0).astype(np.float64)) for g in self.groups]
+        safe, valid = self._safe[member]
+        return product[safe] * valid
 
 
 _CLASS_INDEXES: dict[tuple, tuple[tuple, _ClassIndex]] = {}

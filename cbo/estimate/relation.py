@@ -83,6 +83,9 @@ class Origin:
     base: ColumnEstimate | None = None
     base_rows: float = 0.0
     sample: SampleView | None = None
+    # "min" or "max": the column is that aggregate of the named column (per group), not the
+    # column itself (``join_sets`` recognizes ``x = min(x)`` joined back on the grouping key).
+    extreme: str | None = None
 
 
 @dataclass(frozen=True, eq=False)

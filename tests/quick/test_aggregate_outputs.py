@@ -86,3 +86,22 @@ def test_a_comparison_with_a_grouped_average_of_the_same_rows():
     truth = sum(1 for o, q in zip(order_ids, quantities) if q < 0.4 * sums[o] / counts[o])
     estimate = estimator.rows(joined)
     assert 1 / 1.5 <= estimate / truth <= 1.5, (estimate, truth)
+
+
+def test_a_minimum_joined_back_on_its_grouping_key_keeps_about_one_row_per_group():
+    # Q2's shape: lines whose quantity is the smallest of their order (x = min(x), decorrelated
+    # into a join on the grouping key): one row per order, ties aside; matching the two
+    # distributions as independent would find almost none.
+    factory, estimator, scan, order_ids, quantities = _lines()
+    other = make_scan(factory, "t.lines", ["order_id", "qty"])
+    smallest = factory.new("min", T.BIGINT)
+    per_order = Aggregate(other, (other.columns[0],),
+                          ((smallest, AggregateCall("min", (col(other, "qty"),), False, T.BIGINT)),))
+    on = conjunction([compare("eq", col(scan, "order_id"), ColumnRef(other.columns[0])),
+                      compare("eq", col(scan, "qty"), ColumnRef(smallest))])
+    lowest: dict[int, int] = {}
+    for o, q in zip(order_ids, quantities):
+        lowest[o] = min(q, lowest.get(o, q))
+    truth = sum(1 for o, q in zip(order_ids, quantities) if q == lowest[o])
+    estimate = estimator.rows(Join("inner", scan, per_order, on))
+    assert 1 / 1.5 <= estimate / truth <= 1.5, (estimate, truth)
