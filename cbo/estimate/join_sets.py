@@ -52,7 +52,7 @@ import numpy as np
 from cbo.estimate import defaults
 from cbo.estimate.column import ColumnEstimate
 from cbo.estimate.filters import generic_selectivity
-from cbo.estimate.joins import matched_rows, matching_pairs
+from cbo.estimate.joins import matched_rows
 from cbo.estimate.matching import joint, matching_tuples
 from cbo.estimate.relation import DerivedColumns, JoinSet, Leaf, Origin, RelEstimate
 from cbo.ir.expressions import Column, Expr, conjuncts
@@ -311,7 +311,7 @@ def _group_correction(i: int, j: int, classes: Sequence[Sequence[Column]], leave
     product = 1.0
     non_null = 1.0
     for a, b in pairs:
-        product *= matching_pairs(left.column(a), right.column(b)) / (left.rows * right.rows)
+        product *= matching_tuples([left.column(a), right.column(b)]) / (left.rows * right.rows)
         non_null *= (1.0 - left.column(a).null_fraction) * (1.0 - right.column(b).null_fraction)
     left_group = left.groups.get(frozenset(a for a, _ in pairs)) or 0.0
     right_group = right.groups.get(frozenset(b for _, b in pairs)) or 0.0
