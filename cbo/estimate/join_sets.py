@@ -24,6 +24,9 @@ orders of magnitude near empty results. Here the estimate is computed from the s
   (``_from_base``, as ``joins.sampled_selectivity`` does for one pair), and where the sample
   matches too rarely for that, the filtered distributions' count stands unless the sample
   contradicts it by more than two standard deviations (``_sampled``).
+* **A key bounds its class.** A unique key holds each value once, so a class has no more
+  tuples than its other members alone; where their samples show that they never meet (tags
+  and post links never share a post), that bounds the class (``_bound_without_key``).
 * **Leaves in several classes.** Classes are independent of each other only as a first
   guess: a leaf matched through two of them (posts through ``posts.Id`` by tags and through
   ``posts.OwnerUserId`` by badges) is checked on its sample for correlation between them
@@ -263,6 +266,7 @@ def _class_selectivity(members: Sequence[Column], leaves: Sequence[Leaf], leaf_o
             corrected = _sampled(members, leaves, leaf_of, tuples)
             if corrected is not None:
                 tuples = corrected
+            tuples = min(tuples, _bound_without_key(members, leaves, leaf_of))
     denominator = 1.0
     for index, own in by_leaf.items():
         # m members of one leaf: one row holds all m values, not m independent rows.
@@ -273,6 +277,25 @@ def _class_selectivity(members: Sequence[Column], leaves: Sequence[Leaf], leaf_o
         if len(by_leaf) > 1 and any(frozenset([c]) in leaf.unique for c in own) and leaf.estimate.rows > 0:
             selectivity = min(selectivity, 1.0 / leaf.estimate.rows)
     return selectivity
+
+
+def _bound_without_key(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float:
+    """An upper bound on a class's matching tuples from its members other than a unique key:
+    the key holds each value at most once, so the class never has more tuples than the others
+    alone. The others are checked on their samples, which meet more often than with the key's
+    sample among them (tags and post links that never share a post, whatever posts pass).
+    Infinite when there is no such bound."""
+    if len(members) < 3:
+        return math.inf
+    for key in members:
+        if frozenset([key]) not in leaves[leaf_of[key]].unique:
+            continue
+        others = [c for c in members if c is not key]
+        tuples = matching_tuples([leaves[leaf_of[c]].estimate.column(c) for c in others])
+        corrected = _sampled(others, leaves, leaf_of, tuples)
+        if corrected is not None and corrected < tuples:
+            return corrected
+    return math.inf
 
 
 def _composite_pairs(classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],
