@@ -8,6 +8,8 @@ import math
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cbo.estimate import Estimator
 from cbo.ir.expressions import compare, conjunction
@@ -283,3 +285,36 @@ def test_two_foreign_keys_that_never_meet_bound_their_class_through_a_key():
         estimates[sample_size] = Estimator(stats).rows(plan)
     assert estimates[0] > 3          # the distributions alone: about 300 x 0.5 x 3,000 / 50,000
     assert estimates[2_000] < 1
+
+
+@st.composite
+def three_tables(draw):  # type: ignore[no-untyped-def]
+    from cbo.ir.expressions import ColumnFactory
+
+    values = st.lists(st.one_of(st.none(), st.integers(0, 15)), min_size=1, max_size=120)
+    factory = ColumnFactory()
+    names = ["a", "b", "c"]
+    scans = [make_scan(factory, f"r.{n}", ["k", "x"]) for n in names]
+    sample = draw(st.sampled_from([0, 10_000]))
+    stats = {}
+    for n in names:
+        k = draw(values)
+        x = draw(st.lists(st.integers(0, 5), min_size=len(k), max_size=len(k)))
+        stats[f"r.{n}"] = table_stats(f"r.{n}", {"k": k, "x": x}, sample_size=sample, buckets=6, mcv_size=3)
+    leaves = [Filter(s, compare("lte", col(s, "x"), num(draw(st.integers(0, 5))))) if draw(st.booleans()) else s
+              for s in scans]
+    # a chain a-b-c, and sometimes the closing edge (a cycle over one class) or a residual
+    on = [compare("eq", col(scans[0], "k"), col(scans[1], "k")),
+          compare("eq", col(scans[1], "k"), col(scans[2], "k"))]
+    if draw(st.booleans()):
+        on.append(compare("eq", col(scans[0], "k"), col(scans[2], "k")))
+    if draw(st.booleans()):
+        on.append(compare("lt", col(scans[0], "x"), col(scans[2], "x")))
+    return Estimator(stats), leaves, on
+
+
+@settings(max_examples=60, deadline=None)
+@given(three_tables())
+def test_every_order_of_random_join_sets_gives_one_estimate(case):
+    estimator, leaves, on = case
+    _same_everywhere(estimator, _trees(leaves, on))
