@@ -66,6 +66,8 @@ class RowSample:
                 raw = {name: table.column(name).to_pylist() for name in table.column_names}
             self._arrays = {name: to_array(values, self.kinds.get(name, "string")) for name, values in raw.items()
                             if name in self.kinds}
+            if self._size is None:   # the raw values go: remember how many rows they held
+                self._size = len(next(iter(raw.values()))) if raw else 0
             self._raw = None
         return self._arrays
 

@@ -144,12 +144,12 @@ class ColumnEstimate:
         side. (False, None) when bisection cannot answer (unbounded segments, values that do not
         compare), and the callers scan instead."""
         segments = self.segments
-        if not segments or any(s.lower is None for s in segments):
-            return False, None
-        uppers = self.__dict__.get("_uppers")
-        if uppers is None:
-            uppers = [s.upper for s in segments]
+        uppers = self.__dict__.get("_uppers", False)
+        if uppers is False:   # once per estimate: None when bisection cannot be used
+            uppers = None if not segments or any(s.lower is None for s in segments) else [s.upper for s in segments]
             object.__setattr__(self, "_uppers", uppers)
+        if uppers is None:
+            return False, None
         try:
             index = bisect.bisect_left(uppers, value)
             if index < len(segments) and _in_segment(value, segments, index):

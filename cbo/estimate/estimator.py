@@ -13,16 +13,21 @@ each such fallback adds a note to the estimate.
 
 from __future__ import annotations
 
+import decimal
 import math
+from collections import ChainMap
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from cbo.estimate import defaults
+from cbo.estimate.aggregates import aggregate_output
+from cbo.estimate.arithmetic import OPERATIONS, of_two, with_constant
 from cbo.estimate.column import ColumnEstimate, Segment
-from cbo.estimate.filters import estimate_filter
+from cbo.estimate.filters import constant_value, estimate_filter
+from cbo.estimate.join_sets import estimate_join_set, join_set_of
 from cbo.estimate.joins import estimate_join
-from cbo.estimate.relation import DerivedColumns, Origin, RelEstimate, SampleView
+from cbo.estimate.relation import DerivedColumns, JoinSet, Origin, RelEstimate, SampleView
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ROW_ID, Call, Column, ColumnRef, Constant, Expr, columns_of
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
@@ -34,10 +39,12 @@ class Estimator:
         self.stats = dict(stats or {})
         self._cache: dict[Plan, RelEstimate] = {}
         self._base: dict[tuple[str, str], ColumnEstimate] = {}   # columns of stored statistics, converted once
+        self._sets: dict[tuple, tuple[JoinSet, RelEstimate]] = {}   # inner-join sets, whatever order built them
 
     def forget_plans(self) -> None:
         """Drop cached plan estimates (keeping converted statistics): for timing one estimate."""
         self._cache.clear()
+        self._sets.clear()
 
     def rows(self, plan: Plan) -> float:
         return self.estimate(plan).rows
@@ -59,6 +66,20 @@ class Estimator:
 
     def _combine(self, plan: Plan, inputs: list[RelEstimate]) -> RelEstimate:
         return ESTIMATES[plan](self, plan, inputs)
+
+    def _join(self, join: Join, left: RelEstimate, right: RelEstimate) -> RelEstimate:
+        """Inner joins are estimated from the set they join (any order gives the same
+        estimate); other kinds from their two inputs."""
+        if join.kind != "inner":
+            return estimate_join(join, left, right)
+        join_set = join_set_of(join, left, right)
+        key = (tuple(id(leaf.estimate) for leaf in join_set.leaves), join_set.conjuncts)
+        found = self._sets.get(key)
+        if found is not None and all(a.estimate is b.estimate for a, b in zip(found[0].leaves, join_set.leaves)):
+            return found[1]
+        estimate = estimate_join_set(join_set)
+        self._sets[key] = (join_set, estimate)
+        return estimate
 
     def _scan(self, scan: Scan) -> RelEstimate:
         stats = self.stats.get(scan.table)
@@ -103,8 +124,10 @@ def _sane(estimate: RelEstimate, plan: Plan) -> RelEstimate:
 
 
 def _project(plan: Project, rel: RelEstimate) -> RelEstimate:
-    columns, names, origins = {}, {}, {}
+    columns: dict[Column, ColumnEstimate] = {}
+    names, origins = {}, {}
     renames = {}
+    lazy: dict[Column, Expr] = {}
     for column, expr in plan.assignments:
         if isinstance(expr, ColumnRef):
             columns[column] = rel.column(expr.column)
@@ -121,15 +144,23 @@ def _project(plan: Project, rel: RelEstimate) -> RelEstimate:
             columns[column] = replace(ColumnEstimate.unknown(rel.rows), default=False)
             origins[column] = Origin(plan, True)
         else:
-            columns[column] = _computed(expr, rel)
+            lazy[column] = expr
+    if lazy:
+        placeholders = {c: ColumnEstimate.unknown(rel.rows) for c in lazy}
+        computed = DerivedColumns(placeholders, lambda c, _: _computed(lazy[c], rel))
+        columns = ChainMap(columns, computed)  # type: ignore[arg-type,assignment]
     groups = {frozenset(renames[c] for c in g): d for g, d in rel.groups.items() if all(c in renames for c in g)}
     sample = SampleView(rel.sample.sample, names, rel.sample.mask) if rel.sample is not None and names else None
     return RelEstimate(rel.rows, columns, groups, origins, sample, rel.notes)
 
 
 def _computed(expr: Expr, rel: RelEstimate) -> ColumnEstimate:
-    """A computed column: no distribution, but a bound on its distinct values when it is a
-    function of one column (never more values than its input; a year per year of the range)."""
+    """A computed column: arithmetic on numbers has a distribution (``arithmetic``); otherwise
+    none, but a bound on its distinct values when it is a function of one column (never more
+    values than its input; a year per year of the range)."""
+    found = _arithmetic(expr, rel)
+    if found is not None:
+        return found
     inputs = columns_of(expr)
     if len(inputs) != 1:
         return ColumnEstimate.unknown(rel.rows)
@@ -142,6 +173,20 @@ def _computed(expr: Expr, rel: RelEstimate) -> ColumnEstimate:
         if years:
             distinct = min(distinct, max(years) - min(years) + 1)
     return replace(ColumnEstimate.unknown(rel.rows, distinct), default=source.default)
+
+
+def _arithmetic(expr: Expr, rel: RelEstimate) -> ColumnEstimate | None:
+    if not (isinstance(expr, Call) and expr.name in OPERATIONS and len(expr.args) == 2):
+        return None
+    a, b = expr.args
+    if isinstance(a, ColumnRef) and isinstance(b, ColumnRef):
+        return of_two(expr.name, rel.column(a.column), rel.column(b.column), rel.rows)
+    for column, other, first in ((a, b, False), (b, a, True)):
+        if isinstance(column, ColumnRef):
+            value = constant_value(other)
+            if isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool):
+                return with_constant(expr.name, rel.column(column.column), float(value), first)
+    return None
 
 
 def group_count(rel: RelEstimate, group_by: tuple[Column, ...]) -> tuple[float, list[str]]:
@@ -196,12 +241,21 @@ def _aggregate(plan: Aggregate, rel: RelEstimate) -> RelEstimate:
     columns: dict[Column, ColumnEstimate] = {}
     for column in plan.group_by:
         columns[column] = _one_row_per_group(rel.column(column), rows)
-    for column, _ in plan.aggregates:
-        columns[column] = ColumnEstimate.unknown(rows)
+    # Aggregate outputs get a distribution when first read (``aggregates``): most are never
+    # compared with anything.
+    calls = dict(plan.aggregates)
+    placeholders = {column: ColumnEstimate.unknown(rows) for column in calls}
+    computed = DerivedColumns(placeholders, lambda c, _: aggregate_output(calls[c], rel, plan.group_by, rows))
     keep = set(plan.group_by)
     groups = {g: min(d, rows) for g, d in rel.groups.items() if g <= keep}
     origins = {c: o for c, o in rel.origins.items() if c in keep}
-    return RelEstimate(rows, columns, groups, origins, None, rel.notes | frozenset(notes))
+    for column, call in plan.aggregates:
+        source = call.args[0] if call.name in ("min", "max") and len(call.args) == 1 else None
+        if isinstance(source, ColumnRef) and source.column in rel.origins and plan.group_by:
+            found = rel.origins[source.column]
+            origins[column] = Origin(found.scan, False, found.name, extreme=call.name)
+    return RelEstimate(rows, ChainMap(columns, computed), groups, origins, None,  # type: ignore[arg-type]
+                       rel.notes | frozenset(notes))
 
 
 def _one_row_per_group(estimate: ColumnEstimate, rows: float) -> ColumnEstimate:
@@ -262,7 +316,7 @@ def _values(plan: Values) -> RelEstimate:
 ESTIMATES: OperatorTable[Callable[[Estimator, Any, list[RelEstimate]], RelEstimate]] = OperatorTable("estimation")
 ESTIMATES.register(Scan)(lambda est, plan, inputs: est._scan(plan))
 ESTIMATES.register(Filter)(lambda est, plan, inputs: estimate_filter(inputs[0], plan.predicate))
-ESTIMATES.register(Join)(lambda est, plan, inputs: estimate_join(plan, inputs[0], inputs[1]))
+ESTIMATES.register(Join)(lambda est, plan, inputs: est._join(plan, inputs[0], inputs[1]))
 ESTIMATES.register(Project)(lambda est, plan, inputs: _project(plan, inputs[0]))
 ESTIMATES.register(Aggregate)(lambda est, plan, inputs: _aggregate(plan, inputs[0]))
 ESTIMATES.register(Sort)(lambda est, plan, inputs: inputs[0])

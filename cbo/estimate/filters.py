@@ -34,6 +34,7 @@ import numpy as np
 
 from cbo.estimate import defaults
 from cbo.estimate.column import ColumnEstimate, Segment, like_prefix, like_regex, thinned
+from cbo.estimate.comparisons import compare_columns
 from cbo.estimate.relation import DerivedColumns, RelEstimate, SampleView
 from cbo.estimate.sample_eval import evaluate, scalar
 from cbo.ir.expressions import Call, Column, ColumnRef, Constant, Expr, SpecialForm, columns_of, conjuncts
@@ -329,6 +330,10 @@ def generic_selectivity(e: Expr, columns: Mapping[Column, ColumnEstimate], rows:
         if e.name == "neq":
             da = a.distinct if a is not None else rows
             return 1.0 - 1.0 / max(da, 1.0), None
+        if a is not None and b is not None:
+            found = compare_columns(e.name, a, b)
+            if found is not None:
+                return found, None
         return defaults.RANGE_SELECTIVITY, f"default selectivity {defaults.RANGE_SELECTIVITY:.2f} for {e}"
     if isinstance(e, Call) and e.name in ("eq", "is_not_distinct_from"):
         return defaults.EQ_SELECTIVITY, f"default selectivity {defaults.EQ_SELECTIVITY} for {e}"

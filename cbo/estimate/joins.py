@@ -28,6 +28,7 @@ import numpy as np
 
 from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.estimate.filters import generic_selectivity
+from cbo.estimate.matching import matched_histogram
 from cbo.estimate.relation import DerivedColumns, Origin, RelEstimate
 from cbo.estimate.values import is_discrete, position
 from cbo.ir.expressions import Column, conjuncts
@@ -81,8 +82,12 @@ def matched_rows(a: ColumnEstimate, b: ColumnEstimate, notes: list[str] | None =
         for v, _ in b.mcv:
             if v not in a_mcv:
                 total += histogram.rows_equal(v) * b.presence(v)
-        for sa, sb in aligned(a.segments, b.segments):
-            total += sa.rows * min(1.0, sb.distinct / max(sa.domain, sb.domain, 1.0))
+        fast = matched_histogram(a.segments, b.segments)
+        if fast is not None:
+            total += fast
+        else:
+            for sa, sb in aligned(a.segments, b.segments):
+                total += sa.rows * min(1.0, sb.distinct / max(sa.domain, sb.domain, 1.0))
         return min(total, a.non_null)
     except TypeError:
         _uniform(notes, f"join columns of kinds {a.kind} and {b.kind} whose values do not compare")

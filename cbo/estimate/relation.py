@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cbo.estimate.column import ColumnEstimate
-from cbo.ir.expressions import Column
+from cbo.ir.expressions import Column, Expr
 from stats.sample import RowSample
 
 
@@ -83,6 +83,26 @@ class Origin:
     base: ColumnEstimate | None = None
     base_rows: float = 0.0
     sample: SampleView | None = None
+    # "min" or "max": the column is that aggregate of the named column (per group), not the
+    # column itself (``join_sets`` recognizes ``x = min(x)`` joined back on the grouping key).
+    extreme: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Leaf:
+    """An input of an inner-join set: its output columns (its identity), estimate and unique keys."""
+
+    key: frozenset[Column]
+    estimate: RelEstimate
+    unique: frozenset[frozenset[Column]]
+
+
+@dataclass(frozen=True, eq=False)
+class JoinSet:
+    """A tree of inner joins as a set: its leaves (in a canonical order) and join conjuncts."""
+
+    leaves: tuple[Leaf, ...]
+    conjuncts: frozenset[Expr]
 
 
 @dataclass(frozen=True)
@@ -94,6 +114,9 @@ class RelEstimate:
     origins: Mapping[Column, Origin] = field(default_factory=dict)
     sample: SampleView | None = None
     notes: frozenset[str] = frozenset()   # defaults this estimate rests on
+    # An inner-join result: the set it joins, so the next inner join is estimated from the
+    # whole set rather than from this estimate's columns (``cbo.estimate.join_sets``).
+    join_set: JoinSet | None = None
 
     def column(self, column: Column) -> ColumnEstimate:
         found = self.columns.get(column)

@@ -1,8 +1,10 @@
 """The STATS data (five tables of Stack Exchange's Cross Validated, from STATS-CEB).
 
-Real, skewed and correlated data for estimation work. The CSV files ship in the workplace's
-``shared/datasets/stats`` (``$CBO_STATS_DATA`` overrides); ``prepare`` converts them to Parquet
-with DuckDB (typed: integers and timestamps), loads PostgreSQL (primary keys; the foreign keys
+Real, skewed and correlated data for estimation work. Parquet copies ship with the project
+(``stats_parquet/``, zstd, 1.9 MB; its README carries the licence); ``$CBO_STATS_DATA`` may name
+a folder of the CSV files instead, which ``prepare`` converts to Parquet with DuckDB (typed:
+integers and timestamps, as the shipped copies are). ``prepare`` copies the Parquet files to
+its output folder, loads PostgreSQL (primary keys; the foreign keys
 are declared in the catalogs only, since the data holds references to deleted rows), and writes
 a catalog for each side. Licence of the data: CC BY-SA (Stack Exchange data dump).
 """
@@ -10,6 +12,7 @@ a catalog for each side. Licence of the data: CC BY-SA (Stack Exchange data dump
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Callable
 
@@ -30,24 +33,34 @@ FOREIGN_KEYS = {
 }
 
 
+SHIPPED = Path(__file__).resolve().parent / "stats_parquet"
+
+
 def source_directory() -> Path:
+    """``$CBO_STATS_DATA`` (CSV files) when set, else the Parquet copies shipped with cbo."""
     explicit = os.environ.get("CBO_STATS_DATA")
     if explicit:
         return Path(explicit)
-    return Path(__file__).resolve().parents[3] / "shared" / "datasets" / "stats"
+    return SHIPPED
 
 
 def prepare(out: Path, postgres_info=None, progress: Callable[[str], None] = lambda _: None) -> dict[str, Path]:  # type: ignore[no-untyped-def]
     """Parquet copies in ``out``, PostgreSQL loaded when ``postgres_info`` (a local ServerInfo) is given."""
     source = source_directory()
-    missing = [t for t in TABLES if not (source / f"{t}.csv").exists()]
+    suffix = "parquet" if all((source / f"{t}.parquet").exists() for t in TABLES) else "csv"
+    missing = [t for t in TABLES if not (source / f"{t}.{suffix}").exists()]
     if missing:
-        raise CboError(f"STATS data not found in {source} (missing {', '.join(missing)}.csv): set CBO_STATS_DATA")
+        raise CboError(f"STATS data not found in {source} (missing {', '.join(missing)}.csv): "
+                       "set CBO_STATS_DATA to a folder of the CSV files")
     out.mkdir(parents=True, exist_ok=True)
     connection = duckdb.connect()
     for table in TABLES:
         target = out / f"{table}.parquet"
-        if not target.exists():
+        if not target.exists() and suffix == "parquet":
+            partial = out / f".{table}.parquet.tmp"
+            shutil.copyfile(source / f"{table}.parquet", partial)
+            partial.replace(target)
+        elif not target.exists():
             progress(f"converting {table}.csv to Parquet")
             partial = out / f".{table}.parquet.tmp"
             csv = str(source / f"{table}.csv").replace("'", "''")

@@ -1,0 +1,656 @@
+"""Inner-join sets: the estimate of a tree of inner joins as a function of the set it joins.
+
+A tree of inner joins is one relation however it is ordered: its inputs (the *leaves*: scans,
+filtered scans, anything that is not itself an inner join) and the conjuncts of all its join
+conditions. Estimating it pair by pair in the order the tree (or the memo) built it makes the
+estimate depend on that order: each join narrows and rescales the key columns it matched, and
+the next join reads those rescaled columns, so (A ⋈ B) ⋈ C and A ⋈ (B ⋈ C) differ, sometimes by
+orders of magnitude near empty results. Here the estimate is computed from the set alone:
+
+    rows = product(leaf rows) x product over equivalence classes of the class's selectivity
+           x product of the residual conjuncts' selectivities x composite-key corrections
+
+* **Equivalence classes.** Equalities ``a = b`` between leaf columns are merged into classes
+  (union-find), so which member a condition names does not matter, and redundant equalities
+  (``a = b, b = c, a = c``) count once. A class's selectivity is ``matching_tuples`` of its
+  members' distributions (``cbo.estimate.matching``) over the product of their leaves' rows: a
+  foreign key meeting another at a primary key is estimated from both foreign keys' skew.
+  Two members from one leaf (``x.a = y.k = x.b``) are matched as if independent within the leaf.
+* **Samples.** Filters correlated with the join (busy users pass a reputation filter and own
+  many posts; excerpt posts are never linked) are measured on the leaves' row samples, which
+  are independent across tables: the product of per-value counts among sampled rows passing
+  the filters counts matching tuples. Where every sample is its whole table that count is
+  exact (``_counted``). Otherwise the unfiltered distributions' count is scaled by the sample
+  (``_from_base``, as ``joins.sampled_selectivity`` does for one pair), and where the sample
+  matches too rarely for that, the filtered distributions' count stands unless the sample
+  contradicts it by more than two standard deviations (``_sampled``).
+* **A key bounds its class.** A unique key holds each value once, so a class has no more
+  tuples than its other members alone; where their samples show that they never meet (tags
+  and post links never share a post), that bounds the class (``_bound_without_key``).
+* **Leaves in several classes.** Classes are independent of each other only as a first
+  guess: a leaf matched through two of them (posts through ``posts.Id`` by tags and through
+  ``posts.OwnerUserId`` by badges) is checked on its sample for correlation between them
+  (``_leaf_correlation``).
+* **An extreme joined back.** ``x = min(x)`` of the same table's rows, grouped by the key the
+  set also joins on (a decorrelated ``x = (SELECT min(x) ... WHERE key = outer.key)``), keeps
+  one row per group (``_extreme_of_same_rows``).
+* **Keys.** A class member that is a unique key of its leaf matches each tuple of the others at
+  most once: the class's selectivity is at most one over that leaf's rows. Two leaves joined on
+  several classes whose columns form a known column group (a composite key or foreign key) are
+  matched on the group's domain, not as independent single columns.
+
+Every output column in a class carries the class's joint distribution (per value, the product
+of the members' rows), scaled to the output rows: after ``posts ⋈ users``, ``users.Id`` carries
+the skew of ``posts.LastEditorUserId``. Other columns are their leaf's, scaled.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import ChainMap
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+
+from cbo.estimate import defaults
+from cbo.estimate.column import ColumnEstimate
+from cbo.estimate.filters import generic_selectivity
+from cbo.estimate.joins import matched_rows
+from cbo.estimate.matching import joint, matching_tuples
+from cbo.estimate.relation import DerivedColumns, JoinSet, Leaf, Origin, RelEstimate
+from cbo.ir.expressions import Column, Expr, conjuncts
+from cbo.ir.operators import Join, Plan, equated_columns
+
+
+def leaves_of(estimate: RelEstimate, plan: Plan) -> tuple[tuple[Leaf, ...], frozenset[Expr]]:
+    """The leaves and join conjuncts of an input: its own if it is an inner-join set, else
+    itself as one leaf."""
+    if estimate.join_set is not None:
+        return estimate.join_set.leaves, estimate.join_set.conjuncts
+    leaf = Leaf(frozenset(plan.output), estimate, frozenset(plan.unique_keys))
+    return (leaf,), frozenset()
+
+
+def join_set_of(node: Join, left: RelEstimate, right: RelEstimate) -> JoinSet:
+    left_leaves, left_conjuncts = leaves_of(left, node.left)
+    right_leaves, right_conjuncts = leaves_of(right, node.right)
+    leaves = sorted(left_leaves + right_leaves, key=lambda leaf: min((c.id for c in leaf.key), default=-1))
+    return JoinSet(tuple(leaves), left_conjuncts | right_conjuncts | frozenset(conjuncts(node.condition)))
+
+
+def estimate_join_set(join_set: JoinSet) -> RelEstimate:
+    leaves = join_set.leaves
+    leaf_of: dict[Column, int] = {}
+    for index, leaf in enumerate(leaves):
+        for column in leaf.key:
+            leaf_of[column] = index
+    classes, residual = _classes(join_set.conjuncts, leaf_of)
+    notes: list[str] = []
+    rows = 1.0
+    for leaf in leaves:
+        rows *= leaf.estimate.rows
+    combined: ChainMap[Column, ColumnEstimate] = ChainMap(*[leaf.estimate.columns for leaf in leaves])  # type: ignore[arg-type]
+    class_of = {c: k for k, members in enumerate(classes) for c in members}
+    if rows > 0:
+        grouped = _composite_pairs(classes, leaves, leaf_of)
+        in_group = {k for _, _, ks in grouped for k in ks}
+        selectivities = []
+        for k, members in enumerate(classes):
+            use_sample = k not in in_group
+
+            def measure(found: list[str], m: tuple[Column, ...] = members, sampled: bool = use_sample) -> float:
+                return _class_selectivity(m, leaves, leaf_of, sampled, found)
+
+            selectivities.append(_remembered(("class", members, use_sample), members, leaves, leaf_of, measure, notes))
+        for k in range(len(classes)):
+            found = _extreme_of_same_rows(k, classes, selectivities, leaves, leaf_of)
+            rows *= found if found is not None else selectivities[k]
+        for i, j, ks in grouped:
+            rows *= _group_correction(i, j, [classes[k] for k in ks], leaves, leaf_of)
+        in_classes = [0] * len(leaves)
+        for members in classes:
+            for index in {leaf_of[c] for c in members}:
+                in_classes[index] += 1
+        for index, count in enumerate(in_classes):
+            if count >= 2 and leaves[index].estimate.sample is not None:
+                involved = tuple(m for m in classes if any(leaf_of[c] == index for c in m))
+                members_of = tuple(c for m in involved for c in m)
+
+                def correlation(_: list[str], i: int = index) -> float:
+                    return _leaf_correlation(i, classes, leaves, leaf_of)
+
+                rows *= _remembered(("leaf", involved, index), members_of, leaves, leaf_of, correlation, notes)
+        scale = max((leaf.estimate.rows for leaf in leaves), default=1.0)
+        for conjunct in sorted(residual, key=str):
+            share, note = generic_selectivity(conjunct, combined, scale)
+            rows *= share
+            if note:
+                notes.append(note)
+    total = rows
+    joints: dict[int, ColumnEstimate] = {}
+
+    kept: dict[int, float] = {}
+
+    def derive(c: Column, e: ColumnEstimate) -> ColumnEstimate:
+        k = class_of.get(c)
+        if k is None:
+            index = leaf_of.get(c)
+            own = leaves[index].estimate.rows if index is not None else 0.0
+            if own <= 0:
+                return e.scaled(0.0)
+            # First the leaf's rows that find a match (their values thin out), then the
+            # repetition by the matches (no new values).
+            share = kept.get(index)  # type: ignore[arg-type]
+            if share is None:
+                share = kept[index] = _matched_share(index, classes, leaves, leaf_of)  # type: ignore[index,arg-type]
+            if share <= 0:
+                return e.scaled(0.0)
+            return e.scaled(share).scaled(total / (own * share))
+        found = joints.get(k)
+        if found is None:
+            distribution = joint([leaves[leaf_of[m]].estimate.column(m) for m in classes[k]])
+            mass = distribution.non_null
+            found = joints[k] = distribution.scaled(total / mass) if mass > 0 else distribution.scaled(0.0)
+        return found
+
+    columns = DerivedColumns(combined, derive)
+    groups: dict[frozenset[Column], float] = {}
+    origins: dict[Column, Origin] = {}
+    all_notes = frozenset(notes)
+    for leaf in leaves:
+        groups.update(leaf.estimate.groups)
+        origins.update(leaf.estimate.origins)
+        all_notes |= leaf.estimate.notes
+    return RelEstimate(rows, columns, groups, origins, None, all_notes, join_set)
+
+
+_REMEMBERED: dict[tuple, tuple[tuple[RelEstimate, ...], float, list[str]]] = {}
+
+
+def _remembered(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
+                compute: Callable[[list[str]], float], notes: list[str]) -> float:
+    """A class's (or a leaf's) factor, computed once for the same columns of the same leaf
+    estimates: the sets of one join tree, and the groups of one memo, share their leaves, and
+    a class or leaf met again is not measured again (its notes are repeated)."""
+    estimates = tuple(leaves[leaf_of[c]].estimate for c in columns)
+    key = (what, tuple(id(e) for e in estimates))
+    found = _REMEMBERED.get(key)
+    if found is not None and all(a is b for a, b in zip(found[0], estimates)):
+        notes.extend(found[2])
+        return found[1]
+    own: list[str] = []
+    value = compute(own)
+    notes.extend(own)
+    if len(_REMEMBERED) > 20_000:
+        _REMEMBERED.clear()
+    _REMEMBERED[key] = (estimates, value, own)
+    return value
+
+
+def _matched_share(index: int, classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],
+                   leaf_of: dict[Column, int]) -> float:
+    """Share of a leaf's rows that match in every class it belongs to (independently)."""
+    rows = leaves[index].estimate.rows
+    share = 1.0
+    for members in classes:
+        own = [c for c in members if leaf_of[c] == index]
+        others = [leaves[leaf_of[c]].estimate.column(c) for c in members if leaf_of[c] != index]
+        if not own or not others:
+            continue
+        column = leaves[index].estimate.column(own[0])
+        share *= min(matched_rows(column, joint(others)) / rows, 1.0) if rows > 0 else 0.0
+    return share
+
+
+_CLASSES: dict[frozenset[Expr], tuple[list[tuple[Column, ...]], list[Expr]]] = {}
+
+
+def _classes(parts: frozenset[Expr], leaf_of: dict[Column, int]) -> tuple[list[tuple[Column, ...]], list[Expr]]:
+    """Equivalence classes of leaf columns (members sorted by id), and the other conjuncts;
+    remembered per set of conjuncts (the columns a join set's conditions name are its leaves')."""
+    found = _CLASSES.get(parts)
+    if found is not None:
+        return found
+    found = _find_classes(parts, leaf_of)
+    if len(_CLASSES) > 10_000:
+        _CLASSES.clear()
+    _CLASSES[parts] = found
+    return found
+
+
+def _find_classes(parts: Iterable[Expr], leaf_of: dict[Column, int]) -> tuple[list[tuple[Column, ...]], list[Expr]]:
+    parent: dict[Column, Column] = {}
+
+    def find(c: Column) -> Column:
+        while parent[c] is not c:
+            parent[c] = parent[parent[c]]
+            c = parent[c]
+        return c
+
+    residual = []
+    for conjunct in parts:
+        pair = equated_columns(conjunct)
+        if pair is None or pair[0] not in leaf_of or pair[1] not in leaf_of or pair[0] == pair[1]:
+            residual.append(conjunct)
+            continue
+        a, b = pair
+        parent.setdefault(a, a)
+        parent.setdefault(b, b)
+        ra, rb = find(a), find(b)
+        if ra is not rb:
+            parent[max(ra, rb, key=lambda c: c.id)] = min(ra, rb, key=lambda c: c.id)
+    members: dict[Column, list[Column]] = {}
+    for c in parent:
+        members.setdefault(find(c), []).append(c)
+    classes = [tuple(sorted(m, key=lambda c: c.id)) for m in members.values()]
+    classes.sort(key=lambda m: m[0].id)
+    return classes, residual
+
+
+def _class_selectivity(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
+                       use_sample: bool, notes: list[str]) -> float:
+    """Selectivity of the class's equalities over the product of its leaves' rows."""
+    by_leaf: dict[int, list[Column]] = {}
+    for c in members:
+        by_leaf.setdefault(leaf_of[c], []).append(c)
+    sampled = use_sample and len(by_leaf) == len(members) >= 2
+    tuples = _counted(members, leaves, leaf_of) if sampled else None
+    if tuples is None and sampled:
+        tuples = _from_base(members, leaves, leaf_of)
+    if tuples is None:
+        columns = [leaves[leaf_of[c]].estimate.column(c) for c in members]
+        if any(c.kind is None for c in columns):
+            notes.append("a join column without value statistics: join estimated as uniform over distinct values")
+        tuples = matching_tuples(columns)
+        if sampled:
+            corrected = _sampled(members, leaves, leaf_of, tuples)
+            if corrected is not None:
+                tuples = corrected
+            tuples = min(tuples, _bound_without_key(members, leaves, leaf_of))
+    denominator = 1.0
+    for index, own in by_leaf.items():
+        # m members of one leaf: one row holds all m values, not m independent rows.
+        denominator *= leaves[index].estimate.rows ** len(own)
+    selectivity = tuples / denominator if denominator > 0 else 0.0
+    for index, own in by_leaf.items():
+        leaf = leaves[index]
+        if len(by_leaf) > 1 and any(frozenset([c]) in leaf.unique for c in own) and leaf.estimate.rows > 0:
+            selectivity = min(selectivity, 1.0 / leaf.estimate.rows)
+    return selectivity
+
+
+def _bound_without_key(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float:
+    """An upper bound on a class's matching tuples from its members other than a unique key:
+    the key holds each value at most once, so the class never has more tuples than the others
+    alone. The others are checked on their samples, which meet more often than with the key's
+    sample among them (tags and post links that never share a post, whatever posts pass).
+    Infinite when there is no such bound."""
+    if len(members) < 3:
+        return math.inf
+    for key in members:
+        if frozenset([key]) not in leaves[leaf_of[key]].unique:
+            continue
+        others = [c for c in members if c is not key]
+        tuples = matching_tuples([leaves[leaf_of[c]].estimate.column(c) for c in others])
+        corrected = _sampled(others, leaves, leaf_of, tuples)
+        if corrected is not None and corrected < tuples:
+            return corrected
+    return math.inf
+
+
+def _composite_pairs(classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],
+                     leaf_of: dict[Column, int]) -> list[tuple[int, int, list[int]]]:
+    """Pairs of leaves joined on two or more classes whose columns form a known column group
+    on either side: (leaf i, leaf j, the classes)."""
+    shared: dict[tuple[int, int], list[int]] = {}
+    for k, members in enumerate(classes):
+        present = sorted({leaf_of[c] for c in members})
+        for x in range(len(present)):
+            for y in range(x + 1, len(present)):
+                shared.setdefault((present[x], present[y]), []).append(k)
+    found = []
+    for (i, j), ks in sorted(shared.items()):
+        if len(ks) < 2:
+            continue
+        on_i = frozenset(_member_in(classes[k], i, leaf_of) for k in ks)
+        on_j = frozenset(_member_in(classes[k], j, leaf_of) for k in ks)
+        if on_i in leaves[i].estimate.groups or on_j in leaves[j].estimate.groups:
+            found.append((i, j, ks))
+    return found
+
+
+def _member_in(members: Sequence[Column], leaf: int, leaf_of: dict[Column, int]) -> Column:
+    return next(c for c in members if leaf_of[c] == leaf)
+
+
+def _group_correction(i: int, j: int, classes: Sequence[Sequence[Column]], leaves: Sequence[Leaf],
+                      leaf_of: dict[Column, int]) -> float:
+    """Replace the independent product of two leaves' single-column matches on a composite key
+    by one over the larger domain of the column group."""
+    left, right = leaves[i].estimate, leaves[j].estimate
+    if left.rows <= 0 or right.rows <= 0:
+        return 1.0
+    pairs = [(_member_in(c, i, leaf_of), _member_in(c, j, leaf_of)) for c in classes]
+    product = 1.0
+    non_null = 1.0
+    for a, b in pairs:
+        product *= matching_tuples([left.column(a), right.column(b)]) / (left.rows * right.rows)
+        non_null *= (1.0 - left.column(a).null_fraction) * (1.0 - right.column(b).null_fraction)
+    left_group = left.groups.get(frozenset(a for a, _ in pairs)) or 0.0
+    right_group = right.groups.get(frozenset(b for _, b in pairs)) or 0.0
+    if product <= 0:
+        return 1.0
+    return (non_null / max(left_group, right_group, 1.0)) / product
+
+
+# -- sample correction ------------------------------------------------------------------------------
+
+
+def _sample_is_current(leaf: RelEstimate, origin: Origin) -> bool:
+    """Whether the column's sample view has seen everything that shaped its leaf: the leaf is
+    a scan, filtered or projected, whose own sample view it is. A leaf that is an outer or
+    semi-join, an aggregate, or a filter the sample could not evaluate has none, and the
+    sample's rows would misstate it."""
+    view = origin.sample
+    return view is not None and leaf.sample is not None and leaf.sample.sample is view.sample \
+        and leaf.sample.mask is view.mask
+
+
+def _counted(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float | None:
+    """The class's matching tuples counted exactly, when every member's leaf holds its whole
+    table as its sample and the sample has seen every filter of the leaf (its view is the
+    leaf's own); None otherwise."""
+    origins = []
+    for c in members:
+        leaf = leaves[leaf_of[c]].estimate
+        origin = leaf.origins.get(c)
+        if origin is None or origin.name is None or not _sample_is_current(leaf, origin) \
+                or not origin.sample.sample.is_whole_table:  # type: ignore[union-attr]
+            return None
+        origins.append(origin)
+    arrays = []
+    for origin in origins:
+        found = origin.sample.sample.column(origin.name)  # type: ignore[union-attr,arg-type]
+        if found is None:
+            return None
+        arrays.append(found)
+    if len({values.dtype for values, _ in arrays}) != 1 or len({id(o.sample.sample) for o in origins}) < len(origins):  # type: ignore[union-attr]
+        return None
+    return _class_index(origins, arrays).passing([o.sample.mask for o in origins])  # type: ignore[union-attr]
+
+
+def _sample_members(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) \
+        -> tuple[list[tuple[Column, Origin]], list[tuple[np.ndarray, np.ndarray]]] | None:
+    """The members whose samples are counted, with their sampled values; None when one has no
+    sample. A unique key of an unfiltered leaf is left out when two other members remain: each
+    of its values occurs once, and sampling it only adds noise."""
+    chosen: list[tuple[Column, Origin]] = []
+    for c in members:
+        leaf = leaves[leaf_of[c]].estimate
+        origin = leaf.origins.get(c)
+        if origin is None or origin.name is None or origin.base_rows <= 0 or not _sample_is_current(leaf, origin):
+            return None
+        chosen.append((c, origin))
+    if len(chosen) > 2:
+        dropped = [(c, o) for c, o in chosen
+                   if o.sample is not None and o.sample.mask is None and frozenset([c]) in leaves[leaf_of[c]].unique]
+        if dropped:
+            chosen = [x for x in chosen if x is not dropped[0]]
+    arrays = []
+    for _, origin in chosen:
+        assert origin.sample is not None and origin.name is not None
+        values = origin.sample.sample.column(origin.name)
+        if values is None:
+            return None
+        arrays.append(values)
+    if len({values.dtype for values, _ in arrays}) != 1:
+        return None
+    if len({id(o.sample.sample) for _, o in chosen}) < len(chosen):  # type: ignore[union-attr]
+        return None    # one table's sample twice (a self-join): its counts are not independent
+    return chosen, arrays
+
+
+def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float | None:
+    """The class's matching tuples from the members' unfiltered distributions, scaled by what
+    the filters keep as the samples measure it: the shares of sampled rows passing each leaf's
+    filters (independence), or, where the sampled tuples passing depart from that by more than
+    two standard deviations, their share of all sampled tuples (filters correlated with the
+    key). None when some member lacks a sample or unfiltered statistics, or when fewer than
+    ``MIN_SAMPLE_TUPLES`` sampled tuples match without filters (the sample cannot tell). It reads
+    no filtered distribution, which keeps it cheap."""
+    bases = []
+    for c in members:
+        origin = leaves[leaf_of[c]].estimate.origins.get(c)
+        if origin is None or origin.base is None:
+            return None
+        bases.append(origin)
+    found = _sample_members(members, leaves, leaf_of)
+    if found is None:
+        return None
+    chosen, arrays = found
+    index = _class_index([o for _, o in chosen], arrays)
+    if index.all_tuples < MIN_SAMPLE_TUPLES:
+        return None
+    passing = index.passing([o.sample.mask for _, o in chosen])  # type: ignore[union-attr]
+    expected = index.all_tuples
+    for (values, _), (_, origin) in zip(arrays, chosen):
+        mask = origin.sample.mask  # type: ignore[union-attr]
+        if mask is not None and len(values):
+            expected *= mask.sum() / len(values)
+    base = _base_tuples(bases)
+    if abs(passing - expected) <= 2.0 * math.sqrt(max(expected, 1.0)):
+        return base * expected / index.all_tuples
+    return base * max(passing, 0.5) / index.all_tuples
+
+
+MIN_SAMPLE_TUPLES = 30
+
+
+def _sampled(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
+             tuples: float) -> float | None:
+    """The class's matching tuples as the leaves' samples count them, where they contradict
+    ``tuples`` (the distributions' count); None where the samples cannot tell.
+
+    Samples of different tables are drawn independently, so the product of per-value counts
+    among sampled rows passing the filters, scaled by each sample's fraction of its table, is
+    an unbiased count of matching tuples. It replaces the distributions' count when the two
+    differ by more than two standard deviations (Poisson), and, where the sample finds more,
+    when that rests on at least ``defaults.MIN_SAMPLE_HITS`` sampled tuples: a class whose
+    unfiltered samples match too rarely for ``_from_base`` but whose filtered distributions
+    promise many matches the sample does not find (excerpt posts are never linked) is near
+    empty."""
+    found = _sample_members(members, leaves, leaf_of)
+    if found is None:
+        return None
+    chosen, arrays = found
+    index = _class_index([o for _, o in chosen], arrays)
+    passing = index.passing([o.sample.mask for _, o in chosen])  # type: ignore[union-attr]
+    fraction = 1.0
+    for _, origin in chosen:
+        sample = origin.sample.sample  # type: ignore[union-attr]
+        fraction *= min(sample.size / max(sample.population, 1.0), 1.0)
+    if fraction <= 0:
+        return None
+    kept = tuples if len(chosen) == len(members) else \
+        matching_tuples([leaves[leaf_of[c]].estimate.column(c) for c, _ in chosen])
+    expected = kept * fraction
+    if abs(passing - expected) <= 2.0 * math.sqrt(max(expected, 1.0)):
+        return None
+    if passing > expected and passing < defaults.MIN_SAMPLE_HITS:
+        return None    # a few sampled tuples more than expected: too few to scale up from
+    if expected <= 0 or tuples <= 0:
+        return passing / fraction
+    return tuples * max(passing, 0.5) / expected
+
+
+def _extreme_of_same_rows(k: int, classes: Sequence[tuple[Column, ...]], selectivities: Sequence[float],
+                          leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float | None:
+    """The selectivity of ``x = min(x)`` (or max) where the aggregate's leaf is also joined to
+    ``x``'s leaf through other classes (its grouping key, decorrelated): each group keeps the
+    one row (ties aside) of the ``f`` rows it pairs with that holds the extreme, so the class
+    keeps one in ``f`` (TPC-H Q2: the cheapest supplier of each part). The two distributions
+    matched as independent would find almost no equal values. None when the class is not
+    of that shape."""
+    members = classes[k]
+    if len(members) != 2:
+        return None
+    for x, m in (members, members[::-1]):
+        source, extreme = leaves[leaf_of[x]].estimate.origins.get(x), leaves[leaf_of[m]].estimate.origins.get(m)
+        if source is None or extreme is None or extreme.extreme is None or source.extreme is not None:
+            continue
+        if getattr(source.scan, "table", None) != getattr(extreme.scan, "table", None) or source.name != extreme.name:
+            continue
+        own, other = leaf_of[x], leaf_of[m]
+        linking = [j for j, c in enumerate(classes) if j != k and {own, other} <= {leaf_of[y] for y in c}]
+        if not linking:
+            continue
+        per_group = leaves[own].estimate.rows
+        for j in linking:
+            per_group *= selectivities[j]
+        return 1.0 / max(per_group, 1.0)
+    return None
+
+
+def _leaf_correlation(index: int, classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],
+                      leaf_of: dict[Column, int]) -> float:
+    """How far a leaf joined through two or more classes departs from independence between
+    them, measured on the samples: 1 where they cannot tell.
+
+    Each class is estimated on its own, as if the leaf's rows that match in one class were
+    spread over the others' columns like all its rows. Tag excerpts are posts that nobody links
+    and no badge holder owns: matched on ``posts.Id`` and on ``posts.OwnerUserId`` at once, no
+    row is left. The leaf's sampled rows passing its filters each get, per class, the number of
+    sampled tuples of the class's other members holding its value; the sum over rows of their
+    product (``found``) against the product of their sums over ``n^(k-1)`` (``expected``, the
+    same under independence) corrects the estimate where the two differ by more than two
+    standard deviations, and, upwards, when at least ``defaults.MIN_SAMPLE_HITS`` tuples say so.
+    """
+    leaf = leaves[index].estimate
+    involved = []
+    for members in classes:
+        own = [c for c in members if leaf_of[c] == index]
+        if len(own) == 1 and len(members) > 1:
+            involved.append((own[0], members))
+    if len(involved) < 2 or leaf.sample is None:
+        return 1.0
+    mask = leaf.sample.mask
+    passing = leaf.sample.passing
+    if passing <= 0:
+        return 1.0
+    weights = []
+    for column, members in involved:
+        found = _sample_members(members, leaves, leaf_of)
+        if found is None:
+            return 1.0
+        chosen, arrays = found
+        position = next((k for k, (c, _) in enumerate(chosen) if c == column), None)
+        if position is None or len(chosen) < 2:
+            return 1.0
+        class_index = _class_index([o for _, o in chosen], arrays)
+        if not class_index.size:
+            return 1.0
+        weight = class_index.weights(position, [o.sample.mask for _, o in chosen])  # type: ignore[union-attr]
+        if mask is not None:
+            weight = weight * mask
+        weights.append(weight)
+    product = weights[0]
+    for weight in weights[1:]:
+        product = product * weight
+    found_tuples = float(product.sum())
+    expected = 1.0
+    for weight in weights:
+        expected *= float(weight.sum())
+    expected /= float(passing) ** (len(weights) - 1)
+    if abs(found_tuples - expected) <= 2.0 * math.sqrt(max(expected, 1.0)):
+        return 1.0
+    if found_tuples > expected and found_tuples < defaults.MIN_SAMPLE_HITS:
+        return 1.0
+    if expected <= 0:
+        return 1.0
+    return max(found_tuples, 0.5) / expected
+
+
+class _ClassIndex:
+    """Sampled values of k columns mapped to one set of keys: then any masks (the sample rows
+    passing each leaf's filters) count the matching tuples in O(n)."""
+
+    def __init__(self, arrays: Sequence[tuple[np.ndarray, np.ndarray]]):
+        valid = [values[~nulls] for values, nulls in arrays]
+        keys = np.unique(np.concatenate(valid)) if valid else np.zeros(0)
+        self.size = len(keys)
+        self.groups: list[np.ndarray] = []
+        self._counts: dict[tuple[int, int], tuple[np.ndarray | None, np.ndarray]] = {}
+        self._safe: list[tuple[np.ndarray, np.ndarray]] | None = None
+        for values, nulls in arrays:
+            group = np.full(len(values), -1, dtype=np.int64)
+            if self.size:
+                group[~nulls] = np.searchsorted(keys, values[~nulls])
+            self.groups.append(group)
+        self.all_tuples = self.passing([None] * len(arrays))
+
+    def counts(self, member: int, mask: np.ndarray | None) -> np.ndarray:
+        """Per key, the sampled rows of one member passing ``mask``; remembered per mask (the
+        sets of one tree, or of one memo, meet the same leaves again)."""
+        key = (member, id(mask))
+        found = self._counts.get(key)
+        if found is not None and found[0] is mask:
+            return found[1]
+        group = self.groups[member]
+        keep = group >= 0 if mask is None else (group >= 0) & mask
+        counts = np.bincount(group[keep], minlength=self.size).astype(np.float64)
+        if len(self._counts) > 64:
+            self._counts.clear()
+        self._counts[key] = (mask, counts)
+        return counts
+
+    def passing(self, masks: Sequence[np.ndarray | None]) -> float:
+        if not self.size:
+            return 0.0
+        product = self.counts(0, masks[0])
+        for member in range(1, len(masks)):
+            product = product * self.counts(member, masks[member])
+        return float(product.sum())
+
+    def weights(self, member: int, masks: Sequence[np.ndarray | None]) -> np.ndarray:
+        """Per sampled row of ``member``, the matching tuples of the other members."""
+        product = np.ones(self.size)
+        for other in range(len(masks)):
+            if other != member:
+                product = product * self.counts(other, masks[other])
+        if self._safe is None:
+            self._safe = [(np.maximum(g, 0), (g >= 0).astype(np.float64)) for g in self.groups]
+        safe, valid = self._safe[member]
+        return product[safe] * valid
+
+
+_CLASS_INDEXES: dict[tuple, tuple[tuple, _ClassIndex]] = {}
+
+
+def _class_index(origins: Sequence[Origin], arrays: Sequence[tuple[np.ndarray, np.ndarray]]) -> _ClassIndex:
+    samples = tuple(o.sample.sample for o in origins)  # type: ignore[union-attr]
+    key = tuple((id(s), o.name) for s, o in zip(samples, origins))
+    found = _CLASS_INDEXES.get(key)
+    if found is not None and all(a is b for a, b in zip(found[0], samples)):
+        return found[1]
+    index = _ClassIndex(arrays)
+    if len(_CLASS_INDEXES) > 1_000:
+        _CLASS_INDEXES.clear()
+    _CLASS_INDEXES[key] = (samples, index)
+    return index
+
+
+_BASE: dict[tuple[int, ...], tuple[tuple[ColumnEstimate, ...], float]] = {}
+
+
+def _base_tuples(origins: Sequence[Origin]) -> float:
+    """Matching tuples of the unfiltered columns, remembered by their (long-lived) estimates."""
+    bases = tuple(o.base for o in origins if o.base is not None)
+    key = tuple(id(b) for b in bases)
+    found = _BASE.get(key)
+    if found is not None and all(a is b for a, b in zip(found[0], bases)):
+        return found[1]
+    value = matching_tuples(bases)
+    if len(_BASE) > 10_000:
+        _BASE.clear()
+    _BASE[key] = (bases, value)
+    return value

@@ -1,0 +1,320 @@
+"""Inner-join sets: every order of a set gets one estimate, and keys shared through an equivalence
+class are estimated from all members' skew (the foreign key meeting a foreign key at a key)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cbo.estimate import Estimator
+from cbo.ir.expressions import compare, conjunction
+from cbo.ir.operators import Filter, Join, Plan
+from stats.from_values import table_stats
+from tests.quick.test_estimator import col, make_scan, num
+
+
+def _skewed_users(seed: int = 7, users: int = 2_000) -> dict[str, dict[str, list]]:
+    """A small Stack-Exchange-like schema: a few heavy users own most posts and badges, and the
+    same users are the heavy ones in both (as on the real site)."""
+    rng = random.Random(seed)
+    weights = [1.0 / (i + 1) ** 1.1 for i in range(users)]
+    ids = list(range(1, users + 1))
+
+    def draw(n: int) -> list[int]:
+        return rng.choices(ids, weights=weights, k=n)
+
+    posts_n = 8_000
+    post_owner = draw(posts_n)
+    post_editor = [u if rng.random() < 0.7 else rng.choice(ids) for u in draw(posts_n)]
+    return {
+        "users": {"Id": ids, "Reputation": [int(10_000 * w) + rng.randint(0, 5) for w in weights]},
+        "posts": {"Id": list(range(1, posts_n + 1)), "OwnerUserId": post_owner, "LastEditorUserId": post_editor,
+                  "Score": [rng.randint(0, 20) for _ in range(posts_n)]},
+        "badges": {"Id": list(range(1, 6_001)), "UserId": draw(6_000)},
+        "postLinks": {"Id": list(range(1, 801)), "PostId": [rng.randint(1, posts_n) for _ in range(800)],
+                      "RelatedPostId": [rng.randint(1, posts_n) for _ in range(800)]},
+    }
+
+
+def _setup(sample_size: int = 0):  # type: ignore[no-untyped-def]
+    from cbo.ir.expressions import ColumnFactory
+
+    data = _skewed_users()
+    stats = {f"s.{t}": table_stats(f"s.{t}", cols, sample_size=sample_size) for t, cols in data.items()}
+    factory = ColumnFactory()
+    scans = {t: make_scan(factory, f"s.{t}", list(cols), ("Id",)) for t, cols in data.items()}
+    return data, Estimator(stats), scans
+
+
+def _trees(leaves: list[Plan], on) -> list[Plan]:  # type: ignore[no-untyped-def]
+    """Every binary join tree over ``leaves`` (each order and shape), the whole condition placed
+    at the nodes where its columns are first available."""
+    if len(leaves) == 1:
+        return [leaves[0]]
+    found = []
+    indices = range(len(leaves))
+    for size in range(1, len(leaves)):
+        for chosen in itertools.combinations(indices, size):
+            left = [leaves[i] for i in chosen]
+            right = [leaves[i] for i in indices if i not in chosen]
+            for a in _trees(left, on):
+                for b in _trees(right, on):
+                    available = {c for p in (a, b) for c in p.output}
+                    below = {c for p in (a, b) for c in _conjuncts_in(p)}
+                    here = [c for c in on if c not in below and all(x in available for x in _columns(c))]
+                    found.append(Join("inner", a, b, conjunction(here)))
+    return found
+
+
+def _columns(expr):  # type: ignore[no-untyped-def]
+    from cbo.ir.expressions import columns_of
+
+    return columns_of(expr)
+
+
+def _conjuncts_in(plan: Plan) -> list:
+    from cbo.ir.expressions import conjuncts
+
+    if isinstance(plan, Join):
+        return conjuncts(plan.condition) + _conjuncts_in(plan.left) + _conjuncts_in(plan.right)
+    return []
+
+
+def _same_everywhere(estimator: Estimator, trees: list[Plan]) -> float:
+    values = [estimator.rows(t) for t in trees]
+    assert len(values) > 2
+    first = values[0]
+    for v in values:
+        assert math.isfinite(v) and v >= 0
+        assert v == pytest.approx(first, rel=1e-9, abs=1e-9), (first, v)
+    return first
+
+
+@pytest.mark.parametrize("sample_size", [0, 2_000])
+def test_every_order_of_a_join_set_gives_the_same_estimate(sample_size):
+    data, estimator, s = _setup(sample_size)
+    users, posts, badges, links = s["users"], s["posts"], s["badges"], s["postLinks"]
+    heavy = Filter(users, compare("gt", col(users, "Reputation"), num(500)))
+    scored = Filter(posts, compare("gte", col(posts, "Score"), num(15)))
+    on = [compare("eq", col(posts, "LastEditorUserId"), col(users, "Id")),
+          compare("eq", col(badges, "UserId"), col(users, "Id")),
+          compare("eq", col(links, "PostId"), col(posts, "Id"))]
+    _same_everywhere(estimator, _trees([users, posts, badges, links], on))
+    # a filtered set, with the condition naming the foreign keys directly in some trees
+    on2 = [compare("eq", col(posts, "LastEditorUserId"), col(users, "Id")),
+           compare("eq", col(badges, "UserId"), col(posts, "LastEditorUserId"))]
+    estimator_b = Estimator(estimator.stats)
+    via_key = _same_everywhere(estimator, _trees([heavy, scored, badges], on[:2]))
+    via_fks = _same_everywhere(estimator_b, _trees([heavy, scored, badges], on2))
+    # which member of the class a condition names does not matter
+    assert via_key == pytest.approx(via_fks, rel=1e-9)
+
+
+def test_an_empty_or_near_empty_join_set_is_estimated_alike_in_every_order():
+    data, estimator, s = _setup(2_000)
+    users, posts, links = s["users"], s["posts"], s["postLinks"]
+    nobody = Filter(users, compare("gt", col(users, "Reputation"), num(10**9)))      # no user passes
+    few = Filter(posts, compare("eq", col(posts, "Id"), num(3)))                    # one post
+    on = [compare("eq", col(posts, "OwnerUserId"), col(users, "Id")),
+          compare("eq", col(links, "PostId"), col(posts, "Id"))]
+    assert _same_everywhere(estimator, _trees([nobody, posts, links], on)) < 1.0
+    assert _same_everywhere(estimator, _trees([users, few, links], on)) < 5.0
+
+
+def _truth_fk_fk(data, editor_filter=lambda u: True) -> int:  # type: ignore[no-untyped-def]
+    badges_per_user: dict[int, int] = {}
+    for u in data["badges"]["UserId"]:
+        badges_per_user[u] = badges_per_user.get(u, 0) + 1
+    return sum(badges_per_user.get(u, 0) for u in data["posts"]["LastEditorUserId"] if editor_filter(u))
+
+
+def test_foreign_keys_meeting_at_a_key_are_estimated_from_both_skews():
+    # posts.LastEditorUserId = users.Id AND badges.UserId = users.Id: the truth is the sum over
+    # users of badges(u) x posts(u), dominated by heavy users; matching each foreign key with the
+    # key's uniform distribution in turn underestimates it by the skew.
+    data, estimator, s = _setup(0)
+    users, posts, badges = s["users"], s["posts"], s["badges"]
+    first = compare("eq", col(posts, "LastEditorUserId"), col(users, "Id"))
+    second = compare("eq", col(badges, "UserId"), col(users, "Id"))
+    truth = _truth_fk_fk(data)
+    uniform = len(data["posts"]["Id"]) * len(data["badges"]["Id"]) / len(data["users"]["Id"])
+    assert truth > 5 * uniform          # the data is skewed enough for the test to mean something
+    estimate = estimator.rows(Join("inner", Join("inner", posts, users, first), badges, second))
+    assert 1 / 1.5 <= estimate / truth <= 1.5, (estimate, truth)
+
+
+def test_a_chain_through_heavy_users_keeps_their_skew():
+    # badges -> users (filtered to heavy users) <- posts.OwnerUserId, and postLinks -> posts:
+    # after posts ⋈ users, users.Id carries the owners' skew into the join with badges.
+    data, estimator, s = _setup(2_000)
+    users, posts, badges = s["users"], s["posts"], s["badges"]
+    reputation = dict(zip(data["users"]["Id"], data["users"]["Reputation"]))
+    heavy = Filter(users, compare("gt", col(users, "Reputation"), num(300)))
+    first = compare("eq", col(posts, "OwnerUserId"), col(users, "Id"))
+    second = compare("eq", col(badges, "UserId"), col(users, "Id"))
+    badges_per_user: dict[int, int] = {}
+    for u in data["badges"]["UserId"]:
+        badges_per_user[u] = badges_per_user.get(u, 0) + 1
+    truth = sum(badges_per_user.get(u, 0) for u in data["posts"]["OwnerUserId"] if reputation[u] > 300)
+    estimate = estimator.rows(Join("inner", Join("inner", posts, heavy, first), badges, second))
+    assert 1 / 2 <= estimate / truth <= 2, (estimate, truth)
+    # and the joined column's distribution reflects it: grouping by users.Id above the join
+    # keeps the heavy users' share of rows on its most common values
+    joined = estimator.estimate(Join("inner", Join("inner", posts, heavy, first), badges, second))
+    user_id = joined.column(heavy.input.columns[0]).live   # type: ignore[attr-defined]
+    top = max(r for _, r in user_id.mcv)
+    true_top = max(badges_per_user.get(u, 0) * data["posts"]["OwnerUserId"].count(u) for u in range(1, 6))
+    assert 1 / 2 <= top / true_top <= 2, (top, true_top)
+
+
+
+def test_distinct_count_of_columns_in_a_join_output():
+    # The estimator the semi-join rewrites use: distinct combinations of columns after joins
+    # and filters, equated columns counted once.
+    from cbo.estimate.distinct import plan_distinct_count
+
+    data, estimator, s = _setup(2_000)
+    users, posts = s["users"], s["posts"]
+    reputation = dict(zip(data["users"]["Id"], data["users"]["Reputation"]))
+    heavy = Filter(users, compare("gt", col(users, "Reputation"), num(300)))
+    joined = Join("inner", posts, heavy, compare("eq", col(posts, "OwnerUserId"), col(users, "Id")))
+    owners = {u for u in data["posts"]["OwnerUserId"] if reputation[u] > 300}
+    user_id, owner = users.columns[0], posts.columns[1]
+    by_key = plan_distinct_count(estimator, joined, [user_id])
+    # Within 2.5x: the filtered key side is a histogram, so the owners' most common values
+    # that fall in a bucket holding a few heavy users each count as partly present.
+    assert 1 / 2.5 <= by_key / len(owners) <= 2.5, (by_key, len(owners))
+    # the two sides of the equality are one value per row: no more combinations than one alone
+    assert plan_distinct_count(estimator, joined, [user_id, owner]) == pytest.approx(by_key)
+    # a column of the joined rows' other side: its values among the matching posts only
+    score = posts.columns[3]
+    true_scores = {sc for o, sc in zip(data["posts"]["OwnerUserId"], data["posts"]["Score"]) if reputation[o] > 300}
+    assert 1 / 1.5 <= plan_distinct_count(estimator, joined, [score]) / len(true_scores) <= 1.5
+    both = plan_distinct_count(estimator, joined, [user_id, score])
+    scores = plan_distinct_count(estimator, joined, [score])
+    assert max(by_key, scores) <= both <= min(by_key * scores, estimator.rows(joined)) + 1e-6
+    with pytest.raises(ValueError, match="does not output"):
+        plan_distinct_count(estimator, heavy, [owner])
+
+
+@pytest.mark.parametrize("sample_size", [0, 2_000])
+def test_every_expression_of_a_memo_group_gives_the_group_estimate(sample_size):
+    # The memo estimates a group from its first expression; any other expression of the group
+    # (another order of the same join set) must give the same number.
+    from cbo.memo.memo import group_of
+    from cbo.memo.search import Optimizer
+    from cbo.settings import OptimizerSettings
+
+    data, estimator, s = _setup(sample_size)
+    users, posts, badges, links = s["users"], s["posts"], s["badges"], s["postLinks"]
+    heavy = Filter(users, compare("gt", col(users, "Reputation"), num(200)))
+    scored = Filter(posts, compare("gte", col(posts, "Score"), num(12)))
+    on = [compare("eq", col(scored.input, "LastEditorUserId"), col(users, "Id")),
+          compare("eq", col(badges, "UserId"), col(users, "Id")),
+          compare("eq", col(links, "RelatedPostId"), col(posts, "Id"))]
+    written = Join("inner", Join("inner", Join("inner", scored, heavy, on[0]), badges, on[1]), links, on[2])
+    result = Optimizer(estimator, OptimizerSettings()).optimize(written)
+    compared = 0
+    for group in result.memo.groups:
+        if group.merged_into is not None:
+            continue
+        for expr in group.expressions:
+            if isinstance(expr, Join) and expr.kind == "inner":
+                inputs = [group_of(child).estimate for child in expr.children]
+                assert estimator.estimate_node(expr, inputs).rows == pytest.approx(group.rows, rel=1e-9, abs=1e-9)
+                compared += 1
+    assert compared > len(result.memo.groups)    # groups with several orders were compared
+
+
+def test_a_leaf_matched_through_two_classes_is_checked_for_correlation_on_the_samples():
+    # Excerpt posts (the ones tags point to) are owned by users who hold no badge: tags ⋈ posts
+    # ⋈ badges is empty, though each of its two joins alone is large. The posts sample sees it.
+    from cbo.ir.expressions import ColumnFactory
+
+    rng = random.Random(11)
+    users = list(range(1, 501))
+    owners = [rng.randint(1, 250) for _ in range(5_000)]          # ordinary posts: users 1-250
+    owners[:400] = [rng.randint(251, 500) for _ in range(400)]    # excerpt posts 1-400: users 251-500
+    data = {"posts": {"Id": list(range(1, 5_001)), "OwnerUserId": owners},
+            "tags": {"Id": list(range(1, 401)), "ExcerptPostId": list(range(1, 401))},
+            "badges": {"Id": list(range(1, 3_001)), "UserId": [rng.randint(1, 250) for _ in range(3_000)]},
+            "users": {"Id": users}}
+    factory = ColumnFactory()
+    scans = {t: make_scan(factory, f"c.{t}", list(cols), ("Id",)) for t, cols in data.items()}
+    posts, tags, badges = scans["posts"], scans["tags"], scans["badges"]
+    first = compare("eq", col(tags, "ExcerptPostId"), col(posts, "Id"))
+    second = compare("eq", col(badges, "UserId"), col(posts, "OwnerUserId"))
+    plan = Join("inner", Join("inner", tags, posts, first), badges, second)
+    estimates = {}
+    for sample_size in (0, 2_000):
+        stats = {f"c.{t}": table_stats(f"c.{t}", cols, sample_size=sample_size) for t, cols in data.items()}
+        estimates[sample_size] = Estimator(stats).rows(plan)
+    assert estimates[0] > 1_000              # independence: 400 excerpt posts x ~12 badges per owner
+    assert estimates[2_000] < 20             # the samples show no excerpt owner holds a badge
+
+
+def test_two_foreign_keys_that_never_meet_bound_their_class_through_a_key():
+    # Tags point at even posts, post links at odd ones: tags ⋈ posts ⋈ postLinks on one post is
+    # empty. The three-way sample count is too thin to tell (posts is sampled at 4%), but tags
+    # and post links are sampled whole and never share a value; posts.Id, a key, cannot add
+    # tuples, so that bounds the class.
+    from cbo.ir.expressions import ColumnFactory
+
+    rng = random.Random(5)
+    data = {"posts": {"Id": list(range(1, 50_001)), "Score": [rng.randint(0, 9) for _ in range(50_000)]},
+            "tags": {"Id": list(range(1, 301)), "ExcerptPostId": [2 * rng.randint(1, 25_000) for _ in range(300)]},
+            "postLinks": {"Id": list(range(1, 3_001)),
+                          "PostId": [2 * rng.randint(0, 24_999) + 1 for _ in range(3_000)]}}
+    factory = ColumnFactory()
+    scans = {t: make_scan(factory, f"b.{t}", list(cols), ("Id",)) for t, cols in data.items()}
+    posts, tags, links = scans["posts"], scans["tags"], scans["postLinks"]
+    scored = Filter(posts, compare("gte", col(posts, "Score"), num(5)))
+    plan = Join("inner", Join("inner", tags, scored, compare("eq", col(tags, "ExcerptPostId"), col(posts, "Id"))),
+                links, compare("eq", col(links, "PostId"), col(posts, "Id")))
+    estimates = {}
+    for sample_size in (0, 2_000):
+        stats = {f"b.{t}": table_stats(f"b.{t}", cols, sample_size=sample_size if t == "posts" else 10_000)
+                 for t, cols in data.items()}
+        if sample_size == 0:
+            stats = {f"b.{t}": table_stats(f"b.{t}", cols, sample_size=0) for t, cols in data.items()}
+        estimates[sample_size] = Estimator(stats).rows(plan)
+    assert estimates[0] > 3          # the distributions alone: about 300 x 0.5 x 3,000 / 50,000
+    assert estimates[2_000] < 1
+
+
+@st.composite
+def three_tables(draw):  # type: ignore[no-untyped-def]
+    from cbo.ir.expressions import ColumnFactory
+
+    values = st.lists(st.one_of(st.none(), st.integers(0, 15)), min_size=1, max_size=120)
+    factory = ColumnFactory()
+    names = ["a", "b", "c"]
+    scans = [make_scan(factory, f"r.{n}", ["k", "x"]) for n in names]
+    sample = draw(st.sampled_from([0, 10_000]))
+    stats = {}
+    for n in names:
+        k = draw(values)
+        x = draw(st.lists(st.integers(0, 5), min_size=len(k), max_size=len(k)))
+        stats[f"r.{n}"] = table_stats(f"r.{n}", {"k": k, "x": x}, sample_size=sample, buckets=6, mcv_size=3)
+    leaves = [Filter(s, compare("lte", col(s, "x"), num(draw(st.integers(0, 5))))) if draw(st.booleans()) else s
+              for s in scans]
+    # a chain a-b-c, and sometimes the closing edge (a cycle over one class) or a residual
+    on = [compare("eq", col(scans[0], "k"), col(scans[1], "k")),
+          compare("eq", col(scans[1], "k"), col(scans[2], "k"))]
+    if draw(st.booleans()):
+        on.append(compare("eq", col(scans[0], "k"), col(scans[2], "k")))
+    if draw(st.booleans()):
+        on.append(compare("lt", col(scans[0], "x"), col(scans[2], "x")))
+    return Estimator(stats), leaves, on
+
+
+@settings(max_examples=60, deadline=None)
+@given(three_tables())
+def test_every_order_of_random_join_sets_gives_one_estimate(case):
+    estimator, leaves, on = case
+    _same_everywhere(estimator, _trees(leaves, on))
