@@ -365,18 +365,18 @@ def _counted(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Co
         leaf = leaves[leaf_of[c]].estimate
         origin = leaf.origins.get(c)
         if origin is None or origin.name is None or not _sample_is_current(leaf, origin) \
-                or not origin.sample.sample.is_whole_table:  # type: ignore[union-attr]
+                or not origin.view.sample.is_whole_table:
             return None
         origins.append(origin)
     arrays = []
     for origin in origins:
-        found = origin.sample.sample.column(origin.name)  # type: ignore[union-attr,arg-type]
+        found = origin.view.sample.column(origin.name)  # type: ignore[arg-type]
         if found is None:
             return None
         arrays.append(found)
-    if len({values.dtype for values, _ in arrays}) != 1 or len({id(o.sample.sample) for o in origins}) < len(origins):  # type: ignore[union-attr]
+    if len({values.dtype for values, _ in arrays}) != 1 or len({id(o.view.sample) for o in origins}) < len(origins):
         return None
-    return _class_index(origins, arrays).passing([o.sample.mask for o in origins])  # type: ignore[union-attr]
+    return _class_index(origins, arrays).passing([o.view.mask for o in origins])
 
 
 def _sample_members(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) \
@@ -405,7 +405,7 @@ def _sample_members(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: 
         arrays.append(values)
     if len({values.dtype for values, _ in arrays}) != 1:
         return None
-    if len({id(o.sample.sample) for _, o in chosen}) < len(chosen):  # type: ignore[union-attr]
+    if len({id(o.view.sample) for _, o in chosen}) < len(chosen):
         return None    # one table's sample twice (a self-join): its counts are not independent
     return chosen, arrays
 
@@ -431,10 +431,10 @@ def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[
     index = _class_index([o for _, o in chosen], arrays)
     if index.all_tuples < MIN_SAMPLE_TUPLES:
         return None
-    passing = index.passing([o.sample.mask for _, o in chosen])  # type: ignore[union-attr]
+    passing = index.passing([o.view.mask for _, o in chosen])
     expected = index.all_tuples
     for (values, _), (_, origin) in zip(arrays, chosen):
-        mask = origin.sample.mask  # type: ignore[union-attr]
+        mask = origin.view.mask
         if mask is not None and len(values):
             expected *= mask.sum() / len(values)
     base = _base_tuples(bases)
@@ -464,10 +464,10 @@ def _sampled(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Co
         return None
     chosen, arrays = found
     index = _class_index([o for _, o in chosen], arrays)
-    passing = index.passing([o.sample.mask for _, o in chosen])  # type: ignore[union-attr]
+    passing = index.passing([o.view.mask for _, o in chosen])
     fraction = 1.0
     for _, origin in chosen:
-        sample = origin.sample.sample  # type: ignore[union-attr]
+        sample = origin.view.sample
         fraction *= min(sample.size / max(sample.population, 1.0), 1.0)
     if fraction <= 0:
         return None
@@ -549,7 +549,7 @@ def _leaf_correlation(index: int, classes: Sequence[tuple[Column, ...]], leaves:
         class_index = _class_index([o for _, o in chosen], arrays)
         if not class_index.size:
             return 1.0
-        weight = class_index.weights(position, [o.sample.mask for _, o in chosen])  # type: ignore[union-attr]
+        weight = class_index.weights(position, [o.view.mask for _, o in chosen])
         if mask is not None:
             weight = weight * mask
         weights.append(weight)
@@ -627,7 +627,7 @@ _CLASS_INDEXES: dict[tuple, tuple[tuple, _ClassIndex]] = {}
 
 
 def _class_index(origins: Sequence[Origin], arrays: Sequence[tuple[np.ndarray, np.ndarray]]) -> _ClassIndex:
-    samples = tuple(o.sample.sample for o in origins)  # type: ignore[union-attr]
+    samples = tuple(o.view.sample for o in origins)
     key = tuple((id(s), o.name) for s, o in zip(samples, origins))
     found = _CLASS_INDEXES.get(key)
     if found is not None and all(a is b for a, b in zip(found[0], samples)):

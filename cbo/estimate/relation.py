@@ -87,6 +87,12 @@ class Origin:
     # column itself (``join_sets`` recognizes ``x = min(x)`` joined back on the grouping key).
     extreme: str | None = None
 
+    @property
+    def view(self) -> SampleView:
+        """The sample view, where the caller has made sure there is one."""
+        assert self.sample is not None, f"column {self.name} has no sample"
+        return self.sample
+
 
 @dataclass(frozen=True, eq=False)
 class Leaf:
