@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 from benchmarks.machine import machine_info
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 from cbo.engines.spark import read_table, spark_session
-from cbo.progress import say
-from cbo.statistics import column_groups, fingerprint
+from cbo.app.progress import say
+from cbo.sources.statistics import column_groups, fingerprint
 from cbo.workloads import tpch
 from stats.postgres_collector import collect as pg_collect
 from stats.spark_collector import collect as spark_collect

@@ -1,8 +1,8 @@
 """cbo: a cost-based query optimizer research framework whose plans run on Apache Spark."""
 
-from cbo.catalog import Catalog, load_catalog
+from cbo.sources.catalog import Catalog, load_catalog
 from cbo.errors import CboError
-from cbo.session import Session
+from cbo.app.session import Session
 
 __all__ = ["Catalog", "CboError", "Session", "load_catalog"]
 __version__ = "0.1.0"

@@ -1,3 +1,3 @@
-from cbo.cli import main
+from cbo.app.cli import main
 
 raise SystemExit(main())

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable
 
-from cbo.catalog import Catalog
+from cbo.sources.catalog import Catalog
 from cbo.frontend.binder import Binder
 from cbo.normalize.decorrelate import decorrelate
 from cbo.frontend.parse import DEFAULT_DIALECT, parse
@@ -22,7 +22,7 @@ from cbo.ir.operators import Plan
 from cbo.memo.search import Optimized, Optimizer, default_rules
 from cbo.normalize import normalize
 from cbo.physical.plan import PhysicalPlan
-from cbo.schema import SchemaProvider
+from cbo.sources.schema import SchemaProvider
 from cbo.settings import OptimizerSettings
 
 

@@ -60,7 +60,7 @@ def pytest_sessionfinish(session, exitstatus):  # type: ignore[no-untyped-def]
     have, outside the tpch_federated3 fixture); its data stays for the next run. Only a server
     whose state is under the test cache is touched."""
     if (TEST_CACHE / "mariadb" / "server.json").exists():
-        from cbo.localmariadb import LocalMariaDB
+        from cbo.sources.localmariadb import LocalMariaDB
 
         LocalMariaDB(TEST_CACHE / "mariadb").stop()
 
@@ -78,7 +78,7 @@ def tpch_catalogs() -> Iterator[dict[str, Path]]:
     The test run's server is stopped at the end; its cluster stays for the next run. It is
     named by the test cache's path, so no other server is ever stopped.
     """
-    from cbo.localpg import LocalPostgres
+    from cbo.sources.localpg import LocalPostgres
     from cbo.workloads import tpch
 
     yield tpch.prepare(TEST_SF, postgres="local")
@@ -89,7 +89,7 @@ def tpch_catalogs() -> Iterator[dict[str, Path]]:
 def tpch_federated3(tpch_catalogs) -> Iterator[Path]:
     """The federated3 catalog at SF 0.01: PostgreSQL and cbo's throwaway MariaDB of the test
     cache (stopped at the end, its data kept for the next run) beside the Parquet files."""
-    from cbo.localmariadb import LocalMariaDB
+    from cbo.sources.localmariadb import LocalMariaDB
     from cbo.workloads import tpch
 
     yield tpch.prepare(TEST_SF, postgres="local", mariadb="local")["federated3"]
@@ -99,7 +99,7 @@ def tpch_federated3(tpch_catalogs) -> Iterator[Path]:
 @pytest.fixture(scope="session")
 def spark():
     """The one Spark session of the test run (starting one takes about 9 s)."""
-    from cbo.catalog import SparkSettings
+    from cbo.sources.catalog import SparkSettings
     from cbo.engines.spark import spark_session, stop_session
 
     session = spark_session(SparkSettings(master="local[2]", driver_memory="4g",

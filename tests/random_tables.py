@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import sqlglot
 
 from cbo.answers import compare
-from cbo.catalog import parse_catalog
+from cbo.sources.catalog import parse_catalog
 from cbo.ir.operators import Plan
 from cbo.sqlgen import to_sql
 

@@ -32,7 +32,7 @@ from benchmarks.cli import run_main
 from benchmarks.machine import machine_info
 from cbo.cost import QUANTITIES, CostProfile
 from cbo.cost.profile import PROFILE_DIR, SPARK_DEFAULTS
-from cbo.progress import say
+from cbo.app.progress import say
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 FLOOR = 0.02   # of the default: the smallest value a fitted constant may take
@@ -135,7 +135,7 @@ def plot(train: list[dict], test: list[dict], constants: dict[str, float], path:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from cbo.session import Session
+    from cbo.app.session import Session
     from cbo.workloads import tpch
 
     catalogs = tpch.prepare(args.sf, postgres=None, progress=say)

@@ -20,9 +20,9 @@ from benchmarks.cardinality import report
 from benchmarks.cardinality.subplans import subplans
 from benchmarks.cardinality.systems import CboSystem, DuckDBSystem, PostgresSystem, SparkSystem, Truth
 from benchmarks.machine import machine_info
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 from cbo.planner import Planner
-from cbo.progress import say, step
+from cbo.app.progress import say, step
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
 
     queries, spark_catalog, pg_catalog, title = _workload(args)
     with step("cbo statistics (collected where missing)"):
-        from cbo.statistics import analyze, load_all
+        from cbo.sources.statistics import analyze, load_all
 
         analyze(spark_catalog, progress=say)
         stats, problems = load_all(spark_catalog)
@@ -130,7 +130,7 @@ def _workload(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         return (queries, load_catalog(catalogs["all-spark"]), load_catalog(catalogs["all-postgres"]),
                 f"TPC-H SF {args.sf:g}: q-error of every sub-plan")
     from benchmarks.cardinality.stats_workload import SEED, generate
-    from cbo.localpg import LocalPostgres
+    from cbo.sources.localpg import LocalPostgres
     from cbo.paths import cache_dir
     from cbo.workloads import stats_data
 

@@ -20,7 +20,7 @@ import duckdb
 from sqlglot import exp
 
 from benchmarks.cardinality import duck
-from cbo.catalog import Catalog
+from cbo.sources.catalog import Catalog
 from cbo.estimate import Estimator
 from cbo.ir.operators import Plan, Scan
 from cbo.sqlgen import SqlRenderer, name_of

@@ -31,8 +31,8 @@ from benchmarks.existential.cases import Case, cases
 from benchmarks.machine import machine_info
 from benchmarks.tpch.run import SparkTables, ensure_statistics
 from cbo.answers import compare
-from cbo.catalog import load_catalog
-from cbo.progress import say
+from cbo.sources.catalog import load_catalog
+from cbo.app.progress import say
 from cbo.workloads import tpch
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     statistics = ensure_statistics(catalog_path)
 
     from cbo.engines.duckdb_engine import DuckDBEngine
-    from cbo.session import Session
+    from cbo.app.session import Session
 
     say("starting Spark ...")
     session = Session(catalog_path)

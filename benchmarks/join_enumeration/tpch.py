@@ -27,7 +27,7 @@ def tpch_catalog() -> Path:
 
 
 def run_tpch(repeat: int, progress=print) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    from cbo.catalog import load_catalog
+    from cbo.sources.catalog import load_catalog
     from cbo.estimate import Estimator
     from cbo.planner import Planner
     from stats.store import StatsStore

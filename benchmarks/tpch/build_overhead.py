@@ -20,7 +20,7 @@ from pathlib import Path
 from benchmarks.cli import run_main
 from benchmarks.machine import machine_info
 from benchmarks.tpch.queries import select
-from cbo.progress import say
+from cbo.app.progress import say
 from cbo.workloads import tpch
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     catalog_path = tpch.prepare(args.sf, postgres=None, progress=say)["all-spark"]
 
     from cbo.engines.spark import register_catalog
-    from cbo.session import Session
+    from cbo.app.session import Session
 
     say("starting Spark ...")
     session = Session(catalog_path)

@@ -23,10 +23,10 @@ from benchmarks.cli import run_main
 from benchmarks.machine import machine_info
 from benchmarks.tpch.queries import select
 from cbo.answers import compare, digest, is_ordered
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 from cbo.engines.native import ENGINES, open_engine
 from cbo.errors import CboError, QueryTimeout
-from cbo.progress import say
+from cbo.app.progress import say
 from cbo.workloads import tpch
 
 DEFAULT_PLACEMENT = {"duckdb": "all-spark", "spark": "all-spark", "postgres": "all-postgres"}

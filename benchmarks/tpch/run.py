@@ -46,9 +46,9 @@ from benchmarks.cli import run_main
 from benchmarks.machine import machine_info
 from benchmarks.tpch.queries import Query, select
 from cbo.answers import compare, is_ordered
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 from cbo.errors import CboError
-from cbo.progress import say
+from cbo.app.progress import say
 from cbo.workloads import tpch
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     statistics = ensure_statistics(catalog_path)
 
     from cbo.engines.duckdb_engine import DuckDBEngine
-    from cbo.session import Session
+    from cbo.app.session import Session
 
     say("starting Spark ...")
     session = Session(catalog_path)
@@ -197,8 +197,8 @@ def ensure_statistics(catalog_path: Path) -> dict[str, str]:
     an unfair comparison that nothing in the results would show. The sessions read the store
     when they first plan, so this runs before any of them exists.
     """
-    from cbo.progress import step
-    from cbo.statistics import analyze
+    from cbo.app.progress import step
+    from cbo.sources.statistics import analyze
 
     with step("collecting cbo's statistics (skipped where fresh)"):
         results = analyze(load_catalog(catalog_path), progress=say)

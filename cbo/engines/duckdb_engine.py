@@ -9,7 +9,7 @@ from typing import Any
 import duckdb
 from sqlglot import exp
 
-from cbo.catalog import Catalog, TableDef
+from cbo.sources.catalog import Catalog, TableDef
 from cbo.errors import CboError
 
 

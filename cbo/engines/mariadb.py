@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from sqlglot import exp
 
-from cbo.catalog import ForeignKey, Source
+from cbo.sources.catalog import ForeignKey, Source
 from cbo.errors import CboError, SourceUnreachable
 
 DRIVER_CLASS = "org.mariadb.jdbc.Driver"

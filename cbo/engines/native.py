@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from cbo.catalog import Catalog
+from cbo.sources.catalog import Catalog
 from cbo.errors import CboError
 
 ENGINES = ("duckdb", "spark", "postgres")

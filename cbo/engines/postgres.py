@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import psycopg
 from psycopg import sql
 
-from cbo.catalog import ForeignKey, Source
+from cbo.sources.catalog import ForeignKey, Source
 from cbo.errors import CboError, QueryTimeout, SourceUnreachable
 
 

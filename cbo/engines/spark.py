@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from cbo.catalog import Catalog, Source, SparkSettings, TableDef
+from cbo.sources.catalog import Catalog, Source, SparkSettings, TableDef
 from cbo.errors import CboError, SetupError, SourceUnreachable
 
 if TYPE_CHECKING:
@@ -133,7 +133,7 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
     for key, value in conf.items():
         builder = builder.config(key, value)
     _quiet_python_loggers()
-    from cbo.progress import step
+    from cbo.app.progress import step
 
     try:
         with step(f"starting Spark ({settings.master})"):  # 10-20 s in which nothing else shows

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from cbo.catalog import Catalog, Source, TableDef
+from cbo.sources.catalog import Catalog, Source, TableDef
 from cbo.ir.expressions import can_raise, uses_row_id
 from cbo.ir.operators import Filter, Plan, Project, Scan
 from cbo.sqlgen import SqlRenderer, name_of

@@ -12,7 +12,7 @@ from __future__ import annotations
 import socket
 from urllib.parse import urlsplit
 
-from cbo.catalog import Catalog, Source
+from cbo.sources.catalog import Catalog, Source
 from cbo.errors import CboError
 
 

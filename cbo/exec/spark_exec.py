@@ -16,7 +16,7 @@ import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
 
-from cbo.catalog import Catalog
+from cbo.sources.catalog import Catalog
 from cbo.exec.spark_sql import SparkPlanSql, SparkViews
 from cbo.ir.operators import Plan
 from cbo.physical.plan import PhysicalPlan

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from cbo.catalog import Catalog
+from cbo.sources.catalog import Catalog
 from cbo.exec.remote import RemoteQueries, RemoteScan
 from cbo.ir.operators import Join, Plan, Scan
 from cbo.physical.algorithm import Algorithm

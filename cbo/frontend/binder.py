@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from cbo.catalog import Catalog
+from cbo.sources.catalog import Catalog
 from cbo.errors import CatalogError
 from cbo.frontend.aggregation import bind_aggregation, has_aggregate
 from cbo.frontend.bind_expressions import ExpressionBinder
@@ -23,7 +23,7 @@ from cbo.ir import types as T
 from cbo.ir.expressions import (TRUE, Column, ColumnFactory, ColumnRef, Constant, Expr, SpecialForm, compare,
                                 conjunction)
 from cbo.ir.operators import Aggregate, Filter, ForeignKeyRef, Join, Limit, Plan, Project, Scan, SetOp, Sort, SortKey, Values
-from cbo.schema import SchemaProvider
+from cbo.sources.schema import SchemaProvider
 
 
 @dataclass(frozen=True)

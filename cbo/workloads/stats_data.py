@@ -19,9 +19,9 @@ from typing import Callable
 import duckdb
 import tomli_w
 
-from cbo.catalog import ForeignKey
+from cbo.sources.catalog import ForeignKey
 from cbo.errors import CboError
-from cbo.loaders import TableKeys, load_parquet_schema
+from cbo.sources.loaders import TableKeys, load_parquet_schema
 
 TABLES = ("users", "posts", "badges", "postLinks", "tags")
 SCHEMA = "stats_data"

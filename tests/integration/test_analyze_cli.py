@@ -8,8 +8,8 @@ import subprocess
 import sys
 import time
 
-from cbo.catalog import load_catalog
-from cbo.statistics import store_for
+from cbo.sources.catalog import load_catalog
+from cbo.sources.statistics import store_for
 
 
 def statuses(stdout: str) -> list[str]:

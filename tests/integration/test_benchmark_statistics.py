@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,7 +31,7 @@ def test_benchmark_collects_missing_statistics_first(tmp_path: Path):
     report = json.loads(out.read_text())
     assert set(report["cbo_statistics"].values()) == {"collected"} and len(report["cbo_statistics"]) == 8
 
-    from cbo.statistics import load_all
+    from cbo.sources.statistics import load_all
 
     os.environ["CBO_CACHE_DIR"], saved = str(cache), os.environ["CBO_CACHE_DIR"]
     try:

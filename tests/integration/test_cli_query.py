@@ -9,7 +9,7 @@ import re
 import subprocess
 import sys
 
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 
 
 def cbo(*args: str, catalog) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from cbo.answers import compare, is_ordered
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 from cbo.engines.duckdb_engine import DuckDBEngine
-from cbo.session import Session
+from cbo.app.session import Session
 
 QUERIES = {
     "union_all": "select n_name from nation where n_regionkey = 1 union all select r_name from region",

@@ -9,11 +9,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from cbo.catalog import load_catalog
-from cbo.loaders import TableKeys, load_parquet_schema, loaded_manifest
-from cbo.localmariadb import LocalMariaDB
-from cbo.localpg import LocalPostgres
-from cbo.metadata import with_database_keys
+from cbo.sources.catalog import load_catalog
+from cbo.sources.loaders import TableKeys, load_parquet_schema, loaded_manifest
+from cbo.sources.localmariadb import LocalMariaDB
+from cbo.sources.localpg import LocalPostgres
+from cbo.sources.metadata import with_database_keys
 from cbo.workloads import tpch
 
 SF = 0.01

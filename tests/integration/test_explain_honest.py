@@ -15,7 +15,7 @@ import pytest
 
 import cbo
 from cbo.workloads.tpch_queries import QUERY_DIR
-from cbo.localpg import LocalPostgres
+from cbo.sources.localpg import LocalPostgres
 
 QUERIES = QUERY_DIR
 

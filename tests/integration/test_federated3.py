@@ -19,15 +19,15 @@ import pytest
 
 from benchmarks.tpch.queries import all_queries
 from cbo.answers import compare, is_ordered
-from cbo.catalog import load_catalog, parse_catalog
+from cbo.sources.catalog import load_catalog, parse_catalog
 from cbo.engines import mariadb
 from cbo.engines.native import DuckDBNative
 from cbo.errors import SourceUnreachable
-from cbo.loaders import TableKeys
-from cbo.localmariadb import LocalMariaDB
-from cbo.mariadb_loader import load_parquet_database
-from cbo.session import Session
-from cbo.statistics import analyze, load_all, store_for
+from cbo.sources.loaders import TableKeys
+from cbo.sources.localmariadb import LocalMariaDB
+from cbo.sources.mariadb_loader import load_parquet_database
+from cbo.app.session import Session
+from cbo.sources.statistics import analyze, load_all, store_for
 
 QUERIES = all_queries()
 
@@ -90,8 +90,8 @@ def test_folded_filters_with_awkward_literals_match_duckdb(literal, spark, awkwa
 
 
 def test_columns_and_keys_are_read_from_mariadb(awkward_catalog):
-    from cbo.metadata import with_database_keys
-    from cbo.schema import SchemaProvider
+    from cbo.sources.metadata import with_database_keys
+    from cbo.sources.schema import SchemaProvider
 
     catalog = load_catalog(awkward_catalog)
     table = catalog.table("t")

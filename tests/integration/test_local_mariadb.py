@@ -12,7 +12,7 @@ import pymysql
 import pytest
 
 from cbo.engines import mariadb
-from cbo.localmariadb import LocalMariaDB
+from cbo.sources.localmariadb import LocalMariaDB
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import stat
 import psycopg
 import pytest
 
-from cbo.localpg import LocalPostgres
+from cbo.sources.localpg import LocalPostgres
 
 
 @pytest.fixture
@@ -75,7 +75,7 @@ def test_catalogs_follow_the_server_to_another_port(server, tmp_path):
     wrote the port and the server's password file."""
     import socket
 
-    from cbo.catalog import parse_catalog
+    from cbo.sources.catalog import parse_catalog
     from cbo.engines import postgres
     from cbo.errors import SourceUnreachable
 

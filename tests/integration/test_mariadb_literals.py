@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cbo.catalog import parse_catalog
+from cbo.sources.catalog import parse_catalog
 from cbo.engines import mariadb
 from cbo.exec.remote import RemoteQueries
-from cbo.localmariadb import LocalMariaDB
+from cbo.sources.localmariadb import LocalMariaDB
 from cbo.planner import Planner
 
 DATABASE = "cbo_fuzz"

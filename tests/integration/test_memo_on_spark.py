@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from cbo.answers import compare
 from cbo.memo.search import draw_plan, restore_output_order
 from cbo.planner import PlannedQuery, Planner
-from cbo.session import Session
+from cbo.app.session import Session
 from tests.quick.test_memo_equivalence import TABLES, Harness, join_queries, table_rows
 
 

@@ -8,7 +8,7 @@ import pytest
 
 import cbo
 from cbo.answers import compare
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 from cbo.physical.algorithm import Algorithm
 
 SCALAR_WHERE = "select o_orderkey from orders where o_totalprice > (select avg(o_totalprice) * 1.5 from orders)"

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from cbo.progress import SparkProgress
+from cbo.app.progress import SparkProgress
 
 
 @pytest.mark.parametrize("tty", [False, True])

@@ -15,7 +15,7 @@ import pytest
 from cbo.answers import compare
 from cbo.memo.search import restore_output_order
 from cbo.planner import PlannedQuery, Planner
-from cbo.session import Session
+from cbo.app.session import Session
 from tests.quick.test_semijoin_rewrites import DUPLICATES, FORMS, Harness, forced_plan
 
 QUERIES = [

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from cbo.catalog import parse_catalog
+from cbo.sources.catalog import parse_catalog
 from cbo.engines.spark import read_table, register_catalog, run_sql
 from cbo.errors import SourceUnreachable
-from cbo.localpg import free_port
+from cbo.sources.localpg import free_port
 
 
 def test_jdbc_table_reads_with_its_types(spark, tpch_catalogs):
-    from cbo.catalog import load_catalog
+    from cbo.sources.catalog import load_catalog
 
     catalog = load_catalog(tpch_catalogs["all-postgres"])
     frame = read_table(spark, catalog, catalog.table("orders"))
@@ -37,12 +37,12 @@ def test_spark_has_ansi_mode_and_utc(spark):
 
 
 def test_large_jdbc_tables_are_read_in_parallel_partitions(spark, tpch_catalogs):
-    from cbo.catalog import load_catalog
+    from cbo.sources.catalog import load_catalog
     from cbo.exec.remote import RemoteQueries
     from cbo.exec.spark_exec import SparkExecutor
     from cbo.planner import Planner
 
-    from cbo.metadata import with_database_keys
+    from cbo.sources.metadata import with_database_keys
 
     catalog = with_database_keys(load_catalog(tpch_catalogs["all-postgres"]))  # lineitem's key is in PostgreSQL
     planned = Planner(catalog).plan("select l_orderkey, l_quantity from lineitem where l_quantity > 45")
@@ -59,7 +59,7 @@ def test_large_jdbc_tables_are_read_in_parallel_partitions(spark, tpch_catalogs)
 
 
 def test_a_plan_runs_as_one_statement_over_views_of_its_own(spark, tpch_catalogs):
-    from cbo.catalog import load_catalog
+    from cbo.sources.catalog import load_catalog
     from cbo.exec.spark_exec import SparkExecutor
     from cbo.planner import Planner
 
@@ -87,7 +87,7 @@ def test_a_plan_runs_as_one_statement_over_views_of_its_own(spark, tpch_catalogs
 def test_executors_over_different_catalogs_keep_their_own_tables(spark, tpch_catalogs, tmp_path):
     import duckdb
 
-    from cbo.catalog import load_catalog
+    from cbo.sources.catalog import load_catalog
     from cbo.exec.spark_exec import SparkExecutor
     from cbo.planner import Planner
 

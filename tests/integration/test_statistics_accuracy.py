@@ -14,10 +14,10 @@ import decimal
 import duckdb
 import pytest
 
-from cbo.catalog import load_catalog
-from cbo.localpg import LocalPostgres
+from cbo.sources.catalog import load_catalog
+from cbo.sources.localpg import LocalPostgres
 from cbo.paths import cache_dir
-from cbo.statistics import analyze, load_all
+from cbo.sources.statistics import analyze, load_all
 from cbo.workloads import stats_data
 from stats.model import in_bucket
 

@@ -15,12 +15,12 @@ import pytest
 
 from benchmarks.tpch.queries import all_queries
 from cbo.answers import compare, is_ordered
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 from cbo.physical.algorithm import Algorithm
 from cbo.engines.native import DuckDBNative, PostgresNative
 from cbo.engines.spark import register_catalog, run_sql
 from cbo.planner import Planner
-from cbo.session import Session
+from cbo.app.session import Session
 from cbo.sqlgen import to_sql
 
 QUERIES = all_queries()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cbo.catalog import load_catalog, parse_catalog
+from cbo.sources.catalog import load_catalog, parse_catalog
 from cbo.errors import CatalogError
 
 VALID = """\

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from cbo.catalog import SparkSettings
+from cbo.sources.catalog import SparkSettings
 from cbo.engines import postgres, spark
 from cbo.errors import SetupError, SourceUnreachable
-from cbo.localpg import free_port
+from cbo.sources.localpg import free_port
 
 
 def test_jdbc_and_libpq_urls_parse_alike():
@@ -61,7 +61,7 @@ def test_jdbc_driver_falls_back_to_maven_coordinates(monkeypatch, tmp_path):
 
 
 def test_remote_table_names_are_quoted():
-    from cbo.catalog import Source, TableDef
+    from cbo.sources.catalog import Source, TableDef
 
     table = TableDef(name="odd", source="pg", remote_name='we"ird')
     source = Source(name="pg", type="jdbc", tables={"odd": table}, schema="my schema", dialect="postgres")

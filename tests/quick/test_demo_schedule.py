@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cbo.demo import schedule
+from cbo.app.demo import schedule
 
 
 def test_warm_up_first_then_alternate():

@@ -8,9 +8,9 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from cbo.workloads.tpch_queries import QUERY_DIR
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 from cbo.estimate import Estimator
-from cbo.explain import NodeInfo, add_estimate, add_physical_details, describe, to_svg
+from cbo.app.explain import NodeInfo, add_estimate, add_physical_details, describe, to_svg
 from cbo.memo.render import memo_svg
 from cbo.planner import Planner
 from stats.store import StatsStore
@@ -93,7 +93,7 @@ def test_histogram_is_drawn_on_the_value_axis(store, tmp_path):
     from matplotlib.dates import date2num
     from matplotlib.patches import Rectangle
 
-    from cbo.stats_view import column_figure, save_plot
+    from cbo.app.stats_view import column_figure, save_plot
 
     stats = store.load("lake.lineitem").stats
     for name in ("l_quantity", "l_shipdate"):

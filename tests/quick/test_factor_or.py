@@ -56,7 +56,7 @@ def test_common_conjunct_is_pulled_out():
 
 def test_q19_joins_on_partkey(tpch_parquet_catalog):
     from benchmarks.tpch.queries import select
-    from cbo.catalog import load_catalog
+    from cbo.sources.catalog import load_catalog
     from cbo.ir.operators import Join
     from cbo.physical.algorithm import Algorithm
     from cbo.planner import Planner

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.tpch.queries import all_queries
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 from cbo.errors import CboError
 from cbo.ir.expressions import conjuncts
 from cbo.ir.operators import Filter, Join, Scan, equated_columns, walk

@@ -20,18 +20,19 @@ ROOT = Path(__file__).resolve().parents[2]
 # module (file or package under cbo/) -> packages it must not import
 FORBIDDEN = {
     "ir": ["cbo.frontend", "cbo.normalize", "cbo.estimate", "cbo.cost", "cbo.memo", "cbo.joinorder", "cbo.planner",
-           "cbo.session", "cbo.cli", "cbo.sqlgen", "cbo.exec", "cbo.engines"],
-    "normalize": ["cbo.frontend", "cbo.memo", "cbo.planner", "cbo.session", "cbo.cli"],
-    "estimate": ["cbo.frontend", "cbo.memo", "cbo.cost", "cbo.planner", "cbo.session", "cbo.cli"],
-    "cost": ["cbo.frontend", "cbo.planner", "cbo.session", "cbo.cli", "cbo.exec"],
-    "memo": ["cbo.frontend", "cbo.planner", "cbo.session", "cbo.cli", "cbo.exec", "cbo.engines"],
-    "joinorder": ["cbo.frontend", "cbo.planner", "cbo.session", "cbo.cli", "cbo.exec", "cbo.engines"],
-    "sqlgen.py": ["cbo.frontend", "cbo.memo", "cbo.planner", "cbo.session", "cbo.cli"],
-    "svg.py": ["cbo.ir", "cbo.memo", "cbo.explain", "cbo.session"],
+           "cbo.app", "cbo.sqlgen", "cbo.exec", "cbo.engines"],
+    "normalize": ["cbo.frontend", "cbo.memo", "cbo.planner", "cbo.app"],
+    "estimate": ["cbo.frontend", "cbo.memo", "cbo.cost", "cbo.planner", "cbo.app"],
+    "cost": ["cbo.frontend", "cbo.planner", "cbo.app", "cbo.exec"],
+    "memo": ["cbo.frontend", "cbo.planner", "cbo.app", "cbo.exec", "cbo.engines"],
+    "joinorder": ["cbo.frontend", "cbo.planner", "cbo.app", "cbo.exec", "cbo.engines"],
+    "sqlgen.py": ["cbo.frontend", "cbo.memo", "cbo.planner", "cbo.app"],
+    "svg.py": ["cbo.ir", "cbo.memo", "cbo.app.explain", "cbo.app.session"],
     "physical": ["cbo.frontend", "cbo.estimate", "cbo.cost", "cbo.memo.rules", "cbo.memo.cascades", "cbo.planner",
-                 "cbo.session", "cbo.cli", "cbo.exec", "cbo.engines"],
-    "demo.py": ["benchmarks"],
-    "session.py": ["cbo.memo.rules"],   # Spark's hint names belong to execution, not to the rules
+                 "cbo.app", "cbo.exec", "cbo.engines"],
+    "app/demo.py": ["benchmarks"],
+    "sources": ["cbo.app", "cbo.memo", "cbo.planner", "cbo.frontend", "cbo.normalize"],
+    "app/session.py": ["cbo.memo.rules"],   # Spark's hint names belong to execution, not to the rules
 }
 
 

@@ -10,12 +10,12 @@ import json
 
 import pytest
 
-from cbo.catalog import parse_catalog
+from cbo.sources.catalog import parse_catalog
 from cbo.engines import mariadb
 from cbo.engines.spark import spark_mariadb_url
 from cbo.errors import CatalogError, CboError, SourceUnreachable
 from cbo.exec.source_failure import unreachable_source
-from cbo.localserver import free_port
+from cbo.sources.localserver import free_port
 from cbo.paths import cache_dir
 
 

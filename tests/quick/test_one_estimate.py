@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from cbo.workloads.tpch_queries import QUERY_DIR
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 from cbo.estimate import Estimator
-from cbo.explain import NodeInfo, add_estimate, describe
+from cbo.app.explain import NodeInfo, add_estimate, describe
 from cbo.ir.operators import Plan, Project
 from cbo.memo.memo import Group, GroupRef, Winner
 from cbo.memo.properties import ANY

@@ -9,7 +9,7 @@ import pytest
 
 from cbo.cost.model import QUANTITIES, CostModel
 from cbo.estimate.estimator import ESTIMATES, Estimator
-from cbo.explain import DETAILS, describe
+from cbo.app.explain import DETAILS, describe
 from cbo.ir.dispatch import LOGICAL_OPERATORS, UnsupportedOperator
 from cbo.ir.operators import Plan, UnaryPlan
 from cbo.memo.delivery import DELIVERY

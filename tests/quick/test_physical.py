@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 from cbo.cost import CostProfile
 from cbo.errors import CboError
 from cbo.estimate import Estimator

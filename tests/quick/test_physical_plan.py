@@ -14,7 +14,7 @@ import math
 
 import pytest
 
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 from cbo.estimate import Estimator
 from cbo.planner import Planner
 from cbo.ir.operators import walk

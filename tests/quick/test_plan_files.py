@@ -11,9 +11,9 @@ import os
 
 import pytest
 
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 from cbo.estimate import Estimator
-from cbo.explain import add_estimate, add_physical_details, describe, to_text
+from cbo.app.explain import add_estimate, add_physical_details, describe, to_text
 from cbo.planner import Planner
 from stats.store import StatsStore
 from tests.plan_files import PLANS, TPCH_STATS, Case, read_cases, write_cases

@@ -9,10 +9,10 @@ from functools import lru_cache
 import pytest
 
 from cbo.answers import compare
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 from cbo.engines.duckdb_engine import DuckDBEngine
 from cbo.estimate import Estimator
-from cbo.explain import add_estimate, add_physical_details, describe, to_text
+from cbo.app.explain import add_estimate, add_physical_details, describe, to_text
 from cbo.memo.render import memo_text
 from cbo.planner import Planner
 from cbo.sqlgen import to_sql

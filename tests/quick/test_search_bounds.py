@@ -17,7 +17,7 @@ import pytest
 
 from benchmarks.join_enumeration.shapes import SHAPES, build
 from benchmarks.tpch.queries import all_queries
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 from cbo.estimate import Estimator
 from cbo.memo.search import Optimizer
 from cbo.planner import Planner

@@ -6,9 +6,9 @@ import pytest
 
 from benchmarks.tpch.queries import all_queries
 from cbo.answers import compare, is_ordered
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 from cbo.engines.duckdb_engine import DuckDBEngine
-from cbo.session import Session
+from cbo.app.session import Session
 
 
 @pytest.fixture(scope="module")

@@ -136,8 +136,8 @@ class Source:
         """The running local server's state, or SourceUnreachable saying how to start it."""
         import socket
 
-        from cbo.localmariadb import LocalMariaDB
-        from cbo.localpg import LocalPostgres
+        from cbo.sources.localmariadb import LocalMariaDB
+        from cbo.sources.localpg import LocalPostgres
         from cbo.paths import cache_dir
 
         assert self.local_server is not None

@@ -13,14 +13,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from cbo.catalog import Catalog, load_catalog
+from cbo.sources.catalog import Catalog, load_catalog
 from cbo.errors import CboError
-from cbo.explain import NodeInfo, add_estimate, add_physical_details, describe, to_svg, to_text
+from cbo.app.explain import NodeInfo, add_estimate, add_physical_details, describe, to_svg, to_text
 from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.ir.operators import Plan
-from cbo.metadata import with_database_keys
+from cbo.sources.metadata import with_database_keys
 from cbo.planner import PlannedQuery, Planner
-from cbo.schema import SchemaProvider
+from cbo.sources.schema import SchemaProvider
 from cbo.settings import OptimizerSettings
 
 ENGINES = ("spark", "duckdb")
@@ -97,7 +97,7 @@ class Session:
         """The cardinality estimator over the catalog's stored statistics (read once; ``cbo analyze`` collects them)."""
         if self._estimator is None:
             from cbo.estimate import Estimator
-            from cbo.statistics import load_all
+            from cbo.sources.statistics import load_all
 
             stats, _ = load_all(self.catalog)
             self._estimator = Estimator(stats)

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from cbo.errors import SetupError, SourceUnreachable
-from cbo.localserver import (  # noqa: F401  (free_port, port_is_free: imported from here by callers)
+from cbo.sources.localserver import (  # noqa: F401  (free_port, port_is_free: imported from here by callers)
     LocalServerState,
     accepts_connections,
     first_line,

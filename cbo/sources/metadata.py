@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cbo.catalog import Catalog, Source, TableDef
+from cbo.sources.catalog import Catalog, Source, TableDef
 
 
 def with_database_keys(catalog: Catalog) -> Catalog:

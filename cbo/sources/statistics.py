@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from cbo.catalog import Catalog, TableDef
+from cbo.sources.catalog import Catalog, TableDef
 from cbo.errors import CboError
 from cbo.paths import cache_dir
 from stats.model import TableStats
@@ -78,7 +78,7 @@ def column_groups(table: TableDef) -> list[tuple[str, ...]]:
 
 def analyze(catalog: Catalog, tables: list[str] | None = None, *, sample: float = 1.0, analyze_source: bool = False,
             force: bool = False, progress: Callable[[str], None] = lambda _: None) -> list[Analyzed]:
-    from cbo.metadata import with_database_keys
+    from cbo.sources.metadata import with_database_keys
 
     catalog = with_database_keys(catalog)
     chosen = [catalog.table(name) for name in tables] if tables else list(catalog.tables())

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from cbo.catalog import Catalog, TableDef
+from cbo.sources.catalog import Catalog, TableDef
 from cbo.errors import CboError
 from cbo.ir import types as T
 

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 
 from cbo.workloads.tpch_queries import select
 from cbo.answers import compare, is_ordered
-from cbo.catalog import load_catalog
+from cbo.sources.catalog import load_catalog
 from cbo.engines.native import DuckDBNative, SparkNative
-from cbo.progress import say, step
-from cbo.session import Session
-from cbo.statistics import analyze
+from cbo.app.progress import say, step
+from cbo.app.session import Session
+from cbo.sources.statistics import analyze
 from cbo.workloads import tpch
 
 

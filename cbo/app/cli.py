@@ -123,8 +123,8 @@ def _catalog_path(args: argparse.Namespace) -> Path:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from cbo.output import write_result
-    from cbo.session import Session
+    from cbo.app.output import write_result
+    from cbo.app.session import Session
 
     session = Session(_catalog_path(args), engine=args.engine, dialect=args.dialect, settings=_settings(args))
     with _progress(args.engine == "spark"):
@@ -134,7 +134,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from cbo.session import Session
+    from cbo.app.session import Session
 
     session = Session(_catalog_path(args), engine=args.engine, dialect=args.dialect, settings=_settings(args))
     with _progress(args.analyze and args.engine == "spark"):
@@ -147,7 +147,7 @@ def _progress(spark: bool):  # type: ignore[no-untyped-def]
     """Spark's stage progress on stderr while a step that runs Spark jobs goes on."""
     import contextlib
 
-    from cbo.progress import spark_progress
+    from cbo.app.progress import spark_progress
 
     return spark_progress() if spark else contextlib.nullcontext()
 
@@ -189,9 +189,9 @@ def rules_table(settings: dict[str, str], width: int | None = None) -> str:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    from cbo.catalog import load_catalog
-    from cbo.progress import say
-    from cbo.statistics import analyze
+    from cbo.sources.catalog import load_catalog
+    from cbo.app.progress import say
+    from cbo.sources.statistics import analyze
 
     if not 0 < args.sample <= 1:
         raise CboError(f"--sample must be in (0, 1], got {args.sample}")
@@ -204,8 +204,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from cbo.catalog import load_catalog
-    from cbo.stats_view import show
+    from cbo.sources.catalog import load_catalog
+    from cbo.app.stats_view import show
 
     print(show(load_catalog(_catalog_path(args)), args.target, args.plot))
     return 0
@@ -213,8 +213,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def cmd_local_server(kind: str, action: str) -> int:
     """``cbo postgres|mariadb start|stop|status|destroy``: the same for both servers."""
-    from cbo.localmariadb import LocalMariaDB
-    from cbo.localpg import LocalPostgres
+    from cbo.sources.localmariadb import LocalMariaDB
+    from cbo.sources.localpg import LocalPostgres
 
     server = LocalPostgres() if kind == "postgres" else LocalMariaDB()
     if action == "start":
@@ -240,8 +240,8 @@ def cmd_local_server(kind: str, action: str) -> int:
 
 
 def cmd_catalog(path: Path) -> int:
-    from cbo.catalog import load_catalog
-    from cbo.metadata import with_database_keys
+    from cbo.sources.catalog import load_catalog
+    from cbo.sources.metadata import with_database_keys
 
     catalog = with_database_keys(load_catalog(path))
     for source in catalog.sources.values():
@@ -259,7 +259,7 @@ def cmd_catalog(path: Path) -> int:
 
 
 def cmd_datagen(args: argparse.Namespace) -> int:
-    from cbo.progress import say
+    from cbo.app.progress import say
     from cbo.workloads import tpch
 
     if args.mariadb and not args.postgres:
@@ -276,7 +276,7 @@ def cmd_datagen(args: argparse.Namespace) -> int:
 
 def dispatch(args: argparse.Namespace) -> int:
     if args.command == "demo":
-        from cbo.demo import run_demo
+        from cbo.app.demo import run_demo
 
         queries = args.queries.split(",") if args.queries else None
         return run_demo(sf=args.sf, postgres=args.postgres, placement=args.placement, queries=queries,

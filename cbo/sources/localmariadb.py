@@ -3,7 +3,7 @@
 ``cbo mariadb start`` creates a data directory under the cache on first use
 (``mariadb-install-db``), starts ``mariadbd`` on a free port and prints its URL; starting again
 while it runs reuses it; ``stop`` waits until the server process has exited. It behaves like
-``cbo postgres`` (:mod:`cbo.localpg`) and shares its state handling (:mod:`cbo.localserver`).
+``cbo postgres`` (:mod:`cbo.sources.localpg`) and shares its state handling (:mod:`cbo.sources.localserver`).
 
 The server listens on 127.0.0.1 only. Its Unix socket (MariaDB always has one) is inside the
 server's private directory. The user ``cbo`` logs in from 127.0.0.1 with a generated password
@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from cbo.errors import SetupError, SourceUnreachable
-from cbo.localserver import LocalServerState, accepts_connections, first_line, free_port, port_is_free, tail
+from cbo.sources.localserver import LocalServerState, accepts_connections, first_line, free_port, port_is_free, tail
 from cbo.paths import cache_dir
 
 USER = "cbo"

@@ -22,7 +22,7 @@ import psycopg
 from psycopg import sql
 from sqlglot import exp
 
-from cbo.catalog import ForeignKey
+from cbo.sources.catalog import ForeignKey
 from cbo.errors import CboError
 
 BATCH_ROWS = 200_000

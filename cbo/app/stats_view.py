@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cbo.catalog import Catalog
+from cbo.sources.catalog import Catalog
 from cbo.errors import CboError
-from cbo.statistics import store_for
+from cbo.sources.statistics import store_for
 from stats.model import ColumnStats, TableStats
 
 

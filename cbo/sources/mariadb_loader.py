@@ -1,6 +1,6 @@
 """Loading Parquet files into a MariaDB database, all or nothing.
 
-The MariaDB counterpart of :mod:`cbo.loaders`. Tables are created in a scratch database, filled,
+The MariaDB counterpart of :mod:`cbo.sources.loaders`. Tables are created in a scratch database, filled,
 given their foreign keys, and only then moved into the target database with one ``RENAME
 TABLE`` (atomic in MariaDB): an interrupted load leaves the old database (or none) and never a
 half-filled one. A JSON manifest kept as the database's comment says what was loaded, so a
@@ -26,7 +26,7 @@ from sqlglot import exp
 
 from cbo.engines.mariadb import identifier, sql_string
 from cbo.errors import CboError
-from cbo.loaders import TableKeys
+from cbo.sources.loaders import TableKeys
 
 BATCH_ROWS = 5_000
 COLLATION = "utf8mb4_nopad_bin"

@@ -1,0 +1,1 @@
+"""What users run: the Python session, EXPLAIN, the ``cbo`` command, the demo, and their output."""
