@@ -113,7 +113,11 @@ def _columns(names: Sequence[str]) -> str:
 def _create_and_fill(cur, database: str, name: str, path: Path, keys: TableKeys) -> None:  # type: ignore[no-untyped-def]
     schema = pq.read_schema(path)
     source = exp.Anonymous(this="read_parquet", expressions=[exp.Literal.string(str(path))])
-    duck = duckdb.connect(config={"enable_progress_bar": False})  # the loader reports progress itself
+    # The loader reports progress itself. A connection's own setting, not a config at connect:
+    # an in-memory database opened earlier in the process makes DuckDB refuse a different
+    # global configuration ("Could not set option ... as a global option").
+    duck = duckdb.connect()
+    duck.execute("SET enable_progress_bar = false")
     strings = [f.name for f in schema if mariadb_type(f.type, 1).startswith("VARCHAR")]
     longest: dict[str, int] = {}
     if strings:
