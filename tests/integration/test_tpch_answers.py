@@ -157,7 +157,9 @@ def test_spark_runs_the_chosen_physical_plan(query, spark, sf1_estimator, tpch_c
     session = Session(catalog)
     planned = Planner(catalog, estimator=sf1_estimator).plan(query.sql)
     text = session._spark(planned).physical_plan(planned.plan, planned.names)
-    ours = Counter(SPARK_JOINS[n.algorithm] for n in planned.physical.operators() if isinstance(n.logical, Join))
+    # A join run as a scalar subquery is no join in Spark's plan (a filter reading the value).
+    ours = Counter(SPARK_JOINS[n.algorithm] for n in planned.physical.operators()
+                   if isinstance(n.logical, Join) and n.algorithm is not Algorithm.SCALAR_SUBQUERY)
     theirs = Counter(re.findall(r"\b(BroadcastHashJoin|ShuffledHashJoin|SortMergeJoin|BroadcastNestedLoopJoin|"
                                 r"CartesianProduct)\b", text))
     if "ReusedExchange" in text:
