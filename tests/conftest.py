@@ -55,11 +55,28 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # type: igno
         terminalreporter.write_line(f"{label}: {sql[:160]}{' ...' if len(sql) > 160 else ''}")
 
 
+_MARIADB_RUNNING_AT_START: list[bool] = []
+
+
+def _test_mariadb_running() -> bool:
+    if not (TEST_CACHE / "mariadb" / "server.json").exists():
+        return False
+    from cbo.sources.localmariadb import LocalMariaDB
+
+    return LocalMariaDB(TEST_CACHE / "mariadb").status() is not None
+
+
+def pytest_sessionstart(session):  # type: ignore[no-untyped-def]
+    _MARIADB_RUNNING_AT_START.append(_test_mariadb_running())
+
+
 def pytest_sessionfinish(session, exitstatus):  # type: ignore[no-untyped-def]
-    """Stop the test cache's MariaDB if a test started it (a cbo command run as a subprocess may
-    have, outside the tpch_federated3 fixture); its data stays for the next run. Only a server
-    whose state is under the test cache is touched."""
-    if (TEST_CACHE / "mariadb" / "server.json").exists():
+    """Stop the test cache's MariaDB if this session started it (a cbo command run as a
+    subprocess may have, outside the tpch_federated3 fixture); its data stays for the next run.
+    A server already running when the session began is left alone: a nested test session (a
+    test running pytest in a subprocess over the same test cache) must not stop the outer
+    session's server. Only a server whose state is under the test cache is touched."""
+    if _MARIADB_RUNNING_AT_START and not _MARIADB_RUNNING_AT_START[0] and _test_mariadb_running():
         from cbo.sources.localmariadb import LocalMariaDB
 
         LocalMariaDB(TEST_CACHE / "mariadb").stop()
