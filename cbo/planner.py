@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable
 
-from cbo.sources.catalog import Catalog
 from sqlglot import exp
 
+from cbo.sources.catalog import Catalog
 from cbo.frontend.binder import Binder
 from cbo.frontend.hints import resolve as resolve_hints
 from cbo.normalize.decorrelate import decorrelate
