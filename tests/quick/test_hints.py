@@ -126,3 +126,18 @@ def test_the_cli_prints_the_warning_on_stderr_and_in_explain(tpch_parquet_catalo
     assert result.returncode == 0, result.stderr
     assert result.stderr.strip().splitlines()[-1] == f"cbo: warning: {warning}"
     assert result.stdout.split()[-1] == "100"
+
+
+@pytest.mark.parametrize("hint, keyed", [("", False), ("/* #distinct@ supplier = s_name # */", True)])
+def test_seed_003s_rule_reads_the_hinted_key(planner, hint, keyed):
+    """3.1 (DISTINCT above the inner join) needs a non-null key of the left side among its
+    columns, else it numbers the rows: s_name (NOT NULL in the Parquet files) is one only by the hint."""
+    from cbo.ir.operators import Aggregate, Project
+
+    planned = planner.plan("select s_name, s_acctbal from supplier "
+                           f"where s_name in (select c_name from customer) {hint}")
+    memo = planned.optimized.memo
+    added = [e for g in memo for e in g.expressions if memo.added_by.get(e) == "SemiJoinToInnerDistinctAbove"]
+    assert added
+    # Keyed: DISTINCT on the left side's columns; else the numbered rows' DISTINCT, projected back.
+    assert all(isinstance(e, Aggregate if keyed else Project) for e in added)
