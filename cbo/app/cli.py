@@ -146,7 +146,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     session = Session(_catalog_path(args), engine=args.engine, dialect=args.dialect, settings=_settings(args))
     with _progress(args.analyze and args.engine == "spark"):
         text = session.explain(_query_text(args), format=args.format, analyze=args.analyze, memo=args.memo)
-    _warn(session.warnings)   # also in EXPLAIN's text and JSON, except with --memo
+    _warn(session.warnings)   # also at the end of EXPLAIN's text and in its JSON
     print(text)
     return 0
 

@@ -145,10 +145,13 @@ class Session:
                 raise CboError("explain: --memo and --analyze cannot be combined")
             view_memo = self.memo(sql)
             if format == "json":
-                return json.dumps(view_memo.json(), indent=2, default=str)
+                body = view_memo.json()
+                if self.warnings and isinstance(body, dict):
+                    body["warnings"] = list(self.warnings)
+                return json.dumps(body, indent=2, default=str)
             if format != "text":
                 raise CboError(f"unknown explain format {format!r} (expected text or json)")
-            return view_memo.text()
+            return "\n".join([view_memo.text()] + [f"Warning: {w}" for w in self.warnings])
         view = self.plan(sql)
         if analyze:
             self._add_actual_rows(view)
