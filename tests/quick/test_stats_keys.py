@@ -86,3 +86,12 @@ def test_statistics_of_other_data_prove_nothing(catalog, supplier):
     planner = Planner(catalog, estimator=Estimator({"lake.supplier": stale}))
     assert _keys(planner, QUERY)["lake.supplier"] == []
     assert "PushTableIntoAggregate" not in planner.plan(QUERY).optimized.counters.fired
+
+
+def test_stats_show_says_which_counts_were_counted(supplier):
+    from cbo.app.stats_view import _column_text, _table_text
+
+    assert "unique by exact distinct counts: s_suppkey, s_name" in _table_text(supplier)
+    assert "100 distinct (counted)" in _column_text(supplier, supplier.columns["s_name"])
+    sketched = dataclasses.replace(supplier.columns["s_name"], distinct_exact=False)
+    assert "(counted)" not in _column_text(supplier, sketched)
