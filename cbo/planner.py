@@ -13,8 +13,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable
 
+from sqlglot import exp
+
 from cbo.sources.catalog import Catalog
 from cbo.frontend.binder import Binder
+from cbo.frontend.hints import resolve as resolve_hints
 from cbo.normalize.decorrelate import decorrelate
 from cbo.frontend.parse import DEFAULT_DIALECT, parse
 from cbo.ir.expressions import ColumnFactory
@@ -33,6 +36,7 @@ class PlannedQuery:
     plan: Plan                     # the plan that runs (logically; ``physical`` says how)
     names: tuple[str, ...]         # output column names
     optimized: Optimized | None = None   # the physical plan, the memo and its counters
+    warnings: tuple[str, ...] = ()       # one line each: what the planner ignored (a malformed hint)
 
     @property
     def physical(self) -> PhysicalPlan | None:
@@ -94,9 +98,50 @@ class Planner:
 
     def logical(self, sql: str) -> tuple[Plan, Plan, tuple[str, ...]]:
         """The bound plan, the normalized plan the search starts from, and the output names."""
+        bound, normalized, names, _ = self._logical(sql)
+        return bound, normalized, names
+
+    def _logical(self, sql: str) -> tuple[Plan, Plan, tuple[str, ...], tuple[str, ...]]:
         columns = ColumnFactory()
-        bound = Binder(self.catalog, self.schemas, columns).bind(parse(sql, self.dialect))
-        return bound.plan, normalize(decorrelate(bound.plan, columns)), bound.names
+        statement = parse(sql, self.dialect)
+        hints = resolve_hints(statement, sql, self.dialect, self.catalog, self.schemas)
+        assumed: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+        for table, keys in hints.keys.items():
+            assumed.setdefault(table, []).extend((key, "hint") for key in keys)
+        for table, names in self._counted_unique(statement).items():
+            assumed.setdefault(table, []).extend(((name,), "statistics") for name in names)
+        bound = Binder(self.catalog, self.schemas, columns, assumed).bind(statement)
+        return bound.plan, normalize(decorrelate(bound.plan, columns)), bound.names, tuple(hints.warnings)
+
+    def _counted_unique(self, statement: exp.Expression) -> dict[str, list[str]]:
+        """Columns of the query's tables that exact statistics prove unique
+        (``TableStats.unique_columns``). A wrong key gives wrong answers, not only slow ones,
+        so only statistics of the data as it is now count: a Spark table's files must still
+        have the fingerprint the statistics were collected from (the only collector that
+        counts exactly is Spark's; statistics given in memory, without a fingerprint of files,
+        are taken as they are)."""
+        from cbo.errors import CatalogError
+        from cbo.sources.statistics import fingerprint
+
+        stats = getattr(self.estimator, "stats", None)
+        if not stats:
+            return {}
+        found: dict[str, list[str]] = {}
+        for node in statement.find_all(exp.Table):
+            try:
+                table = self.catalog.table(f"{node.db}.{node.name}" if node.db else node.name)
+            except CatalogError:
+                continue   # a CTE, or an unknown table the binder reports
+            table_stats = stats.get(table.qualified_name)
+            if table_stats is None or table.qualified_name in found:
+                continue
+            unique = table_stats.unique_columns()
+            if unique and table_stats.fingerprint.startswith("files:") \
+                    and self.catalog.source_of(table).type == "spark" \
+                    and fingerprint(self.catalog, table) != table_stats.fingerprint:
+                unique = []
+            found[table.qualified_name] = unique
+        return found
 
     def optimizer(self) -> Optimizer:
         from cbo.cost import CostProfile, default_profile
@@ -129,6 +174,6 @@ class Planner:
         return self._oracle
 
     def plan(self, sql: str) -> PlannedQuery:
-        bound, normalized, names = self.logical(sql)
+        bound, normalized, names, warnings = self._logical(sql)
         optimized = self.optimizer().optimize(normalized)
-        return PlannedQuery(sql, bound, optimized.plan, names, optimized)
+        return PlannedQuery(sql, bound, optimized.plan, names, optimized, warnings)

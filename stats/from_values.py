@@ -46,7 +46,8 @@ def table_stats(table: str, columns: Mapping[str, Sequence[Any]], *, sample_size
                                    distinct=float(len(counts)), min=min(present) if present else None,
                                    max=max(present) if present else None,
                                    avg_width=sum(widths) / len(widths) if widths else 8.0,
-                                   max_width=max(widths) if widths else 8, mcv=mcv, histogram=histogram)
+                                   max_width=max(widths) if widths else 8, mcv=mcv, histogram=histogram,
+                                   distinct_exact=True)
     groups = {",".join(g): float(len(set(zip(*[columns[c] for c in g])))) for g in column_groups}
     keep = choose_rows(rows, sample_size)
     sample = RowSample({n: [columns[n][i] for i in keep] for n in names}, kinds, rows) if sample_size > 0 else None

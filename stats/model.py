@@ -88,6 +88,9 @@ class ColumnStats:
     max_width: int = 0
     mcv: tuple[tuple[Any, float], ...] = ()   # (value, frequency as a share of all rows)
     histogram: tuple[Bucket, ...] = ()
+    # ``distinct`` was counted over every row, not estimated (a sketch, a sample): only then may
+    # distinct = non-NULL rows prove the column unique (``TableStats.unique_columns``).
+    distinct_exact: bool = False
 
     def to_json(self) -> dict[str, Any]:
         body = asdict(self)
@@ -107,6 +110,7 @@ class ColumnStats:
             name=body["name"], kind=kind, null_fraction=float(body["null_fraction"]), distinct=float(body["distinct"]),
             min=from_json_value(body.get("min"), kind), max=from_json_value(body.get("max"), kind),
             avg_width=float(body.get("avg_width", 0)), max_width=int(body.get("max_width", 0)),
+            distinct_exact=bool(body.get("distinct_exact", False)),
             mcv=tuple((from_json_value(v, kind), float(f)) for v, f in body.get("mcv", [])),
             histogram=tuple(Bucket(from_json_value(lo, kind), from_json_value(hi, kind), float(r), float(d))
                             for lo, hi, r, d in body.get("histogram", [])),
@@ -166,6 +170,23 @@ class TableStats:
 
     def column(self, name: str) -> ColumnStats:
         return self.columns[name]
+
+    def unique_columns(self) -> list[str]:
+        """Columns whose non-NULL values are all distinct, by an exact count: the distinct count
+        equals the non-NULL row count, both counted over the whole table (a sampled table's
+        counts are scaled estimates). True of the data described, so only while it is fresh."""
+        if self.sampled_fraction < 1 or self.row_count < 1:
+            return []
+        found = []
+        bodies = getattr(self.columns, "_bodies", None)   # LazyColumns: parse only flagged columns
+        for name in self.columns:
+            if bodies is not None and not bodies[name].get("distinct_exact"):
+                continue
+            column = self.columns[name]
+            non_null = self.row_count * (1 - column.null_fraction)
+            if column.distinct_exact and non_null >= 1 and abs(column.distinct - non_null) < 0.5:
+                found.append(name)
+        return found
 
     def to_json(self) -> dict[str, Any]:
         body = {"format_version": FORMAT_VERSION, "table": self.table, "row_count": self.row_count,

@@ -112,7 +112,7 @@ def collect(frame: "DataFrame", table: str, fingerprint: str, *, size_bytes: flo
             name=name, kind=kind, null_fraction=(1 - non_null / rows) if rows else 0.0, distinct=distinct,
             min=column["min"], max=column["max"], avg_width=float(width or 0),
             max_width=int(column["max_width"] or 0) if kind == "string" else int(width or 0),
-            mcv=mcv, histogram=histogram)
+            mcv=mcv, histogram=histogram, distinct_exact=whole and fraction >= 1)
     group_stats = {",".join(g): float(min(summary["groups"][g] * (scale if fraction < 1 else 1), rows))
                    for g in groups}
     keep = choose_rows(sample_size, row_sample_size)

@@ -107,7 +107,9 @@ def scaled(stats, rows: float):  # type: ignore[no-untyped-def]
     for name, column in stats.columns.items():
         buckets = tuple(dataclasses.replace(b, rows=b.rows * factor, distinct=min(b.distinct, max(b.rows * factor, 1.0)))
                         for b in column.histogram)
-        columns[name] = dataclasses.replace(column, distinct=min(column.distinct, rows), histogram=buckets)
+        # Scaled counts are made up, never counted: no uniqueness may be read from them.
+        columns[name] = dataclasses.replace(column, distinct=min(column.distinct, rows), histogram=buckets,
+                                            distinct_exact=False)
     groups = {k: min(v, rows) for k, v in stats.column_groups.items()}
     return dataclasses.replace(stats, row_count=rows, size_bytes=(stats.size_bytes or 0.0) * factor or None,
                                columns=columns, column_groups=groups, sample=None, sample_file=None)

@@ -129,8 +129,15 @@ def cmd_query(args: argparse.Namespace) -> int:
     session = Session(_catalog_path(args), engine=args.engine, dialect=args.dialect, settings=_settings(args))
     with _progress(args.engine == "spark"):
         names, rows = session.query(_query_text(args))
+    _warn(session.warnings)
     write_result(names, rows, args.format, sys.stdout)
     return 0
+
+
+def _warn(warnings: tuple[str, ...]) -> None:
+    """What planning ignored (a malformed hint), one line each on stderr; the query still ran."""
+    for warning in warnings:
+        print(f"cbo: warning: {warning}", file=sys.stderr)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
@@ -139,6 +146,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     session = Session(_catalog_path(args), engine=args.engine, dialect=args.dialect, settings=_settings(args))
     with _progress(args.analyze and args.engine == "spark"):
         text = session.explain(_query_text(args), format=args.format, analyze=args.analyze, memo=args.memo)
+    _warn(session.warnings)   # also at the end of EXPLAIN's text and in its JSON
     print(text)
     return 0
 

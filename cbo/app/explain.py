@@ -6,13 +6,15 @@ join type and condition, grouping keys and aggregates, sort keys, the table and 
 scans and, at the top of each subtree that runs in a JDBC source, ``pushed_sql``: the query
 sent to it (Spark reads it as ``SELECT <columns> FROM (<pushed_sql>) alias``, with a key range
 per partition when read in parallel) and ``source``; the nodes inside carry
-``in_pushed_sql: true``; ``estimate_defaults``: the defaults
-the node's estimate rests on (missing statistics, default selectivities), listed at the node
-that introduced them. EXPLAIN ANALYZE adds ``actual_rows`` (null where not measured) and
-``actual_rows_from`` (where the number comes from, or why there is none); on Spark also
-``spark_operators`` and ``spark_time_s`` (the Spark operators attributed to the node and their
-time metrics, task time summed over tasks), and at the root ``analyze`` (engine, runs, wall
-time and rows of the one run).
+``in_pushed_sql: true``; ``estimate_defaults``: the defaults the node's estimate rests on
+(missing statistics, default selectivities), listed at the node that introduced them;
+``assumed_keys`` at a scan: unique keys no catalog declares, with their ``source`` (``hint``:
+the query's ``#distinct@`` hint; ``statistics``: an exact distinct count); at the top level
+``warnings`` (what planning ignored, e.g. a malformed hint). EXPLAIN ANALYZE adds
+``actual_rows`` (null where not measured) and ``actual_rows_from`` (where the number comes from,
+or why there is none); on Spark also ``spark_operators`` and ``spark_time_s`` (the Spark
+operators attributed to the node and their time metrics, task time summed over tasks), and at
+the root ``analyze`` (engine, runs, wall time and rows of the one run).
 """
 
 from __future__ import annotations
@@ -63,7 +65,12 @@ def _details(plan: Plan) -> dict[str, Any]:
 
 # What EXPLAIN shows of each operator (cbo.ir.dispatch).
 DETAILS: OperatorTable[Callable[[Any], dict[str, Any]]] = OperatorTable("EXPLAIN")
-DETAILS.register(Scan)(lambda plan: {"table": plan.table, "columns": _columns(plan.columns)})
+@DETAILS.register(Scan)
+def _scan_details(plan: Scan) -> dict[str, Any]:
+    details: dict[str, Any] = {"table": plan.table, "columns": _columns(plan.columns)}
+    if plan.assumed_keys:   # keys no catalog declares: say who vouches for each
+        details["assumed_keys"] = [{"columns": _columns(k.columns), "source": k.source} for k in plan.assumed_keys]
+    return details
 DETAILS.register(Filter)(lambda plan: {"predicate": str(plan.predicate)})
 DETAILS.register(Project)(lambda plan: {"assignments": {str(c): str(e) for c, e in plan.assignments}})
 DETAILS.register(Aggregate)(lambda plan: {"group_by": _columns(plan.group_by),
@@ -128,6 +135,8 @@ def to_text(info: NodeInfo) -> str:
         lines.append("    " * depth + "- " + _headline(node))
         if "pushed_sql" in node.details:
             lines.append("    " * depth + f"      pushed SQL ({node.details['source']}): " + node.details["pushed_sql"])
+        for key in node.details.get("assumed_keys", []):
+            lines.append("    " * depth + f"      unique key ({', '.join(key['columns'])}) from {key['source']}")
         for note in node.details.get("estimate_defaults", []):
             lines.append("    " * depth + "      estimate uses a default: " + note)
         for note in node.details.get("optimizer_notes", []):

@@ -38,10 +38,13 @@ class PlanView:
         return self.planned.plan
 
     def text(self) -> str:
-        return to_text(self.info)
+        return "\n".join([to_text(self.info)] + [f"Warning: {w}" for w in self.planned.warnings])
 
     def json(self) -> dict[str, Any]:
-        return {"plan": self.info.to_json(), "columns": list(self.planned.names)}
+        body = {"plan": self.info.to_json(), "columns": list(self.planned.names)}
+        if self.planned.warnings:
+            body["warnings"] = list(self.planned.warnings)
+        return body
 
     def __repr__(self) -> str:
         return self.text()
@@ -91,6 +94,8 @@ class Session:
         self._spark_executor = None
         self._duckdb = None
         self._estimator = None
+        # The warnings of the query planned last (a malformed hint): the CLI prints them to stderr.
+        self.warnings: tuple[str, ...] = ()
 
     @property
     def estimator(self):  # type: ignore[no-untyped-def]
@@ -105,8 +110,13 @@ class Session:
 
     # -- planning ----------------------------------------------------------------------------------
 
-    def plan(self, sql: str) -> PlanView:
+    def _plan(self, sql: str) -> PlannedQuery:
         planned = self.planner.plan(sql)
+        self.warnings = planned.warnings
+        return planned
+
+    def plan(self, sql: str) -> PlanView:
+        planned = self._plan(sql)
         return PlanView(planned, self._describe(planned))
 
     @property
@@ -125,7 +135,7 @@ class Session:
         """The memo the search built for ``sql``: text in a REPL, a graph in Jupyter."""
         from cbo.memo.render import MemoView
 
-        planned = self.planner.plan(sql)
+        planned = self._plan(sql)
         assert planned.optimized is not None
         return MemoView(planned.optimized)
 
@@ -135,10 +145,13 @@ class Session:
                 raise CboError("explain: --memo and --analyze cannot be combined")
             view_memo = self.memo(sql)
             if format == "json":
-                return json.dumps(view_memo.json(), indent=2, default=str)
+                body = view_memo.json()
+                if self.warnings and isinstance(body, dict):
+                    body["warnings"] = list(self.warnings)
+                return json.dumps(body, indent=2, default=str)
             if format != "text":
                 raise CboError(f"unknown explain format {format!r} (expected text or json)")
-            return view_memo.text()
+            return "\n".join([view_memo.text()] + [f"Warning: {w}" for w in self.warnings])
         view = self.plan(sql)
         if analyze:
             self._add_actual_rows(view)
@@ -258,7 +271,7 @@ class Session:
         execution off, cbo's partition count), so actions on the DataFrame run cbo's plan;
         DataFrames derived from it by further transformations are planned by Spark as usual.
         """
-        planned = self.planner.plan(sql)
+        planned = self._plan(sql)
         executor = self._spark(planned)
         with executor.own_join_order():
             frame = executor.dataframe(planned.plan, planned.names)
@@ -267,7 +280,7 @@ class Session:
 
     def query(self, sql: str, engine: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run the query through cbo's plan; return column names and rows."""
-        planned = self.planner.plan(sql)
+        planned = self._plan(sql)
         return list(planned.names), self._run(planned, engine)[1]
 
     def run(self, planned: PlannedQuery, engine: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:

@@ -62,11 +62,15 @@ def _table_text(stats: TableStats) -> str:
                      f"{_short(c.min):>24} {_short(c.max):>24} {c.avg_width:>6.1f} {len(c.mcv):>4} {len(c.histogram):>7}")
     for group, distinct in stats.column_groups.items():
         lines.append(f"column group ({group}): {distinct:,.0f} distinct")
+    unique = stats.unique_columns()
+    if unique:   # what the planner takes as unique keys while the statistics are fresh
+        lines.append(f"unique by exact distinct counts: {', '.join(unique)}")
     return "\n".join(lines)
 
 
 def _column_text(stats: TableStats, c: ColumnStats) -> str:
-    lines = [f"{stats.table}.{c.name} ({c.kind}): {100 * c.null_fraction:.2f}% NULL, {c.distinct:,.0f} distinct, "
+    lines = [f"{stats.table}.{c.name} ({c.kind}): {100 * c.null_fraction:.2f}% NULL, {c.distinct:,.0f} distinct"
+             f"{' (counted)' if c.distinct_exact else ''}, "
              f"min {_short(c.min)}, max {_short(c.max)}, width avg {c.avg_width:.1f} max {c.max_width}"]
     if c.mcv:
         lines.append(f"most common values ({len(c.mcv)}):")

@@ -9,6 +9,7 @@ resolve there; decorrelation (``cbo.normalize.decorrelate``, an IR rewrite) then
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -22,7 +23,7 @@ from cbo.frontend.scope import CteDefinition, Relation, Scope
 from cbo.ir import types as T
 from cbo.ir.expressions import (TRUE, Column, ColumnFactory, ColumnRef, Constant, Expr, SpecialForm, compare,
                                 conjunction)
-from cbo.ir.operators import Aggregate, Filter, ForeignKeyRef, Join, Limit, Plan, Project, Scan, SetOp, Sort, SortKey, Values
+from cbo.ir.operators import Aggregate, AssumedKey, Filter, ForeignKeyRef, Join, Limit, Plan, Project, Scan, SetOp, Sort, SortKey, Values
 from cbo.sources.schema import SchemaProvider
 
 
@@ -36,10 +37,14 @@ class BoundQuery:
 
 class Binder:
     def __init__(self, catalog: Catalog, schemas: SchemaProvider | None = None,
-                 columns: ColumnFactory | None = None):
+                 columns: ColumnFactory | None = None,
+                 assumed_keys: Mapping[str, Sequence[tuple[tuple[str, ...], str]]] | None = None):
+        """``assumed_keys``: by qualified table name, unique keys the catalog does not declare
+        (column names, and what vouches for them: ``"hint"`` or ``"statistics"``)."""
         self.catalog = catalog
         self.schemas = schemas or SchemaProvider(catalog)
         self.columns = columns or ColumnFactory()
+        self.assumed_keys = assumed_keys or {}
 
     # -- entry points ----------------------------------------------------------------------------
 
@@ -270,8 +275,15 @@ class Binder:
         for key in ((table.primary_key,) if table.primary_key else ()) + table.unique_keys:
             if all(k.lower() in by_name for k in key):
                 keys.append(tuple(by_name[k.lower()] for k in key))
+        assumed = []
+        for names, source in self.assumed_keys.get(table.qualified_name, ()):
+            key = tuple(by_name[k.lower()] for k in names if k.lower() in by_name)
+            # A declared key within it already makes it unique: nothing to assume.
+            if len(key) == len(names) and not any(set(k) <= set(key) for k in keys) \
+                    and not any(set(a.columns) <= set(key) for a in assumed):
+                assumed.append(AssumedKey(key, source))
         scan = Scan(table.qualified_name, columns, tuple(info.name for info in columns_info), tuple(keys),
-                    self._references(table, by_name))
+                    self._references(table, by_name), tuple(assumed))
         alias = node.alias or name
         scope.relations.append(Relation(alias, [(info.name, c) for info, c in zip(columns_info, columns)],
                                         table.qualified_name))

@@ -121,6 +121,17 @@ def _kept_foreign_keys(keys: frozenset[ForeignKeyRef], renamed: dict[Column, Col
 _cache_hash = cache_hash
 
 
+@dataclass(frozen=True)
+class AssumedKey:
+    """A unique key the catalog does not declare, and what vouches for it: ``"hint"`` (the
+    query's ``#distinct@`` hint, ``cbo.frontend.hints``) or ``"statistics"`` (an exact distinct
+    count equal to the non-NULL row count). As a declared UNIQUE key: non-NULL values are
+    unique; it says nothing about NULLs."""
+
+    columns: tuple[Column, ...]
+    source: str
+
+
 @_cache_hash
 @dataclass(frozen=True)
 class Scan(Plan):
@@ -131,6 +142,9 @@ class Scan(Plan):
     column_names: tuple[str, ...]
     keys: tuple[tuple[Column, ...], ...] = ()   # unique keys from the catalog (primary, unique)
     references: tuple[ForeignKeyRef, ...] = ()   # foreign keys from the catalog
+    # Unique keys from a hint or from exact statistics: in ``unique_keys`` (so rules use them),
+    # never in ``not_null`` (``keys[0]``, the primary key, is also NOT NULL).
+    assumed_keys: tuple[AssumedKey, ...] = ()
 
     @property
     def output(self) -> tuple[Column, ...]:
@@ -142,7 +156,7 @@ class Scan(Plan):
 
     @property
     def unique_keys(self) -> frozenset[frozenset[Column]]:
-        return frozenset(frozenset(k) for k in self.keys)
+        return frozenset(frozenset(k) for k in self.keys) | frozenset(frozenset(k.columns) for k in self.assumed_keys)
 
     @property
     def not_null(self) -> frozenset[Column]:

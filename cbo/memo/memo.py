@@ -245,6 +245,16 @@ class Memo:
         # the memo dump shows it, and tests force one rule's alternatives with it.
         self.added_by: dict[Plan, str] = {}
 
+    def parents(self, group: Group) -> list[Plan]:
+        """The expressions that read ``group``, some perhaps no longer held (see ``owner``): a merge
+        files the readers of the absorbed group under the group that stays."""
+        return list(self._parents.get(group.find().id, []))
+
+    def owner(self, expr: Plan) -> Group | None:
+        """The group holding ``expr``, if the memo still holds it (merges rebuild expressions)."""
+        found = self._index.get(expr)
+        return found.find() if found is not None else None
+
     def note(self, group: Group, text: str) -> None:
         """Record a rule's decision at ``group`` (once per text)."""
         notes = self.notes.setdefault(group.find().id, [])

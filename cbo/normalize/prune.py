@@ -26,7 +26,8 @@ def _prune(plan: Plan, required: set[Column]) -> Plan:
         kept = set(columns)
         return Scan(plan.table, columns, tuple(plan.column_names[i] for i in keep),
                     tuple(k for k in plan.keys if set(k) <= kept),
-                    tuple(fk for fk in plan.references if set(fk.columns) <= kept))
+                    tuple(fk for fk in plan.references if set(fk.columns) <= kept),
+                    tuple(k for k in plan.assumed_keys if set(k.columns) <= kept))
     if isinstance(plan, Project):
         assignments = tuple((c, e) for c, e in plan.assignments if c in required)
         needed = set().union(*[columns_of(e) for _, e in assignments]) if assignments else set()

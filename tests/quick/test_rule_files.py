@@ -65,7 +65,9 @@ def run_case(case: RuleCase, catalog_path, duckdb: DuckDBEngine) -> tuple[str, d
         add_estimate(info, node, planned)   # the memo group's estimate, as EXPLAIN shows it
         add_physical_details(info, node, planned.operator(node))
 
-    return to_text(describe(planned.plan, annotate)), planned.optimized.counters.fired
+    # What planning ignored (a malformed hint), as EXPLAIN shows it.
+    warnings = [f"Warning: {w}" for w in planned.warnings]
+    return "\n".join([to_text(describe(planned.plan, annotate))] + warnings), planned.optimized.counters.fired
 
 
 @pytest.fixture(scope="module")

@@ -130,3 +130,26 @@ def test_a_join_on_an_aggregate_column_is_not_pushed(harness):
     sql = ("select u.k, g.x0 from (select a, max(b) as x0 from t1 group by a) g "
            "join (select a as k from t0 group by a) u on g.x0 = u.k")
     assert harness.check(sql, DATA, 4) == 0
+
+
+def test_q17s_pushed_aggregation_groups_by_no_column_read_only_below(tpch_parquet_catalog):
+    """Q17: part's brand and container are read by part's filter, below the join, and by nothing
+    above it: the pushed aggregation does not group by them (it carries them as any_value, which
+    Spark drops where nothing reads it); p_partkey, read by the join above, stays a grouping column."""
+    from cbo.estimate import Estimator
+    from cbo.ir.operators import Aggregate, walk
+    from cbo.sources.catalog import load_catalog
+    from cbo.workloads.tpch_queries import select
+    from tests.quick.test_rule_files import _stored
+
+    q17 = select(["q17"])[0].sql
+    planned = Planner(load_catalog(tpch_parquet_catalog), estimator=Estimator(_stored("tpch-sf1"))).plan(q17)
+    assert "PushTableIntoAggregate" in planned.optimized.counters.fired
+    pushed = [a for a in walk(planned.plan) if isinstance(a, Aggregate)
+              and any(c.name.startswith("p_") for c in a.output)]
+    assert pushed, "the chosen plan no longer pushes part below the aggregation"
+    for aggregate in pushed:
+        grouped = {c.name for c in aggregate.group_by}
+        assert grouped == {"l_partkey", "p_partkey"}, grouped
+        carried = {c.name: call.name for c, call in aggregate.aggregates if call.name == "any_value"}
+        assert carried == {"p_brand": "any_value", "p_container": "any_value"}

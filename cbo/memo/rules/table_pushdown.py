@@ -10,30 +10,40 @@ possibly under a Project that passes grouping columns through; ``E`` are equalit
 between grouping columns ``g ∈ G`` and columns ``t`` of ``T`` whose ``t`` columns contain a unique
 key of ``T``; ``R`` is the rest of the condition.
 
-Result: ``Filter[R](Project[A's columns, T's columns](Aggregate[G ∪ cols(T)](InnerJoin[E](X, T))))``
-with ``E`` rewritten to the grouping columns as ``X`` produces them.
+Result: ``Filter[R](Project[A's columns, T's columns](Aggregate[G ∪ U, t := any_value(t) for the
+other columns t of T](InnerJoin[E](X, T))))`` with ``E`` rewritten to the grouping columns as ``X``
+produces them, and ``U`` the columns of ``T`` that something above the join reads.
 
 Equivalence: because ``E`` covers a unique key of ``T``, each row of ``X`` matches at most one row
 of ``T``, and which one depends only on the row's values of ``G``: the join keeps or drops whole
 groups of ``X`` and duplicates no row, so every kept group aggregates exactly the rows it
 aggregated before. ``T``'s columns are the same on all rows of a group (they come from its one
-matching row), so grouping by them as well splits no group. ``R`` may read aggregates; it is
+matching row), so grouping by them as well splits no group, and ``any_value`` of one of them is
+its value. ``R`` may read aggregates; it is
 applied to the same combined rows as before, after the aggregation. It holds for every
 aggregate function (the rows of a group are unchanged, not only their set), for ``=`` only
 (``IS NOT DISTINCT FROM`` could match several NULL keys of a UNIQUE column), and needs a
 grouped aggregation: ``E`` must equate at least one grouping column.
+
+Which columns of ``T`` are grouped by is a question of speed, not of answers: grouping by a
+wide column nobody reads (Q17's ``p_brand``, ``p_container``, read only by the filter below the
+join) hashes it for nothing, and Spark prunes an ``any_value`` nobody reads but never a grouping
+column; yet Spark aggregates a string in an aggregation buffer by sorting, so a column that is
+read above is grouped by. What is read above comes from the expressions that read the join's
+group, up to the query's root (``_read_above``); a reader added later may read a column given by
+``any_value``, which stays right.
 
 Whether it pays is the cost model's call: the memo keeps both forms.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from cbo.ir.expressions import TRUE, Column, ColumnRef, Expr, compare, conjunction, conjuncts
+from cbo.ir.expressions import TRUE, AggregateCall, Column, ColumnRef, Expr, columns_of, compare, conjunction, conjuncts
 from cbo.ir.operators import Aggregate, Filter, Join, Plan, Project, equated_columns
-from cbo.memo.memo import Group, GroupRef
+from cbo.memo.memo import Group, GroupRef, Memo
 from cbo.memo.pattern import Pattern
 from cbo.memo.rules.base import TransformationRule
 
@@ -64,7 +74,7 @@ class PushTableIntoAggregate(TransformationRule):
     def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
         assert isinstance(expr, Join)
         aggregated, table = (expr.right, expr.left) if isinstance(expr.left, GroupRef) else (expr.left, expr.right)
-        pushed = _push(expr, aggregated, table)
+        pushed = _push(expr, aggregated, table, lambda: _read_above(context.memo, group))
         if pushed is not None:
             yield pushed
 
@@ -78,7 +88,32 @@ def _aggregation(side: Plan) -> tuple[Project | None, Aggregate] | None:
     return None
 
 
-def _push(join: Join, aggregated: Plan, table: Plan) -> Plan | None:
+def _read_above(memo: Memo, group: Group) -> frozenset[Column]:
+    """The columns of ``group`` that the expressions reading it read or pass up to a reader that
+    does; all of them for a group nothing reads (the query's root)."""
+    known: dict[int, frozenset[Column]] = {}
+
+    def read(g: Group) -> frozenset[Column]:
+        g = g.find()
+        if g.id in known:
+            return known[g.id]
+        known[g.id] = frozenset(g.output)   # while it is worked out (a cycle): everything
+        outputs = frozenset(g.output)
+        parents = [(p, owner.find()) for p in memo.parents(g) if (owner := memo.owner(p)) is not None]
+        if not parents:
+            return known[g.id]
+        found: set[Column] = set()
+        for parent, owner in parents:
+            found |= set().union(*[columns_of(e) for e in parent.expressions()]) & outputs
+            found |= read(owner) & set(parent.output) & outputs
+        known[g.id] = frozenset(found)
+        return known[g.id]
+
+    return read(group)
+
+
+def _push(join: Join, aggregated: Plan, table: Plan,
+          read_above: Callable[[], frozenset[Column]] = lambda: frozenset()) -> Plan | None:
     found = _aggregation(aggregated)
     if found is None:
         return None
@@ -110,8 +145,12 @@ def _push(join: Join, aggregated: Plan, table: Plan) -> Plan | None:
         return None
     below = Join("inner", aggregate.input, table, conjunction(compare("eq", ColumnRef(g), ColumnRef(t))
                                                                for g, t in equalities))
-    extra = tuple(c for c in table.output if c not in aggregate.group_by)
-    regrouped = Aggregate(below, aggregate.group_by + extra, aggregate.aggregates)
+    # Read above the join, or by the rest of its condition, applied above the aggregation.
+    read = read_above() | set().union(*[columns_of(c) for c in rest])
+    extra = tuple(c for c in table.output if c not in aggregate.group_by and c in read)
+    carried = tuple((c, AggregateCall("any_value", (ColumnRef(c),), False, c.type))
+                    for c in table.output if c not in aggregate.group_by and c not in read)
+    regrouped = Aggregate(below, aggregate.group_by + extra, aggregate.aggregates + carried)
     # The join's columns, in the join's order: the aggregated side's as it computed them, the table's as they are.
     computed: dict[Column, Expr] = {c: ColumnRef(c) for c in aggregate.output}
     if project is not None:
