@@ -35,7 +35,12 @@ from cbo.ir.expressions import (
 
 MAX_KEYS = 8   # unique keys kept per node
 
-JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti", "mark")
+JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti", "null_aware_anti", "mark")
+# Joins whose output is their left input's rows (filters of the left side by the right side).
+# ``null_aware_anti`` is single-column ``x NOT IN (SELECT y ...)``: its condition is ``x = y``,
+# and it keeps no row when the right side has a NULL y, every row when the right side is empty,
+# and otherwise the rows whose x is not NULL and equals no y.
+FILTERING_KINDS = ("semi", "anti", "null_aware_anti")
 
 
 class Plan:
@@ -234,7 +239,7 @@ class Join(Plan):
 
     @property
     def output(self) -> tuple[Column, ...]:
-        if self.kind in ("semi", "anti"):
+        if self.kind in FILTERING_KINDS:
             return self.left.output
         if self.kind == "mark":
             assert self.mark is not None
@@ -294,7 +299,7 @@ class Join(Plan):
 
     @property
     def unique_keys(self) -> frozenset[frozenset[Column]]:
-        if self.kind in ("semi", "anti", "mark"):
+        if self.kind in FILTERING_KINDS or self.kind == "mark":
             return self.left.unique_keys
         keys = set()
         right_cols = {b for _, b in self.equi_keys}
@@ -316,6 +321,8 @@ class Join(Plan):
     @property
     def not_null(self) -> frozenset[Column]:
         left, right = self.left.not_null, self.right.not_null
+        if self.kind == "null_aware_anti":
+            return left | (frozenset(self.left.output) & frozenset(null_rejected_columns(self.condition)))
         if self.kind in ("semi", "anti"):
             return left
         if self.kind == "mark":
@@ -334,7 +341,7 @@ class Join(Plan):
     @property
     def foreign_keys(self) -> frozenset[ForeignKeyRef]:
         # A join passes values through unchanged; padded NULLs break no foreign key.
-        if self.kind in ("semi", "anti", "mark"):
+        if self.kind in FILTERING_KINDS or self.kind == "mark":
             return self.left.foreign_keys
         return self.left.foreign_keys | self.right.foreign_keys
 
@@ -530,7 +537,8 @@ def operator_name(plan: Plan) -> str:
         if plan.kind == "inner" and plan.condition == TRUE:
             return "CrossJoin"
         return {"inner": "InnerJoin", "left": "LeftJoin", "right": "RightJoin", "full": "FullJoin",
-                "semi": "SemiJoin", "anti": "AntiJoin", "mark": "MarkJoin"}[plan.kind]
+                "semi": "SemiJoin", "anti": "AntiJoin", "null_aware_anti": "NullAwareAntiJoin",
+                "mark": "MarkJoin"}[plan.kind]
     if isinstance(plan, Aggregate) and not plan.aggregates:
         return "Distinct"
     if isinstance(plan, SetOp):
