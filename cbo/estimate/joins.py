@@ -32,7 +32,7 @@ from cbo.estimate.matching import matched_histogram
 from cbo.estimate.relation import DerivedColumns, Origin, RelEstimate
 from cbo.estimate.values import is_discrete, position
 from cbo.ir.expressions import Column, conjuncts
-from cbo.ir.operators import Join, equated_columns
+from cbo.ir.operators import Join, key_columns
 
 
 def _uniform(notes: list[str] | None, what: str) -> None:
@@ -166,7 +166,7 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate) -> RelEstim
     pairs = node.equi_keys
     paired = {frozenset(p) for p in pairs}
     residual = [c for c in conjuncts(node.condition)
-                if not ((pair := equated_columns(c)) is not None and frozenset(pair) in paired)]
+                if not ((pair := key_columns(c)) is not None and frozenset(pair) in paired)]
     combined: ChainMap[Column, ColumnEstimate] = ChainMap({}, left.columns, right.columns)  # type: ignore[arg-type]
     residual_share, notes = 1.0, []
     for conjunct in residual:

@@ -251,7 +251,8 @@ class Join(Plan):
 
     @property
     def equi_keys(self) -> tuple[tuple[Column, Column], ...]:
-        """Pairs (left column, right column) equated by the condition's conjuncts."""
+        """Pairs (left column, right column) equated by the condition's conjuncts (``=`` or
+        ``IS NOT DISTINCT FROM``: ``key_columns``): the keys a hash join hashes."""
         found = self.__dict__.get("_equi_keys")
         if found is None:
             found = self._equi_keys()
@@ -271,7 +272,7 @@ class Join(Plan):
     def _find_equi_key(self) -> bool:
         left = right = None
         for conjunct in conjuncts(self.condition):
-            pair = equated_columns(conjunct)
+            pair = key_columns(conjunct)
             if pair is None:
                 continue
             if left is None:
@@ -287,7 +288,7 @@ class Join(Plan):
         right = {c.id for c in self.right.output}
         pairs = []
         for conjunct in conjuncts(self.condition):
-            pair = equated_columns(conjunct)
+            pair = key_columns(conjunct)
             if pair is None:
                 continue
             a, b = pair
@@ -509,6 +510,20 @@ def equated_columns(expr: Expr) -> tuple[Column, Column] | None:
         if isinstance(a, ColumnRef) and isinstance(b, ColumnRef):
             return a.column, b.column
     return None
+
+
+def key_columns(expr: Expr) -> tuple[Column, Column] | None:
+    """The two columns of ``a = b`` or ``a IS NOT DISTINCT FROM b``: a pair a hash join can key
+    on (Spark and DuckDB hash both; the null-safe form also matches NULL with NULL), else None.
+    Only hash-join keys read this; rules that rebuild or chain equalities read
+    ``equated_columns``, which is ``=`` alone."""
+    from cbo.ir.expressions import Call
+
+    if isinstance(expr, Call) and expr.name == "is_not_distinct_from":
+        a, b = expr.args
+        if isinstance(a, ColumnRef) and isinstance(b, ColumnRef):
+            return a.column, b.column
+    return equated_columns(expr)
 
 
 def null_rejected_columns(expr: Expr) -> set[Column]:
