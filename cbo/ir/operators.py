@@ -322,9 +322,8 @@ class Join(Plan):
     @property
     def not_null(self) -> frozenset[Column]:
         left, right = self.left.not_null, self.right.not_null
-        if self.kind == "null_aware_anti":
-            return left | (frozenset(self.left.output) & frozenset(null_rejected_columns(self.condition)))
-        if self.kind in ("semi", "anti"):
+        # (a null-aware anti join keeps NULL x rows when its right side is empty: x may be NULL)
+        if self.kind in FILTERING_KINDS:
             return left
         if self.kind == "mark":
             return left

@@ -63,6 +63,10 @@ def harness(tmp_path_factory):  # type: ignore[no-untyped-def]
          data=DUPLICATES, seed=1)
 @example(sql="select t0.a, t0.b from t0 where t0.a not in (select t2.a from t2)", data={**DUPLICATES, "t2": []},
          seed=1)
+# An empty subquery keeps the NULL x rows: the second NOT IN must still see x as nullable.
+@example(sql="select t0.a, t0.b from t0 where t0.a not in (select t3.a from t3) "
+             "and t0.a not in (select t2.b from t2 where t2.b is not null)",
+         data={**DUPLICATES, "t3": []}, seed=1)
 def test_not_in_as_null_aware_anti_join_equals_duckdb(harness, sql, data, seed):
     connection = harness.load(data)
     planned = Planner(harness.catalog, settings=harness.settings).plan(sql)
