@@ -24,7 +24,7 @@ copies, which no semi or anti join gives), UNION, and inputs that share a column
 from __future__ import annotations
 
 from cbo.ir import types as T
-from cbo.ir.expressions import Call, ColumnRef, Expr, compare, conjunction
+from cbo.ir.expressions import Call, Column, ColumnRef, Expr, compare, conjunction
 from cbo.ir.operators import Aggregate, Join, Plan, Project, SetOp
 
 
@@ -58,13 +58,13 @@ def _as_joins(node: SetOp) -> Plan:
     return Project(plan, tuple((c, ColumnRef(a)) for c, a in zip(node.columns, first_columns)))
 
 
-def _distinct_rows(plan: Plan, columns: set) -> bool:
+def _distinct_rows(plan: Plan, columns: set[Column]) -> bool:
     """Whether ``plan`` is already a DISTINCT over ``columns`` (an inner INTERSECT / EXCEPT, a
     SELECT DISTINCT), renamed or not: then the joins keep its rows distinct and no second
     DISTINCT is needed. Declared keys are not used (they are the search's, under
     ``exploit_constraints``)."""
     while isinstance(plan, Project) and all(isinstance(e, ColumnRef) for _, e in plan.assignments):
-        renamed = {c: e.column for c, e in plan.assignments}  # type: ignore[union-attr]
+        renamed = {c: e.column for c, e in plan.assignments if isinstance(e, ColumnRef)}
         if not columns <= set(renamed):
             return False
         columns = {renamed[c] for c in columns}
