@@ -31,6 +31,7 @@ QUERIES = [
     # the NULL of t2.a sits in a row the filter removes in two of the tables
     "select t0.a, t0.b from t0 where t0.a not in (select t2.a from t2 where t2.b <= 1)",
     "select t0.a, t1.b from t0 join t1 on t1.a = t0.a where t0.b not in (select t2.b from t2)",
+    "select t0.a, t0.b from t0 where t0.a + 1 not in (select t2.b from t2)",
     "select t0.a, s.b from t0 left join (select * from t1 where t1.a not in (select t2.a from t2)) s on s.b = t0.b",
 ]
 
