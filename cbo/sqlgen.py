@@ -3,7 +3,8 @@
 Every operator becomes one SELECT over its inputs as derived tables, and every column is
 named after its identity (``"c12"``), so names never collide however the plan was rewritten.
 Identifiers are quoted and literals escaped by sqlglot: no SQL is assembled from strings.
-An inner join without a condition is a CROSS JOIN; semi and anti joins become [NOT] EXISTS;
+An inner join without a condition is a CROSS JOIN; semi and anti joins become [NOT] EXISTS, a
+null-aware anti join NOT IN;
 a mark join becomes a CASE over two EXISTS that yields TRUE, NULL or FALSE. The root's Sort,
 Limit and final Project share one SELECT so the order of the answer is that of the outermost
 query.
@@ -20,7 +21,8 @@ from sqlglot import exp
 from cbo.ir.intervals import IntervalValue
 from cbo.ir import types as T
 from cbo.ir.dispatch import UnsupportedOperator
-from cbo.ir.expressions import ROW_ID, TRUE, AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm, SubqueryExpr
+from cbo.ir.expressions import (ROW_ID, TRUE, AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm,
+                                SubqueryExpr, columns_of)
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 
 TableRenderer = Callable[[Scan], exp.Expression]
@@ -128,6 +130,8 @@ class SqlRenderer:
 
     def _Join(self, node: Join) -> exp.Query:
         left = self._derived(node.left)
+        if node.kind == "null_aware_anti":
+            return exp.select(*self._columns(node.output)).from_(left).where(self.not_in(node))
         if node.kind in ("semi", "anti", "mark"):
             right = self._derived(node.right)
 
@@ -161,6 +165,13 @@ class SqlRenderer:
         select = exp.select(*self._columns(node.output)).from_(left)
         select.append("joins", join)
         return select
+
+    def not_in(self, node: Join) -> exp.Expression:
+        """A null-aware anti join's filter: ``x NOT IN (SELECT y FROM right)``, which every
+        engine evaluates with NOT IN's NULL semantics (the join's own)."""
+        x, y = null_aware_key(node)
+        subquery = exp.select(self.expr(y)).from_(self._derived(node.right))
+        return exp.Not(this=exp.In(this=_paren(self.expr(x)), query=exp.Subquery(this=subquery)))
 
     def _Aggregate(self, node: Aggregate) -> exp.Query:
         columns = self._columns(node.group_by) + [exp.alias_(self.aggregate(a), ident(c)) for c, a in node.aggregates]
@@ -358,3 +369,13 @@ def _interval(value: IntervalValue) -> exp.Expression:
 def to_sql(plan: Plan, names: tuple[str, ...] | None = None, dialect: str = "duckdb",
            tables: TableRenderer = default_tables) -> str:
     return SqlRenderer(dialect, tables).statement(plan, names)
+
+
+def null_aware_key(node: Join) -> tuple[Expr, Expr]:
+    """The (left, right) sides of a null-aware anti join's one equality ``x = y``."""
+    condition = node.condition
+    assert isinstance(condition, Call) and condition.name == "eq" and len(condition.args) == 2, condition
+    x, y = condition.args
+    if columns_of(x) <= set(node.left.output):
+        return x, y
+    return y, x

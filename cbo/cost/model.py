@@ -26,6 +26,9 @@ from cbo.physical.algorithm import Algorithm
 BHJ, SHJ = Algorithm.BROADCAST_HASH_JOIN, Algorithm.SHUFFLED_HASH_JOIN
 SMJ, BNLJ = Algorithm.SORT_MERGE_JOIN, Algorithm.BROADCAST_NESTED_LOOP_JOIN
 SCALAR = Algorithm.SCALAR_SUBQUERY
+# A null-aware broadcast hash join probes as a broadcast hash join does (its NULL and emptiness
+# checks are flags kept while building the table): the same quantities.
+NAAJ = Algorithm.NULL_AWARE_BROADCAST_HASH_JOIN
 
 Size = tuple[float, float]   # (estimated rows, bytes per row)
 Quantities = dict[str, float]
@@ -69,7 +72,7 @@ class CostModel:
         k = self.k
         (left_rows, _), (right_rows, right_width) = inputs
         cost = k["cpu_row"] * out[0]
-        if algorithm is BHJ:
+        if algorithm is BHJ or algorithm is NAAJ:
             return cost + k["hash_probe_row"] * left_rows
         if algorithm is SHJ:
             build_bytes = right_rows * right_width
@@ -137,7 +140,7 @@ class CostModel:
     def _join(self, node: Join, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         (left_rows, _), (right_rows, right_width) = inputs
         found: Quantities = {"cpu_row": out[0]}
-        if algorithm is BHJ:
+        if algorithm is BHJ or algorithm is NAAJ:
             found["hash_probe_row"] = left_rows
         elif algorithm is SHJ:
             build_bytes = right_rows * right_width

@@ -29,7 +29,7 @@ from cbo.estimate.join_sets import estimate_join_set, join_set_of
 from cbo.estimate.joins import estimate_join
 from cbo.estimate.relation import DerivedColumns, JoinSet, Origin, RelEstimate, SampleView
 from cbo.ir.dispatch import OperatorTable
-from cbo.ir.expressions import ROW_ID, Call, Column, ColumnRef, Constant, Expr, columns_of
+from cbo.ir.expressions import ROW_ID, Call, Column, ColumnRef, Constant, Expr, SpecialForm, columns_of
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from stats.model import TableStats
 
@@ -161,6 +161,9 @@ def _computed(expr: Expr, rel: RelEstimate) -> ColumnEstimate:
     found = _arithmetic(expr, rel)
     if found is not None:
         return found
+    found = _case_with_nulls(expr, rel)
+    if found is not None:
+        return found
     inputs = columns_of(expr)
     if len(inputs) != 1:
         return ColumnEstimate.unknown(rel.rows)
@@ -173,6 +176,29 @@ def _computed(expr: Expr, rel: RelEstimate) -> ColumnEstimate:
         if years:
             distinct = min(distinct, max(years) - min(years) + 1)
     return replace(ColumnEstimate.unknown(rel.rows, distinct), default=source.default)
+
+
+def _case_with_nulls(expr: Expr, rel: RelEstimate) -> ColumnEstimate | None:
+    """A CASE with NULL branches: NULL for the rows its WHEN picks (each WHEN's selectivity
+    among the rows earlier WHENs left), so that NOT IN over it knows the subquery holds NULLs.
+    Its other values stay unknown."""
+    if not (isinstance(expr, SpecialForm) and expr.form == "CASE"):
+        return None
+    *branches, otherwise = expr.args
+    left, null_share = 1.0, 0.0
+    for when, then in zip(branches[::2], branches[1::2]):
+        picked = estimate_filter(rel, when).rows / rel.rows if rel.rows > 0 else 0.0
+        share = left * min(max(picked, 0.0), 1.0)
+        if isinstance(then, Constant) and then.value is None:
+            null_share += share
+        left -= share
+    if isinstance(otherwise, Constant) and otherwise.value is None:
+        null_share += left
+    if null_share <= 0.0:
+        return None
+    null_share = min(null_share, 1.0)
+    found = ColumnEstimate.unknown(rel.rows * (1.0 - null_share))
+    return replace(found, nulls=rel.rows * null_share)
 
 
 def _arithmetic(expr: Expr, rel: RelEstimate) -> ColumnEstimate | None:

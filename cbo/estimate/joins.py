@@ -32,7 +32,7 @@ from cbo.estimate.matching import matched_histogram
 from cbo.estimate.relation import DerivedColumns, Origin, RelEstimate
 from cbo.estimate.values import is_discrete, position
 from cbo.ir.expressions import Column, conjuncts
-from cbo.ir.operators import Join, equated_columns
+from cbo.ir.operators import Join, key_columns
 
 
 def _uniform(notes: list[str] | None, what: str) -> None:
@@ -166,7 +166,7 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate) -> RelEstim
     pairs = node.equi_keys
     paired = {frozenset(p) for p in pairs}
     residual = [c for c in conjuncts(node.condition)
-                if not ((pair := equated_columns(c)) is not None and frozenset(pair) in paired)]
+                if not ((pair := key_columns(c)) is not None and frozenset(pair) in paired)]
     combined: ChainMap[Column, ColumnEstimate] = ChainMap({}, left.columns, right.columns)  # type: ignore[arg-type]
     residual_share, notes = 1.0, []
     for conjunct in residual:
@@ -184,7 +184,7 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate) -> RelEstim
             inner = min(inner, L)
         if any(k <= {a for a, _ in pairs} for k in node.left.unique_keys):
             inner = min(inner, R)
-        needs_left = node.kind in ("semi", "anti", "left", "full")
+        needs_left = node.kind in ("semi", "anti", "null_aware_anti", "left", "full")
         needs_right = node.kind in ("right", "full")
         left_share = min(min(matched_rows(left.column(a), right.column(b), notes) for a, b in pairs) / L, 1.0) \
             if needs_left else 1.0
@@ -200,6 +200,8 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate) -> RelEstim
         right_share = _with_residual(right_share, inner, R, residual_share)
 
     kind = node.kind
+    if kind == "null_aware_anti":
+        return _null_aware_anti(node, left, right, left_share, notes)
     if kind in ("semi", "anti", "mark"):
         share = left_share if kind == "semi" else (1.0 - left_share if kind == "anti" else 1.0)
         rows = L * share
@@ -372,3 +374,26 @@ def _plus_nulls(estimate: ColumnEstimate, nulls: float) -> ColumnEstimate:
     from dataclasses import replace
 
     return replace(estimate, nulls=estimate.nulls + nulls)
+
+
+def _null_aware_anti(node: Join, left: RelEstimate, right: RelEstimate, left_share: float,
+                     notes: list[str]) -> RelEstimate:
+    """``x NOT IN (SELECT y ...)``: the anti join's rows, less the rows whose x is NULL (dropped
+    unless the subquery is empty), times the chance that no y is NULL (one NULL empties the
+    answer). That chance is taken as 1 - (expected NULL rows of y), so a y estimated to have a
+    NULL row or more gives no rows at all."""
+    L, R = left.rows, right.rows
+    rows = L * (1.0 - left_share)
+    pairs = node.equi_keys
+    if pairs and R > 0:
+        x, y = pairs[0]
+        rows = max(rows - left.column(x).nulls * min(R, 1.0), 0.0)
+        y_nulls = 0.0 if y in node.right.not_null else min(right.column(y).nulls, R)
+        if y_nulls > 0:
+            survives = max(0.0, 1.0 - y_nulls)
+            rows *= survives
+            notes.append(f"NOT IN: {y} may be NULL (about {y_nulls:.3g} rows): "
+                         + ("estimated empty" if survives == 0 else f"kept with chance {survives:.2f}"))
+    share = rows / L if L > 0 else 1.0
+    columns = DerivedColumns(left.columns, lambda c, e: e.scaled(share), {})
+    return RelEstimate(rows, columns, left.groups, left.origins, None, left.notes | frozenset(notes))

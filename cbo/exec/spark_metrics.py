@@ -39,7 +39,7 @@ _JOINS = {"BroadcastHashJoinExec", "ShuffledHashJoinExec", "SortMergeJoinExec", 
 _AGGREGATES = {"HashAggregateExec", "ObjectHashAggregateExec", "SortAggregateExec"}
 _SCANS = {"FileSourceScanExec", "BatchScanExec", "InMemoryTableScanExec", "LocalTableScanExec"}
 _JOIN_TYPES = {"inner": "Inner", "left": "LeftOuter", "right": "RightOuter", "full": "FullOuter",
-               "semi": "LeftSemi", "anti": "LeftAnti"}
+               "semi": "LeftSemi", "anti": "LeftAnti", "null_aware_anti": "LeftAnti"}
 _NAME = re.compile(r"\b(\w+)#\d+")
 
 

@@ -138,6 +138,10 @@ class SparkPlanSql(SqlRenderer):
             return self._scalar_subquery(node)
         if node.kind == "mark":
             return self._mark_join(node)
+        if node.kind == "null_aware_anti":
+            # NOT IN (subquery): Spark plans it as its null-aware BroadcastHashJoin LeftAnti;
+            # a LEFT ANTI JOIN on x = y would drop NOT IN's NULL semantics.
+            return exp.select(*self._columns(node.output)).from_(self._derived(node.left)).where(self.not_in(node))
         if node.kind not in ("semi", "anti"):
             select = super()._Join(node)
             assert isinstance(select, exp.Select)

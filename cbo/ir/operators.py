@@ -35,7 +35,12 @@ from cbo.ir.expressions import (
 
 MAX_KEYS = 8   # unique keys kept per node
 
-JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti", "mark")
+JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti", "null_aware_anti", "mark")
+# Joins whose output is their left input's rows (filters of the left side by the right side).
+# ``null_aware_anti`` is single-column ``x NOT IN (SELECT y ...)``: its condition is ``x = y``,
+# and it keeps no row when the right side has a NULL y, every row when the right side is empty,
+# and otherwise the rows whose x is not NULL and equals no y.
+FILTERING_KINDS = ("semi", "anti", "null_aware_anti")
 
 
 class Plan:
@@ -248,7 +253,7 @@ class Join(Plan):
 
     @property
     def output(self) -> tuple[Column, ...]:
-        if self.kind in ("semi", "anti"):
+        if self.kind in FILTERING_KINDS:
             return self.left.output
         if self.kind == "mark":
             assert self.mark is not None
@@ -260,7 +265,8 @@ class Join(Plan):
 
     @property
     def equi_keys(self) -> tuple[tuple[Column, Column], ...]:
-        """Pairs (left column, right column) equated by the condition's conjuncts."""
+        """Pairs (left column, right column) equated by the condition's conjuncts (``=`` or
+        ``IS NOT DISTINCT FROM``: ``key_columns``): the keys a hash join hashes."""
         found = self.__dict__.get("_equi_keys")
         if found is None:
             found = self._equi_keys()
@@ -280,7 +286,7 @@ class Join(Plan):
     def _find_equi_key(self) -> bool:
         left = right = None
         for conjunct in conjuncts(self.condition):
-            pair = equated_columns(conjunct)
+            pair = key_columns(conjunct)
             if pair is None:
                 continue
             if left is None:
@@ -296,7 +302,7 @@ class Join(Plan):
         right = {c.id for c in self.right.output}
         pairs = []
         for conjunct in conjuncts(self.condition):
-            pair = equated_columns(conjunct)
+            pair = key_columns(conjunct)
             if pair is None:
                 continue
             a, b = pair
@@ -308,7 +314,7 @@ class Join(Plan):
 
     @property
     def unique_keys(self) -> frozenset[frozenset[Column]]:
-        if self.kind in ("semi", "anti", "mark"):
+        if self.kind in FILTERING_KINDS or self.kind == "mark":
             return self.left.unique_keys
         keys = set()
         right_cols = {b for _, b in self.equi_keys}
@@ -330,7 +336,8 @@ class Join(Plan):
     @property
     def not_null(self) -> frozenset[Column]:
         left, right = self.left.not_null, self.right.not_null
-        if self.kind in ("semi", "anti"):
+        # (a null-aware anti join keeps NULL x rows when its right side is empty: x may be NULL)
+        if self.kind in FILTERING_KINDS:
             return left
         if self.kind == "mark":
             return left
@@ -348,7 +355,7 @@ class Join(Plan):
     @property
     def foreign_keys(self) -> frozenset[ForeignKeyRef]:
         # A join passes values through unchanged; padded NULLs break no foreign key.
-        if self.kind in ("semi", "anti", "mark"):
+        if self.kind in FILTERING_KINDS or self.kind == "mark":
             return self.left.foreign_keys
         return self.left.foreign_keys | self.right.foreign_keys
 
@@ -518,6 +525,20 @@ def equated_columns(expr: Expr) -> tuple[Column, Column] | None:
     return None
 
 
+def key_columns(expr: Expr) -> tuple[Column, Column] | None:
+    """The two columns of ``a = b`` or ``a IS NOT DISTINCT FROM b``: a pair a hash join can key
+    on (Spark and DuckDB hash both; the null-safe form also matches NULL with NULL), else None.
+    Only hash-join keys read this; rules that rebuild or chain equalities read
+    ``equated_columns``, which is ``=`` alone."""
+    from cbo.ir.expressions import Call
+
+    if isinstance(expr, Call) and expr.name == "is_not_distinct_from":
+        a, b = expr.args
+        if isinstance(a, ColumnRef) and isinstance(b, ColumnRef):
+            return a.column, b.column
+    return equated_columns(expr)
+
+
 def null_rejected_columns(expr: Expr) -> set[Column]:
     """Columns that cannot be NULL in rows where ``expr`` is TRUE."""
     from cbo.ir.expressions import Call
@@ -544,7 +565,8 @@ def operator_name(plan: Plan) -> str:
         if plan.kind == "inner" and plan.condition == TRUE:
             return "CrossJoin"
         return {"inner": "InnerJoin", "left": "LeftJoin", "right": "RightJoin", "full": "FullJoin",
-                "semi": "SemiJoin", "anti": "AntiJoin", "mark": "MarkJoin"}[plan.kind]
+                "semi": "SemiJoin", "anti": "AntiJoin", "null_aware_anti": "NullAwareAntiJoin",
+                "mark": "MarkJoin"}[plan.kind]
     if isinstance(plan, Aggregate) and not plan.aggregates:
         return "Distinct"
     if isinstance(plan, SetOp):

@@ -5,7 +5,7 @@ that the search's enforcers sit where Spark's ``EnsureRequirements`` puts exchan
 
 * scans deliver no known partitioning (files are split by size, not by value);
 * filters pass their input's properties on; projections too, for the columns they keep;
-* a broadcast join keeps its probe (left) side's properties;
+* a broadcast join (null-aware anti joins included) keeps its probe (left) side's properties;
 * shuffled hash and sort-merge joins deliver hash partitioning on the join keys (for inner joins
   either side's key, for left/semi/anti/mark joins the left key, for full joins nothing); a
   sort-merge join also delivers the keys' order;
@@ -78,7 +78,8 @@ def _join(node: Join, algorithm: Algorithm, inputs: list[Delivered]) -> Delivere
     pairs = [(a.id, b.id) for a, b in node.equi_keys]
     if algorithm is Algorithm.SCALAR_SUBQUERY:
         return inputs[0]   # a filter and projection of the left input
-    if algorithm in (Algorithm.BROADCAST_HASH_JOIN, Algorithm.BROADCAST_NESTED_LOOP_JOIN):
+    if algorithm in (Algorithm.BROADCAST_HASH_JOIN, Algorithm.BROADCAST_NESTED_LOOP_JOIN,
+                     Algorithm.NULL_AWARE_BROADCAST_HASH_JOIN):
         probe = inputs[0]
         return probe.merged(pairs) if node.kind == "inner" else probe
     if node.kind == "full" or node.kind == "right":

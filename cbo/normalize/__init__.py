@@ -1,8 +1,8 @@
 """Normalization: rewrites that always help, applied once before the search.
 
-Each pass is one idea in its own module: ``pushdown`` (filters to the data, comma joins to
-equi-joins, outer joins to inner where a filter rejects the padding) and ``prune`` (columns
-nobody reads).
+Each pass is one idea in its own module: ``set_ops`` (INTERSECT / EXCEPT as semi / anti joins
+with a DISTINCT), ``pushdown`` (filters to the data, comma joins to equi-joins, outer joins to
+inner where a filter rejects the padding) and ``prune`` (columns nobody reads).
 """
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ from __future__ import annotations
 from cbo.ir.operators import Plan
 from cbo.normalize.prune import prune_columns
 from cbo.normalize.pushdown import push_filters
+from cbo.normalize.set_ops import set_ops_as_joins
 
 
 def normalize(plan: Plan) -> Plan:
-    return prune_columns(push_filters(plan))
+    return prune_columns(push_filters(set_ops_as_joins(plan)))
 
 
-__all__ = ["normalize", "prune_columns", "push_filters"]
+__all__ = ["normalize", "prune_columns", "push_filters", "set_ops_as_joins"]

@@ -6,7 +6,8 @@ Where a subquery stands decides what it becomes:
   ``EXISTS S`` -> semi join; ``NOT EXISTS S`` -> anti join;
   ``x IN S`` / ``x op ANY S`` -> semi join on ``x = y`` / ``x op y``;
   ``x NOT IN S`` -> anti join on ``x = y OR (x = y) IS NULL`` (a NULL on either side makes NOT IN
-  unknown, so the row goes), simplified to ``x = y`` when neither side can be NULL;
+  unknown, so the row goes), simplified to ``x = y`` when neither side can be NULL; uncorrelated,
+  a null-aware anti join on ``x = y`` instead (hashed, as Spark runs NOT IN);
   ``x op ALL S`` -> anti join on ``(x op y) IS NOT TRUE``;
 * anywhere else (under OR, NOT, CASE, in the SELECT list): a mark join whose boolean column
   carries the three-valued result;
@@ -118,9 +119,22 @@ class _Decorrelator:
             return Join("semi", outer, pulled.plan, condition)
         # x op ALL S keeps the row iff no row of S makes (x op y) FALSE or NULL.
         never_null = columns_of(sub.operand) <= outer.not_null and y in pulled.plan.not_null
+        if comparison == "neq" and not never_null and not pulled.predicates and not contains_subquery(sub.operand):
+            return self._null_aware_anti(outer, pulled.plan, sub.operand, y)
         failing = negate(test) if never_null else SpecialForm(
             "OR", (negate(test), is_null(test)), T.BOOLEAN)
         return Join("anti", outer, pulled.plan, conjunction(pulled.predicates + [_simplify_not(failing)]))
+
+    def _null_aware_anti(self, outer: Plan, inner: Plan, operand: Expr, y: Column) -> Plan:
+        """Uncorrelated single-column NOT IN (= x <> ALL S) with a nullable side: the null-aware
+        anti join, whose ``x = y`` key lets it run hashed (see Join). An x that is not a column
+        is computed into one first (as Spark keys its join on the expression), then dropped."""
+        if isinstance(operand, ColumnRef):
+            return Join("null_aware_anti", outer, inner, compare("eq", operand, ColumnRef(y)))
+        key = self.columns.new("not_in_key", operand.type)
+        widened = Project(outer, tuple((c, ColumnRef(c)) for c in outer.output) + ((key, operand),))
+        join = Join("null_aware_anti", widened, inner, compare("eq", ColumnRef(key), ColumnRef(y)))
+        return Project(join, tuple((c, ColumnRef(c)) for c in outer.output))
 
     def _exists_join(self, outer: Plan, sub: SubqueryExpr, kind: str) -> Plan:
         if _is_scalar_aggregate(sub.plan):

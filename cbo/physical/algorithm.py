@@ -27,6 +27,10 @@ class Algorithm(Enum):
     SHUFFLED_HASH_JOIN = ("shuffle_hash", "shuffle_hash", False)
     SORT_MERGE_JOIN = ("sort_merge", "merge", False)
     BROADCAST_NESTED_LOOP_JOIN = ("broadcast_nested_loop", "broadcast", False)
+    # single-column NOT IN: the right side broadcast as a hash table that also records whether
+    # it is empty and whether it holds a NULL (Spark's BroadcastHashJoin LeftAnti with
+    # isNullAwareAntiJoin). Spark chooses it itself for NOT IN (subquery): no hint.
+    NULL_AWARE_BROADCAST_HASH_JOIN = ("null_aware_broadcast_hash", None, False)
     # a join with a one-row input run as that input computed once, a value in the other side's
     # expressions (Spark's ScalarSubquery): no broadcast, no nested loop
     SCALAR_SUBQUERY = ("scalar_subquery", None, False)
@@ -56,4 +60,5 @@ _PLAIN = frozenset({Algorithm.SCAN, Algorithm.FILTER, Algorithm.PROJECT, Algorit
                     Algorithm.LIMIT})
 
 JOIN_ALGORITHMS = (Algorithm.BROADCAST_HASH_JOIN, Algorithm.SHUFFLED_HASH_JOIN, Algorithm.SORT_MERGE_JOIN,
-                   Algorithm.BROADCAST_NESTED_LOOP_JOIN, Algorithm.SCALAR_SUBQUERY)
+                   Algorithm.BROADCAST_NESTED_LOOP_JOIN, Algorithm.SCALAR_SUBQUERY,
+                   Algorithm.NULL_AWARE_BROADCAST_HASH_JOIN)

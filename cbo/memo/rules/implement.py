@@ -6,7 +6,8 @@ the exchanges and sorts those requirements call for (enforcers) and costs everyt
 ``cbo.cost``. What each alternative delivers is in ``cbo.memo.delivery``.
 
 Joins: broadcast hash (build side under the broadcast size limit), shuffled hash, sort-merge,
-and broadcast nested loop where no equality links the sides. Aggregations: partial and final
+and broadcast nested loop where no equality links the sides; single-column NOT IN as a
+null-aware broadcast hash join. Aggregations: partial and final
 aggregation around an exchange, or the final aggregation alone over input already clustered on
 the grouping columns (e.g. the output of a join on them).
 """
@@ -142,7 +143,7 @@ class SortMergeJoin(ImplementationRule):
     operator = Join
 
     def matches(self, expr: Plan, group: Group, context: object) -> bool:
-        return isinstance(expr, Join) and expr.kind != "mark" and expr.has_equi_key
+        return isinstance(expr, Join) and expr.kind not in ("mark", "null_aware_anti") and expr.has_equi_key
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
@@ -161,12 +162,37 @@ class BroadcastNestedLoopJoin(ImplementationRule):
     operator = Join
 
     def matches(self, expr: Plan, group: Group, context: object) -> bool:
-        return isinstance(expr, Join) and not expr.has_equi_key
+        return isinstance(expr, Join) and not expr.has_equi_key and expr.kind != "null_aware_anti"
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
         for join in orientations(expr):
             yield _physical(join, Algorithm.BROADCAST_NESTED_LOOP_JOIN, expr, self.name, (ANY, BROADCAST))
+
+
+class NullAwareAntiJoin(ImplementationRule):
+    """Single-column NOT IN as Spark runs it: broadcast the subquery's side as a hash table on
+    its one key, noting while building it whether it is empty and whether it holds a NULL; probe
+    it with the left side (keep every row if it was empty, none if it held a NULL, else the rows
+    with a non-NULL key it lacks).
+
+    Pattern: a ``null_aware_anti`` join. Requires the right side broadcast and nothing of the
+    left side, whose partitioning it keeps. Spark plans this form whatever the right side's
+    size (it has no other hashed way to run it), so no size limit here either; where the key is
+    not a column pair it is the nested loop Spark falls back to. Equivalence: identity.
+    """
+
+    name = "NullAwareAntiJoin"
+    operator = Join
+
+    def matches(self, expr: Plan, group: Group, context: object) -> bool:
+        return isinstance(expr, Join) and expr.kind == "null_aware_anti"
+
+    def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
+        assert isinstance(expr, Join)
+        algorithm = Algorithm.NULL_AWARE_BROADCAST_HASH_JOIN if len(expr.equi_keys) == 1 \
+            else Algorithm.BROADCAST_NESTED_LOOP_JOIN
+        yield _physical(expr, algorithm, expr, self.name, (ANY, BROADCAST))
 
 
 class HashAggregate(ImplementationRule):
@@ -217,6 +243,6 @@ class TopN(ImplementationRule):
 def implementation_rules() -> list[ImplementationRule]:
     return [ImplementOperator(Scan, Algorithm.SCAN), ImplementOperator(Filter, Algorithm.FILTER),
             ImplementOperator(Project, Algorithm.PROJECT),
-            BroadcastHashJoin(), ShuffledHashJoin(), SortMergeJoin(), BroadcastNestedLoopJoin(),
+            BroadcastHashJoin(), ShuffledHashJoin(), SortMergeJoin(), BroadcastNestedLoopJoin(), NullAwareAntiJoin(),
             HashAggregate(), ImplementOperator(Sort, Algorithm.GLOBAL_SORT), ImplementOperator(Limit, Algorithm.LIMIT),
             TopN(), ImplementOperator(SetOp, Algorithm.SET_OP), ImplementOperator(Values, Algorithm.VALUES)]

@@ -2,8 +2,9 @@
 join with the filtering side made distinct on its join columns first.
 
 Pattern: ``SemiJoin[a1 = b1 AND ... AND an = bn AND L AND R](A, B)``: at least one equality
-between a column ``a_i`` of ``A`` and a column ``b_i`` of ``B``; ``L`` conjuncts reading no
-column of ``B``; ``R`` conjuncts reading only ``B``.
+between a column ``a_i`` of ``A`` and a column ``b_i`` of ``B`` (``=``, or ``IS NOT DISTINCT
+FROM`` as INTERSECT's keys are); ``L`` conjuncts reading no column of ``B``; ``R`` conjuncts
+reading only ``B``.
 
 Result::
 
@@ -15,15 +16,15 @@ passing ``R``) once, so a row of ``A`` meets at most one row of it on the equali
 join emits each row of ``A`` at most once, and exactly when some row of ``B`` passes ``R`` and
 equals it on every pair, which is the semi join's condition. ``L`` reads only ``A`` (or
 nothing) and is the same on every pair a row of ``A`` is in. NULLs: ``a = b`` is never TRUE for
-a NULL, before or after the DISTINCT (which keeps one NULL group, that matches nothing).
+a NULL, before or after the DISTINCT (which keeps one NULL group, that matches nothing);
+``a IS NOT DISTINCT FROM b`` matches a NULL ``a`` with that one NULL group, once.
 
 Refused (the semi join stays, and rule 3.1 may still apply):
 
 * a conjunct that reads both sides and is not a plain column equality: ``a < b``, ``a <> b``,
-  ``a = b + 1``, ``a = b OR ...``, ``a IS NOT DISTINCT FROM b``; the DISTINCT would have to keep
+  ``a = b + 1``, ``a = b OR ...``; the DISTINCT would have to keep
   every column those read, and for ``<`` a row of ``A`` could still meet several rows;
-* anti joins, null-aware NOT IN (an anti join on ``(a = b) OR (a <> b) IS NULL``) and mark
-  joins, which keep rows without a match.
+* anti joins, null-aware anti joins (NOT IN) and mark joins, which keep rows without a match.
 
 When ``b1..bn`` already hold a unique key of ``B`` (with ``exploit_constraints``) no DISTINCT is
 needed: the result is the inner join alone, projected.
@@ -45,8 +46,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from cbo.ir.expressions import TRUE, Column, ColumnRef, Expr, columns_of, compare, conjunction, conjuncts
-from cbo.ir.operators import Aggregate, Filter, Join, Plan, Project, equated_columns
+from cbo.ir.expressions import TRUE, Column, ColumnRef, Expr, columns_of, conjunction, conjuncts
+from cbo.ir.operators import Aggregate, Filter, Join, Plan, Project, key_columns
 from cbo.memo.memo import Group, group_of
 from cbo.memo.pattern import Pattern
 from cbo.memo.rules.base import TransformationRule
@@ -76,35 +77,38 @@ class SemiJoinToInnerDistinctBelow(TransformationRule):
             return
         pairs, on_left, on_right = split
         left, right = expr.left, expr.right
-        keys = tuple(dict.fromkeys(b for _, b in pairs))
+        keys = tuple(dict.fromkeys(b for _, b, _ in pairs))
         body: Plan = Filter(right, conjunction(on_right)) if on_right else right
         already_distinct = context.settings.exploit_constraints and any(key <= set(keys) for key in right.unique_keys)
         if not already_distinct:
             if not _pushes(expr, group, context):
                 return
             body = Aggregate(body, keys)
-        condition = conjunction([compare("eq", ColumnRef(a), ColumnRef(b)) for a, b in pairs] + on_left)
+        # Each key as written: ``=``, or ``IS NOT DISTINCT FROM`` (INTERSECT's and EXCEPT's
+        # keys), which still holds with one row per distinct b (NULL its own group).
+        condition = conjunction([key for _, _, key in pairs] + on_left)
         yield Project(Join("inner", left, body, condition), tuple((c, ColumnRef(c)) for c in left.output))
 
 
-def split_condition(join: Join) -> tuple[list[tuple[Column, Column]], list[Expr], list[Expr]] | None:
-    """The condition as (a, b) equalities, conjuncts reading no column of the right side, and
-    conjuncts reading only the right side; None when another conjunct reads both sides."""
+def split_condition(join: Join) -> tuple[list[tuple[Column, Column, Expr]], list[Expr], list[Expr]] | None:
+    """The condition as (a, b, conjunct) keys (``a = b`` or ``a IS NOT DISTINCT FROM b``),
+    conjuncts reading no column of the right side, and conjuncts reading only the right side;
+    None when another conjunct reads both sides."""
     left, right = set(join.left.output), set(join.right.output)
-    pairs: list[tuple[Column, Column]] = []
+    pairs: list[tuple[Column, Column, Expr]] = []
     on_left: list[Expr] = []
     on_right: list[Expr] = []
     for conjunct in conjuncts(join.condition):
         if conjunct == TRUE:
             continue
-        pair = equated_columns(conjunct)
+        pair = key_columns(conjunct)
         if pair is not None:
             a, b = pair
             if a in left and b in right:
-                pairs.append((a, b))
+                pairs.append((a, b, conjunct))
                 continue
             if b in left and a in right:
-                pairs.append((b, a))
+                pairs.append((b, a, conjunct))
                 continue
         read = columns_of(conjunct)
         if not read & right:
