@@ -123,6 +123,7 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
         conf["spark.driver.memory"] = settings.driver_memory
     if settings.executor_memory:
         conf["spark.executor.memory"] = settings.executor_memory
+    conf.update(_driver_address(settings.master))
     if driver and driver.jars:
         conf["spark.jars"] = ",".join(driver.jars)
     if driver and driver.packages:
@@ -143,6 +144,18 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
         raise SetupError(f"cannot start Spark (master {settings.master}): {str(exc).strip().splitlines()[0]}") from None
     _session.sparkContext.setLogLevel(_log_level())
     return _session
+
+
+def _driver_address(master: str) -> dict[str, str]:
+    """Where executors reach the driver. On a cluster on this machine's loopback (``cbo spark
+    start``), the driver listens on the loopback too: the host name's address may not be routable
+    (or may name another interface that a firewall closes), and the executors are local anyway."""
+    if not master.startswith("spark://"):
+        return {}
+    hosts = [part.rsplit(":", 1)[0] for part in master[len("spark://"):].split(",")]
+    if all(host in ("127.0.0.1", "localhost") for host in hosts):
+        return {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+    return {}
 
 
 def _log_level() -> str:
