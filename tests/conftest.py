@@ -56,9 +56,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # type: igno
 
 
 def pytest_sessionfinish(session, exitstatus):  # type: ignore[no-untyped-def]
-    """Stop the test cache's MariaDB if a test started it (a cbo command run as a subprocess may
-    have, outside the tpch_federated3 fixture); its data stays for the next run. Only a server
+    """Stop the test cache's Spark cluster if a test left it running, and its MariaDB if a test
+    started it (a cbo command run as a subprocess may have, outside the tpch_federated3 fixture);
+    its data stays for the next run. Only a server
     whose state is under the test cache is touched."""
+    if (TEST_CACHE / "spark-cluster" / "server.json").exists():  # an interrupted cluster test's
+        from cbo.engines.spark_cluster import LocalSparkCluster
+
+        LocalSparkCluster(TEST_CACHE / "spark-cluster").stop()
     if (TEST_CACHE / "mariadb" / "server.json").exists():
         from cbo.sources.localmariadb import LocalMariaDB
 
