@@ -12,7 +12,7 @@ import sys
 
 from cbo.answers import normalize_value
 from cbo.app.session import Session
-from cbo.engines.spark import current_session
+from cbo.engines.spark import current_session, is_connect
 from cbo.workloads.tpch_queries import select
 
 
@@ -25,10 +25,13 @@ def main(argv: list[str]) -> int:
         answers[query.name] = [[normalize_value(v) for v in row] for row in rows]
     spark = current_session()
     assert spark is not None
-    context = spark.sparkContext
-    # The executors the driver knows of (the block managers, less the driver's own).
-    executors = context._jsc.sc().getExecutorMemoryStatus().size() - 1
-    print(json.dumps({"master": context.master, "executors": executors, "answers": answers}))
+    if is_connect(spark):  # no SparkContext here: the server says where it runs
+        master, executors = spark.conf.get("spark.master"), None
+    else:
+        context = spark.sparkContext
+        # The executors the driver knows of (the block managers, less the driver's own).
+        master, executors = context.master, context._jsc.sc().getExecutorMemoryStatus().size() - 1
+    print(json.dumps({"master": master, "executors": executors, "answers": answers}))
     return 0
 
 

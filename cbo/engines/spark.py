@@ -107,6 +107,9 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
         if need_jdbc and not _session.conf.get("spark.jars", "") and not _session.conf.get("spark.jars.packages", ""):
             raise SetupError("the running Spark session was started without a JDBC driver; " + MISSING_DRIVER)
         return _session
+    if settings.remote:
+        _session = _connect_session(settings)
+        return _session
     if need_jdbc and driver is None:
         raise SetupError(MISSING_DRIVER)
     os.environ.setdefault("PYSPARK_PYTHON", _python())
@@ -144,6 +147,52 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
         raise SetupError(f"cannot start Spark (master {settings.master}): {str(exc).strip().splitlines()[0]}") from None
     _session.sparkContext.setLogLevel(_log_level())
     return _session
+
+
+CONNECT_MISSING = "Spark Connect needs PySpark's connect extra: pip install 'pyspark[connect]'"
+
+
+def _connect_session(settings: SparkSettings) -> "SparkSession":
+    """A session on a Spark Connect server (``[spark] remote``).
+
+    The server owns the driver, so the driver's settings (memory, jars, master) are the server's;
+    only SQL settings (``spark.sql.*`` in ``[spark.conf]``, and cbo's time zone) are set, per
+    session. The JDBC driver must be on the server (``cbo spark start --connect`` passes it)."""
+    try:
+        from pyspark.sql.connect.utils import check_dependencies
+
+        check_dependencies()
+    except ImportError:
+        raise SetupError(CONNECT_MISSING) from None
+    from pyspark.sql import SparkSession
+
+    from cbo.app.progress import step
+
+    try:
+        with step(f"connecting to Spark ({settings.remote})"):
+            session = SparkSession.builder.remote(settings.remote).getOrCreate()
+            sql_conf = {"spark.sql.session.timeZone": "UTC",
+                        **{k: v for k, v in settings.conf.items() if k.startswith("spark.sql.")}}
+            for key, value in sql_conf.items():
+                session.conf.set(key, value)
+    except Exception as exc:  # unreachable server, bad URL: one line
+        raise SetupError(f"cannot reach Spark Connect at {settings.remote}: {_first_line(str(exc))}") from None
+    return session
+
+
+def is_connect(spark: "SparkSession") -> bool:
+    """Whether ``spark`` is a Spark Connect session (no SparkContext, no JVM in this process)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def default_parallelism(spark: "SparkSession") -> int:
+    """The session's default parallelism: the SparkContext's (executors × cores on a cluster),
+    or on Spark Connect, which has no SparkContext, ``spark.default.parallelism`` when the server
+    sets it, else this machine's cores."""
+    if not is_connect(spark):
+        return int(spark.sparkContext.defaultParallelism)
+    value = spark.conf.get("spark.default.parallelism", None)
+    return int(value) if value else os.cpu_count() or 2
 
 
 def _driver_address(master: str) -> dict[str, str]:

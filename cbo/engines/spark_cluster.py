@@ -191,11 +191,22 @@ class LocalSparkCluster(LocalServerState):
 
     def _launch_connect(self, info: ClusterInfo) -> ClusterInfo:
         """A Spark Connect server (the ``spark-connect`` jar PySpark ships) whose sessions run on
-        the cluster."""
+        the cluster, with the JDBC driver cbo finds (``cbo.engines.spark.find_jdbc_driver``)."""
+        from cbo.engines.spark import find_jdbc_driver
+        from cbo.sources.catalog import SparkSettings
+
         port = free_port()
         log = Path(info.log_dir) / "connect.log"
+        # The server's application holds half the cluster (cores, and half of each worker's
+        # memory per executor), so that a session with a driver of its own runs beside it.
+        cores = max(1, self.workers * info.worker_cores // 2)
+        driver = find_jdbc_driver(SparkSettings())
+        jars = ["--jars", ",".join(driver.jars)] if driver and driver.jars else []
         pid = self._daemon(info, "org.apache.spark.deploy.SparkSubmit",
-                           ["--master", info.url, "--class", CONNECT_CLASS, "--name", "cbo Spark Connect",
+                           ["--master", info.url, "--class", CONNECT_CLASS, "--name", "cbo Spark Connect", *jars,
+                            "--conf", f"spark.cores.max={cores}",
+                            "--conf", f"spark.executor.cores={max(1, cores // self.workers)}",
+                            "--conf", f"spark.executor.memory={max(256, info.worker_memory_mb // 2)}m",
                             "--conf", f"spark.connect.grpc.binding.port={port}",
                             "--conf", f"spark.connect.grpc.binding.address={HOST}",
                             "--conf", f"spark.driver.host={HOST}", "--conf", f"spark.driver.bindAddress={HOST}",
