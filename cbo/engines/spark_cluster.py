@@ -142,11 +142,27 @@ class LocalSparkCluster(LocalServerState):
         return False  # nothing persists between runs: every start launches afresh
 
     def _running(self, info: ClusterInfo) -> bool:
-        return _is_process(info.master_pid, MASTER_CLASS) and accepts_connections(info.host, info.master_port)
+        return self._not_running_because(info) is None
+
+    def _not_running_because(self, info: ClusterInfo) -> str | None:
+        if not _is_process(info.master_pid, MASTER_CLASS):
+            return f"its master (process {info.master_pid}) has ended"
+        # A loaded machine may be slow to accept: a few tries before the port counts as closed.
+        for _ in range(5):
+            if accepts_connections(info.host, info.master_port):
+                return None
+            time.sleep(1)
+        return f"its master does not accept connections on port {info.master_port}"
 
     def _create(self) -> ClusterInfo:
         leftover = self._read_state()
         if leftover is not None:  # a cluster half gone (its master died): end what is left
+            import sys
+
+            reason = self._not_running_because(leftover)
+            if reason and any(_is_process(pid) for pid in leftover.pids()):
+                print(f"the recorded Spark cluster is not running ({reason}): ending what is left of it",
+                      file=sys.stderr)
             self._shutdown(leftover)
         home = spark_home()
         work, logs = self.root / "work", self.root / "logs"
