@@ -107,7 +107,7 @@ def test_starting_twice_reuses_the_cluster(cluster):
     manager, info = cluster
     assert manager.alive_workers(info) == 2
     again = cbo("spark", "start", *SHAPE)
-    assert manager.status() == info
+    assert manager.status() == info, f"not reused: {again.stderr}"
     assert f"running: {info.url}" in again.stdout
     assert cbo("spark", "status").returncode == 0
 
