@@ -170,7 +170,7 @@ def _connect_session(settings: SparkSettings) -> "SparkSession":
 
     try:
         with step(f"connecting to Spark ({settings.remote})"):
-            session = SparkSession.builder.remote(settings.remote).getOrCreate()
+            session = SparkSession.builder.remote(str(settings.remote)).getOrCreate()
             sql_conf = {"spark.sql.session.timeZone": "UTC",
                         **{k: v for k, v in settings.conf.items() if k.startswith("spark.sql.")}}
             for key, value in sql_conf.items():
