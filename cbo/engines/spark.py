@@ -167,7 +167,12 @@ def _connect_session(settings: SparkSettings) -> "SparkSession":
     from pyspark.sql import SparkSession
 
     from cbo.app.progress import step
+    from cbo.sources.localserver import accepts_connections
 
+    # The client retries an unreachable server for minutes; a closed port is known at once.
+    host, port = _connect_address(str(settings.remote))
+    if not accepts_connections(host, port):
+        raise SourceUnreachable(f"Spark Connect at {settings.remote}: nothing accepts connections on {host}:{port}")
     try:
         with step(f"connecting to Spark ({settings.remote})"):
             session = SparkSession.builder.remote(str(settings.remote)).getOrCreate()
@@ -178,6 +183,17 @@ def _connect_session(settings: SparkSettings) -> "SparkSession":
     except Exception as exc:  # unreachable server, bad URL: one line
         raise SetupError(f"cannot reach Spark Connect at {settings.remote}: {_first_line(str(exc))}") from None
     return session
+
+
+def _connect_address(url: str) -> tuple[str, int]:
+    """``sc://host:port/;options`` -> (host, port); Spark Connect's default port is 15002."""
+    from urllib.parse import urlparse
+
+    parsed = urlparse(url.split(";", 1)[0])
+    try:
+        return parsed.hostname or "localhost", parsed.port or 15002
+    except ValueError:
+        raise SetupError(f"[spark] remote {url!r}: not a Spark Connect URL (sc://host:port)") from None
 
 
 def is_connect(spark: "SparkSession") -> bool:

@@ -30,3 +30,12 @@ def test_bad_shape_is_one_line(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().err.strip() == "cbo: error: a cluster needs at least one worker, not 0"
     assert main(["spark", "start", "--worker-memory", "big"]) == EXIT_ERROR
     assert "memory size 'big': expected e.g. 1g or 1536m" in capsys.readouterr().err
+
+
+def test_connect_address():
+    from cbo.engines.spark import _connect_address
+
+    assert _connect_address("sc://127.0.0.1:15003") == ("127.0.0.1", 15003)
+    assert _connect_address("sc://spark.example/;use_ssl=true") == ("spark.example", 15002)
+    with pytest.raises(SetupError, match="not a Spark Connect URL"):
+        _connect_address("sc://h:port")
