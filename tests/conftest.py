@@ -66,16 +66,34 @@ def _test_mariadb_running() -> bool:
     return LocalMariaDB(TEST_CACHE / "mariadb").status() is not None
 
 
+def _test_cluster_running() -> bool:
+    if not (TEST_CACHE / "spark-cluster" / "server.json").exists():
+        return False
+    from cbo.engines.spark_cluster import LocalSparkCluster
+
+    return LocalSparkCluster(TEST_CACHE / "spark-cluster").status() is not None
+
+
+_CLUSTER_RUNNING_AT_START: list[bool] = []
+
+
 def pytest_sessionstart(session):  # type: ignore[no-untyped-def]
     _MARIADB_RUNNING_AT_START.append(_test_mariadb_running())
+    _CLUSTER_RUNNING_AT_START.append(_test_cluster_running())
 
 
 def pytest_sessionfinish(session, exitstatus):  # type: ignore[no-untyped-def]
-    """Stop the test cache's MariaDB if this session started it (a cbo command run as a
-    subprocess may have, outside the tpch_federated3 fixture); its data stays for the next run.
-    A server already running when the session began is left alone: a nested test session (a
-    test running pytest in a subprocess over the same test cache) must not stop the outer
-    session's server. Only a server whose state is under the test cache is touched."""
+    """Stop the test cache's Spark cluster (an interrupted cluster test's) and its MariaDB (a cbo
+    command run as a subprocess may have started it, outside the tpch_federated3 fixture) if
+    they were not running when this session began; their data stays for the next run. A server
+    already running then is left alone: a nested test session (a test running pytest in a
+    subprocess over the same test cache) must not stop the outer session's servers. Only
+    servers whose state is under the test cache are touched."""
+    if _CLUSTER_RUNNING_AT_START and not _CLUSTER_RUNNING_AT_START[0] and \
+            (TEST_CACHE / "spark-cluster" / "server.json").exists():
+        from cbo.engines.spark_cluster import LocalSparkCluster
+
+        LocalSparkCluster(TEST_CACHE / "spark-cluster").stop()
     if _MARIADB_RUNNING_AT_START and not _MARIADB_RUNNING_AT_START[0] and _test_mariadb_running():
         from cbo.sources.localmariadb import LocalMariaDB
 

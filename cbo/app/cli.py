@@ -65,6 +65,14 @@ def build_parser() -> argparse.ArgumentParser:
     mariadb = commands.add_parser("mariadb", help="manage cbo's throwaway local MariaDB server")
     mariadb.add_argument("action", choices=("start", "stop", "status", "destroy"))
 
+    spark = commands.add_parser("spark", help="manage cbo's local Spark standalone cluster (one master, N workers)")
+    spark.add_argument("action", choices=("start", "stop", "status"))
+    spark.add_argument("--workers", type=int, default=2, help="workers to start (default 2)")
+    spark.add_argument("--worker-cores", type=int, help="cores each worker offers (default: the machine's, shared)")
+    spark.add_argument("--worker-memory", help="memory each worker offers, e.g. 1g (default: half the machine's, "
+                       "shared, at least 1g)")
+    spark.add_argument("--connect", action="store_true", help="also start a Spark Connect server on the cluster")
+
     catalog = commands.add_parser("catalog", help="check a catalog file: sources reachable, tables and keys")
     catalog.add_argument("action", choices=("check",))
     catalog.add_argument("file", type=Path, help="the catalog (TOML)")
@@ -247,6 +255,34 @@ def cmd_local_server(kind: str, action: str) -> int:
     return 0
 
 
+def cmd_spark(args: argparse.Namespace) -> int:
+    """``cbo spark start|stop|status``: the local standalone cluster."""
+    from cbo.engines.spark_cluster import LocalSparkCluster, parse_memory_mb
+
+    memory = parse_memory_mb(args.worker_memory) if args.worker_memory else None
+    cluster = LocalSparkCluster(workers=args.workers, worker_cores=args.worker_cores, worker_memory_mb=memory,
+                                connect=args.connect)
+    if args.action == "stop":
+        print("stopped" if cluster.stop() else "not running")
+        return 0
+    info = cluster.start() if args.action == "start" else cluster.status()
+    if info is None:
+        print("not running")
+        return EXIT_NOT_RUNNING
+    if args.action == "start" and args.connect and not info.connect_port:
+        print("note: the cluster was already running without Spark Connect; stop it and start with --connect",
+              file=sys.stderr)
+    print(f"running: {info.url}")
+    print(f"  web ui:    {info.web_ui}")
+    if info.connect_url:
+        print(f"  connect:   {info.connect_url}")
+    print(f"  workers:   {len(info.worker_pids)} ({cluster.alive_workers(info)} alive), each "
+          f"{info.worker_cores} cores and {info.worker_memory_mb} MB")
+    print(f"  logs:      {info.log_dir}")
+    print(f"  work:      {info.data_dir}")
+    return 0
+
+
 def cmd_catalog(path: Path) -> int:
     from cbo.sources.catalog import load_catalog
     from cbo.sources.metadata import with_database_keys
@@ -301,6 +337,8 @@ def dispatch(args: argparse.Namespace) -> int:
         return cmd_stats(args)
     if args.command in ("postgres", "mariadb"):
         return cmd_local_server(args.command, args.action)
+    if args.command == "spark":
+        return cmd_spark(args)
     if args.command == "catalog":
         return cmd_catalog(args.file)
     if args.command == "datagen":

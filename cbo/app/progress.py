@@ -125,6 +125,7 @@ def spark_progress(**options: Any) -> SparkProgress:
 
     def context() -> Any:
         session = spark.current_session()
-        return session.sparkContext if session is not None else None
+        # A Spark Connect session has no SparkContext here: its stages run on the server.
+        return session.sparkContext if session is not None and not spark.is_connect(session) else None
 
     return SparkProgress(context, **options)

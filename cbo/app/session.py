@@ -209,6 +209,11 @@ class Session:
 
         planned = view.planned
         executor = self._spark(planned)
+        from cbo.engines.spark import is_connect
+
+        if is_connect(executor.spark):
+            raise CboError("explain --analyze reads Spark's executed plan from the driver's JVM, which a Spark "
+                           "Connect session does not have: use a catalog with [spark] master for it")
         with executor.own_join_order():
             frame = executor.dataframe(planned.plan, planned.names)
             started = time.perf_counter()
@@ -275,7 +280,12 @@ class Session:
         executor = self._spark(planned)
         with executor.own_join_order():
             frame = executor.dataframe(planned.plan, planned.names)
-            frame._jdf.queryExecution().executedPlan()  # plan now, with cbo's execution settings
+            from cbo.engines.spark import is_connect
+
+            if not is_connect(executor.spark):
+                frame._jdf.queryExecution().executedPlan()  # plan now, with cbo's execution settings
+        # On Spark Connect the server plans at each action, with the settings of that moment: a
+        # later action runs Spark's choices, not cbo's (``query`` runs cbo's plan either way).
         return frame
 
     def query(self, sql: str, engine: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:

@@ -107,6 +107,9 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
         if need_jdbc and not _session.conf.get("spark.jars", "") and not _session.conf.get("spark.jars.packages", ""):
             raise SetupError("the running Spark session was started without a JDBC driver; " + MISSING_DRIVER)
         return _session
+    if settings.remote:
+        _session = _connect_session(settings)
+        return _session
     if need_jdbc and driver is None:
         raise SetupError(MISSING_DRIVER)
     os.environ.setdefault("PYSPARK_PYTHON", _python())
@@ -123,6 +126,7 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
         conf["spark.driver.memory"] = settings.driver_memory
     if settings.executor_memory:
         conf["spark.executor.memory"] = settings.executor_memory
+    conf.update(_driver_address(settings.master))
     if driver and driver.jars:
         conf["spark.jars"] = ",".join(driver.jars)
     if driver and driver.packages:
@@ -143,6 +147,80 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
         raise SetupError(f"cannot start Spark (master {settings.master}): {str(exc).strip().splitlines()[0]}") from None
     _session.sparkContext.setLogLevel(_log_level())
     return _session
+
+
+CONNECT_MISSING = "Spark Connect needs PySpark's connect extra: pip install 'pyspark[connect]'"
+
+
+def _connect_session(settings: SparkSettings) -> "SparkSession":
+    """A session on a Spark Connect server (``[spark] remote``).
+
+    The server owns the driver, so the driver's settings (memory, jars, master) are the server's;
+    only SQL settings (``spark.sql.*`` in ``[spark.conf]``, and cbo's time zone) are set, per
+    session. The JDBC driver must be on the server (``cbo spark start --connect`` passes it)."""
+    try:
+        from pyspark.sql.connect.utils import check_dependencies
+
+        check_dependencies()
+    except ImportError:
+        raise SetupError(CONNECT_MISSING) from None
+    from pyspark.sql import SparkSession
+
+    from cbo.app.progress import step
+    from cbo.sources.localserver import accepts_connections
+
+    # The client retries an unreachable server for minutes; a closed port is known at once.
+    host, port = _connect_address(str(settings.remote))
+    if not accepts_connections(host, port):
+        raise SourceUnreachable(f"Spark Connect at {settings.remote}: nothing accepts connections on {host}:{port}")
+    try:
+        with step(f"connecting to Spark ({settings.remote})"):
+            session = SparkSession.builder.remote(str(settings.remote)).getOrCreate()
+            sql_conf = {"spark.sql.session.timeZone": "UTC",
+                        **{k: v for k, v in settings.conf.items() if k.startswith("spark.sql.")}}
+            for key, value in sql_conf.items():
+                session.conf.set(key, value)
+    except Exception as exc:  # unreachable server, bad URL: one line
+        raise SetupError(f"cannot reach Spark Connect at {settings.remote}: {_first_line(str(exc))}") from None
+    return session
+
+
+def _connect_address(url: str) -> tuple[str, int]:
+    """``sc://host:port/;options`` -> (host, port); Spark Connect's default port is 15002."""
+    from urllib.parse import urlparse
+
+    parsed = urlparse(url.split(";", 1)[0])
+    try:
+        return parsed.hostname or "localhost", parsed.port or 15002
+    except ValueError:
+        raise SetupError(f"[spark] remote {url!r}: not a Spark Connect URL (sc://host:port)") from None
+
+
+def is_connect(spark: "SparkSession") -> bool:
+    """Whether ``spark`` is a Spark Connect session (no SparkContext, no JVM in this process)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def default_parallelism(spark: "SparkSession") -> int:
+    """The session's default parallelism: the SparkContext's (executors × cores on a cluster),
+    or on Spark Connect, which has no SparkContext, ``spark.default.parallelism`` when the server
+    sets it, else this machine's cores."""
+    if not is_connect(spark):
+        return int(spark.sparkContext.defaultParallelism)
+    value = spark.conf.get("spark.default.parallelism", None)
+    return int(value) if value else os.cpu_count() or 2
+
+
+def _driver_address(master: str) -> dict[str, str]:
+    """Where executors reach the driver. On a cluster on this machine's loopback (``cbo spark
+    start``), the driver listens on the loopback too: the host name's address may not be routable
+    (or may name another interface that a firewall closes), and the executors are local anyway."""
+    if not master.startswith("spark://"):
+        return {}
+    hosts = [part.rsplit(":", 1)[0] for part in master[len("spark://"):].split(",")]
+    if all(host in ("127.0.0.1", "localhost") for host in hosts):
+        return {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+    return {}
 
 
 def _log_level() -> str:

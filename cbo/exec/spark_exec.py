@@ -16,6 +16,8 @@ import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
 
+from cbo.engines.spark import default_parallelism, is_connect
+from cbo.errors import CboError
 from cbo.sources.catalog import Catalog
 from cbo.exec.spark_sql import SparkPlanSql, SparkViews
 from cbo.ir.operators import Plan
@@ -35,7 +37,7 @@ class SparkExecutor:
         self.catalog = catalog
         self.operators: dict[int, PhysicalPlan] = {}   # the plan's physical operators by logical node
         self.shuffle_partitions = shuffle_partitions
-        self.views = SparkViews(spark, catalog, partitions or spark.sparkContext.defaultParallelism)
+        self.views = SparkViews(spark, catalog, partitions or default_parallelism(spark))
 
     def for_plan(self, physical: PhysicalPlan | None, shuffle_partitions: int | None) -> "SparkExecutor":
         """An executor for one planned query: this one's views, that plan's physical operators
@@ -62,6 +64,9 @@ class SparkExecutor:
 
     def physical_plan(self, plan: Plan, names: tuple[str, ...]) -> str:
         """Spark's physical plan for cbo's plan (what ``collect`` would run)."""
+        if is_connect(self.spark):
+            raise CboError("Spark's physical plan is read from the driver's JVM, which a Spark Connect "
+                           "session does not have: use a catalog with [spark] master for this")
         with self.own_join_order():
             frame = self.dataframe(plan, names)
             return str(frame._jdf.queryExecution().executedPlan().toString())

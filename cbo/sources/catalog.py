@@ -192,6 +192,7 @@ class SparkSettings:
     jdbc_jars: tuple[str, ...] = ()
     jdbc_packages: tuple[str, ...] = ()
     conf: dict[str, str] = field(default_factory=dict)
+    remote: str | None = None   # a Spark Connect server (sc://host:port): plans run there, not in a local driver
 
 
 @dataclass(frozen=True)
@@ -326,8 +327,14 @@ class _Validator:
 
     def spark(self, body: dict[str, Any]) -> SparkSettings:
         at = ("spark",)
-        self.check_keys(at, body, ["master", "driver_memory", "executor_memory", "jdbc_jars",
+        self.check_keys(at, body, ["master", "remote", "driver_memory", "executor_memory", "jdbc_jars",
                                    "jdbc_packages", "conf"])
+        remote = body.get("remote") and self.string(at + ("remote",), body["remote"])
+        if remote and not remote.startswith("sc://"):
+            raise self.fail(at + ("remote",), f"expected a Spark Connect URL (sc://host:port), got {remote!r}")
+        if remote and "master" in body:
+            raise self.fail(at + ("remote",), "give master (a driver in this process) or remote (Spark Connect), "
+                            "not both")
         conf = self.table_of(at + ("conf",), body.get("conf", {}))
         for key, value in conf.items():
             if not isinstance(value, (str, int, float, bool)):
@@ -343,6 +350,7 @@ class _Validator:
             driver_memory=body.get("driver_memory") and self.string(at + ("driver_memory",), body["driver_memory"]),
             executor_memory=body.get("executor_memory") and self.string(at + ("executor_memory",), body["executor_memory"]),
             conf={k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in conf.items()},
+            remote=remote or None,
             **lists,
         )
 

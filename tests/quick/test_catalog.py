@@ -133,3 +133,16 @@ def test_ambiguous_and_unknown_table_lookup():
     assert catalog.table("pg.lineitem").source == "pg"
     with pytest.raises(CatalogError, match="did you mean 'orders'"):
         catalog.table("ordesr")
+
+
+def test_spark_connect_remote():
+    catalog = parse(VALID.replace('master = "local[2]"', 'remote = "sc://127.0.0.1:15002"'))
+    assert catalog.spark.remote == "sc://127.0.0.1:15002"
+    assert parse(VALID).spark.remote is None
+
+
+def test_remote_must_be_a_connect_url_and_excludes_master():
+    message = error_of(VALID.replace('master = "local[2]"', 'remote = "spark://h:7077"'))
+    assert ":2: spark.remote: expected a Spark Connect URL (sc://host:port)" in message
+    message = error_of(VALID.replace('master = "local[2]"', 'master = "local[2]"\nremote = "sc://h:15002"'))
+    assert "spark.remote: give master (a driver in this process) or remote (Spark Connect), not both" in message

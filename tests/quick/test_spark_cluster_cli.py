@@ -1,0 +1,41 @@
+"""``cbo spark``'s arguments and the state of a cluster never started (no JVM needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cbo.app.cli import EXIT_ERROR, EXIT_NOT_RUNNING, main
+from cbo.engines.spark_cluster import parse_memory_mb
+from cbo.errors import SetupError
+
+
+def test_memory_sizes():
+    assert parse_memory_mb("1g") == 1024
+    assert parse_memory_mb("1536m") == 1536
+    assert parse_memory_mb("2G") == 2048
+    with pytest.raises(SetupError, match="expected e.g. 1g or 1536m"):
+        parse_memory_mb("lots")
+
+
+def test_status_and_stop_without_a_cluster(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("CBO_CACHE_DIR", str(tmp_path))
+    assert main(["spark", "status"]) == EXIT_NOT_RUNNING
+    assert main(["spark", "stop"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["not running", "not running"]
+
+
+def test_bad_shape_is_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("CBO_CACHE_DIR", str(tmp_path))
+    assert main(["spark", "start", "--workers", "0"]) == EXIT_ERROR
+    assert capsys.readouterr().err.strip() == "cbo: error: a cluster needs at least one worker, not 0"
+    assert main(["spark", "start", "--worker-memory", "big"]) == EXIT_ERROR
+    assert "memory size 'big': expected e.g. 1g or 1536m" in capsys.readouterr().err
+
+
+def test_connect_address():
+    from cbo.engines.spark import _connect_address
+
+    assert _connect_address("sc://127.0.0.1:15003") == ("127.0.0.1", 15003)
+    assert _connect_address("sc://spark.example/;use_ssl=true") == ("spark.example", 15002)
+    with pytest.raises(SetupError, match="not a Spark Connect URL"):
+        _connect_address("sc://h:port")
