@@ -343,6 +343,11 @@ class SqlRenderer:
         arg = self.expr(a.args[0])
         if a.distinct:
             arg = exp.Distinct(expressions=[arg])
+        if a.name == "any_value" and self.dialect == "postgres":
+            # PostgreSQL has any_value only from 16; the first element of the group's values is
+            # one of them, for every type (min would not take booleans).
+            return exp.Bracket(this=exp.Paren(this=exp.ArrayAgg(this=arg)), expressions=[exp.Literal.number(1)],
+                               offset=1)
         builder = {"count": exp.Count, "sum": exp.Sum, "avg": exp.Avg, "min": exp.Min, "max": exp.Max,
                    "any_value": exp.AnyValue}[a.name]
         return builder(this=arg)
