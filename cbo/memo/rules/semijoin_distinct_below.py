@@ -43,6 +43,7 @@ join's group (``cbo explain``, ``cbo explain --memo``). Enabled by
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -134,15 +135,17 @@ def _pushes(join: Join, group: Group, context: SearchContext) -> bool:
     # threshold. So 0 never pushes (every join counts as reducing), a very large value always
     # pushes, and at the default 1.0 the aggregation goes below a join that outputs more bytes
     # than its probe side reads (the seed's "the join does not reduce cardinality").
-    reducing = threshold * output_bytes <= probe_bytes
+    # An infinite threshold always pushes, even over an empty join (inf × 0 is not a number).
+    reducing = not math.isinf(threshold) and threshold * output_bytes <= probe_bytes
     decision = "byte-reducing, not pushed" if reducing else "not byte-reducing, pushed"
     if context.settings.existential_form == "DISTINCT_BELOW":
         # Forced, to be measured: the threshold does not apply.
         reducing, decision = False, "pushed: existential_form = DISTINCT_BELOW"
     ratio = output_bytes / probe_bytes if probe_bytes > 0 else float("inf")
+    scaled = ratio * threshold if ratio and threshold else 0.0   # 0 × inf counts as 0
     context.memo.note(group, f"distinct below the join (3.2): inner join {_bytes(output_bytes)} / probe side "
                              f"{_bytes(probe_bytes)} = {ratio:.3g}, x threshold {threshold:g} = "
-                             f"{ratio * threshold:.3g} (pushed above 1): {decision}")
+                             f"{scaled:.3g} (pushed above 1): {decision}")
     return not reducing
 
 
