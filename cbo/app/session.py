@@ -108,6 +108,32 @@ class Session:
             self._estimator = Estimator(stats)
         return self._estimator
 
+    def statistics(self, table: str):  # type: ignore[no-untyped-def]
+        """The stored statistics of ``table`` (``stats.model.TableStats``: row count, and per
+        column NULLs, distinct count, MCVs and histogram), as the estimator reads them; a
+        CboError when there are none (``cbo analyze`` or ``cbo.tpch_catalog`` collects them)."""
+        from cbo.sources.statistics import store_for
+
+        qualified = self.catalog.table(table).qualified_name
+        loaded = store_for(self.catalog).load(qualified)
+        if loaded.stats is None:
+            raise CboError(loaded.problem or f"no statistics for {qualified}: run `cbo analyze {table}`")
+        return loaded.stats
+
+    def statistics_figure(self, column: str):  # type: ignore[no-untyped-def]
+        """A matplotlib figure of ``TABLE.COLUMN``'s stored distribution, as ``cbo stats show
+        --plot`` draws it: histogram buckets as bars spanning their bounds (area = rows), MCVs as
+        stems on the same value axis."""
+        from cbo.app.stats_view import column_figure
+
+        table, _, name = column.rpartition(".")
+        if not table:
+            raise CboError(f"statistics_figure needs TABLE.COLUMN, not {column!r}")
+        stats = self.statistics(table)
+        if name not in stats.columns:
+            raise CboError(f"no column '{name}' in the statistics of {stats.table} (columns: {', '.join(stats.columns)})")
+        return column_figure(stats, stats.columns[name])
+
     # -- planning ----------------------------------------------------------------------------------
 
     def _plan(self, sql: str) -> PlannedQuery:

@@ -90,11 +90,8 @@ def _plot(stats: TableStats, c: ColumnStats, out: Path) -> None:
 
 
 def save_plot(figure, out: Path) -> None:  # type: ignore[no-untyped-def]
-    import matplotlib.pyplot as plt
-
     out.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(out, dpi=100)
-    plt.close(figure)
 
 
 def column_figure(stats: TableStats, c: ColumnStats):  # type: ignore[no-untyped-def]
@@ -103,17 +100,17 @@ def column_figure(stats: TableStats, c: ColumnStats):  # type: ignore[no-untyped
     value: per day for dates); the MCVs as stems at their values on the same axis, in rows
     (right scale). Numbers, dates and timestamps have a real axis; strings and booleans an
     ordinal one (the sorted values, evenly spaced, not to scale), and the axis says so."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # A Figure of its own, not pyplot's: no backend is chosen or switched, so a notebook's
+    # inline drawing keeps working, and the CLI saves it without a display.
+    from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
 
     if not c.histogram and not c.mcv:
         raise CboError(f"{stats.table}.{c.name} has neither a histogram nor MCVs to plot")
     values = [b.lower for b in c.histogram] + [b.upper for b in c.histogram] + [v for v, _ in c.mcv]
     position, unit, ordinal = _value_axis(c.kind, [v for v in values if v is not None])
-    figure, ax = plt.subplots(figsize=(9, 4.5))
+    figure = Figure(figsize=(9, 4.5))
+    ax = figure.subplots()
     for bucket in c.histogram:
         left = position(bucket.lower)
         # Bounds are inclusive: an integer, date or ordinal bucket covers upper - lower + 1 units.

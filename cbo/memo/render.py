@@ -139,7 +139,9 @@ def memo_json(optimized: Optimized) -> dict[str, Any]:
             cost = optimized.expression_costs.get((group.id, index))
             expressions.append({"index": index, "operator": operator_name(expr), "label": label(expr, 400),
                                 "children": [group_of(child).id for child in expr.children],
-                                "cost": cost, "costed": (group.id, index) in optimized.expression_costs})
+                                "cost": cost, "costed": (group.id, index) in optimized.expression_costs,
+                                # The rule that added the expression (None: the query as written).
+                                "rule": optimized.memo.added_by.get(expr)})
         body: dict[str, Any] = {"id": group.id, "estimated_rows": round(group.rows, 3),
                                 "columns": [str(col) for col in group.output], "expressions": expressions}
         notes = optimized.memo.notes_of(group)
