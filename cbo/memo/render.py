@@ -142,6 +142,10 @@ def memo_json(optimized: Optimized) -> dict[str, Any]:
                                 "cost": cost, "costed": (group.id, index) in optimized.expression_costs,
                                 # The rule that added the expression (None: the query as written).
                                 "rule": optimized.memo.added_by.get(expr)})
+            bound = optimized.expression_bounds.get((group.id, index))
+            if (group.id, index) not in optimized.expression_costs and bound is not None and bound != float("inf"):
+                # Never costed: its inputs alone cost at least this, no less than the winner.
+                expressions[-1]["lower_bound"] = bound
         body: dict[str, Any] = {"id": group.id, "estimated_rows": round(group.rows, 3),
                                 "columns": [str(col) for col in group.output], "expressions": expressions}
         notes = optimized.memo.notes_of(group)

@@ -205,4 +205,15 @@ def test_the_memo_renders_as_text_json_and_svg():
     assert {"groups", "expressions", "rule_applications", "elapsed_ms"} <= set(body["counters"])
     winners = [g for g in body["groups"] if "winner" in g]
     assert winners and all(g["winner"]["cost"] >= 0 for g in winners)
+    expressions = [e for g in body["groups"] for e in g["expressions"]]
+    # Each expression names the rule that added it (None for the query as written), as the text does.
+    assert {e["rule"] for e in expressions} >= {None, "ReorderJoins"}
+    assert all(e["rule"] is None or f"<- {e['rule']}" in text for e in expressions)
+    # Never-costed expressions carry the bound that ruled them out, at least the winner's cost.
+    for g in body["groups"]:
+        for e in g["expressions"]:
+            if "lower_bound" in e:
+                assert e["cost"] is None and not e["costed"]
+                if "winner" in g:
+                    assert e["lower_bound"] >= g["winner"]["cost"] - 1e-9
     assert MemoView(result)._repr_svg_().startswith("<svg")
