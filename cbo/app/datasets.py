@@ -10,7 +10,7 @@ is skipped when its result is already there, so a second call returns at once.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 
 def tpch_catalog(sf: float = 0.01, *, statistics: bool = True,

@@ -131,7 +131,8 @@ class Session:
             raise CboError(f"statistics_figure needs TABLE.COLUMN, not {column!r}")
         stats = self.statistics(table)
         if name not in stats.columns:
-            raise CboError(f"no column '{name}' in the statistics of {stats.table} (columns: {', '.join(stats.columns)})")
+            raise CboError(f"no column '{name}' in the statistics of {stats.table} "
+                           f"(columns: {', '.join(stats.columns)})")
         return column_figure(stats, stats.columns[name])
 
     # -- planning ----------------------------------------------------------------------------------

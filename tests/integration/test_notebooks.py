@@ -48,7 +48,8 @@ def test_notebook_runs(path: Path, kernel_dir: Path) -> None:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-    manager = KernelManager(kernel_name="cbo-test", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernel_dir)]))
+    specs = KernelSpecManager(kernel_dirs=[str(kernel_dir)])
+    manager = KernelManager(kernel_name="cbo-test", kernel_spec_manager=specs)
     client = nbclient.NotebookClient(notebook, km=manager, timeout=CELL_TIMEOUT, allow_errors=False,
                                      resources={"metadata": {"path": str(path.parent)}})
     started = time.perf_counter()
