@@ -9,8 +9,8 @@ is skipped when its result is already there, so a second call returns at once.
 
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 
 def tpch_catalog(sf: float = 0.01, *, statistics: bool = True,
