@@ -14,9 +14,12 @@ import json
 import os
 import sys
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
+from tests.quick.test_drawings import boxes
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -56,6 +59,15 @@ def test_notebook_runs(path: Path, kernel_dir: Path) -> None:
     client.execute(env=env)
     elapsed = time.perf_counter() - started
     print(f"{path.name}: {elapsed:.1f} s")
-    errors = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])
-              if o.get("output_type") == "error"]
-    assert not errors
+    outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    # The plan and memo drawings as the notebook shows them: every label inside its box, every
+    # box inside the drawing (nothing cut off).
+    for output in outputs:
+        svg = output.get("data", {}).get("image/svg+xml")
+        if svg:
+            root = ET.fromstring(svg)
+            width, height = float(root.get("width", 0)), float(root.get("height", 0))
+            for rect, _ in boxes(svg):
+                assert rect["x"] >= 0 and rect["x"] + rect["width"] <= width, f"{path.name}: a box past the edge"
+                assert rect["y"] >= 0 and rect["y"] + rect["height"] <= height, f"{path.name}: a box past the edge"
