@@ -17,7 +17,8 @@ def q_error(estimate: float, true: float) -> float:
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per system, overall and per join count: count, median, p90, p95, max, share under-estimated."""
+    """Per system, overall and per join count: count, median, p90, p95, max, share under-estimated;
+    then the same over whole queries only (``whole``, ``whole:<joins>``) where records mark them."""
     systems = [s for s in SYSTEMS if any(r.get(s) is not None for r in records)]
     joins = sorted({r["joins"] for r in records})
     summary: dict[str, Any] = {}
@@ -26,6 +27,11 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         summary[system] = {"all": _stats(rows, s)}
         for j in joins:
             summary[system][str(j)] = _stats([r for r in rows if r["joins"] == j], s)
+        whole = [r for r in rows if r.get("whole")]
+        if whole:
+            summary[system]["whole"] = _stats(whole, s)
+            for j in joins:
+                summary[system][f"whole:{j}"] = _stats([r for r in whole if r["joins"] == j], s)
     return summary
 
 

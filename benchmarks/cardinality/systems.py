@@ -20,9 +20,9 @@ import duckdb
 from sqlglot import exp
 
 from benchmarks.cardinality import duck
-from cbo.sources.catalog import Catalog
 from cbo.estimate import Estimator
 from cbo.ir.operators import Plan, Scan
+from cbo.sources.catalog import Catalog
 from cbo.sqlgen import SqlRenderer, name_of
 
 
