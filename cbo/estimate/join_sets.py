@@ -91,6 +91,7 @@ def estimate_join_set(join_set: JoinSet) -> RelEstimate:
         rows *= leaf.estimate.rows
     combined: ChainMap[Column, ColumnEstimate] = ChainMap(*[leaf.estimate.columns for leaf in leaves])  # type: ignore[arg-type]
     class_of = {c: k for k, members in enumerate(classes) for c in members}
+    empty_alone: list[float] = []
     if rows > 0:
         grouped = _composite_pairs(classes, leaves, leaf_of)
         in_group = {k for _, _, ks in grouped for k in ks}
@@ -101,7 +102,14 @@ def estimate_join_set(join_set: JoinSet) -> RelEstimate:
             def measure(found: list[str], m: tuple[Column, ...] = members, sampled: bool = use_sample) -> float:
                 return _class_selectivity(m, leaves, leaf_of, sampled, found)
 
-            selectivities.append(_remembered(("class", members, use_sample), members, leaves, leaf_of, measure, notes))
+            own: list[str] = []
+            selectivities.append(_remembered(("class", members, use_sample), members, leaves, leaf_of, measure, own))
+            notes.extend(own)
+            if EMPTY_NOTE in own:
+                alone = selectivities[-1]
+                for index in {leaf_of[c] for c in members}:
+                    alone *= leaves[index].estimate.rows
+                empty_alone.append(alone)
         for k in range(len(classes)):
             found = _extreme_of_same_rows(k, classes, selectivities, leaves, leaf_of)
             rows *= found if found is not None else selectivities[k]
@@ -126,6 +134,12 @@ def estimate_join_set(join_set: JoinSet) -> RelEstimate:
             rows *= share
             if note:
                 notes.append(note)
+        # A class the samples find empty is estimated at a floor (half a sampled tuple), not
+        # from rows; the set's other joins would multiply that floor by their fan-out (empty
+        # tags-posts pairs times the badges of busy editors). The set keeps at most the
+        # class's own estimate: near empty stays near empty, whatever joins it.
+        if empty_alone:
+            rows = min(rows, min(empty_alone))
     total = rows
     joints: dict[int, ColumnEstimate] = {}
 
@@ -256,17 +270,17 @@ def _class_selectivity(members: Sequence[Column], leaves: Sequence[Leaf], leaf_o
     sampled = use_sample and len(by_leaf) == len(members) >= 2
     tuples = _counted(members, leaves, leaf_of) if sampled else None
     if tuples is None and sampled:
-        tuples = _from_base(members, leaves, leaf_of)
+        tuples = _from_base(members, leaves, leaf_of, notes)
     if tuples is None:
         columns = [leaves[leaf_of[c]].estimate.column(c) for c in members]
         if any(c.kind is None for c in columns):
             notes.append("a join column without value statistics: join estimated as uniform over distinct values")
         tuples = matching_tuples(columns)
         if sampled:
-            corrected = _sampled(members, leaves, leaf_of, tuples)
+            corrected = _sampled(members, leaves, leaf_of, tuples, notes)
             if corrected is not None:
                 tuples = corrected
-            tuples = min(tuples, _bound_without_key(members, leaves, leaf_of))
+            tuples = min(tuples, _bound_without_key(members, leaves, leaf_of, notes))
     denominator = 1.0
     for index, own in by_leaf.items():
         # m members of one leaf: one row holds all m values, not m independent rows.
@@ -279,7 +293,8 @@ def _class_selectivity(members: Sequence[Column], leaves: Sequence[Leaf], leaf_o
     return selectivity
 
 
-def _bound_without_key(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float:
+def _bound_without_key(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
+                       notes: list[str] | None = None) -> float:
     """An upper bound on a class's matching tuples from its members other than a unique key:
     the key holds each value at most once, so the class never has more tuples than the others
     alone. The others are checked on their samples, which meet more often than with the key's
@@ -292,8 +307,11 @@ def _bound_without_key(members: Sequence[Column], leaves: Sequence[Leaf], leaf_o
             continue
         others = [c for c in members if c is not key]
         tuples = matching_tuples([leaves[leaf_of[c]].estimate.column(c) for c in others])
-        corrected = _sampled(others, leaves, leaf_of, tuples)
+        found: list[str] = []
+        corrected = _sampled(others, leaves, leaf_of, tuples, found)
         if corrected is not None and corrected < tuples:
+            if notes is not None:
+                notes.extend(found)
             return corrected
     return math.inf
 
@@ -374,7 +392,7 @@ def _counted(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Co
         if found is None:
             return None
         arrays.append(found)
-    if len({values.dtype for values, _ in arrays}) != 1 or len({id(o.view.sample) for o in origins}) < len(origins):
+    if len({values.dtype for values, _ in arrays}) != 1 or not _shared_pairs(origins)[1]:
         return None
     return _class_index(origins, arrays).passing([o.view.mask for o in origins])
 
@@ -405,12 +423,13 @@ def _sample_members(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: 
         arrays.append(values)
     if len({values.dtype for values, _ in arrays}) != 1:
         return None
-    if len({id(o.view.sample) for _, o in chosen}) < len(chosen):
-        return None    # one table's sample twice (a self-join): its counts are not independent
+    if not _shared_pairs([o for _, o in chosen])[1]:
+        return None    # one table's sample three times or more: its counts are not independent
     return chosen, arrays
 
 
-def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float | None:
+def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
+               notes: list[str] | None = None) -> float | None:
     """The class's matching tuples from the members' unfiltered distributions, scaled by what
     the filters keep as the samples measure it: the shares of sampled rows passing each leaf's
     filters (independence), or, where the sampled tuples passing depart from that by more than
@@ -440,14 +459,18 @@ def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[
     base = _base_tuples(bases)
     if abs(passing - expected) <= 2.0 * math.sqrt(max(expected, 1.0)):
         return base * expected / index.all_tuples
+    if passing < 0.5 and notes is not None:
+        notes.append(EMPTY_NOTE)
     return base * max(passing, 0.5) / index.all_tuples
 
 
 MIN_SAMPLE_TUPLES = 30
+EMPTY_NOTE = ("a join class the row samples find empty: estimated as half a sampled tuple, "
+              "not multiplied by the joins above")
 
 
 def _sampled(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
-             tuples: float) -> float | None:
+             tuples: float, notes: list[str] | None = None) -> float | None:
     """The class's matching tuples as the leaves' samples count them, where they contradict
     ``tuples`` (the distributions' count); None where the samples cannot tell.
 
@@ -480,6 +503,8 @@ def _sampled(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Co
         return None    # a few sampled tuples more than expected: too few to scale up from
     if expected <= 0 or tuples <= 0:
         return passing / fraction
+    if passing < 0.5 and notes is not None:
+        notes.append(EMPTY_NOTE)
     return tuples * max(passing, 0.5) / expected
 
 
@@ -547,7 +572,7 @@ def _leaf_correlation(index: int, classes: Sequence[tuple[Column, ...]], leaves:
         if position is None or len(chosen) < 2:
             return 1.0
         class_index = _class_index([o for _, o in chosen], arrays)
-        if not class_index.size:
+        if not class_index.size or class_index.shared:
             return 1.0
         weight = class_index.weights(position, [o.view.mask for _, o in chosen])
         if mask is not None:
@@ -570,11 +595,36 @@ def _leaf_correlation(index: int, classes: Sequence[tuple[Column, ...]], leaves:
     return max(found_tuples, 0.5) / expected
 
 
+def _shared_pairs(origins: Sequence[Origin]) -> tuple[list[tuple[int, int, float]], bool]:
+    """Members read from one table's sample (a self-join, ``p1.OwnerUserId = u.Id =
+    p2.LastEditorUserId``): pairs of their positions with the sample's fraction of its table,
+    and whether the class can be counted on the samples (no sample read three times or more)."""
+    seen: dict[int, list[int]] = {}
+    for position, origin in enumerate(origins):
+        seen.setdefault(id(origin.view.sample), []).append(position)
+    pairs = []
+    for positions in seen.values():
+        if len(positions) > 2:
+            return [], False
+        if len(positions) == 2:
+            sample = origins[positions[0]].view.sample
+            pairs.append((positions[0], positions[1], min(sample.size / max(sample.population, 1.0), 1.0)))
+    return pairs, True
+
+
 class _ClassIndex:
     """Sampled values of k columns mapped to one set of keys: then any masks (the sample rows
-    passing each leaf's filters) count the matching tuples in O(n)."""
+    passing each leaf's filters) count the matching tuples in O(n).
 
-    def __init__(self, arrays: Sequence[tuple[np.ndarray, np.ndarray]]):
+    Two members may read one table's sample (a self-join): a pair of distinct sampled rows is
+    then in the sample with probability ``f^2``, like a pair from two independent samples, but
+    a row paired with itself (its two columns equal) with probability ``f``. ``passing`` counts
+    those diagonal tuples ``f`` times (``shared``: the pairs of members and ``f``), so that
+    dividing by the product of the members' fractions stays unbiased."""
+
+    def __init__(self, arrays: Sequence[tuple[np.ndarray, np.ndarray]],
+                 shared: Sequence[tuple[int, int, float]] = ()):
+        self.shared = tuple(shared)
         valid = [values[~nulls] for values, nulls in arrays]
         keys = np.unique(np.concatenate(valid)) if valid else np.zeros(0)
         self.size = len(keys)
@@ -609,7 +659,20 @@ class _ClassIndex:
         product = self.counts(0, masks[0])
         for member in range(1, len(masks)):
             product = product * self.counts(member, masks[member])
-        return float(product.sum())
+        total = float(product.sum())
+        for a, b, fraction in self.shared:
+            if fraction >= 1.0:
+                continue
+            same = (self.groups[a] >= 0) & (self.groups[a] == self.groups[b])
+            for member in (a, b):
+                if masks[member] is not None:
+                    same = same & masks[member]
+            diagonal = np.bincount(self.groups[a][same], minlength=self.size).astype(np.float64)
+            for member in range(len(masks)):
+                if member not in (a, b):
+                    diagonal = diagonal * self.counts(member, masks[member])
+            total -= (1.0 - fraction) * float(diagonal.sum())
+        return total
 
     def weights(self, member: int, masks: Sequence[np.ndarray | None]) -> np.ndarray:
         """Per sampled row of ``member``, the matching tuples of the other members."""
@@ -632,7 +695,7 @@ def _class_index(origins: Sequence[Origin], arrays: Sequence[tuple[np.ndarray, n
     found = _CLASS_INDEXES.get(key)
     if found is not None and all(a is b for a, b in zip(found[0], samples)):
         return found[1]
-    index = _ClassIndex(arrays)
+    index = _ClassIndex(arrays, _shared_pairs(origins)[0])
     if len(_CLASS_INDEXES) > 1_000:
         _CLASS_INDEXES.clear()
     _CLASS_INDEXES[key] = (samples, index)
