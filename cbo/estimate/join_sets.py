@@ -110,6 +110,8 @@ def estimate_join_set(join_set: JoinSet) -> RelEstimate:
                 for index in {leaf_of[c] for c in members}:
                     alone *= leaves[index].estimate.rows
                 empty_alone.append(alone)
+            elif use_sample and len(members) >= 3:
+                empty_alone.extend(_empty_pairs(members, leaves, leaf_of, notes))
         for k in range(len(classes)):
             found = _extreme_of_same_rows(k, classes, selectivities, leaves, leaf_of)
             rows *= found if found is not None else selectivities[k]
@@ -176,6 +178,31 @@ def estimate_join_set(join_set: JoinSet) -> RelEstimate:
         origins.update(leaf.estimate.origins)
         all_notes |= leaf.estimate.notes
     return RelEstimate(rows, columns, groups, origins, None, all_notes, join_set)
+
+
+def _empty_pairs(members: tuple[Column, ...], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
+                 notes: list[str]) -> list[float]:
+    """The estimates of the class's pairs of members (of different leaves) that the samples
+    find empty: a class of three is empty where two of its members never meet (recent users
+    and old badges), which its own sampled tuples, few under all filters at once, may not
+    show. Pairs are measured as a two-leaf set of the same leaves would be (and remembered)."""
+    found = []
+    for x in range(len(members)):
+        for y in range(x + 1, len(members)):
+            a, b = members[x], members[y]
+            if leaf_of[a] == leaf_of[b]:
+                continue
+            pair = (a, b)
+
+            def measure(own: list[str], m: tuple[Column, ...] = pair) -> float:
+                return _class_selectivity(m, leaves, leaf_of, True, own)
+
+            own: list[str] = []
+            selectivity = _remembered(("class", pair, True), pair, leaves, leaf_of, measure, own)
+            if EMPTY_NOTE in own:
+                notes.append(EMPTY_NOTE)
+                found.append(selectivity * leaves[leaf_of[a]].estimate.rows * leaves[leaf_of[b]].estimate.rows)
+    return found
 
 
 _REMEMBERED: dict[tuple, tuple[tuple[RelEstimate, ...], float, list[str]]] = {}
@@ -431,12 +458,14 @@ def _sample_members(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: 
 def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
                notes: list[str] | None = None) -> float | None:
     """The class's matching tuples from the members' unfiltered distributions, scaled by what
-    the filters keep as the samples measure it: the shares of sampled rows passing each leaf's
-    filters (independence), or, where the sampled tuples passing depart from that by more than
-    two standard deviations, their share of all sampled tuples (filters correlated with the
-    key). None when some member lacks a sample or unfiltered statistics, or when fewer than
-    ``MIN_SAMPLE_TUPLES`` sampled tuples match without filters (the sample cannot tell). It reads
-    no filtered distribution, which keeps it cheap."""
+    the filters keep as the samples measure it: per leaf, the share of sampled tuples passing
+    its filters alone where that departs from the share of its sampled rows passing them by
+    more than two standard deviations (filters correlated with the key), else the latter
+    (independence); and where all filters' sampled tuples depart from the product of those
+    shares, their share of all sampled tuples. None when some member lacks a sample or
+    unfiltered statistics, or when fewer than ``MIN_SAMPLE_TUPLES`` sampled tuples match
+    without filters (the sample cannot tell). It reads no filtered distribution, which keeps
+    it cheap."""
     bases = []
     for c in members:
         origin = leaves[leaf_of[c]].estimate.origins.get(c)
@@ -450,15 +479,31 @@ def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[
     index = _class_index([o for _, o in chosen], arrays)
     if index.all_tuples < MIN_SAMPLE_TUPLES:
         return None
-    passing = index.passing([o.view.mask for _, o in chosen])
-    expected = index.all_tuples
-    for (values, _), (_, origin) in zip(arrays, chosen):
-        mask = origin.view.mask
-        if mask is not None and len(values):
-            expected *= mask.sum() / len(values)
+    masks = [o.view.mask for _, o in chosen]
+    passing = index.passing(masks)
+    # Each leaf's filters first, alone: the sampled tuples passing them against the leaf's
+    # share of passing rows (excerpt posts all score 0: among the 65 sampled tuples that
+    # match a tag, none passes ``Score >= 1`` where 40 % of all posts do). One leaf's
+    # evidence is far stronger than all filters' joint count, which expects little anyway.
+    share = 1.0
+    floored = False
+    for position, ((values, _), mask) in enumerate(zip(arrays, masks)):
+        if mask is None or not len(values):
+            continue
+        independent = float(mask.sum()) / len(values)
+        alone = index.passing([m if k == position else None for k, m in enumerate(masks)])
+        expected_alone = index.all_tuples * independent
+        if abs(alone - expected_alone) <= 2.0 * math.sqrt(max(expected_alone, 1.0)):
+            share *= independent
+        else:
+            share *= max(alone, 0.5) / index.all_tuples
+            floored = floored or alone < 0.5
+    expected = index.all_tuples * share
     base = _base_tuples(bases)
     if abs(passing - expected) <= 2.0 * math.sqrt(max(expected, 1.0)):
-        return base * expected / index.all_tuples
+        if floored and passing < 0.5 and notes is not None:
+            notes.append(EMPTY_NOTE)
+        return base * share
     if passing < 0.5 and notes is not None:
         notes.append(EMPTY_NOTE)
     return base * max(passing, 0.5) / index.all_tuples
