@@ -487,17 +487,24 @@ def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[
     # evidence is far stronger than all filters' joint count, which expects little anyway.
     share = 1.0
     floored = False
+    strongest: tuple[float, float, float] | None = None    # (z, independent share, measured share)
     for position, ((values, _), mask) in enumerate(zip(arrays, masks)):
         if mask is None or not len(values):
             continue
         independent = float(mask.sum()) / len(values)
+        share *= independent
         alone = index.passing([m if k == position else None for k, m in enumerate(masks)])
         expected_alone = index.all_tuples * independent
-        if abs(alone - expected_alone) <= 2.0 * math.sqrt(max(expected_alone, 1.0)):
-            share *= independent
-        else:
-            share *= max(alone, 0.5) / index.all_tuples
-            floored = floored or alone < 0.5
+        z = abs(alone - expected_alone) / math.sqrt(max(expected_alone, 1.0))
+        if z > 2.0 and (strongest is None or z > strongest[0]):
+            strongest = (z, independent, alone / index.all_tuples)
+    if strongest is not None:
+        # One leaf only, the one departing most: the sampled tuples are weighted by the
+        # fan-out (busy users dominate them), and shares measured on them for several leaves
+        # would multiply that bias; the other leaves keep their rows' shares.
+        _, independent, measured = strongest
+        floored = measured * index.all_tuples < 0.5
+        share *= max(measured, 0.5 / index.all_tuples) / independent
     expected = index.all_tuples * share
     base = _base_tuples(bases)
     if abs(passing - expected) <= 2.0 * math.sqrt(max(expected, 1.0)):
