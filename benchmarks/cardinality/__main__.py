@@ -36,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sf", type=float, default=1.0, help="TPC-H scale factor (default 1)")
     parser.add_argument("--out", type=Path, required=True, help="JSON file to write (a .png is drawn beside it)")
     parser.add_argument("--systems", default="cbo,postgres,duckdb",
-                        help="comma-separated: cbo,postgres,duckdb,spark (default: cbo,postgres,duckdb)")
+                        help="comma-separated: cbo,cbo_upper (pessimistic mode),postgres,duckdb,spark "
+                             "(default: cbo,postgres,duckdb)")
     parser.add_argument("--queries", type=int, default=200, help="STATS: number of generated queries (default 200)")
     parser.add_argument("--seed", type=int, default=None, help="STATS: generator seed")
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per true count (default 60)")
@@ -59,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     estimators = []
     if "cbo" in systems:
         estimators.append(CboSystem(stats))
+    if "cbo_upper" in systems:
+        estimators.append(CboSystem(stats, upper=True))
     if "postgres" in systems:
         estimators.append(PostgresSystem(pg_catalog))
     if "duckdb" in systems:
@@ -89,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
                 except Exception as exc:  # noqa: BLE001 - one system failing must not stop the others
                     record[system.name] = None
                     record[f"{system.name}_error"] = str(exc).splitlines()[0][:200]
-                if isinstance(system, CboSystem):
+                if isinstance(system, CboSystem) and system.name == "cbo":
                     record["cbo_ms"] = system.last_ms
                     record["cbo_cold_ms"] = system.last_cold_ms
                     if system.last_notes:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-SYSTEMS = ("cbo", "postgres", "duckdb", "spark")
+SYSTEMS = ("cbo", "cbo_upper", "postgres", "duckdb", "spark")
 
 
 def q_error(estimate: float, true: float) -> float:
@@ -67,7 +67,7 @@ def plot(records: list[dict[str, Any]], path: Path, title: str) -> Path:
     joins = sorted({r["joins"] for r in records})
     figure, axis = plt.subplots(figsize=(max(6, 1.6 * len(joins) * len(systems) / 2), 4.5))
     width = 0.8 / max(len(systems), 1)
-    colours = {"cbo": "#1f77b4", "postgres": "#d62728", "duckdb": "#2ca02c", "spark": "#ff7f0e"}
+    colours = {"cbo": "#1f77b4", "cbo_upper": "#9467bd", "postgres": "#d62728", "duckdb": "#2ca02c", "spark": "#ff7f0e"}
     for k, system in enumerate(systems):
         data = [[q_error(r[system], r["true"]) for r in records if r["joins"] == j and r.get(system) is not None]
                 or [1.0] for j in joins]

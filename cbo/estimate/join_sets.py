@@ -58,6 +58,7 @@ from cbo.estimate.filters import generic_selectivity
 from cbo.estimate.joins import matched_rows
 from cbo.estimate.matching import joint, matching_tuples
 from cbo.estimate.relation import DerivedColumns, JoinSet, Leaf, Origin, RelEstimate
+from cbo.estimate.upper_bound import join_bound
 from cbo.ir.expressions import Column, Expr, conjuncts
 from cbo.ir.operators import Join, Plan, equated_columns
 
@@ -78,7 +79,9 @@ def join_set_of(node: Join, left: RelEstimate, right: RelEstimate) -> JoinSet:
     return JoinSet(tuple(leaves), left_conjuncts | right_conjuncts | frozenset(conjuncts(node.condition)))
 
 
-def estimate_join_set(join_set: JoinSet) -> RelEstimate:
+def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
+    """The set's estimate; with ``upper``, its rows are the degree bound of ``upper_bound``
+    (the pessimistic mode) rather than the estimate."""
     leaves = join_set.leaves
     leaf_of: dict[Column, int] = {}
     for index, leaf in enumerate(leaves):
@@ -142,6 +145,9 @@ def estimate_join_set(join_set: JoinSet) -> RelEstimate:
         # class's own estimate: near empty stays near empty, whatever joins it.
         if empty_alone:
             rows = min(rows, min(empty_alone))
+        if upper:
+            rows = join_bound(leaves, classes, leaf_of)
+            notes.append("pessimistic: join rows bounded by the leaves' largest value frequencies")
     total = rows
     joints: dict[int, ColumnEstimate] = {}
 
