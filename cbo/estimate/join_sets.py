@@ -113,7 +113,7 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
                 for index in {leaf_of[c] for c in members}:
                     alone *= leaves[index].estimate.rows
                 empty_alone.append(alone)
-            elif use_sample and len(members) >= 3:
+            if use_sample and len(members) >= 3:
                 empty_alone.extend(_empty_pairs(members, leaves, leaf_of, notes))
         for k in range(len(classes)):
             found = _extreme_of_same_rows(k, classes, selectivities, leaves, leaf_of)
@@ -492,7 +492,6 @@ def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[
     # match a tag, none passes ``Score >= 1`` where 40 % of all posts do). One leaf's
     # evidence is far stronger than all filters' joint count, which expects little anyway.
     share = 1.0
-    floored = False
     strongest: tuple[float, float, float] | None = None    # (z, independent share, measured share)
     for position, ((values, _), mask) in enumerate(zip(arrays, masks)):
         if mask is None or not len(values):
@@ -509,12 +508,22 @@ def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[
         # fan-out (busy users dominate them), and shares measured on them for several leaves
         # would multiply that bias; the other leaves keep their rows' shares.
         _, independent, measured = strongest
-        floored = measured * index.all_tuples < 0.5
         share *= max(measured, 0.5 / index.all_tuples) / independent
     expected = index.all_tuples * share
     base = _base_tuples(bases)
+    if sum(frozenset([c]) not in leaves[leaf_of[c]].unique for c, _ in chosen) >= 2:
+        # Two foreign keys (posts' owners, badges' holders): the unfiltered distributions
+        # match them as if independent across tables, missing that the same users are busy
+        # in both (about half the truth on STATS); the samples' count, scaled by their
+        # fractions, is unbiased.
+        fraction = 1.0
+        for _, origin in chosen:
+            sample = origin.view.sample
+            fraction *= min(sample.size / max(sample.population, 1.0), 1.0)
+        if fraction > 0:
+            base = index.all_tuples / fraction
     if abs(passing - expected) <= 2.0 * math.sqrt(max(expected, 1.0)):
-        if floored and passing < 0.5 and notes is not None:
+        if passing < 0.5 and notes is not None:
             notes.append(EMPTY_NOTE)
         return base * share
     if passing < 0.5 and notes is not None:
