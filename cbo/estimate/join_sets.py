@@ -24,6 +24,13 @@ orders of magnitude near empty results. Here the estimate is computed from the s
   (``_from_base``, as ``joins.sampled_selectivity`` does for one pair), and where the sample
   matches too rarely for that, the filtered distributions' count stands unless the sample
   contradicts it by more than two standard deviations (``_sampled``).
+* **Self-joins.** Two members read from one table's sample (``p1.OwnerUserId = u.Id =
+  p2.LastEditorUserId``) are counted on it, a row paired with itself weighted by the sample's
+  fraction ``f`` rather than ``f^2`` (``_ClassIndex``).
+* **Empty classes bound their set.** A class the samples find empty (no sampled tuple passes,
+  or two members of a class of three never meet: ``_empty_pairs``) is estimated at half a
+  sampled tuple, and the set keeps at most that class's own estimate: the other joins would
+  multiply a floor, not rows.
 * **A key bounds its class.** A unique key holds each value once, so a class has no more
   tuples than its other members alone; where their samples show that they never meet (tags
   and post links never share a post), that bounds the class (``_bound_without_key``).
