@@ -113,3 +113,30 @@ def test_two_foreign_keys_are_matched_from_the_samples_where_the_same_users_are_
         estimates[size] = Estimator(stats).rows(Join("inner", scans["posts"], scans["badges"], on))
     assert estimates[0] < 0.8 * truth, (estimates, truth)      # the data is correlated enough to mean something
     assert 0.85 <= estimates[5_000] / truth <= 1.15, (estimates, truth)
+
+
+def test_a_class_of_three_is_bounded_by_two_members_that_never_meet():
+    # Badges come after their holder joined: users who joined late hold no early badge. In
+    # posts.OwnerUserId = users.Id = badges.UserId the three-way sampled tuples under all
+    # filters are too few to tell, but users and badges alone never meet in the samples, so
+    # the class, and the set, keep at most that pair's floor.
+    rng = random.Random(17)
+    ids = list(range(1, 4_001))
+    joined = [rng.randint(0, 1_000) for _ in ids]
+    holders = [rng.choice(ids) for _ in range(30_000)]
+    data = {"users": {"Id": ids, "Joined": joined},
+            "badges": {"Id": list(range(1, 30_001)), "UserId": holders,
+                       "Date": [joined[u - 1] + rng.randint(0, 300) for u in holders]},
+            "posts": {"Id": list(range(1, 30_001)), "OwnerUserId": [rng.choice(ids) for _ in range(30_000)]}}
+    factory = ColumnFactory()
+    stats = {f"j.{t}": table_stats(f"j.{t}", cols, sample_size=5_000) for t, cols in data.items()}
+    s = {t: make_scan(factory, f"j.{t}", list(cols), ("Id",)) for t, cols in data.items()}
+    late = Filter(s["users"], compare("gte", col(s["users"], "Joined"), num(900)))
+    early = Filter(s["badges"], compare("lt", col(s["badges"], "Date"), num(850)))
+    on = [compare("eq", col(s["posts"], "OwnerUserId"), col(s["users"], "Id")),
+          compare("eq", col(s["badges"], "UserId"), col(s["users"], "Id"))]
+    estimator = Estimator(stats)
+    pair = estimator.rows(Join("inner", late, early, on[1]))
+    three = _same_everywhere(estimator, _trees([s["posts"], late, early], on))
+    assert pair < 20, pair                     # independence: 400 late users x 7.5 badges x 85 %
+    assert three <= pair * 1.0001, (three, pair)
