@@ -499,13 +499,15 @@ def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[
     # match a tag, none passes ``Score >= 1`` where 40 % of all posts do). One leaf's
     # evidence is far stronger than all filters' joint count, which expects little anyway.
     share = 1.0
+    masked = sum(m is not None for m in masks)    # with one filtered leaf, its test is the joint count
     strongest: tuple[float, float, float] | None = None    # (z, independent share, measured share)
     for position, ((values, _), mask) in enumerate(zip(arrays, masks)):
         if mask is None or not len(values):
             continue
         independent = float(mask.sum()) / len(values)
         share *= independent
-        alone = index.passing([m if k == position else None for k, m in enumerate(masks)])
+        alone = passing if masked == 1 else \
+            index.passing([m if k == position else None for k, m in enumerate(masks)])
         expected_alone = index.all_tuples * independent
         z = abs(alone - expected_alone) / math.sqrt(max(expected_alone, 1.0))
         if z > 2.0 and (strongest is None or z > strongest[0]):
