@@ -84,6 +84,7 @@ class Planner:
         self._estimator = estimator
         self.settings = settings or OptimizerSettings()
         self._oracle = None
+        self._upper = None
         self._profiles: dict[str | None, object] = {}
 
     @property
@@ -155,8 +156,18 @@ class Planner:
 
             profile = self._profiles[path] = CostProfile.load(Path(path)) if path else default_profile()
         remote = frozenset(t.name for t in self.catalog.tables() if self.catalog.source_of(t).type != "spark")
-        estimator = self.oracle() if self.settings.cardinalities == "oracle" else self.estimator
+        estimator = self.oracle() if self.settings.cardinalities == "oracle" else \
+            self.upper_estimator() if self.settings.cardinalities == "upper" else self.estimator
         return Optimizer(estimator, self.settings, rules, profile, remote)  # type: ignore[arg-type]
+
+    def upper_estimator(self):  # type: ignore[no-untyped-def]
+        """The pessimistic estimator (``cardinalities=upper``): the same statistics, inner-join
+        sets bounded from above."""
+        if self._upper is None:
+            from cbo.estimate import Estimator
+
+            self._upper = Estimator(self.estimator.stats, upper=True)
+        return self._upper
 
     def oracle(self):  # type: ignore[no-untyped-def]
         """The oracle estimator (true row counts from DuckDB over the catalog's Parquet copies)."""

@@ -24,8 +24,11 @@
   which ignores filters). 0 disables broadcast joins.
 * ``shuffle_partitions``: the partition count of every shuffle; by default (None) cbo sizes it
   from the bytes the query scans (``CostProfile.partitions``) and Spark runs with that count.
-* ``cardinalities``: ``estimated`` (from statistics) or ``oracle``: every memo group's row count
-  is counted exactly with DuckDB, to see what the plan would be with perfect estimates.
+* ``cardinalities``: ``estimated`` (from statistics), ``oracle``: every memo group's row count
+  is counted exactly with DuckDB, to see what the plan would be with perfect estimates, or
+  ``upper``: pessimistic, every inner-join set estimated by an upper bound from its leaves'
+  largest value frequencies (``cbo.estimate.upper_bound``), so that no join is planned as
+  smaller than it can be.
 * ``cost_profile``: a profile file of cost constants (``python -m benchmarks.calibrate`` writes
   one); by default the shipped profile, or ``$CBO_COST_PROFILE``.
 
@@ -59,7 +62,7 @@ from cbo.errors import CboError
 
 STRATEGIES = ("AUTOMATIC", "NONE")
 BOOLEANS = ("in_predicates_as_inner_joins_enabled", "exploit_constraints", "push_table_through_subquery")
-CARDINALITIES = ("estimated", "oracle")
+CARDINALITIES = ("estimated", "oracle", "upper")
 EXISTENTIAL_FORMS = ("AUTOMATIC", "SEMI_JOIN", "DISTINCT_ABOVE", "DISTINCT_BELOW")
 
 

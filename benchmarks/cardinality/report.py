@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-SYSTEMS = ("cbo", "postgres", "duckdb", "spark")
+SYSTEMS = ("cbo", "cbo_upper", "postgres", "duckdb", "spark")
 
 
 def q_error(estimate: float, true: float) -> float:
@@ -17,7 +17,8 @@ def q_error(estimate: float, true: float) -> float:
 
 
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per system, overall and per join count: count, median, p90, p95, max, share under-estimated."""
+    """Per system, overall and per join count: count, median, p90, p95, max, share under-estimated;
+    then the same over whole queries only (``whole``, ``whole:<joins>``) where records mark them."""
     systems = [s for s in SYSTEMS if any(r.get(s) is not None for r in records)]
     joins = sorted({r["joins"] for r in records})
     summary: dict[str, Any] = {}
@@ -26,6 +27,11 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         summary[system] = {"all": _stats(rows, s)}
         for j in joins:
             summary[system][str(j)] = _stats([r for r in rows if r["joins"] == j], s)
+        whole = [r for r in rows if r.get("whole")]
+        if whole:
+            summary[system]["whole"] = _stats(whole, s)
+            for j in joins:
+                summary[system][f"whole:{j}"] = _stats([r for r in whole if r["joins"] == j], s)
     return summary
 
 
@@ -61,7 +67,7 @@ def plot(records: list[dict[str, Any]], path: Path, title: str) -> Path:
     joins = sorted({r["joins"] for r in records})
     figure, axis = plt.subplots(figsize=(max(6, 1.6 * len(joins) * len(systems) / 2), 4.5))
     width = 0.8 / max(len(systems), 1)
-    colours = {"cbo": "#1f77b4", "postgres": "#d62728", "duckdb": "#2ca02c", "spark": "#ff7f0e"}
+    colours = {"cbo": "#1f77b4", "cbo_upper": "#9467bd", "postgres": "#d62728", "duckdb": "#2ca02c", "spark": "#ff7f0e"}
     for k, system in enumerate(systems):
         data = [[q_error(r[system], r["true"]) for r in records if r["joins"] == j and r.get(system) is not None]
                 or [1.0] for j in joins]

@@ -2,7 +2,8 @@
 
 Every system sees the same sub-plan, rendered by cbo's SQL generator in its dialect:
 * ``Truth``: COUNT(*) in DuckDB over tables loaded from the Parquet files;
-* ``CboSystem``: cbo's estimator over the statistics stored for the catalog (timed);
+* ``CboSystem``: cbo's estimator over the statistics stored for the catalog (timed); as
+  ``cbo_upper``, its pessimistic mode (join sets bounded from above);
 * ``DuckDBSystem``: DuckDB's EXPLAIN estimate over the same tables;
 * ``PostgresSystem``: PostgreSQL's EXPLAIN estimate (``Plan Rows``) on the loaded database,
   with the statistics its own ANALYZE keeps (default statistics target);
@@ -20,9 +21,9 @@ import duckdb
 from sqlglot import exp
 
 from benchmarks.cardinality import duck
-from cbo.sources.catalog import Catalog
 from cbo.estimate import Estimator
 from cbo.ir.operators import Plan, Scan
+from cbo.sources.catalog import Catalog
 from cbo.sqlgen import SqlRenderer, name_of
 
 
@@ -56,10 +57,12 @@ class DuckDBSystem:
 
 
 class CboSystem:
-    name = "cbo"
+    """cbo's estimator; with ``upper``, its pessimistic mode (``cardinalities=upper``), named
+    ``cbo_upper``."""
 
-    def __init__(self, stats: dict[str, Any]):
-        self.estimator = Estimator(stats)
+    def __init__(self, stats: dict[str, Any], upper: bool = False):
+        self.name = "cbo_upper" if upper else "cbo"
+        self.estimator = Estimator(stats, upper=upper)
         self.last_ms = 0.0
         self.last_cold_ms = 0.0
         self.last_notes: list[str] = []

@@ -35,8 +35,11 @@ from stats.model import TableStats
 
 
 class Estimator:
-    def __init__(self, stats: Mapping[str, TableStats] | None = None):
+    def __init__(self, stats: Mapping[str, TableStats] | None = None, upper: bool = False):
+        """``upper``: the pessimistic mode, inner-join sets estimated by their degree bound
+        (``cbo.estimate.upper_bound``)."""
         self.stats = dict(stats or {})
+        self.upper = upper
         self._cache: dict[Plan, RelEstimate] = {}
         self._base: dict[tuple[str, str], ColumnEstimate] = {}   # columns of stored statistics, converted once
         self._sets: dict[tuple, tuple[JoinSet, RelEstimate]] = {}   # inner-join sets, whatever order built them
@@ -77,7 +80,7 @@ class Estimator:
         found = self._sets.get(key)
         if found is not None and all(a.estimate is b.estimate for a, b in zip(found[0].leaves, join_set.leaves)):
             return found[1]
-        estimate = estimate_join_set(join_set)
+        estimate = estimate_join_set(join_set, self.upper)
         self._sets[key] = (join_set, estimate)
         return estimate
 

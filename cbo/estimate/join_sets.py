@@ -24,6 +24,13 @@ orders of magnitude near empty results. Here the estimate is computed from the s
   (``_from_base``, as ``joins.sampled_selectivity`` does for one pair), and where the sample
   matches too rarely for that, the filtered distributions' count stands unless the sample
   contradicts it by more than two standard deviations (``_sampled``).
+* **Self-joins.** Two members read from one table's sample (``p1.OwnerUserId = u.Id =
+  p2.LastEditorUserId``) are counted on it, a row paired with itself weighted by the sample's
+  fraction ``f`` rather than ``f^2`` (``_ClassIndex``).
+* **Empty classes bound their set.** A class the samples find empty (no sampled tuple passes,
+  or two members of a class of three never meet: ``_empty_pairs``) is estimated at half a
+  sampled tuple, and the set keeps at most that class's own estimate: the other joins would
+  multiply a floor, not rows.
 * **A key bounds its class.** A unique key holds each value once, so a class has no more
   tuples than its other members alone; where their samples show that they never meet (tags
   and post links never share a post), that bounds the class (``_bound_without_key``).
@@ -58,6 +65,7 @@ from cbo.estimate.filters import generic_selectivity
 from cbo.estimate.joins import matched_rows
 from cbo.estimate.matching import joint, matching_tuples
 from cbo.estimate.relation import DerivedColumns, JoinSet, Leaf, Origin, RelEstimate
+from cbo.estimate.upper_bound import join_bound
 from cbo.ir.expressions import Column, Expr, conjuncts
 from cbo.ir.operators import Join, Plan, equated_columns
 
@@ -78,7 +86,9 @@ def join_set_of(node: Join, left: RelEstimate, right: RelEstimate) -> JoinSet:
     return JoinSet(tuple(leaves), left_conjuncts | right_conjuncts | frozenset(conjuncts(node.condition)))
 
 
-def estimate_join_set(join_set: JoinSet) -> RelEstimate:
+def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
+    """The set's estimate; with ``upper``, its rows are the degree bound of ``upper_bound``
+    (the pessimistic mode) rather than the estimate."""
     leaves = join_set.leaves
     leaf_of: dict[Column, int] = {}
     for index, leaf in enumerate(leaves):
@@ -91,6 +101,7 @@ def estimate_join_set(join_set: JoinSet) -> RelEstimate:
         rows *= leaf.estimate.rows
     combined: ChainMap[Column, ColumnEstimate] = ChainMap(*[leaf.estimate.columns for leaf in leaves])  # type: ignore[arg-type]
     class_of = {c: k for k, members in enumerate(classes) for c in members}
+    empty_alone: list[float] = []
     if rows > 0:
         grouped = _composite_pairs(classes, leaves, leaf_of)
         in_group = {k for _, _, ks in grouped for k in ks}
@@ -101,7 +112,16 @@ def estimate_join_set(join_set: JoinSet) -> RelEstimate:
             def measure(found: list[str], m: tuple[Column, ...] = members, sampled: bool = use_sample) -> float:
                 return _class_selectivity(m, leaves, leaf_of, sampled, found)
 
-            selectivities.append(_remembered(("class", members, use_sample), members, leaves, leaf_of, measure, notes))
+            own: list[str] = []
+            selectivities.append(_remembered(("class", members, use_sample), members, leaves, leaf_of, measure, own))
+            notes.extend(own)
+            if EMPTY_NOTE in own:
+                alone = selectivities[-1]
+                for index in {leaf_of[c] for c in members}:
+                    alone *= leaves[index].estimate.rows
+                empty_alone.append(alone)
+            if use_sample and len(members) >= 3:
+                empty_alone.extend(_empty_pairs(members, leaves, leaf_of, notes))
         for k in range(len(classes)):
             found = _extreme_of_same_rows(k, classes, selectivities, leaves, leaf_of)
             rows *= found if found is not None else selectivities[k]
@@ -126,6 +146,15 @@ def estimate_join_set(join_set: JoinSet) -> RelEstimate:
             rows *= share
             if note:
                 notes.append(note)
+        # A class the samples find empty is estimated at a floor (half a sampled tuple), not
+        # from rows; the set's other joins would multiply that floor by their fan-out (empty
+        # tags-posts pairs times the badges of busy editors). The set keeps at most the
+        # class's own estimate: near empty stays near empty, whatever joins it.
+        if empty_alone:
+            rows = min(rows, min(empty_alone))
+        if upper:
+            rows = join_bound(leaves, classes, leaf_of)
+            notes.append("pessimistic: join rows bounded by the leaves' largest value frequencies")
     total = rows
     joints: dict[int, ColumnEstimate] = {}
 
@@ -162,6 +191,31 @@ def estimate_join_set(join_set: JoinSet) -> RelEstimate:
         origins.update(leaf.estimate.origins)
         all_notes |= leaf.estimate.notes
     return RelEstimate(rows, columns, groups, origins, None, all_notes, join_set)
+
+
+def _empty_pairs(members: tuple[Column, ...], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
+                 notes: list[str]) -> list[float]:
+    """The estimates of the class's pairs of members (of different leaves) that the samples
+    find empty: a class of three is empty where two of its members never meet (recent users
+    and old badges), which its own sampled tuples, few under all filters at once, may not
+    show. Pairs are measured as a two-leaf set of the same leaves would be (and remembered)."""
+    found = []
+    for x in range(len(members)):
+        for y in range(x + 1, len(members)):
+            a, b = members[x], members[y]
+            if leaf_of[a] == leaf_of[b]:
+                continue
+            pair = (a, b)
+
+            def measure(own: list[str], m: tuple[Column, ...] = pair) -> float:
+                return _class_selectivity(m, leaves, leaf_of, True, own)
+
+            own: list[str] = []
+            selectivity = _remembered(("class", pair, True), pair, leaves, leaf_of, measure, own)
+            if EMPTY_NOTE in own:
+                notes.append(EMPTY_NOTE)
+                found.append(selectivity * leaves[leaf_of[a]].estimate.rows * leaves[leaf_of[b]].estimate.rows)
+    return found
 
 
 _REMEMBERED: dict[tuple, tuple[tuple[RelEstimate, ...], float, list[str]]] = {}
@@ -256,17 +310,17 @@ def _class_selectivity(members: Sequence[Column], leaves: Sequence[Leaf], leaf_o
     sampled = use_sample and len(by_leaf) == len(members) >= 2
     tuples = _counted(members, leaves, leaf_of) if sampled else None
     if tuples is None and sampled:
-        tuples = _from_base(members, leaves, leaf_of)
+        tuples = _from_base(members, leaves, leaf_of, notes)
     if tuples is None:
         columns = [leaves[leaf_of[c]].estimate.column(c) for c in members]
         if any(c.kind is None for c in columns):
             notes.append("a join column without value statistics: join estimated as uniform over distinct values")
         tuples = matching_tuples(columns)
         if sampled:
-            corrected = _sampled(members, leaves, leaf_of, tuples)
+            corrected = _sampled(members, leaves, leaf_of, tuples, notes)
             if corrected is not None:
                 tuples = corrected
-            tuples = min(tuples, _bound_without_key(members, leaves, leaf_of))
+            tuples = min(tuples, _bound_without_key(members, leaves, leaf_of, notes))
     denominator = 1.0
     for index, own in by_leaf.items():
         # m members of one leaf: one row holds all m values, not m independent rows.
@@ -279,7 +333,8 @@ def _class_selectivity(members: Sequence[Column], leaves: Sequence[Leaf], leaf_o
     return selectivity
 
 
-def _bound_without_key(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float:
+def _bound_without_key(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
+                       notes: list[str] | None = None) -> float:
     """An upper bound on a class's matching tuples from its members other than a unique key:
     the key holds each value at most once, so the class never has more tuples than the others
     alone. The others are checked on their samples, which meet more often than with the key's
@@ -292,8 +347,11 @@ def _bound_without_key(members: Sequence[Column], leaves: Sequence[Leaf], leaf_o
             continue
         others = [c for c in members if c is not key]
         tuples = matching_tuples([leaves[leaf_of[c]].estimate.column(c) for c in others])
-        corrected = _sampled(others, leaves, leaf_of, tuples)
+        found: list[str] = []
+        corrected = _sampled(others, leaves, leaf_of, tuples, found)
         if corrected is not None and corrected < tuples:
+            if notes is not None:
+                notes.extend(found)
             return corrected
     return math.inf
 
@@ -374,7 +432,7 @@ def _counted(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Co
         if found is None:
             return None
         arrays.append(found)
-    if len({values.dtype for values, _ in arrays}) != 1 or len({id(o.view.sample) for o in origins}) < len(origins):
+    if len({values.dtype for values, _ in arrays}) != 1 or not _shared_pairs(origins)[1]:
         return None
     return _class_index(origins, arrays).passing([o.view.mask for o in origins])
 
@@ -405,19 +463,22 @@ def _sample_members(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: 
         arrays.append(values)
     if len({values.dtype for values, _ in arrays}) != 1:
         return None
-    if len({id(o.view.sample) for _, o in chosen}) < len(chosen):
-        return None    # one table's sample twice (a self-join): its counts are not independent
+    if not _shared_pairs([o for _, o in chosen])[1]:
+        return None    # one table's sample three times or more: its counts are not independent
     return chosen, arrays
 
 
-def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float | None:
+def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
+               notes: list[str] | None = None) -> float | None:
     """The class's matching tuples from the members' unfiltered distributions, scaled by what
-    the filters keep as the samples measure it: the shares of sampled rows passing each leaf's
-    filters (independence), or, where the sampled tuples passing depart from that by more than
-    two standard deviations, their share of all sampled tuples (filters correlated with the
-    key). None when some member lacks a sample or unfiltered statistics, or when fewer than
-    ``MIN_SAMPLE_TUPLES`` sampled tuples match without filters (the sample cannot tell). It reads
-    no filtered distribution, which keeps it cheap."""
+    the filters keep as the samples measure it: per leaf, the share of sampled tuples passing
+    its filters alone where that departs from the share of its sampled rows passing them by
+    more than two standard deviations (filters correlated with the key), else the latter
+    (independence); and where all filters' sampled tuples depart from the product of those
+    shares, their share of all sampled tuples. None when some member lacks a sample or
+    unfiltered statistics, or when fewer than ``MIN_SAMPLE_TUPLES`` sampled tuples match
+    without filters (the sample cannot tell). It reads no filtered distribution, which keeps
+    it cheap."""
     bases = []
     for c in members:
         origin = leaves[leaf_of[c]].estimate.origins.get(c)
@@ -431,23 +492,61 @@ def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[
     index = _class_index([o for _, o in chosen], arrays)
     if index.all_tuples < MIN_SAMPLE_TUPLES:
         return None
-    passing = index.passing([o.view.mask for _, o in chosen])
-    expected = index.all_tuples
-    for (values, _), (_, origin) in zip(arrays, chosen):
-        mask = origin.view.mask
-        if mask is not None and len(values):
-            expected *= mask.sum() / len(values)
+    masks = [o.view.mask for _, o in chosen]
+    passing = index.passing(masks)
+    # Each leaf's filters first, alone: the sampled tuples passing them against the leaf's
+    # share of passing rows (excerpt posts all score 0: among the 65 sampled tuples that
+    # match a tag, none passes ``Score >= 1`` where 40 % of all posts do). One leaf's
+    # evidence is far stronger than all filters' joint count, which expects little anyway.
+    share = 1.0
+    masked = sum(m is not None for m in masks)    # with one filtered leaf, its test is the joint count
+    strongest: tuple[float, float, float] | None = None    # (z, independent share, measured share)
+    for position, ((values, _), mask) in enumerate(zip(arrays, masks)):
+        if mask is None or not len(values):
+            continue
+        independent = float(mask.sum()) / len(values)
+        share *= independent
+        alone = passing if masked == 1 else \
+            index.passing([m if k == position else None for k, m in enumerate(masks)])
+        expected_alone = index.all_tuples * independent
+        z = abs(alone - expected_alone) / math.sqrt(max(expected_alone, 1.0))
+        if z > 2.0 and (strongest is None or z > strongest[0]):
+            strongest = (z, independent, alone / index.all_tuples)
+    if strongest is not None:
+        # One leaf only, the one departing most: the sampled tuples are weighted by the
+        # fan-out (busy users dominate them), and shares measured on them for several leaves
+        # would multiply that bias; the other leaves keep their rows' shares.
+        _, independent, measured = strongest
+        share *= max(measured, 0.5 / index.all_tuples) / independent
+    expected = index.all_tuples * share
     base = _base_tuples(bases)
+    if sum(frozenset([c]) not in leaves[leaf_of[c]].unique for c, _ in chosen) >= 2:
+        # Two foreign keys (posts' owners, badges' holders): the unfiltered distributions
+        # match them as if independent across tables, missing that the same users are busy
+        # in both (about half the truth on STATS); the samples' count, scaled by their
+        # fractions, is unbiased.
+        fraction = 1.0
+        for _, origin in chosen:
+            sample = origin.view.sample
+            fraction *= min(sample.size / max(sample.population, 1.0), 1.0)
+        if fraction > 0:
+            base = index.all_tuples / fraction
     if abs(passing - expected) <= 2.0 * math.sqrt(max(expected, 1.0)):
-        return base * expected / index.all_tuples
+        if passing < 0.5 and notes is not None:
+            notes.append(EMPTY_NOTE)
+        return base * share
+    if passing < 0.5 and notes is not None:
+        notes.append(EMPTY_NOTE)
     return base * max(passing, 0.5) / index.all_tuples
 
 
 MIN_SAMPLE_TUPLES = 30
+EMPTY_NOTE = ("a join class the row samples find empty: estimated as half a sampled tuple, "
+              "not multiplied by the joins above")
 
 
 def _sampled(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
-             tuples: float) -> float | None:
+             tuples: float, notes: list[str] | None = None) -> float | None:
     """The class's matching tuples as the leaves' samples count them, where they contradict
     ``tuples`` (the distributions' count); None where the samples cannot tell.
 
@@ -480,6 +579,8 @@ def _sampled(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Co
         return None    # a few sampled tuples more than expected: too few to scale up from
     if expected <= 0 or tuples <= 0:
         return passing / fraction
+    if passing < 0.5 and notes is not None:
+        notes.append(EMPTY_NOTE)
     return tuples * max(passing, 0.5) / expected
 
 
@@ -547,7 +648,7 @@ def _leaf_correlation(index: int, classes: Sequence[tuple[Column, ...]], leaves:
         if position is None or len(chosen) < 2:
             return 1.0
         class_index = _class_index([o for _, o in chosen], arrays)
-        if not class_index.size:
+        if not class_index.size or class_index.shared:
             return 1.0
         weight = class_index.weights(position, [o.view.mask for _, o in chosen])
         if mask is not None:
@@ -570,11 +671,36 @@ def _leaf_correlation(index: int, classes: Sequence[tuple[Column, ...]], leaves:
     return max(found_tuples, 0.5) / expected
 
 
+def _shared_pairs(origins: Sequence[Origin]) -> tuple[list[tuple[int, int, float]], bool]:
+    """Members read from one table's sample (a self-join, ``p1.OwnerUserId = u.Id =
+    p2.LastEditorUserId``): pairs of their positions with the sample's fraction of its table,
+    and whether the class can be counted on the samples (no sample read three times or more)."""
+    seen: dict[int, list[int]] = {}
+    for position, origin in enumerate(origins):
+        seen.setdefault(id(origin.view.sample), []).append(position)
+    pairs = []
+    for positions in seen.values():
+        if len(positions) > 2:
+            return [], False
+        if len(positions) == 2:
+            sample = origins[positions[0]].view.sample
+            pairs.append((positions[0], positions[1], min(sample.size / max(sample.population, 1.0), 1.0)))
+    return pairs, True
+
+
 class _ClassIndex:
     """Sampled values of k columns mapped to one set of keys: then any masks (the sample rows
-    passing each leaf's filters) count the matching tuples in O(n)."""
+    passing each leaf's filters) count the matching tuples in O(n).
 
-    def __init__(self, arrays: Sequence[tuple[np.ndarray, np.ndarray]]):
+    Two members may read one table's sample (a self-join): a pair of distinct sampled rows is
+    then in the sample with probability ``f^2``, like a pair from two independent samples, but
+    a row paired with itself (its two columns equal) with probability ``f``. ``passing`` counts
+    those diagonal tuples ``f`` times (``shared``: the pairs of members and ``f``), so that
+    dividing by the product of the members' fractions stays unbiased."""
+
+    def __init__(self, arrays: Sequence[tuple[np.ndarray, np.ndarray]],
+                 shared: Sequence[tuple[int, int, float]] = ()):
+        self.shared = tuple(shared)
         valid = [values[~nulls] for values, nulls in arrays]
         keys = np.unique(np.concatenate(valid)) if valid else np.zeros(0)
         self.size = len(keys)
@@ -609,7 +735,20 @@ class _ClassIndex:
         product = self.counts(0, masks[0])
         for member in range(1, len(masks)):
             product = product * self.counts(member, masks[member])
-        return float(product.sum())
+        total = float(product.sum())
+        for a, b, fraction in self.shared:
+            if fraction >= 1.0:
+                continue
+            same = (self.groups[a] >= 0) & (self.groups[a] == self.groups[b])
+            for member in (a, b):
+                if masks[member] is not None:
+                    same = same & masks[member]
+            diagonal = np.bincount(self.groups[a][same], minlength=self.size).astype(np.float64)
+            for member in range(len(masks)):
+                if member not in (a, b):
+                    diagonal = diagonal * self.counts(member, masks[member])
+            total -= (1.0 - fraction) * float(diagonal.sum())
+        return total
 
     def weights(self, member: int, masks: Sequence[np.ndarray | None]) -> np.ndarray:
         """Per sampled row of ``member``, the matching tuples of the other members."""
@@ -632,7 +771,7 @@ def _class_index(origins: Sequence[Origin], arrays: Sequence[tuple[np.ndarray, n
     found = _CLASS_INDEXES.get(key)
     if found is not None and all(a is b for a, b in zip(found[0], samples)):
         return found[1]
-    index = _ClassIndex(arrays)
+    index = _ClassIndex(arrays, _shared_pairs(origins)[0])
     if len(_CLASS_INDEXES) > 1_000:
         _CLASS_INDEXES.clear()
     _CLASS_INDEXES[key] = (samples, index)

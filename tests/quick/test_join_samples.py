@@ -1,0 +1,142 @@
+"""Join sets checked on the row samples: a table joined with itself through a key, classes the
+samples find empty, filters correlated with the join key; and the pessimistic mode's bound."""
+
+from __future__ import annotations
+
+import random
+
+from cbo.estimate import Estimator
+from cbo.ir.expressions import ColumnFactory, compare
+from cbo.ir.operators import Filter, Join
+from stats.from_values import table_stats
+from tests.quick.test_estimator import col, make_scan, num
+from tests.quick.test_join_sets import _same_everywhere, _setup, _skewed_users, _trees, _truth_fk_fk
+
+
+def _counts(values: list[int]) -> dict[int, int]:
+    found: dict[int, int] = {}
+    for v in values:
+        found[v] = found.get(v, 0) + 1
+    return found
+
+
+def test_posts_owned_and_edited_by_the_same_heavy_users_are_counted_on_one_sample():
+    # p1.OwnerUserId = u.Id = p2.LastEditorUserId with users filtered to the heavy ones: both
+    # posts leaves read the one posts sample. Pairs of distinct sampled rows are in the sample
+    # with probability f^2, a row paired with itself with probability f; counted so, the sample
+    # finds the heavy users' posts x edits, which independent histograms miss.
+    data = _skewed_users()
+    factory = ColumnFactory()
+    stats = {f"s.{t}": table_stats(f"s.{t}", cols, sample_size=2_000) for t, cols in data.items()}
+    users = make_scan(factory, "s.users", list(data["users"]), ("Id",))
+    owned = make_scan(factory, "s.posts", list(data["posts"]), ("Id",))
+    edited = make_scan(factory, "s.posts", list(data["posts"]), ("Id",))
+    heavy = Filter(users, compare("gt", col(users, "Reputation"), num(300)))
+    on = [compare("eq", col(owned, "OwnerUserId"), col(users, "Id")),
+          compare("eq", col(edited, "LastEditorUserId"), col(users, "Id"))]
+    reputation = dict(zip(data["users"]["Id"], data["users"]["Reputation"]))
+    owners, editors = _counts(data["posts"]["OwnerUserId"]), _counts(data["posts"]["LastEditorUserId"])
+    truth = sum(n * editors.get(u, 0) for u, n in owners.items() if reputation[u] > 300)
+    estimate = _same_everywhere(Estimator(stats), _trees([owned, heavy, edited], on))
+    assert 1 / 2 <= estimate / truth <= 2, (estimate, truth)
+
+
+def _excerpts(seed: int = 3):  # type: ignore[no-untyped-def]
+    """Tags whose excerpt posts all score 0, as wiki excerpts do, while most posts score more;
+    posts' owners hold badges."""
+    rng = random.Random(seed)
+    posts = 40_000
+    excerpt_ids = rng.sample(range(1, posts + 1), 600)
+    excerpts = set(excerpt_ids)
+    score = [0 if i in excerpts else rng.randint(0, 5) for i in range(1, posts + 1)]
+    data = {"posts": {"Id": list(range(1, posts + 1)), "Score": score,
+                      "OwnerUserId": [rng.randint(1, 200) for _ in range(posts)]},
+            "tags": {"Id": list(range(1, 601)), "ExcerptPostId": excerpt_ids},
+            "badges": {"Id": list(range(1, 20_001)), "UserId": [rng.randint(1, 200) for _ in range(20_000)]}}
+    factory = ColumnFactory()
+    scans = {t: make_scan(factory, f"e.{t}", list(cols), ("Id",)) for t, cols in data.items()}
+    stats = {f"e.{t}": table_stats(f"e.{t}", cols, sample_size=4_000 if t == "posts" else 100_000)
+             for t, cols in data.items()}
+    return scans, Estimator(stats)
+
+
+def test_a_filter_no_matched_sampled_row_passes_makes_the_join_near_empty():
+    # 600 tags x 10 % of posts sampled: about 60 sampled tuples match, none of which passes
+    # Score >= 1 where 83 % of all posts do. The class is estimated at its floor, half a
+    # sampled tuple, and the badges of the posts' owners (100 per owner) do not multiply it.
+    s, estimator = _excerpts()
+    posts, tags, badges = s["posts"], s["tags"], s["badges"]
+    scored = Filter(posts, compare("gte", col(posts, "Score"), num(1)))
+    on = [compare("eq", col(tags, "ExcerptPostId"), col(posts, "Id"))]
+    pair = estimator.rows(Join("inner", tags, scored, on[0]))
+    assert pair < 10, pair        # independence would say 600 x 83 % = 500
+    on.append(compare("eq", col(badges, "UserId"), col(posts, "OwnerUserId")))
+    three = _same_everywhere(estimator, _trees([tags, scored, badges], on))
+    assert three <= pair * 1.0001, (three, pair)
+
+
+def test_the_pessimistic_mode_bounds_a_skewed_join_from_above_in_every_order():
+    # posts.LastEditorUserId = users.Id = badges.UserId: the bound is posts x (the largest
+    # number of badges one user holds), above the truth the estimate approaches.
+    data, estimator, s = _setup(0)
+    users, posts, badges = s["users"], s["posts"], s["badges"]
+    on = [compare("eq", col(posts, "LastEditorUserId"), col(users, "Id")),
+          compare("eq", col(badges, "UserId"), col(users, "Id"))]
+    truth = _truth_fk_fk(data)
+    upper = Estimator(estimator.stats, upper=True)
+    bound = _same_everywhere(upper, _trees([posts, users, badges], on))
+    estimate = estimator.rows(Join("inner", Join("inner", posts, users, on[0]), badges, on[1]))
+    top_badges = max(_counts(data["badges"]["UserId"]).values())
+    assert bound >= truth and bound >= estimate, (bound, truth, estimate)
+    assert bound <= len(data["posts"]["Id"]) * top_badges * 1.5, bound
+
+
+def test_two_foreign_keys_are_matched_from_the_samples_where_the_same_users_are_busy_in_both():
+    # Posts and badges drawn with one activity per user (log-normal: many moderately busy users,
+    # beyond what the most-common-value lists hold). Histograms match the two foreign keys as
+    # if uniform within segments, about 30 % under; the samples' count, scaled by their
+    # fractions, is unbiased.
+    rng = random.Random(11)
+    ids = list(range(1, 5_001))
+    activity = [rng.lognormvariate(0, 1.5) for _ in ids]
+    owners, holders = rng.choices(ids, weights=activity, k=30_000), rng.choices(ids, weights=activity, k=30_000)
+    data = {"posts": {"Id": list(range(1, 30_001)), "OwnerUserId": owners},
+            "badges": {"Id": list(range(1, 30_001)), "UserId": holders}}
+    held = _counts(holders)
+    truth = sum(held.get(u, 0) for u in owners)
+    estimates = {}
+    for size in (0, 5_000):
+        factory = ColumnFactory()
+        stats = {f"f.{t}": table_stats(f"f.{t}", cols, sample_size=size) for t, cols in data.items()}
+        scans = {t: make_scan(factory, f"f.{t}", list(cols), ("Id",)) for t, cols in data.items()}
+        on = compare("eq", col(scans["badges"], "UserId"), col(scans["posts"], "OwnerUserId"))
+        estimates[size] = Estimator(stats).rows(Join("inner", scans["posts"], scans["badges"], on))
+    assert estimates[0] < 0.8 * truth, (estimates, truth)      # the data is correlated enough to mean something
+    assert 0.85 <= estimates[5_000] / truth <= 1.15, (estimates, truth)
+
+
+def test_a_class_of_three_is_bounded_by_two_members_that_never_meet():
+    # Badges come after their holder joined: users who joined late hold no early badge. In
+    # posts.OwnerUserId = users.Id = badges.UserId the three-way sampled tuples under all
+    # filters are too few to tell, but users and badges alone never meet in the samples, so
+    # the class, and the set, keep at most that pair's floor.
+    rng = random.Random(17)
+    ids = list(range(1, 4_001))
+    joined = [rng.randint(0, 1_000) for _ in ids]
+    holders = [rng.choice(ids) for _ in range(30_000)]
+    data = {"users": {"Id": ids, "Joined": joined},
+            "badges": {"Id": list(range(1, 30_001)), "UserId": holders,
+                       "Date": [joined[u - 1] + rng.randint(0, 300) for u in holders]},
+            "posts": {"Id": list(range(1, 30_001)), "OwnerUserId": [rng.choice(ids) for _ in range(30_000)]}}
+    factory = ColumnFactory()
+    stats = {f"j.{t}": table_stats(f"j.{t}", cols, sample_size=5_000) for t, cols in data.items()}
+    s = {t: make_scan(factory, f"j.{t}", list(cols), ("Id",)) for t, cols in data.items()}
+    late = Filter(s["users"], compare("gte", col(s["users"], "Joined"), num(900)))
+    early = Filter(s["badges"], compare("lt", col(s["badges"], "Date"), num(850)))
+    on = [compare("eq", col(s["posts"], "OwnerUserId"), col(s["users"], "Id")),
+          compare("eq", col(s["badges"], "UserId"), col(s["users"], "Id"))]
+    estimator = Estimator(stats)
+    pair = estimator.rows(Join("inner", late, early, on[1]))
+    three = _same_everywhere(estimator, _trees([s["posts"], late, early], on))
+    assert pair < 20, pair                     # independence: 400 late users x 7.5 badges x 85 %
+    assert three <= pair * 1.0001, (three, pair)
