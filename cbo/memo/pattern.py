@@ -42,8 +42,10 @@ class Pattern:
     def could_bind(self, expr: Plan, explore: Callable[[Group], None] | None = None) -> bool:
         """A quick test before enumerating bindings: the operator matches, and each patterned
         input's group (explored first) holds an expression of the sub-pattern's operator type."""
-        if not self.matches_operator(expr):
-            return False
+        return self.matches_operator(expr) and self.could_bind_inputs(expr, explore)
+
+    def could_bind_inputs(self, expr: Plan, explore: Callable[[Group], None] | None = None) -> bool:
+        """``could_bind`` for an expression whose operator is known to match."""
         for child, sub in zip(expr.children, self.inputs):
             if sub is None:
                 continue
