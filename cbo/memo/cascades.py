@@ -180,6 +180,14 @@ class CascadesSearch:
                         passed = tested[test] = test(expr)
                     if not passed:
                         continue
+                if not pattern.inputs_patterned:
+                    # The binding is the expression itself: no generator (the join enumeration
+                    # adds tens of thousands of joins that ReorderJoins' pattern matches).
+                    if self.context.out_of_budget():
+                        return
+                    if rule.matches(expr, group, self.context):
+                        self.apply_rule(rule, expr, group)
+                    continue
                 if not pattern.could_bind_inputs(expr, self.explore_group):   # most do not: skip the generator
                     continue
                 for binding in bindings(pattern, expr, self.explore_group):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from cbo.ir.operators import Plan
@@ -35,6 +36,11 @@ class Pattern:
     inputs: tuple[Pattern | None, ...] = ()
     test: Callable[[Plan], bool] | None = None
     label: str = ""   # how ``describe`` names the operator with its test, e.g. "Join[inner]"
+
+    @cached_property
+    def inputs_patterned(self) -> bool:
+        """Whether some input has a pattern (else the only binding is the expression itself)."""
+        return any(p is not None for p in self.inputs)
 
     def matches_operator(self, expr: Plan) -> bool:
         return isinstance(expr, self.operator) and (self.test is None or self.test(expr))
@@ -67,7 +73,7 @@ def bindings(pattern: Pattern, expr: Plan, explore: Callable[[Group], None] | No
     """Every binding of ``pattern`` rooted at ``expr`` (whose inputs are group references)."""
     if not pattern.matches_operator(expr):
         return
-    if not any(p is not None for p in pattern.inputs):
+    if not pattern.inputs_patterned:
         yield expr
         return
     children = expr.children

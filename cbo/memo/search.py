@@ -36,6 +36,7 @@ from cbo.settings import OptimizerSettings
 
 if TYPE_CHECKING:
     from cbo.estimate import Estimator
+    from cbo.estimate.oracle import OracleEstimator
 
 __all__ = ["Optimized", "Optimizer", "SearchContext", "default_rules", "draw_plan", "restore_output_order"]
 
@@ -76,7 +77,7 @@ class Optimized:
 
 
 class Optimizer:
-    def __init__(self, estimator: Estimator, settings: OptimizerSettings | None = None,
+    def __init__(self, estimator: Estimator | OracleEstimator, settings: OptimizerSettings | None = None,
                  rules: RuleSet | None = None, profile: CostProfile | None = None,
                  remote_tables: frozenset[str] = frozenset(), prune: bool = True):
         self.estimator = estimator
