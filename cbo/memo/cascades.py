@@ -58,10 +58,6 @@ from cbo.memo.rules.base import RuleSet, TransformationRule
 # cost the same (no filters) costs every one of them.
 _TIE = 1.0 - 1e-9
 
-# existential_form -> the rule whose alternatives it forces (cbo.settings).
-_FORCED_RULE = {"DISTINCT_ABOVE": "SemiJoinToInnerDistinctAbove", "DISTINCT_BELOW": "SemiJoinToInnerDistinctBelow"}
-
-
 class CostTable:
     """A group's physical alternatives costed so far, the cheapest per delivered property set (a
     dearer plan delivering the same is never chosen), and its expressions not yet costed, in
@@ -100,6 +96,7 @@ class CascadesSearch:
         self.context = context
         self.transformations = rules.transformations()
         self.implementations = rules.implementations()
+        self.filters = rules.filters   # expressions no implementation rule may implement
         self.cost_model = cost_model
         self.counters = context.counters
         self._physical: dict[int, list[PhysicalExpr]] = {}
@@ -494,8 +491,8 @@ class CascadesSearch:
         found = self._physical.get(key)
         if found is None:
             found = []
-            forced_out = self._forced_out(expr, group)
-            for rule in () if forced_out else self._implementations_of(type(expr)):
+            excluded = any(f.excludes(expr, group, self.context) for f in self.filters)
+            for rule in () if excluded else self._implementations_of(type(expr)):
                 if rule.matches(expr, group, self.context):
                     made = list(rule.implement(expr, group, self.context))
                     if made:
@@ -503,16 +500,6 @@ class CascadesSearch:
                         self.counters.fired[rule.name] = self.counters.fired.get(rule.name, 0) + 1
             self._physical[key] = found
         return found
-
-    def _forced_out(self, expr: Plan, group: Group) -> bool:
-        """Whether ``existential_form`` forces another form than ``expr`` in its group: a semi
-        join, or the other rewrite, where the forced rewrite (seed 003's 3.1 or 3.2) is there."""
-        forced = _FORCED_RULE.get(self.context.settings.existential_form)
-        if forced is None:
-            return False
-        added = self.memo.added_by
-        rival = (isinstance(expr, Join) and expr.kind == "semi") or added.get(expr) in _FORCED_RULE.values()
-        return rival and added.get(expr) != forced and any(added.get(e) == forced for e in group.expressions)
 
     def _implementations_of(self, operator: type) -> list:
         found = self._by_operator.get(operator)

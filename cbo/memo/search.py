@@ -24,6 +24,7 @@ from cbo.memo.memo import Counters, Group, Memo, group_of
 from cbo.memo.properties import ANY
 from cbo.memo.rules.base import RuleSet, connector_rules
 from cbo.memo.rules.eliminate_join import EliminateForeignKeyJoin
+from cbo.memo.rules.existential_form import ForcedExistentialForm
 from cbo.memo.rules.implement import implementation_rules
 from cbo.memo.rules.reorder_joins import ReorderJoins
 from cbo.memo.rules.scalar_subquery import ScalarSubqueryJoin
@@ -45,7 +46,7 @@ def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] =
     rules = [ReorderJoins(), PushTableIntoAggregate(), EliminateForeignKeyJoin(), SemiJoinToInnerDistinctAbove(),
              SemiJoinToInnerDistinctBelow(), *implementation_rules(), ScalarSubqueryJoin(),
              *connector_rules(source_types)]
-    return RuleSet(rules, disabled)
+    return RuleSet(rules, disabled, [ForcedExistentialForm()])
 
 
 @dataclass
