@@ -9,24 +9,31 @@ search still yields a valid plan.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from cbo.sources.catalog import Catalog
 from cbo.frontend.binder import Binder
 from cbo.frontend.hints import resolve as resolve_hints
-from cbo.normalize.decorrelate import decorrelate
 from cbo.frontend.parse import DEFAULT_DIALECT, parse
 from cbo.ir.expressions import ColumnFactory
 from cbo.ir.operators import Plan
 from cbo.memo.search import Optimized, Optimizer, default_rules
 from cbo.normalize import normalize
+from cbo.normalize.decorrelate import decorrelate
 from cbo.physical.plan import PhysicalPlan
-from cbo.sources.schema import SchemaProvider
 from cbo.settings import OptimizerSettings
+from cbo.sources.catalog import Catalog
+from cbo.sources.schema import SchemaProvider
+
+if TYPE_CHECKING:
+    from cbo.cost import CostProfile
+    from cbo.estimate import Estimator
+    from cbo.estimate.oracle import OracleEstimator
+    from cbo.estimate.relation import RelEstimate
 
 
 @dataclass(frozen=True)
@@ -57,7 +64,7 @@ class PlannedQuery:
         """The shuffle partition count the plan was costed with (Spark runs with it)."""
         return self.optimized.partitions if self.optimized else None
 
-    def estimate(self, node: Plan, estimator: object | None = None):  # type: ignore[no-untyped-def]
+    def estimate(self, node: Plan, estimator: Estimator | OracleEstimator | None = None) -> RelEstimate:
         """The estimate of a node of the chosen plan: its memo group's, the one number per group
         that EXPLAIN, the plan files, the memo dump and the drawings all show. A node the search
         did not take from the memo (the projection restoring the output column order) is
@@ -67,35 +74,37 @@ class PlannedQuery:
             return operator.group.estimate
         if self.optimized is None:
             assert estimator is not None, "a plan without a memo needs an estimator"
-            return estimator.estimate(node)  # type: ignore[attr-defined]
+            return estimator.estimate(node)
         inputs = [self.estimate(child) for child in node.children]
         return self.optimized.memo.estimator.estimate_node(node, inputs)
 
 
-EstimatorSource = Callable[[], object]
+EstimatorSource = Callable[[], 'Estimator']
 
 
 class Planner:
     def __init__(self, catalog: Catalog, dialect: str = DEFAULT_DIALECT, schemas: SchemaProvider | None = None,
-                 estimator: object | EstimatorSource | None = None, settings: OptimizerSettings | None = None):
+                 estimator: Estimator | EstimatorSource | None = None, settings: OptimizerSettings | None = None):
         self.catalog = catalog
         self.dialect = dialect
         self.schemas = schemas or SchemaProvider(catalog)
         self._estimator = estimator
         self.settings = settings or OptimizerSettings()
-        self._oracle = None
-        self._upper = None
-        self._profiles: dict[str | None, object] = {}
+        self._oracle: OracleEstimator | None = None
+        self._upper: Estimator | None = None
+        self._profiles: dict[str | None, CostProfile] = {}
 
     @property
-    def estimator(self):  # type: ignore[no-untyped-def]
+    def estimator(self) -> Estimator:
         from cbo.estimate import Estimator
 
-        if self._estimator is None:
-            self._estimator = Estimator({})
-        elif not isinstance(self._estimator, Estimator) and callable(self._estimator):
-            self._estimator = self._estimator()
-        return self._estimator
+        found = self._estimator
+        if found is None:
+            found = Estimator({})
+        elif not isinstance(found, Estimator) and callable(found):
+            found = found()   # a source: the session reads its statistics only when first needed
+        self._estimator = found
+        return found
 
     def logical(self, sql: str) -> tuple[Plan, Plan, tuple[str, ...]]:
         """The bound plan, the normalized plan the search starts from, and the output names."""
@@ -156,11 +165,11 @@ class Planner:
 
             profile = self._profiles[path] = CostProfile.load(Path(path)) if path else default_profile()
         remote = frozenset(t.name for t in self.catalog.tables() if self.catalog.source_of(t).type != "spark")
-        estimator = self.oracle() if self.settings.cardinalities == "oracle" else \
+        estimator: Estimator | OracleEstimator = self.oracle() if self.settings.cardinalities == "oracle" else \
             self.upper_estimator() if self.settings.cardinalities == "upper" else self.estimator
-        return Optimizer(estimator, self.settings, rules, profile, remote)  # type: ignore[arg-type]
+        return Optimizer(estimator, self.settings, rules, profile, remote)
 
-    def upper_estimator(self):  # type: ignore[no-untyped-def]
+    def upper_estimator(self) -> Estimator:
         """The pessimistic estimator (``cardinalities=upper``): the same statistics, inner-join
         sets bounded from above."""
         if self._upper is None:
@@ -169,7 +178,7 @@ class Planner:
             self._upper = Estimator(self.estimator.stats, upper=True)
         return self._upper
 
-    def oracle(self):  # type: ignore[no-untyped-def]
+    def oracle(self) -> OracleEstimator:
         """The oracle estimator (true row counts from DuckDB over the catalog's Parquet copies)."""
         if self._oracle is None:
             from cbo.engines.duckdb_engine import DuckDBEngine

@@ -11,17 +11,25 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cbo.sources.catalog import Catalog, load_catalog
-from cbo.errors import CboError
 from cbo.app.explain import NodeInfo, add_estimate, add_physical_details, describe, to_svg, to_text
+from cbo.errors import CboError
 from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.ir.operators import Plan
-from cbo.sources.metadata import with_database_keys
 from cbo.planner import PlannedQuery, Planner
-from cbo.sources.schema import SchemaProvider
 from cbo.settings import OptimizerSettings
+from cbo.sources.catalog import Catalog, load_catalog
+from cbo.sources.metadata import with_database_keys
+from cbo.sources.schema import SchemaProvider
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from cbo.engines.duckdb_engine import DuckDBEngine
+    from cbo.estimate import Estimator
+    from cbo.exec.spark_exec import SparkExecutor
+    from cbo.memo.render import MemoView
 
 ENGINES = ("spark", "duckdb")
 
@@ -91,14 +99,14 @@ class Session:
         # The planner reads statistics only when it first estimates (the session's estimator).
         self.planner = Planner(self.catalog, dialect, schemas=schemas, estimator=lambda: self.estimator,
                                settings=settings)
-        self._spark_executor = None
-        self._duckdb = None
-        self._estimator = None
+        self._spark_executor: SparkExecutor | None = None
+        self._duckdb: DuckDBEngine | None = None
+        self._estimator: Estimator | None = None
         # The warnings of the query planned last (a malformed hint): the CLI prints them to stderr.
         self.warnings: tuple[str, ...] = ()
 
     @property
-    def estimator(self):  # type: ignore[no-untyped-def]
+    def estimator(self) -> Estimator:
         """The cardinality estimator over the catalog's stored statistics (read once; ``cbo analyze`` collects them)."""
         if self._estimator is None:
             from cbo.estimate import Estimator
@@ -158,7 +166,7 @@ class Session:
         """The search's rules: name, kind, whether enabled, and what each does."""
         return self.planner.optimizer().rules.describe()
 
-    def memo(self, sql: str):  # type: ignore[no-untyped-def]
+    def memo(self, sql: str) -> MemoView:
         """The memo the search built for ``sql``: text in a REPL, a graph in Jupyter."""
         from cbo.memo.render import MemoView
 
@@ -296,7 +304,7 @@ class Session:
 
     # -- running -----------------------------------------------------------------------------------
 
-    def sql(self, sql: str):  # type: ignore[no-untyped-def]
+    def sql(self, sql: str) -> DataFrame:
         """The query as a PySpark DataFrame built from cbo's plan.
 
         Spark plans it here, with cbo's execution settings (join reordering and adaptive
@@ -348,7 +356,7 @@ class Session:
         rows, _ = self._spark(planned).collect(planned.plan, planned.names)
         return list(planned.names), rows
 
-    def _spark(self, planned: PlannedQuery | None = None):  # type: ignore[no-untyped-def]
+    def _spark(self, planned: PlannedQuery | None = None) -> SparkExecutor:
         from cbo.engines.spark import spark_session
         from cbo.exec.spark_exec import SparkExecutor
 
@@ -358,7 +366,7 @@ class Session:
         return self._spark_executor.for_plan(planned.physical if planned else None,
                                              planned.partitions if planned else None)
 
-    def _duck(self):  # type: ignore[no-untyped-def]
+    def _duck(self) -> DuckDBEngine:
         if self._duckdb is None:
             from cbo.engines.duckdb_engine import DuckDBEngine
 

@@ -9,12 +9,13 @@ schemas inside a database: a catalog's ``schema`` is the MariaDB database that h
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, unquote, urlsplit
 
 from sqlglot import exp
 
+from cbo.engines.jdbc_url import redact as redact  # re-exported: callers name it here
+from cbo.engines.jdbc_url import url_parts
+from cbo.errors import SourceUnreachable
 from cbo.sources.catalog import ForeignKey, Source
-from cbo.errors import CboError, SourceUnreachable
 
 DRIVER_CLASS = "org.mariadb.jdbc.Driver"
 DEFAULT_PORT = 3306
@@ -34,25 +35,8 @@ class MariaAddress:
 
 def parse_url(url: str, user: str | None = None, password: str | None = None) -> MariaAddress:
     """Parse ``jdbc:mariadb://h:p/db?user=..`` (or ``mysql``, with or without ``jdbc:``)."""
-    text = url[len("jdbc:"):] if url.startswith("jdbc:") else url
-    parts = urlsplit(text)
-    if parts.scheme not in ("mariadb", "mysql"):
-        raise CboError(f"not a MariaDB URL: {redact(url)}")
-    params = dict(parse_qsl(parts.query))
-    return MariaAddress(
-        host=parts.hostname or "localhost",
-        port=parts.port or DEFAULT_PORT,
-        database=unquote(parts.path.lstrip("/")),
-        user=user or (unquote(parts.username) if parts.username else None) or params.get("user"),
-        password=password or (unquote(parts.password) if parts.password else None) or params.get("password"),
-    )
-
-
-def redact(url: str) -> str:
-    """The URL with any password removed, for messages and logs."""
-    from cbo.engines.postgres import redact as redact_url
-
-    return redact_url(url)
+    parts = url_parts(url, ("mariadb", "mysql"), "MariaDB", DEFAULT_PORT, user, password)
+    return MariaAddress(parts.host, parts.port, parts.database, parts.user, parts.password)
 
 
 def address_of(source: Source) -> MariaAddress:

@@ -9,13 +9,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
 
 import psycopg
 from psycopg import sql
 
+from cbo.engines.jdbc_url import redact as redact  # re-exported: callers name it here
+from cbo.engines.jdbc_url import url_parts
+from cbo.errors import QueryTimeout, SourceUnreachable
 from cbo.sources.catalog import ForeignKey, Source
-from cbo.errors import CboError, QueryTimeout, SourceUnreachable
 
 
 @dataclass(frozen=True)
@@ -40,28 +41,8 @@ class PgAddress:
 
 def parse_url(url: str, user: str | None = None, password: str | None = None) -> PgAddress:
     """Parse ``jdbc:postgresql://h:p/db?user=..`` or ``postgresql://user:pw@h:p/db``."""
-    text = url[len("jdbc:"):] if url.startswith("jdbc:") else url
-    parts = urlsplit(text)
-    if parts.scheme not in ("postgresql", "postgres"):
-        raise CboError(f"not a PostgreSQL URL: {redact(url)}")
-    params = dict(parse_qsl(parts.query))
-    return PgAddress(
-        host=parts.hostname or "localhost",
-        port=parts.port or 5432,
-        database=unquote(parts.path.lstrip("/")) or "postgres",
-        user=user or (unquote(parts.username) if parts.username else None) or params.get("user"),
-        password=password or (unquote(parts.password) if parts.password else None) or params.get("password"),
-    )
-
-
-def redact(url: str) -> str:
-    """The URL with any password removed, for messages and logs."""
-    parts = urlsplit(url[len("jdbc:"):] if url.startswith("jdbc:") else url)
-    netloc = parts.netloc.rsplit("@", 1)[-1]
-    user = parts.username
-    query = "&".join(f"{k}={v}" for k, v in parse_qsl(parts.query) if k != "password")
-    rebuilt = f"{parts.scheme}://{user + '@' if user else ''}{netloc}{parts.path}{'?' + query if query else ''}"
-    return ("jdbc:" + rebuilt) if url.startswith("jdbc:") else rebuilt
+    parts = url_parts(url, ("postgresql", "postgres"), "PostgreSQL", 5432, user, password)
+    return PgAddress(parts.host, parts.port, parts.database or "postgres", parts.user, parts.password)
 
 
 def address_of(source: Source) -> PgAddress:

@@ -148,15 +148,31 @@ class ColumnEstimate:
         if uppers is False:   # once per estimate: None when bisection cannot be used
             uppers = None if not segments or any(s.lower is None for s in segments) else [s.upper for s in segments]
             object.__setattr__(self, "_uppers", uppers)
-        if uppers is None:
+        if uppers is None or not self.comparable(value):
             return False, None
-        try:
-            index = bisect.bisect_left(uppers, value)
-            if index < len(segments) and _in_segment(value, segments, index):
-                return True, segments[index]
-        except TypeError:
-            return False, None
+        index = bisect.bisect_left(uppers, value)
+        if index < len(segments) and _in_segment(value, segments, index):
+            return True, segments[index]
         return True, None
+
+    def comparable(self, value: Any) -> bool:
+        """Whether ``value`` compares with the histogram's bounds (a string against numeric
+        bounds does not), so that a segment can be found for it. Where it does not,
+        ``rows_equal`` and ``presence`` assume the first segment's average (a default: the
+        filter estimate notes it, see ``cbo.estimate.filters.restrict``)."""
+        bounded = [s for s in (self.segments[0], self.segments[-1]) if s.lower is not None] if self.segments else []
+        try:
+            for s in bounded:
+                bool(value < s.lower) or bool(value > s.upper)
+        except TypeError:
+            return False
+        return True
+
+    def _first_average(self, distinct: bool) -> float:
+        """The first segment's rows (or presence) per value: what a value that cannot be placed
+        in the histogram is assumed to hold."""
+        s = self.segments[0]
+        return min(1.0, s.distinct / max(s.domain, 1.0)) if distinct else s.rows / max(s.domain, 1.0)
 
     def rows_equal(self, value: Any) -> float:
         """Expected rows holding ``value``."""
@@ -170,13 +186,10 @@ class ColumnEstimate:
         if placed:
             return 0.0 if found is None else found.rows / max(found.domain, 1.0)
         segments = self.segments
+        if segments and not self.comparable(value):
+            return self._first_average(distinct=False)
         for i, s in enumerate(segments):
-            if s.lower is None:
-                return s.rows / max(s.domain, 1.0)
-            try:
-                if _in_segment(value, segments, i):
-                    return s.rows / max(s.domain, 1.0)
-            except TypeError:
+            if s.lower is None or _in_segment(value, segments, i):
                 return s.rows / max(s.domain, 1.0)
         return 0.0
 
@@ -189,11 +202,10 @@ class ColumnEstimate:
         placed, found = self._segment_of(value)
         if placed:
             return 0.0 if found is None else min(1.0, found.distinct / max(found.domain, 1.0))
+        if self.segments and not self.comparable(value):
+            return self._first_average(distinct=True)
         for i, s in enumerate(self.segments):
-            try:
-                if s.lower is None or _in_segment(value, self.segments, i):
-                    return min(1.0, s.distinct / max(s.domain, 1.0))
-            except TypeError:
+            if s.lower is None or _in_segment(value, self.segments, i):
                 return min(1.0, s.distinct / max(s.domain, 1.0))
         return 0.0
 

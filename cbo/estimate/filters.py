@@ -200,9 +200,32 @@ def restrict(conjunct: Expr, columns: Mapping[Column, ColumnEstimate], rows: flo
             note = None
             if isinstance(conjunct, Call) and conjunct.name == "like" and not like_prefix(conjunct.args[1].value):  # type: ignore[attr-defined]
                 note = f"default selectivity {defaults.LIKE_SELECTIVITY} for the non-MCV values of {conjunct}"
-            return Restriction(column, narrowed, min(narrowed.rows / before, 1.0), note)
+            return Restriction(column, narrowed, min(narrowed.rows / before, 1.0), note or _unplaced(conjunct, columns))
     selectivity, note = generic_selectivity(conjunct, columns, rows)
     return Restriction(None, None, selectivity, note)
+
+
+def _unplaced(conjunct: Expr, columns: Mapping[Column, ColumnEstimate]) -> str | None:
+    """A note when ``column = value`` (``<>``, ``IN``) names a value that does not compare with
+    the column's histogram bounds: its rows are the first segment's average, a default."""
+    if isinstance(conjunct, Call) and conjunct.name in ("eq", "neq") and len(conjunct.args) == 2:
+        ref, other = conjunct.args if isinstance(conjunct.args[0], ColumnRef) else conjunct.args[::-1]
+        values = [constant_value(other)]
+    elif isinstance(conjunct, SpecialForm) and conjunct.form == "IN" and conjunct.args:
+        ref, values = conjunct.args[0], [constant_value(a) for a in conjunct.args[1:]]
+    else:
+        return None
+    if not isinstance(ref, ColumnRef) or ref.column not in columns:
+        return None
+    estimate = columns[ref.column]
+    if estimate.kind is None:
+        return None
+    for value in values:
+        value = _as_kind(value, estimate.kind) if value is not _NOT_CONSTANT else None
+        if value is not None and not estimate.comparable(value):
+            return f"default: {value!r} in {conjunct} does not compare with the column's histogram bounds " \
+                   f"(estimated as the first segment's average)"
+    return None
 
 
 def _single_column(e: Expr, columns: Mapping[Column, ColumnEstimate]) -> tuple[Column, ColumnEstimate | None] | None:

@@ -346,6 +346,8 @@ def _bound_without_key(members: Sequence[Column], leaves: Sequence[Leaf], leaf_o
         if frozenset([key]) not in leaves[leaf_of[key]].unique:
             continue
         others = [c for c in members if c is not key]
+        if _sample_members(others, leaves, leaf_of) is None:
+            continue   # ``_sampled`` could not tell: do not match the distributions for nothing
         tuples = matching_tuples([leaves[leaf_of[c]].estimate.column(c) for c in others])
         found: list[str] = []
         corrected = _sampled(others, leaves, leaf_of, tuples, found)
@@ -360,6 +362,8 @@ def _composite_pairs(classes: Sequence[tuple[Column, ...]], leaves: Sequence[Lea
                      leaf_of: dict[Column, int]) -> list[tuple[int, int, list[int]]]:
     """Pairs of leaves joined on two or more classes whose columns form a known column group
     on either side: (leaf i, leaf j, the classes)."""
+    if not any(len(columns) >= 2 for leaf in leaves for columns in leaf.estimate.groups):
+        return []   # no leaf knows a column group (each pair found names two or more columns)
     shared: dict[tuple[int, int], list[int]] = {}
     for k, members in enumerate(classes):
         present = sorted({leaf_of[c] for c in members})

@@ -23,6 +23,8 @@ next join, or a grouping above, sees the skew the join carried in.
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -63,9 +65,27 @@ def _mcv_tuples(live: Sequence[ColumnEstimate]) -> float:
     return total
 
 
+_ARRAYS: dict[int, tuple[tuple[Segment, ...], tuple[np.ndarray, ...] | None]] = {}
+
+
 def _discrete_arrays(segments: tuple[Segment, ...]) -> tuple[np.ndarray, ...] | None:
     """(lower, upper, rows, domain, distinct) of segments over whole numbers, as arrays; None
-    otherwise. The joins of integer keys (nearly all) are matched in numpy (``_pieces``)."""
+    otherwise. The joins of integer keys (nearly all) are matched in numpy (``_pieces``).
+    Remembered per segments object: a memo's join sets match the same leaves' columns in
+    thousands of combinations (the arrays are never written to)."""
+    found = _ARRAYS.get(id(segments))
+    if found is not None and found[0] is segments:
+        return found[1]
+    arrays = _arrays_of(segments)
+    for array in arrays or ():
+        array.flags.writeable = False
+    if len(_ARRAYS) > 10_000:
+        _ARRAYS.clear()
+    _ARRAYS[id(segments)] = (segments, arrays)
+    return arrays
+
+
+def _arrays_of(segments: tuple[Segment, ...]) -> tuple[np.ndarray, ...] | None:
     if not segments:
         return None
     first, last = segments[0], segments[-1]
@@ -89,6 +109,12 @@ def _pieces(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...] 
     every member has a segment are the elementary intervals between all bounds, each summed as
     ``_product`` sums a piece (the same pieces, the same formula). Returns (lower, upper, rows,
     distinct, domain) of the joint's segments, or None when no range is shared."""
+    if sum(len(a[0]) for a in arrays) <= _SMALL:
+        return _pieces_small(arrays)
+    return _pieces_numpy(arrays)
+
+
+def _pieces_numpy(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...] | None:
     points = np.unique(np.concatenate([np.concatenate([a[0], a[1] + 1.0]) for a in arrays]))
     if len(points) < 2:
         return None
@@ -111,6 +137,42 @@ def _pieces(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...] 
     if not keep.any():
         return None
     return start[keep], end[keep] - 1.0, (domain * factor)[keep], np.minimum(distinct, domain)[keep], domain[keep]
+
+
+# Up to this many segments in all, ``_pieces`` sweeps in plain Python: numpy's fixed cost per
+# call (some forty small-array operations) dominates for a few segments, as with keys whose
+# statistics have no histogram (one segment each), met in thousands of join sets.
+_SMALL = 12
+
+
+def _pieces_small(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...] | None:
+    """``_pieces`` in plain Python: the same operations in the same order on the same doubles,
+    so the same result to the last bit (``tests/quick/test_matching_small.py`` holds them equal)."""
+    members = [tuple(a.tolist() for a in member) for member in arrays]
+    points = sorted({p for lo, hi, *_ in members for p in (*lo, *(h + 1.0 for h in hi))})
+    if len(points) < 2:
+        return None
+    found: list[list[float]] = [[], [], [], [], []]
+    for start, end in zip(points, points[1:]):
+        width = end - start
+        covered = True
+        domain = distinct = math.inf
+        factor = 1.0
+        for lo, hi, rows, dom, dist in members:
+            index = bisect_right(lo, start) - 1
+            safe = min(max(index, 0), len(lo) - 1)
+            covered = covered and index >= 0 and hi[safe] >= end - 1.0
+            share = width / (hi[safe] - lo[safe] + 1.0)
+            part_domain = max(dom[safe] * share, 1.0)
+            domain = min(domain, part_domain)
+            distinct = min(distinct, dist[safe] * share)
+            factor *= rows[safe] * share / part_domain
+        if covered and factor > 0:
+            for column, value in zip(found, (start, end - 1.0, domain * factor, min(distinct, domain), domain)):
+                column.append(value)
+    if not found[0]:
+        return None
+    return tuple(np.array(column) for column in found)
 
 
 def matched_histogram(a: tuple[Segment, ...], b: tuple[Segment, ...]) -> float | None:

@@ -49,18 +49,14 @@ from cbo.ir.operators import Join, Plan
 from cbo.memo.context import SearchContext
 from cbo.memo.delivery import deliver
 from cbo.memo.memo import UNPREDICTED, Counters, Group, PhysicalExpr, Winner, group_of
-from cbo.memo.pattern import bindings
+from cbo.memo.pattern import Pattern, bindings
 from cbo.memo.properties import ANY, Delivered, Required, delivered_by
-from cbo.memo.rules.base import RuleSet
+from cbo.memo.rules.base import RuleSet, TransformationRule
 
 # A bound equal to the best cost up to rounding (the same terms summed in another order) is a
 # tie, and ties go to the alternative found first: without this, a star whose join orders all
 # cost the same (no filters) costs every one of them.
 _TIE = 1.0 - 1e-9
-
-# existential_form -> the rule whose alternatives it forces (cbo.settings).
-_FORCED_RULE = {"DISTINCT_ABOVE": "SemiJoinToInnerDistinctAbove", "DISTINCT_BELOW": "SemiJoinToInnerDistinctBelow"}
-
 
 class CostTable:
     """A group's physical alternatives costed so far, the cheapest per delivered property set (a
@@ -100,6 +96,7 @@ class CascadesSearch:
         self.context = context
         self.transformations = rules.transformations()
         self.implementations = rules.implementations()
+        self.filters = rules.filters   # expressions no implementation rule may implement
         self.cost_model = cost_model
         self.counters = context.counters
         self._physical: dict[int, list[PhysicalExpr]] = {}
@@ -107,6 +104,7 @@ class CascadesSearch:
         self._deliverable: dict[int, list[Delivered] | None] = {}   # id(expression) -> see _deliverables
         self._input_floors: dict[tuple[int, int], float] = {}   # (group id, id(required)) -> _input_floor
         self._by_operator: dict[type, list] = {}
+        self._patterns_by_operator: dict[type, list[tuple[TransformationRule, Pattern]]] = {}
         # The expressions the rules have seen, by identity. The objects are kept (not only their
         # ids): a merge drops rebuilt expressions, and a freed object's id could be reused by a
         # new expression, which would then never be explored.
@@ -170,19 +168,45 @@ class CascadesSearch:
             if id(expr) in self._explored:
                 continue
             self._explored[id(expr)] = expr
-            for rule in self.transformations:
-                for pattern in rule.patterns:
-                    if not pattern.could_bind(expr, self.explore_group):   # most do not: skip the generator
+            tested: dict[object, bool] = {}   # a test several patterns share runs once per expression
+            for rule, pattern in self._patterns_of(type(expr)):
+                test = pattern.test
+                if test is not None:
+                    passed = tested.get(test)
+                    if passed is None:
+                        passed = tested[test] = test(expr)
+                    if not passed:
                         continue
-                    for binding in bindings(pattern, expr, self.explore_group):
-                        if self.context.out_of_budget():
-                            return
-                        if rule.matches(binding, group, self.context):
-                            self.apply_rule(rule, binding, group)
+                if not pattern.inputs_patterned:
+                    # The binding is the expression itself: no generator (the join enumeration
+                    # adds tens of thousands of joins that ReorderJoins' pattern matches).
+                    if self.context.out_of_budget():
+                        return
+                    if rule.matches(expr, group, self.context):
+                        self.apply_rule(rule, expr, group)
+                    continue
+                if not pattern.could_bind_inputs(expr, self.explore_group):   # most do not: skip the generator
+                    continue
+                for binding in bindings(pattern, expr, self.explore_group):
+                    if self.context.out_of_budget():
+                        return
+                    if rule.matches(binding, group, self.context):
+                        self.apply_rule(rule, binding, group)
             if group.merged_into is not None:   # a rule found it equal to another group
                 group = group.find()
                 group.explored = True
                 index = 0
+
+    def _patterns_of(self, operator: type) -> list[tuple[TransformationRule, Pattern]]:
+        """The (rule, pattern) pairs whose pattern's operator ``operator`` is, in rule order:
+        the join enumeration adds tens of thousands of joins, and a Project pattern need not
+        be tried on any of them."""
+        found = self._patterns_by_operator.get(operator)
+        if found is None:
+            found = self._patterns_by_operator[operator] = [
+                (rule, pattern) for rule in self.transformations for pattern in rule.patterns
+                if issubclass(operator, pattern.operator)]
+        return found
 
     def apply_rule(self, rule, expr: Plan, group: Group) -> None:
         self.context.spend()
@@ -467,8 +491,8 @@ class CascadesSearch:
         found = self._physical.get(key)
         if found is None:
             found = []
-            forced_out = self._forced_out(expr, group)
-            for rule in () if forced_out else self._implementations_of(type(expr)):
+            excluded = any(f.excludes(expr, group, self.context) for f in self.filters)
+            for rule in () if excluded else self._implementations_of(type(expr)):
                 if rule.matches(expr, group, self.context):
                     made = list(rule.implement(expr, group, self.context))
                     if made:
@@ -476,16 +500,6 @@ class CascadesSearch:
                         self.counters.fired[rule.name] = self.counters.fired.get(rule.name, 0) + 1
             self._physical[key] = found
         return found
-
-    def _forced_out(self, expr: Plan, group: Group) -> bool:
-        """Whether ``existential_form`` forces another form than ``expr`` in its group: a semi
-        join, or the other rewrite, where the forced rewrite (seed 003's 3.1 or 3.2) is there."""
-        forced = _FORCED_RULE.get(self.context.settings.existential_form)
-        if forced is None:
-            return False
-        added = self.memo.added_by
-        rival = (isinstance(expr, Join) and expr.kind == "semi") or added.get(expr) in _FORCED_RULE.values()
-        return rival and added.get(expr) != forced and any(added.get(e) == forced for e in group.expressions)
 
     def _implementations_of(self, operator: type) -> list:
         found = self._by_operator.get(operator)

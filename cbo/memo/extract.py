@@ -38,7 +38,7 @@ def extract(search: CascadesSearch, winner: Winner, group: Group) -> PhysicalPla
     cost = model.price(quantities)
     return PhysicalPlan(physical.algorithm, logical, inputs, rows, width, cost,
                         cost + sum(i.total for i in inputs), physical.required_inputs, winner.delivered,
-                        quantities, group, physical.rule)
+                        quantities, group, physical.rule, "", physical.logical)
 
 
 def _exchange(need: Required) -> Algorithm:

@@ -25,6 +25,7 @@ from cbo.ir.operators import ForeignKeyRef, Plan
 
 if TYPE_CHECKING:
     from cbo.estimate import Estimator
+    from cbo.estimate.oracle import OracleEstimator
     from cbo.estimate.relation import RelEstimate
     from cbo.memo.properties import Delivered, Required
     from cbo.physical.algorithm import Algorithm
@@ -103,7 +104,12 @@ class PhysicalExpr:
         # Its inputs are the groups at its leaves: an operator's children, or, for an operator
         # that runs several logical ones at once (a top-N runs a limit over a sort), the groups
         # below all of them, in order.
-        self.inputs: tuple[Group, ...] = tuple(ref.group.find() for ref in _group_refs(node))
+        children = node.children
+        if len(children) == 2 and type(children[0]) is GroupRef and type(children[1]) is GroupRef:
+            # a join's (most alternatives are joins): no walk below the operator
+            self.inputs: tuple[Group, ...] = (children[0].group.find(), children[1].group.find())
+        else:
+            self.inputs = tuple(ref.group.find() for ref in _group_refs(node))
         self.local_cost: float | None = None   # set by the search the first time it costs this
         self.best_cost: float | None = None    # the cheapest complete subtree found with it
         self.costed = False                    # whether the search costed it (it skips the hopeless)
@@ -231,7 +237,7 @@ class Memo:
     explored, before anything is costed.
     """
 
-    def __init__(self, estimator: Estimator):
+    def __init__(self, estimator: Estimator | OracleEstimator):
         self.estimator = estimator
         self.groups: list[Group] = []     # by id; merged groups stay in place (``find``)
         self._index: dict[Plan, Group] = {}

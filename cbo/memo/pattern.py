@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from cbo.ir.operators import Plan
@@ -36,14 +37,21 @@ class Pattern:
     test: Callable[[Plan], bool] | None = None
     label: str = ""   # how ``describe`` names the operator with its test, e.g. "Join[inner]"
 
+    @cached_property
+    def inputs_patterned(self) -> bool:
+        """Whether some input has a pattern (else the only binding is the expression itself)."""
+        return any(p is not None for p in self.inputs)
+
     def matches_operator(self, expr: Plan) -> bool:
         return isinstance(expr, self.operator) and (self.test is None or self.test(expr))
 
     def could_bind(self, expr: Plan, explore: Callable[[Group], None] | None = None) -> bool:
         """A quick test before enumerating bindings: the operator matches, and each patterned
         input's group (explored first) holds an expression of the sub-pattern's operator type."""
-        if not self.matches_operator(expr):
-            return False
+        return self.matches_operator(expr) and self.could_bind_inputs(expr, explore)
+
+    def could_bind_inputs(self, expr: Plan, explore: Callable[[Group], None] | None = None) -> bool:
+        """``could_bind`` for an expression whose operator is known to match."""
         for child, sub in zip(expr.children, self.inputs):
             if sub is None:
                 continue
@@ -65,7 +73,7 @@ def bindings(pattern: Pattern, expr: Plan, explore: Callable[[Group], None] | No
     """Every binding of ``pattern`` rooted at ``expr`` (whose inputs are group references)."""
     if not pattern.matches_operator(expr):
         return
-    if not any(p is not None for p in pattern.inputs):
+    if not pattern.inputs_patterned:
         yield expr
         return
     children = expr.children

@@ -13,9 +13,9 @@ from typing import Any
 
 from cbo.ir.expressions import TRUE
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, operator_name
-from cbo.memo.memo import Group, PhysicalExpr, Winner, group_of
-from cbo.memo.properties import ANY
+from cbo.memo.memo import Group, group_of
 from cbo.memo.search import Optimized
+from cbo.physical.plan import PhysicalPlan
 from cbo.svg import FONT_SIZE, box_size, svg_box
 
 
@@ -55,35 +55,23 @@ def _cost(optimized: Optimized, group: Group, index: int) -> str:
     return "pruned" if cost is None else f"cost {cost:,.4g}"
 
 
-def _physical(winner: Winner) -> PhysicalExpr:
-    """The physical alternative of a winner that is one (not an enforcer over another)."""
-    assert winner.physical is not None
-    return winner.physical
-
-
-def chosen_winners(optimized: Optimized) -> dict[int, Winner]:
-    """Group id -> the physical winner the chosen plan uses there (through enforcers; a group
-    used under two requirements shows the first met from the root)."""
-    found: dict[int, Winner] = {}
-    stack = [(optimized.root, optimized.root.winner(ANY))]
-    while stack:
-        group, winner = stack.pop()
-        while winner.physical is None:
-            assert winner.base is not None
-            winner = winner.base
-        if group.id in found:
-            continue
-        found[group.id] = winner
-        for child, need in zip(_physical(winner).inputs, _physical(winner).required_inputs):
-            stack.append((child, child.winner(need)))
+def chosen_winners(optimized: Optimized) -> dict[int, PhysicalPlan]:
+    """Group id -> the operator of the chosen physical plan that runs there (enforcers are
+    skipped: their group's operator is below them; a group the plan uses twice shows the
+    first met from the root). Read from the plan itself, not recomputed from the memo."""
+    found: dict[int, PhysicalPlan] = {}
+    for node in optimized.physical.walk():
+        if node.is_enforcer or node.group is None or node.expression is None:
+            continue   # an exchange or sort, or the projection restoring the output order
+        found.setdefault(node.group.find().id, node)
     return found
 
 
-def _winner_index(group: Group, winner: Winner | None) -> int | None:
+def _winner_index(group: Group, winner: PhysicalPlan | None) -> int | None:
     if winner is None:
         return None
     for index, expr in enumerate(group.expressions):
-        if expr is _physical(winner).logical:
+        if expr is winner.expression:
             return index
     return None
 
@@ -120,7 +108,7 @@ def memo_text(optimized: Optimized) -> str:
             mark = "*" if index == winner else " "
             strategy = ""
             if index == winner:
-                physical = _physical(chosen[group.id])
+                physical = chosen[group.id]
                 if physical.algorithm.shown:
                     strategy = f"  [{physical.algorithm.shown}, {physical.rule}]"
             rule = optimized.memo.added_by.get(expr)
@@ -152,10 +140,10 @@ def memo_json(optimized: Optimized) -> dict[str, Any]:
         if notes:
             body["notes"] = notes
         if winner is not None:
-            body["winner"] = {"expression": _winner_index(group, winner), "cost": winner.cost,
-                              "strategy": _physical(winner).algorithm.shown, "rule": _physical(winner).rule,
+            body["winner"] = {"expression": _winner_index(group, winner), "cost": winner.total,
+                              "strategy": winner.algorithm.shown, "rule": winner.rule,
                               "delivered": str(winner.delivered),
-                              "inputs": [g.id for g in _physical(winner).inputs]}
+                              "inputs": [i.group.find().id for i in winner.inputs]}
         groups.append(body)
     return {"root": optimized.root.id, "cost": optimized.cost, "counters": counters_json(optimized), "groups": groups}
 
@@ -177,7 +165,7 @@ def memo_svg(optimized: Optimized, max_groups: int = 400) -> str:
     labels = {}
     for group in groups:
         winner = winners.get(group.id)
-        name = operator_name(_physical(winner).node) if winner else operator_name(group.first)
+        name = operator_name(winner.expression) if winner else operator_name(group.first)
         labels[group.id] = [f"G{group.id}: {len(group.expressions)} expr · {group.rows:,.1f} rows", name]
     # One box width for the whole drawing, the widest label's (measured as in EXPLAIN's drawing).
     box_w = max((box_size(lines)[0] for lines in labels.values()), default=150.0)
@@ -191,7 +179,7 @@ def memo_svg(optimized: Optimized, max_groups: int = 400) -> str:
         offset = (width - len(layer) * (box_w + gap_x) + gap_x) / 2
         for i, group in enumerate(layer):
             position[group.id] = (offset + i * (box_w + gap_x), y)
-    chosen = {(g, child.id) for g, w in winners.items() for child in _physical(w).inputs}
+    chosen = {(g, i.group.find().id) for g, w in winners.items() for i in w.inputs}
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{total_h:.0f}" '
              f'font-family="monospace" font-size="{FONT_SIZE}">']
     for group in groups:

@@ -24,6 +24,7 @@ from cbo.memo.memo import Counters, Group, Memo, group_of
 from cbo.memo.properties import ANY
 from cbo.memo.rules.base import RuleSet, connector_rules
 from cbo.memo.rules.eliminate_join import EliminateForeignKeyJoin
+from cbo.memo.rules.existential_form import ForcedExistentialForm
 from cbo.memo.rules.implement import implementation_rules
 from cbo.memo.rules.reorder_joins import ReorderJoins
 from cbo.memo.rules.scalar_subquery import ScalarSubqueryJoin
@@ -36,6 +37,7 @@ from cbo.settings import OptimizerSettings
 
 if TYPE_CHECKING:
     from cbo.estimate import Estimator
+    from cbo.estimate.oracle import OracleEstimator
 
 __all__ = ["Optimized", "Optimizer", "SearchContext", "default_rules", "draw_plan", "restore_output_order"]
 
@@ -44,7 +46,7 @@ def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] =
     rules = [ReorderJoins(), PushTableIntoAggregate(), EliminateForeignKeyJoin(), SemiJoinToInnerDistinctAbove(),
              SemiJoinToInnerDistinctBelow(), *implementation_rules(), ScalarSubqueryJoin(),
              *connector_rules(source_types)]
-    return RuleSet(rules, disabled)
+    return RuleSet(rules, disabled, [ForcedExistentialForm()])
 
 
 @dataclass
@@ -76,7 +78,7 @@ class Optimized:
 
 
 class Optimizer:
-    def __init__(self, estimator: Estimator, settings: OptimizerSettings | None = None,
+    def __init__(self, estimator: Estimator | OracleEstimator, settings: OptimizerSettings | None = None,
                  rules: RuleSet | None = None, profile: CostProfile | None = None,
                  remote_tables: frozenset[str] = frozenset(), prune: bool = True):
         self.estimator = estimator

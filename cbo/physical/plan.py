@@ -41,6 +41,7 @@ class PhysicalPlan:
     group: Any = None                      # the memo group it came from (its estimate)
     rule: str | None = None                # the implementation rule that proposed it
     detail: str = ""                       # an enforcer's columns: "shuffle(l_orderkey)"
+    expression: Any = None                 # the memo expression it runs (inputs are groups)
 
     @property
     def bytes(self) -> float:

@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 import duckdb
+import psycopg
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
-import psycopg
 from psycopg import sql
 from sqlglot import exp
 
-from cbo.sources.catalog import ForeignKey
 from cbo.errors import CboError
+from cbo.sources.catalog import ForeignKey
 
 BATCH_ROWS = 200_000
 
@@ -34,16 +34,19 @@ class TableKeys:
     foreign_keys: tuple[ForeignKey, ...] = ()
 
 
-def postgres_type(arrow_type: pa.DataType) -> str:
-    """The PostgreSQL column type that holds an Arrow type's values exactly."""
+def arrow_kind(arrow_type: pa.DataType) -> str | None:
+    """The kind of SQL column that holds an Arrow type's values exactly, for every loader to name
+    in its database's words: ``int32`` (integers of at most 32 bits), ``int64``, ``decimal``,
+    ``double``, ``boolean``, ``date``, ``timestamp``, ``timestamptz`` or ``string``; None for a
+    type no loader holds."""
     if pa.types.is_int64(arrow_type):
-        return "bigint"
+        return "int64"
     if pa.types.is_integer(arrow_type):
-        return "integer" if arrow_type.bit_width <= 32 else "bigint"
+        return "int32" if arrow_type.bit_width <= 32 else "int64"
     if pa.types.is_decimal(arrow_type):
-        return f"numeric({arrow_type.precision},{arrow_type.scale})"
+        return "decimal"
     if pa.types.is_floating(arrow_type):
-        return "double precision"
+        return "double"
     if pa.types.is_boolean(arrow_type):
         return "boolean"
     if pa.types.is_date(arrow_type):
@@ -51,8 +54,22 @@ def postgres_type(arrow_type: pa.DataType) -> str:
     if pa.types.is_timestamp(arrow_type):
         return "timestamptz" if arrow_type.tz else "timestamp"
     if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or pa.types.is_string_view(arrow_type):
-        return "varchar"
-    raise CboError(f"no PostgreSQL type for Arrow type {arrow_type}")
+        return "string"
+    return None
+
+
+_POSTGRES_TYPES = {"int32": "integer", "int64": "bigint", "double": "double precision", "boolean": "boolean",
+                   "date": "date", "timestamp": "timestamp", "timestamptz": "timestamptz", "string": "varchar"}
+
+
+def postgres_type(arrow_type: pa.DataType) -> str:
+    """The PostgreSQL column type that holds an Arrow type's values exactly."""
+    kind = arrow_kind(arrow_type)
+    if kind == "decimal":
+        return f"numeric({arrow_type.precision},{arrow_type.scale})"
+    if kind is None:
+        raise CboError(f"no PostgreSQL type for Arrow type {arrow_type}")
+    return _POSTGRES_TYPES[kind]
 
 
 def loaded_manifest(conn: psycopg.Connection, schema: str) -> dict | None:

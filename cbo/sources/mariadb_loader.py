@@ -26,35 +26,30 @@ from sqlglot import exp
 
 from cbo.engines.mariadb import identifier, sql_string
 from cbo.errors import CboError
-from cbo.sources.loaders import TableKeys
+from cbo.sources.loaders import TableKeys, arrow_kind
 
 BATCH_ROWS = 5_000
 COLLATION = "utf8mb4_nopad_bin"
 LONGEST_VARCHAR = 16_000  # characters; longer strings go into TEXT (VARCHARs share a 64 KB row)
 
 
+_MARIADB_TYPES = {"int32": "INT", "int64": "BIGINT", "double": "DOUBLE", "boolean": "BOOLEAN", "date": "DATE",
+                  "timestamp": "DATETIME(6)", "timestamptz": "DATETIME(6)"}
+
+
 def mariadb_type(arrow_type: pa.DataType, longest: int) -> str:
     """The MariaDB column type that holds an Arrow type's values exactly (``longest``: the
     longest string in the column, which sizes a VARCHAR)."""
-    if pa.types.is_int64(arrow_type):
-        return "BIGINT"
-    if pa.types.is_integer(arrow_type):
-        return "INT" if arrow_type.bit_width <= 32 else "BIGINT"
-    if pa.types.is_decimal(arrow_type):
+    kind = arrow_kind(arrow_type)
+    if kind == "decimal":
         if arrow_type.precision > 65:
             raise CboError(f"no MariaDB type for {arrow_type} (DECIMAL holds at most 65 digits)")
         return f"DECIMAL({arrow_type.precision},{arrow_type.scale})"
-    if pa.types.is_floating(arrow_type):
-        return "DOUBLE"
-    if pa.types.is_boolean(arrow_type):
-        return "BOOLEAN"
-    if pa.types.is_date(arrow_type):
-        return "DATE"
-    if pa.types.is_timestamp(arrow_type):
-        return "DATETIME(6)"
-    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or pa.types.is_string_view(arrow_type):
+    if kind == "string":
         return f"VARCHAR({max(longest, 1)})" if longest <= LONGEST_VARCHAR else "LONGTEXT"
-    raise CboError(f"no MariaDB type for Arrow type {arrow_type}")
+    if kind is None:
+        raise CboError(f"no MariaDB type for Arrow type {arrow_type}")
+    return _MARIADB_TYPES[kind]
 
 
 def loaded_manifest(conn, database: str) -> dict | None:  # type: ignore[no-untyped-def]

@@ -65,6 +65,18 @@ class ImplementationRule(Rule):
         raise NotImplementedError
 
 
+class ImplementationFilter:
+    """Keeps expressions from being implemented: a setting that forces one form among
+    equivalent ones (``existential_form``) narrows the plans a group may run, without a rule
+    of its own or a special case in the search. An expression any filter of the rule set
+    excludes gets no physical alternative."""
+
+    name: ClassVar[str]
+
+    def excludes(self, expr: Plan, group: Group, context: SearchContext) -> bool:
+        raise NotImplementedError
+
+
 _CONNECTOR_RULES: dict[str, list[Rule]] = {}
 
 
@@ -86,7 +98,9 @@ def connector_rules(source_types: Iterable[str]) -> list[Rule]:
 class RuleSet:
     """The rules a search uses, in order, each enabled or disabled by name."""
 
-    def __init__(self, rules: Iterable[Rule], disabled: Iterable[str] = ()):
+    def __init__(self, rules: Iterable[Rule], disabled: Iterable[str] = (),
+                 filters: Iterable[ImplementationFilter] = ()):
+        self.filters = list(filters)   # see ImplementationFilter
         self._rules: dict[str, Rule] = {}
         for rule in rules:
             if rule.name in self._rules:

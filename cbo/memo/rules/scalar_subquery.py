@@ -27,7 +27,10 @@ def exactly_one_row(group: Group, depth: int = 0) -> bool:
     proves it for the group, since all of them return the same rows."""
     if depth > 8:
         return False
-    for expr in group.find().expressions:
+    group = group.find()
+    if not any(issubclass(t, (Aggregate, Project)) for t in group.operator_types):
+        return False   # a join's group (tens of thousands are asked after a join enumeration)
+    for expr in group.expressions:
         if isinstance(expr, Aggregate) and not expr.group_by:
             return True
         if isinstance(expr, Project) and exactly_one_row(group_of(expr.input), depth + 1):
