@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     base = CostProfile(source="defaults")
     defaults = dict(base.constants)
     session = Session(catalogs["all-spark"])
-    session.planner._profiles[None] = base
+    session.planner.base_profile = base
     session.query("select count(*) from region")   # start Spark before timing anything
     train_items, test_items = training(), held_back()
     if args.limit:
