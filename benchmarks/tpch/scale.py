@@ -190,7 +190,7 @@ def plot(body: dict, out: Path) -> None:
     left.set_title(f"TPC-H, {body['placement']}, on {str(body['cluster']).split(' on ')[0]}")
     left.legend()
     if "cbo" in body["configs"] and "spark-default" in body["configs"]:
-        for name, entry in body["queries"].items():
+        for entry in body["queries"].values():
             ratios = [(float(sf), t / entry["seconds"]["spark-default"][sf])
                       for sf, t in entry["seconds"]["cbo"].items() if entry["seconds"]["spark-default"].get(sf)]
             if ratios:
