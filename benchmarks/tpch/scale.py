@@ -23,6 +23,7 @@ from typing import Any
 from cbo.app.progress import say
 from cbo.sources.catalog import Catalog
 
+EXECUTOR_MEMORY_MB = 3072
 DRIVER_MEMORY = "4g"   # the driver collects broadcast build sides: Spark's 1g default is too small at SF 10
 
 
@@ -54,9 +55,10 @@ def spark_master(argument: str | None) -> Iterator[Master | None]:
     info = cluster.start()
     say(f"Spark cluster {info.url}: {len(info.worker_pids)} workers of {info.worker_cores} cores and "
         f"{info.worker_memory_mb} MB ({'running already' if running else 'started'})")
-    # An executor per worker, taking most of its memory (the rest is the JVM's overhead).
+    # An executor per worker, taking most of its memory (the rest is the JVM's overhead), at most
+    # EXECUTOR_MEMORY_MB: a task of one core needs no more at SF 10, and the machine is shared.
     try:
-        yield Master("cluster", info.url, f"{int(info.worker_memory_mb * 0.8)}m")
+        yield Master("cluster", info.url, f"{min(EXECUTOR_MEMORY_MB, int(info.worker_memory_mb * 0.8))}m")
     finally:
         stop_session()
         if not running:
