@@ -44,15 +44,22 @@ def test_connect_address():
 def test_status_names_what_is_left_and_stop_ends_it(tmp_path, monkeypatch, capsys):
     """A cluster whose master has ended but whose Spark Connect server lives on: status says so,
     stop ends it, and status then shows nothing running. The server here is a real process
-    (a sleeping Python whose command line names the Connect class, as the server's does)."""
+    (a sleeping shell whose command line names the Connect class, as the server's does)."""
+    import os
     import subprocess
-    import sys
+    import time
 
-    from cbo.engines.spark_cluster import CONNECT_CLASS, ClusterInfo, LocalSparkCluster, _group_alive
+    from cbo.engines.spark_cluster import CONNECT_CLASS, ClusterInfo, LocalSparkCluster, _group_alive, _is_process
 
     monkeypatch.setenv("CBO_CACHE_DIR", str(tmp_path))
-    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", CONNECT_CLASS],
-                              start_new_session=True)
+    # sh stays (the `:` after sleep) with the class name as its $0, in a session of its own
+    server = subprocess.Popen(["sh", "-c", "sleep 120; :", CONNECT_CLASS], start_new_session=True,
+                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+    # /proc/PID/cmdline reads empty for a moment after the exec
+    for _ in range(100):
+        if _is_process(server.pid, CONNECT_CLASS):
+            break
+        time.sleep(0.05)
     try:
         cluster = LocalSparkCluster()
         cluster.root.mkdir(parents=True)
