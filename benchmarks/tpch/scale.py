@@ -4,10 +4,15 @@ Also where a run's Spark runs (``--master``): ``cluster`` is cbo's local standal
 (``cbo.engines.spark_cluster``, ``cbo spark start``'s), started when it is not running and stopped
 at the end if this run started it; a ``spark://`` URL is a cluster someone else runs.
 
-The curve (``save``) gives per scale factor and configuration the summed and the geometric-mean
-seconds, and the growth: the slope of log(seconds) against log(scale factor), fitted over the
-scale factors (1.0 is linear growth). Per query it gives both configurations' slopes and their
-difference, largest first: the queries whose cost grows differently under cbo's plan and Spark's.
+The curve (``save``) gives per scale factor and configuration the seconds summed over the queries
+timed at every scale factor, the geometric mean of each run, and the growth: the slope of
+log(seconds) against log(scale factor), fitted over the scale factors (1.0 is linear growth).
+Per query it gives both configurations' slopes and their difference, largest first: the queries
+whose cost grows differently under cbo's plan and Spark's.
+
+    python -m benchmarks.tpch.scale benchmarks/results/tpch-run-all-spark-cluster-sf1.json ...-sf3.json
+
+draws the curve from runs saved separately (one ``benchmarks.tpch.run`` per scale factor).
 """
 
 from __future__ import annotations
@@ -112,9 +117,13 @@ def slope(points: list[tuple[float, float]]) -> float | None:
 def curve(reports: list[dict]) -> dict[str, Any]:
     reports = sorted(reports, key=lambda r: r["scale_factor"])
     configs = reports[0]["configs"]
+    # Totals over the queries every scale factor timed in every configuration, so that the
+    # points add up the same work (a run may have timed fewer queries at a larger scale factor).
+    common = set.intersection(*({q["query"] for q in r["queries"] if all(c in q["seconds"] for c in configs)}
+                                for r in reports))
     points = []
     for report in reports:
-        seconds = {c: [q["seconds"][c] for q in report["queries"] if c in q["seconds"]] for c in configs}
+        seconds = {c: [q["seconds"][c] for q in report["queries"] if q["query"] in common] for c in configs}
         points.append({"scale_factor": report["scale_factor"], "data_bytes": report.get("data_bytes"),
                        "total_seconds": {c: round(sum(v), 3) for c, v in seconds.items()},
                        "geomean_seconds": report["summary"]["geomean_seconds"],
@@ -141,6 +150,7 @@ def curve(reports: list[dict]) -> dict[str, Any]:
     return {"benchmark": "tpch-scale", "placement": reports[0]["placement"], "master": reports[0].get("master"),
             "cluster": reports[0].get("cluster"), "cost_profile": reports[0].get("cost_profile"),
             "configs": configs, "repeat": reports[0]["repeat"], "machine": reports[0]["machine"],
+            "summed_queries": sorted(common),
             "points": points, "growth": growth, "growth_differs_most": differs, "queries": per_query}
 
 
@@ -188,7 +198,7 @@ def plot(body: dict, out: Path) -> None:
     left.set_yscale("log")
     left.set_xticks(sfs, [f"{sf:g}" for sf in sfs])
     left.set_xlabel("TPC-H scale factor")
-    left.set_ylabel("seconds, all queries summed (best of runs)")
+    left.set_ylabel(f"seconds, {len(body['summed_queries'])} queries summed (best of runs)")
     left.set_title(f"TPC-H, {body['placement']}, on {str(body['cluster']).split(' on ')[0]}")
     left.legend()
     if "cbo" in body["configs"] and "spark-default" in body["configs"]:
@@ -210,3 +220,19 @@ def plot(body: dict, out: Path) -> None:
     figure.tight_layout()
     figure.savefig(out, dpi=110)
     plt.close(figure)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import sys
+
+    paths = [Path(p) for p in (argv if argv is not None else sys.argv[1:])]
+    if len(paths) < 2:
+        print("usage: python -m benchmarks.tpch.scale RUN.json RUN.json ... (runs of benchmarks.tpch.run)",
+              file=sys.stderr)
+        return 2
+    save([json.loads(p.read_text()) for p in paths], paths[0].parent)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
