@@ -114,6 +114,11 @@ def slope(points: list[tuple[float, float]]) -> float | None:
     return sum((x - mean_x) * (y - mean_y) for x, y in points) / spread if spread else None
 
 
+def _geomean(values: list[float]) -> float | None:
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
 def curve(reports: list[dict]) -> dict[str, Any]:
     reports = sorted(reports, key=lambda r: r["scale_factor"])
     configs = reports[0]["configs"]
@@ -126,9 +131,11 @@ def curve(reports: list[dict]) -> dict[str, Any]:
         seconds = {c: [q["seconds"][c] for q in report["queries"] if q["query"] in common] for c in configs}
         points.append({"scale_factor": report["scale_factor"], "data_bytes": report.get("data_bytes"),
                        "total_seconds": {c: round(sum(v), 3) for c, v in seconds.items()},
-                       "geomean_seconds": report["summary"]["geomean_seconds"],
+                       "geomean_seconds": {c: _geomean(v) for c, v in seconds.items()},
                        "queries_timed": {c: len(v) for c, v in seconds.items()},
-                       "cbo_vs_spark_default": report["summary"].get("cbo_vs_spark_default"),
+                       "cbo_vs_spark_default": _geomean([q["seconds"]["cbo"] / q["seconds"]["spark-default"]
+                                                         for q in report["queries"] if q["query"] in common])
+                       if {"cbo", "spark-default"} <= set(configs) else None,
                        "all_answers_match": report["summary"]["all_answers_match"]})
     growth = {c: slope([(p["scale_factor"], p["total_seconds"][c]) for p in points]) for c in configs}
     per_query: dict[str, dict[str, Any]] = {}
