@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from cbo.cost.cluster import ClusterShape
 from cbo.frontend.binder import Binder
 from cbo.frontend.hints import resolve as resolve_hints
 from cbo.frontend.parse import DEFAULT_DIALECT, parse
@@ -44,6 +45,8 @@ class PlannedQuery:
     names: tuple[str, ...]         # output column names
     optimized: Optimized | None = None   # the physical plan, the memo and its counters
     warnings: tuple[str, ...] = ()       # one line each: what the planner ignored (a malformed hint)
+    profile: CostProfile | None = None   # the cost profile the search costed with
+    cluster: ClusterShape | None = None  # the cluster it costed for (None: local mode)
 
     @property
     def physical(self) -> PhysicalPlan | None:
@@ -80,11 +83,16 @@ class PlannedQuery:
 
 
 EstimatorSource = Callable[[], 'Estimator']
+ClusterSource = Callable[[], "ClusterShape | None"]
 
 
 class Planner:
+    """``cluster`` says what the plans will run on (``cbo.cost.cluster``): a shape, or a callable
+    giving it when first needed (the session starts Spark for it), or None for local mode."""
+
     def __init__(self, catalog: Catalog, dialect: str = DEFAULT_DIALECT, schemas: SchemaProvider | None = None,
-                 estimator: Estimator | EstimatorSource | None = None, settings: OptimizerSettings | None = None):
+                 estimator: Estimator | EstimatorSource | None = None, settings: OptimizerSettings | None = None,
+                 cluster: ClusterShape | ClusterSource | None = None):
         self.catalog = catalog
         self.dialect = dialect
         self.schemas = schemas or SchemaProvider(catalog)
@@ -92,7 +100,11 @@ class Planner:
         self.settings = settings or OptimizerSettings()
         self._oracle: OracleEstimator | None = None
         self._upper: Estimator | None = None
-        self._profiles: dict[str | None, CostProfile] = {}
+        self._profiles: dict[str, CostProfile] = {}
+        self._cluster = cluster
+        # A profile given in memory (calibration plans with the defaults): used as a profile the
+        # settings name would be, before them.
+        self.base_profile: CostProfile | None = None
 
     @property
     def estimator(self) -> Estimator:
@@ -153,21 +165,50 @@ class Planner:
             found[table.qualified_name] = unique
         return found
 
-    def optimizer(self) -> Optimizer:
-        from cbo.cost import CostProfile, default_profile
+    @property
+    def cluster(self) -> ClusterShape | None:
+        """The shape the plans are costed for (read once: a callable is called at first use)."""
+        if callable(self._cluster):
+            self._cluster = self._cluster()
+        return self._cluster
 
+    def profile(self) -> CostProfile:
+        """The cost profile for the cluster (``cbo.cost.cluster.profile_for``): the one the
+        settings name (``cost_profile``, else ``$CBO_COST_PROFILE``), scaled to the cluster;
+        by default the shipped profile, or the one fitted on the cluster's shape when there is one."""
+        import os
+        from pathlib import Path
+
+        from cbo.cost import CostProfile, default_profile
+        from cbo.cost.cluster import profile_for, scaled
+
+        shape = self.cluster
+        path = self.settings.cost_profile
+        key = f"{id(self.base_profile) if self.base_profile else path}@{shape.key if shape else 'local'}"
+        profile = self._profiles.get(key)
+        if profile is None:
+            explicit = bool(self.base_profile or path or os.environ.get("CBO_COST_PROFILE"))
+            base = self.base_profile or (CostProfile.load(Path(path)) if path else default_profile())
+            if shape is None:
+                profile = base
+            else:   # a profile the user names is theirs: scaled, never swapped for another
+                profile = scaled(base, shape) if explicit else profile_for(base, shape)
+            self._profiles[key] = profile
+        return profile
+
+    def optimizer(self) -> Optimizer:
         source_types = tuple(sorted({s.type for s in self.catalog.sources.values()}))
         rules = default_rules(source_types, self.settings.rules_off)
-        path = self.settings.cost_profile
-        profile = self._profiles.get(path)
-        if profile is None:
-            from pathlib import Path
-
-            profile = self._profiles[path] = CostProfile.load(Path(path)) if path else default_profile()
+        profile = self.profile()
+        settings = self.settings
+        shape = self.cluster
+        if shape is not None and shape.broadcast_threshold < 0 and settings.broadcast_limit_bytes:
+            # the cluster has broadcasts off (a driver too small to collect a build side, say)
+            settings = settings.with_values({"broadcast_limit_bytes": "0"})
         remote = frozenset(t.name for t in self.catalog.tables() if self.catalog.source_of(t).type != "spark")
         estimator: Estimator | OracleEstimator = self.oracle() if self.settings.cardinalities == "oracle" else \
             self.upper_estimator() if self.settings.cardinalities == "upper" else self.estimator
-        return Optimizer(estimator, self.settings, rules, profile, remote)
+        return Optimizer(estimator, settings, rules, profile, remote)
 
     def upper_estimator(self) -> Estimator:
         """The pessimistic estimator (``cardinalities=upper``): the same statistics, inner-join
@@ -195,5 +236,6 @@ class Planner:
 
     def plan(self, sql: str) -> PlannedQuery:
         bound, normalized, names, warnings = self._logical(sql)
-        optimized = self.optimizer().optimize(normalized)
-        return PlannedQuery(sql, bound, optimized.plan, names, optimized, warnings)
+        optimizer = self.optimizer()
+        optimized = optimizer.optimize(normalized)
+        return PlannedQuery(sql, bound, optimized.plan, names, optimized, warnings, optimizer.profile, self.cluster)

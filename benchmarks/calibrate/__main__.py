@@ -2,6 +2,13 @@
 
     python -m benchmarks.calibrate                 # SF 1, writes cbo/cost/profiles/spark.json
     python -m benchmarks.calibrate --sf 0.1 --repeat 1 --profile /tmp/spark.json
+    python -m benchmarks.calibrate --master cluster   # a profile for the cluster's shape
+
+On a cluster (``--master cluster``: cbo's local standalone cluster, started if needed; or a
+``spark://`` URL) the queries run there, the plans are chosen with the defaults scaled to the
+cluster's shape (``cbo.cost.cluster``), and the profile fitted is that shape's:
+``<cache>/profiles/spark-<executors>x<cores>.json``, which the planner then uses on any cluster
+of that shape (instead of scaling the shipped profile).
 
 Every query of the training set (``workload.training()``) is planned by cbo (with the settings
 the item gives, e.g. one join strategy only) and run on Spark ``--repeat`` times after one
@@ -30,9 +37,9 @@ from pathlib import Path
 from benchmarks.calibrate.workload import Item, held_back, training
 from benchmarks.cli import run_main
 from benchmarks.machine import machine_info
-from cbo.cost import QUANTITIES, CostProfile
-from cbo.cost.profile import PROFILE_DIR, SPARK_DEFAULTS
 from cbo.app.progress import say
+from cbo.cost import QUANTITIES, CostProfile
+from cbo.cost.profile import PROFILE_DIR
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 FLOOR = 0.02   # of the default: the smallest value a fitted constant may take
@@ -42,9 +49,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.calibrate", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sf", type=float, default=1.0, help="TPC-H scale factor (default 1)")
     parser.add_argument("--repeat", type=int, default=2, help="timed runs per query after a warm-up (default 2)")
-    parser.add_argument("--profile", type=Path, default=PROFILE_DIR / "spark.json",
-                        help="profile file to write (default: the shipped cbo/cost/profiles/spark.json)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "calibration-spark.json", help="report JSON")
+    parser.add_argument("--profile", type=Path,
+                        help="profile file to write (default: the shipped cbo/cost/profiles/spark.json; on a "
+                             "cluster <cache>/profiles/spark-<executors>x<cores>.json)")
+    parser.add_argument("--master", help="cluster (cbo's local standalone cluster) or a spark:// URL "
+                                         "(default: local mode)")
+    parser.add_argument("--out", type=Path,
+                        help="report JSON (default benchmarks/results/calibration-spark[-<shape>].json)")
     parser.add_argument("--limit", type=int, help="only the first N training and held-back items (smoke runs)")
     return parser.parse_args(argv)
 
@@ -135,15 +146,31 @@ def plot(train: list[dict], test: list[dict], constants: dict[str, float], path:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    from benchmarks.tpch.scale import spark_master
+
+    with spark_master(args.master) as master:
+        return calibrate(args, master)
+
+
+def calibrate(args: argparse.Namespace, master) -> int:  # type: ignore[no-untyped-def]
+    from benchmarks.tpch.scale import on_master
     from cbo.app.session import Session
+    from cbo.cost.cluster import shape_profile_path
+    from cbo.sources.catalog import load_catalog
     from cbo.workloads import tpch
 
     catalogs = tpch.prepare(args.sf, postgres=None, progress=say)
-    # Plans are chosen with the default constants: the fit must not depend on an earlier fit.
-    base = CostProfile(source="defaults")
+    # Plans are chosen with the default constants (scaled to the cluster): the fit must not
+    # depend on an earlier fit.
+    session = Session(on_master(load_catalog(catalogs["all-spark"]), master))
+    session.planner.base_profile = CostProfile(source="defaults")
+    shape = session.planner.cluster   # starts Spark on a cluster
+    base = session.planner.profile()
     defaults = dict(base.constants)
-    session = Session(catalogs["all-spark"])
-    session.planner._profiles[None] = base
+    if args.profile is None:
+        args.profile = shape_profile_path(shape) if shape else PROFILE_DIR / "spark.json"
+    if args.out is None:
+        args.out = RESULTS / (f"calibration-spark-{shape.key}.json" if shape else "calibration-spark.json")
     session.query("select count(*) from region")   # start Spark before timing anything
     train_items, test_items = training(), held_back()
     if args.limit:
@@ -158,10 +185,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile.exists():   # the profile this run replaces, judged on this run's measurements
         report["spearman_previous_profile"] = spearman(test, dict(CostProfile.load(args.profile).constants))
     report["scale_factor"] = args.sf
+    report["cluster"] = shape.describe() if shape else "local mode"
 
     print(f"{'quantity':<18} {'default':>11} {'fitted':>11}")
     for name in QUANTITIES:
-        print(f"{name:<18} {SPARK_DEFAULTS[name]:>11.3g} {constants[name]:>11.3g}"
+        print(f"{name:<18} {defaults[name]:>11.3g} {constants[name]:>11.3g}"
               + ("" if name in report["fitted"] else "  (no information: default kept)"))
     print(f"training: {len(train)} queries, median relative error {report['median_relative_error']:.2f}, "
           f"max {report['max_relative_error']:.2f}")
@@ -170,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
           + (f", previous profile {report['spearman_previous_profile']:.3f}"
              if "spearman_previous_profile" in report else ""))
 
-    profile = CostProfile(constants=constants, source=str(args.profile), fit=report)
+    profile = CostProfile(constants=constants, source=str(args.profile), fit=report, executors=base.executors,
+                          cores=base.cores)
     profile.save(args.profile)
     say(f"wrote profile {args.profile}")
     args.out.parent.mkdir(parents=True, exist_ok=True)

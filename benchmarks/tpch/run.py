@@ -32,6 +32,14 @@ of three runs of a 0.4 s query still varies by 10-30 % on this machine. Every co
 gets the same rounds. Every answer is compared with DuckDB's. The table gives per-query
 seconds and the ratios cbo / spark-default, cbo / (faster Spark), cbo / oracle,
 with geometric means; JSON and a plot are saved under ``benchmarks/results``.
+
+A scale curve: several scale factors (``--sf 1,3,10``) run one after the other, each with its data
+generated when missing, and ``benchmarks.tpch.scale`` saves time against scale factor for every
+configuration (``tpch-scale-*.json`` and ``.png``). ``--master cluster`` runs on cbo's local
+standalone cluster (``cbo spark start``'s, started here when it is not running and stopped again
+at the end); ``--master spark://host:port`` on another; cbo then costs for the cluster's shape.
+
+    python -m benchmarks.tpch.run --sf 1,3 --master cluster --configs cbo,spark-default --repeat 1
 """
 
 from __future__ import annotations
@@ -46,7 +54,7 @@ from benchmarks.cli import run_main
 from benchmarks.machine import machine_info
 from benchmarks.tpch.queries import Query, select
 from cbo.answers import compare, is_ordered
-from cbo.sources.catalog import load_catalog
+from cbo.sources.catalog import Catalog, load_catalog
 from cbo.errors import CboError
 from cbo.app.progress import say
 from cbo.workloads import tpch
@@ -59,7 +67,10 @@ SPARK_CBO_CONF = {"spark.sql.cbo.enabled": "true", "spark.sql.cbo.joinReorder.en
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.tpch.run", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sf", type=float, default=1.0, help="scale factor (default 1)")
+    parser.add_argument("--sf", type=_scale_factors, default=[1.0],
+                        help="scale factor, or several for a scale curve: 1,3,10 (default 1)")
+    parser.add_argument("--master", help="where Spark runs: cluster (cbo's local standalone cluster, started "
+                                         "if needed) or a spark:// URL (default: the catalog's, local mode)")
     parser.add_argument("--placement", choices=["all-spark"], default="all-spark",
                         help="where the tables live (all-spark: the configuration Spark's CBO can analyze)")
     parser.add_argument("--queries", help="comma-separated subset, e.g. q1,q6 (default: all 22)")
@@ -72,6 +83,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="a short query gets as many rounds as fit in this many seconds (default 15)")
     parser.add_argument("--out", type=Path, help="JSON file (default benchmarks/results/tpch-run-<placement>-sf<X>.json)")
     return parser.parse_args(argv)
+
+
+def _scale_factors(text: str) -> list[float]:
+    try:
+        found = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of scale factors: {text!r} (e.g. 1,3,10)") from None
+    if not found or any(sf <= 0 for sf in found):
+        raise argparse.ArgumentTypeError(f"scale factors must be positive: {text!r}")
+    return found
 
 
 class SparkTables:
@@ -137,16 +158,31 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         raise CboError(f"unknown configuration(s) {', '.join(sorted(unknown))} (known: {', '.join(CONFIGS)})")
     queries = select(args.queries.split(",") if args.queries else None)
-    catalogs = tpch.prepare(args.sf, postgres=None, progress=say)
+    from benchmarks.tpch import scale
+
+    with scale.spark_master(args.master) as master:
+        outcomes = [run_scale_factor(args, sf, configs, queries, master) for sf in args.sf]
+    if len(args.sf) > 1:
+        scale.save([report for report, _ in outcomes], RESULTS)
+    return 1 if any(failed for _, failed in outcomes) else 0
+
+
+def run_scale_factor(args: argparse.Namespace, sf: float, configs: list[str], queries: list[Query],  # type: ignore[no-untyped-def]
+                     master) -> tuple[dict, bool]:
+    """One scale factor's run: the report (also saved, with its plot), and whether an answer failed."""
+    from benchmarks.tpch import scale
+
+    catalogs = tpch.prepare(sf, postgres=None, progress=say)
     catalog_path = catalogs[args.placement]
-    statistics = ensure_statistics(catalog_path)
+    catalog = scale.on_master(load_catalog(catalog_path), master)
+    statistics = ensure_statistics(catalog)
 
     from cbo.engines.duckdb_engine import DuckDBEngine
     from cbo.app.session import Session
 
     say("starting Spark ...")
-    session = Session(catalog_path)
-    oracle = Session(catalog_path, settings={"cardinalities": "oracle"})
+    session = Session(catalog)
+    oracle = Session(catalog, settings={"cardinalities": "oracle"})
     session.query("select count(*) from region")
     spark = session._spark().spark
     tables = SparkTables(spark, load_catalog(catalog_path))
@@ -171,12 +207,14 @@ def main(argv: list[str] | None = None) -> int:
 
     summary = summarize(records, configs)
     print_summary(summary)
-    report = {"benchmark": "tpch-run", "placement": args.placement, "scale_factor": args.sf, "repeat": args.repeat,
+    report = {"benchmark": "tpch-run", "placement": args.placement, "scale_factor": sf, "repeat": args.repeat,
               "max_rounds": args.max_rounds, "budget_seconds": args.budget,
               "configs": configs, "analyze_seconds": analyze_seconds, "cbo_statistics": statistics,
               "machine": machine_info(),
-              "spark_settings": _spark_settings(spark), "summary": summary, "queries": records}
-    out = args.out or RESULTS / f"tpch-run-{args.placement}-sf{args.sf:g}.json"
+              "spark_settings": _spark_settings(spark), "summary": summary, "queries": records,
+              **scale.run_facts(session, catalog_path, master)}
+    where = f"-{master.name}" if master else ""
+    out = args.out if args.out and len(args.sf) == 1 else RESULTS / f"tpch-run-{args.placement}{where}-sf{sf:g}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     temporary = out.with_suffix(".json.tmp")
     temporary.write_text(json.dumps(report, indent=2, default=str))
@@ -186,10 +224,10 @@ def main(argv: list[str] | None = None) -> int:
     plot(report, out.with_suffix(".png"))
     say(f"saved {out} and {out.with_suffix('.png')}")
     failed = [r for r in records if not all(r["matches"].values())]
-    return 1 if failed else 0
+    return report, bool(failed)
 
 
-def ensure_statistics(catalog_path: Path) -> dict[str, str]:
+def ensure_statistics(catalog_path: Path | Catalog) -> dict[str, str]:
     """Collect cbo's statistics of every table of the catalog that lacks fresh ones (as ``cbo
     demo`` does); return table -> collected | fresh.
 
@@ -201,7 +239,8 @@ def ensure_statistics(catalog_path: Path) -> dict[str, str]:
     from cbo.sources.statistics import analyze
 
     with step("collecting cbo's statistics (skipped where fresh)"):
-        results = analyze(load_catalog(catalog_path), progress=say)
+        catalog = catalog_path if isinstance(catalog_path, Catalog) else load_catalog(catalog_path)
+        results = analyze(catalog, progress=say)
     collected = sum(r.status == "collected" for r in results)
     say(f"cbo's statistics: {collected} table(s) collected, {len(results) - collected} fresh")
     return {r.table: r.status for r in results}

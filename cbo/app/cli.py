@@ -267,7 +267,8 @@ def cmd_spark(args: argparse.Namespace) -> int:
         return 0
     info = cluster.start() if args.action == "start" else cluster.status()
     if info is None:
-        print("not running")
+        left = cluster.leftovers()
+        print("not running" + (f" (still alive: {', '.join(left)}; `cbo spark stop` ends them)" if left else ""))
         return EXIT_NOT_RUNNING
     if args.action == "start" and args.connect and not info.connect_port:
         print("note: the cluster was already running without Spark Connect; stop it and start with --connect",
@@ -275,7 +276,7 @@ def cmd_spark(args: argparse.Namespace) -> int:
     print(f"running: {info.url}")
     print(f"  web ui:    {info.web_ui}")
     if info.connect_url:
-        print(f"  connect:   {info.connect_url}")
+        print(f"  connect:   {info.connect_url} ({cluster.connect_state(info)})")
     print(f"  workers:   {len(info.worker_pids)} ({cluster.alive_workers(info)} alive), each "
           f"{info.worker_cores} cores and {info.worker_memory_mb} MB")
     print(f"  logs:      {info.log_dir}")

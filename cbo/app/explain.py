@@ -149,6 +149,8 @@ def to_text(info: NodeInfo) -> str:
     visit(info, 0)
     if info.details.get("shuffle_partitions"):
         lines.append(f"Shuffle partitions: {info.details['shuffle_partitions']}")
+    if info.details.get("cost_profile"):
+        lines.append(f"Cost profile: {info.details['cost_profile']}, for {info.details['cluster']}")
     analyze = info.details.get("analyze")
     if analyze:
         if analyze["engine"] == "spark":

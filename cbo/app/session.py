@@ -97,8 +97,10 @@ class Session:
             settings = OptimizerSettings().with_values(settings or {})
         schemas = SchemaProvider(self.catalog, local_copies=engine == "duckdb")
         # The planner reads statistics only when it first estimates (the session's estimator).
+        # On a cluster the plans are costed for its shape, read from the running session: the
+        # planner asks for it when it first plans, and Spark starts then (``cluster_shape``).
         self.planner = Planner(self.catalog, dialect, schemas=schemas, estimator=lambda: self.estimator,
-                               settings=settings)
+                               settings=settings, cluster=self.cluster_shape)
         self._spark_executor: SparkExecutor | None = None
         self._duckdb: DuckDBEngine | None = None
         self._estimator: Estimator | None = None
@@ -142,6 +144,16 @@ class Session:
             raise CboError(f"no column '{name}' in the statistics of {stats.table} "
                            f"(columns: {', '.join(stats.columns)})")
         return column_figure(stats, stats.columns[name])
+
+    def cluster_shape(self):  # type: ignore[no-untyped-def]
+        """The shape of the cluster the catalog's Spark runs on (``cbo.cost.cluster``), read from
+        the session, which starts for it; None in local mode and on DuckDB, where nothing starts."""
+        spark_settings = self.catalog.spark
+        if self.engine != "spark" or (not spark_settings.remote and spark_settings.master.startswith("local")):
+            return None
+        from cbo.engines.spark import cluster_shape, spark_session
+
+        return cluster_shape(spark_session(spark_settings, need_jdbc=bool(self.catalog.jdbc_sources())))
 
     # -- planning ----------------------------------------------------------------------------------
 
@@ -218,6 +230,11 @@ class Session:
         info = describe(planned.plan, annotate)
         if planned.partitions:
             info.details["shuffle_partitions"] = planned.partitions
+        if planned.profile is not None:
+            from cbo.cost.cluster import describe_profile
+
+            info.details["cost_profile"] = describe_profile(planned.profile)
+            info.details["cluster"] = planned.cluster.describe() if planned.cluster else "local mode"
         return info
 
     def _add_actual_rows(self, view: PlanView) -> None:

@@ -31,6 +31,8 @@ from cbo.errors import CboError, SetupError, SourceUnreachable
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from cbo.cost.cluster import ClusterShape
+
 DEBIAN_JDBC_JAR = Path("/usr/share/java/postgresql.jar")
 DEBIAN_MARIADB_JAR = Path("/usr/share/java/mariadb-java-client.jar")
 POSTGRES_DRIVER_CLASS = "org.postgresql.Driver"
@@ -209,6 +211,64 @@ def default_parallelism(spark: "SparkSession") -> int:
         return int(spark.sparkContext.defaultParallelism)
     value = spark.conf.get("spark.default.parallelism", None)
     return int(value) if value else os.cpu_count() or 2
+
+
+def cluster_shape(spark: "SparkSession", wait_s: float = 30.0) -> "ClusterShape | None":
+    """The shape of the cluster ``spark`` runs on (``cbo.cost.cluster``), or None in local mode.
+
+    With a SparkContext: the executors registered with the driver (its block managers, less its
+    own), waiting up to ``wait_s`` for the first and then until their count holds still for two
+    seconds (a standalone cluster's executors register a few seconds after the session starts,
+    and Spark does not wait for them unless ``spark.cores.max`` is set); cores each from
+    ``spark.executor.cores``, else the default parallelism (the registered cores) shared out.
+    Over Spark Connect there is no SparkContext: the server's settings say it
+    (``spark.executor.instances``, else ``spark.cores.max`` / ``spark.executor.cores``)."""
+    from cbo.cost.cluster import ClusterShape
+
+    def setting(key: str) -> str | None:
+        try:
+            value = spark.conf.get(key, None)
+        except Exception:  # a key the server does not know
+            return None
+        return str(value) if value not in (None, "") else None
+
+    partitions = int(setting("spark.sql.shuffle.partitions") or 200)
+    threshold = parse_bytes(setting("spark.sql.autoBroadcastJoinThreshold") or "10MB")
+    executor_cores = int(setting("spark.executor.cores") or 0)
+    if is_connect(spark):
+        master = setting("spark.master") or ""
+        if master.startswith("local"):
+            return None
+        instances, most = int(setting("spark.executor.instances") or 0), int(setting("spark.cores.max") or 0)
+        cores = executor_cores or (most // instances if most and instances else 0) or most or default_parallelism(spark)
+        executors = instances or (most // cores if most else 1)
+        return ClusterShape(max(1, executors), max(1, cores), partitions, threshold, master)
+    context = spark.sparkContext
+    if context.master.startswith("local"):
+        return None
+    status = context._jsc.sc().getExecutorMemoryStatus  # type: ignore[union-attr]
+    deadline, count, since = time.monotonic() + wait_s, -1, time.monotonic()
+    while time.monotonic() < deadline:
+        now = status().size() - 1
+        if now != count:
+            count, since = now, time.monotonic()
+        elif count > 0 and time.monotonic() - since >= 2.0:
+            break
+        time.sleep(0.25)
+    executors = max(1, count)
+    cores = executor_cores or max(1, int(context.defaultParallelism) // executors)
+    return ClusterShape(executors, cores, partitions, threshold, context.master)
+
+
+def parse_bytes(text: str) -> int:
+    """Spark's byte strings (``10MB``, ``10485760b``, ``1g``, ``-1``) in bytes; units are binary."""
+    import re
+
+    found = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s*([kmgtp]?)i?b?\s*", text.lower())
+    if not found:
+        raise SetupError(f"not a size in bytes: {text!r}")
+    power = " kmgtp".index(found.group(2) or " ")
+    return int(float(found.group(1)) * 1024**power)
 
 
 def _driver_address(master: str) -> dict[str, str]:

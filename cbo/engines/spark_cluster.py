@@ -136,6 +136,35 @@ class LocalSparkCluster(LocalServerState):
             return 0
         return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
 
+    def connect_state(self, info: ClusterInfo) -> str | None:
+        """The Spark Connect server's state: ``running``, or why not; None without one."""
+        if not info.connect_pid:
+            return None
+        if not _is_process(info.connect_pid, CONNECT_CLASS):
+            return f"not running (its process {info.connect_pid} has ended)"
+        if not accepts_connections(info.host, info.connect_port):
+            return f"starting or stuck: process {info.connect_pid} does not accept connections on {info.connect_port}"
+        return "running"
+
+    def leftovers(self, info: ClusterInfo | None = None) -> list[str]:
+        """The recorded cluster's processes still alive (each as ``what pid``), running or not."""
+        info = info or self._read_state()
+        if info is None:
+            return []
+        named = [("master", info.master_pid), *((f"worker {i}", p) for i, p in enumerate(info.worker_pids)),
+                 ("Spark Connect server", info.connect_pid)]
+        return [f"{what} {pid}" for what, pid in named if pid and _group_alive(pid)]
+
+    def stop(self) -> bool:
+        """Stop every process of the recorded cluster, also what is left of a cluster whose master
+        has ended (a Connect server, workers); return whether any was running."""
+        with self._lock():
+            info = self._read_state()
+            if info is None or not self.leftovers(info):
+                return False
+            self._shutdown(info)
+            return True
+
     # -- the flavour's hooks (the shared operations are in LocalServerState) ------------------
 
     def _created(self, info: ClusterInfo) -> bool:
