@@ -48,6 +48,11 @@ class PlannedQuery:
     def _operators(self) -> dict[int, PhysicalPlan]:
         return self.physical.by_logical() if self.physical is not None else {}
 
+    @property
+    def operators(self) -> dict[int, PhysicalPlan]:
+        """Each node of ``plan`` (by identity) -> the physical operator running it."""
+        return self._operators
+
     def operator(self, node: Plan) -> PhysicalPlan | None:
         """The physical operator running ``node`` (a node of ``plan``, by identity)."""
         return self._operators.get(id(node))

@@ -18,8 +18,8 @@ three differences that keep Spark to cbo's plan:
   else FALSE.
 
 Tables are read through temporary views the executor registers once per table (``SparkViews``);
-a [Project] [Filter] Scan of a JDBC table becomes one remote query (``cbo.exec.remote``) read
-through a view of its own.
+each remote query the search chose (a pushed subplan, or a JDBC table's [Project] [Filter] Scan;
+``cbo.exec.remote``) is read through a view of its own.
 """
 
 from __future__ import annotations
@@ -89,7 +89,11 @@ class SparkViews:
 
         # Spark would push the filters it infers (IS NOT NULL on join keys) into the remote query;
         # off, the database receives exactly the query cbo built and EXPLAIN shows.
-        reader = jdbc_reader(self.spark, self.catalog.sources[remote.source]).option("pushDownPredicate", "false")
+        source = self.catalog.sources[remote.source]
+        reader = jdbc_reader(self.spark, source).option("pushDownPredicate", "false")
+        if source.dialect == "postgres":
+            # PostgreSQL's driver otherwise holds the whole result in memory before the first row
+            reader = reader.option("fetchsize", "10000")
         if remote.partition_column and remote.bounds:
             reader = (reader.option("dbtable", f"({remote.sql}) cbo_remote")
                       .option("partitionColumn", remote.partition_column)
@@ -116,7 +120,7 @@ class SparkPlanSql(SqlRenderer):
     def statement_ast(self, plan: Plan, names: tuple[str, ...] | None = None) -> exp.Select:
         # The subtrees that run as remote queries, decided once for the whole plan by the
         # function EXPLAIN reads too.
-        self._pushed = self.views.remote.pushed(plan)
+        self._pushed = self.views.remote.pushed(plan, self.operators)
         return super().statement_ast(plan, names)
 
     def _table(self, scan: Scan) -> exp.Expression:
