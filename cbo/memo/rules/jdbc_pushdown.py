@@ -264,7 +264,9 @@ class PushSubplanToSource(ImplementationRule):
                 state.reasons[group.id] = f"not pushed to {pushed[0].source.name} ({self.dialect}): {reason}"
                 continue
             plan = expr.with_children(tuple(i.plan for i in pushed))
-            work = sum(i.work for i in pushed) + sum(context.size(group_of(c))[0] for c in expr.children)
+            work = sum(i.work for i in pushed)
+            if not isinstance(expr, Project):   # a projection is computed as its input's rows pass
+                work += sum(context.size(group_of(c))[0] for c in expr.children)
             if isinstance(expr, Join):
                 work += context.size(group)[0]
             single = isinstance(expr, (Filter, Project)) and pushed[0].single_table
