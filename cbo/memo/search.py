@@ -38,7 +38,8 @@ from cbo.settings import OptimizerSettings
 if TYPE_CHECKING:
     from cbo.estimate import Estimator
 
-__all__ = ["Optimized", "Optimizer", "RemoteSource", "SearchContext", "default_rules", "draw_plan", "restore_output_order"]
+__all__ = ["Optimized", "Optimizer", "RemoteSource", "SearchContext", "default_rules", "draw_plan",
+           "restore_output_order"]
 
 
 def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset()) -> RuleSet:

@@ -14,8 +14,8 @@ import pytest
 
 import cbo
 from cbo.answers import compare
-from cbo.ir.operators import Join, walk
 from cbo.engines.native import DuckDBNative
+from cbo.ir.operators import Join, walk
 from cbo.physical.algorithm import Algorithm
 from cbo.sources.catalog import load_catalog
 from cbo.workloads.tpch_queries import QUERY_DIR

@@ -295,7 +295,8 @@ register_connector_rules("jdbc", PushSubplanToPostgres(), PushSubplanToMariaDB()
 def note_pushdown_costs(context: SearchContext, chosen: Any) -> None:
     """For each operator of the chosen plan (``cbo.physical.plan.PhysicalPlan``) whose group had a
     remote-query alternative that lost, note both costs at the group (EXPLAIN shows them)."""
-    states = [s for k, s in context.rule_state.items() if isinstance(k, tuple) and k[0] == "jdbc_pushdown"]
+    states = [s for k, s in context.rule_state.items()
+              if isinstance(k, tuple) and k[0] == "jdbc_pushdown" and isinstance(s, PushdownState)]
     if not states:
         return
     for node in chosen.operators():
