@@ -19,9 +19,9 @@ chose their remote-query alternative (``Algorithm.REMOTE_QUERY``, added by the c
 of ``cbo.memo.rules.jdbc_pushdown``): the physical plan says which subtrees are remote queries,
 and :meth:`RemoteQueries.pushed` reads it, so nothing is decided here a second time. A pushed
 [Project] [Filter] Scan is the per-table fold above (with its parallel partitioned read); any
-other pushed subplan is rendered whole in the source's dialect, its computed numeric columns
-cast to cbo's types (PostgreSQL's ``sum`` of a decimal is an unbounded ``numeric``, MariaDB's
-``sum`` of integers a ``DECIMAL``), and read in one partition.
+other pushed subplan is rendered whole in the source's dialect, its aggregates cast to cbo's
+types (PostgreSQL's ``sum`` of a decimal is an unbounded ``numeric``, MariaDB's ``sum`` of
+integers a ``DECIMAL``), and read in one partition.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any
 
 from cbo.sources.catalog import Catalog, Source, TableDef
 from cbo.ir.expressions import can_raise, uses_row_id
-from cbo.ir.operators import Filter, Plan, Project, Scan, walk
+from cbo.ir.operators import Aggregate, Filter, Plan, Project, Scan, walk
 from cbo.physical.algorithm import Algorithm
 from cbo.sqlgen import SqlRenderer, ident, name_of
 
@@ -108,11 +108,15 @@ class RemoteQueries:
 
         renderer = SqlRenderer(dialect, remote_table)
         query = renderer.query(plan)
-        read = {c for s in scans for c in s.columns}
+        # Aggregates come back in the source's types (PostgreSQL's sum of a decimal is an
+        # unbounded numeric, MariaDB's sum of integers a DECIMAL): cast to cbo's. Other computed
+        # columns keep the source's type (cbo's decimal type of a quotient, e.g. decimal(38,38),
+        # need not hold the source's value; Spark reads it as a decimal either way).
+        aggregated = {c for n in walk(plan) if isinstance(n, Aggregate) for c, _ in n.aggregates}
         columns = []
         for column in plan.output:
             value: exp.Expression = exp.column(ident(column))
-            if column not in read and column.type.name in ("decimal", "double", "bigint"):
+            if column in aggregated and column.type.name in ("decimal", "double", "bigint"):
                 value = exp.Cast(this=value, to=column.type.to_sqlglot())
             columns.append(exp.alias_(value, ident(column)))
         query = exp.select(*columns).from_(_derived(query, "q"))
