@@ -137,10 +137,10 @@ def to_text(info: NodeInfo) -> str:
     def visit(node: NodeInfo, depth: int) -> None:
         lines.append("    " * depth + "- " + _headline(node))
         if "pushed_sql" in node.details:
-            where = node.details["source"]
+            lines.append("    " * depth + f"      pushed SQL ({node.details['source']}): " + node.details["pushed_sql"])
             if "pushed_bytes" in node.details and node.estimated_rows is not None:
-                where += f"; est. rows {node.estimated_rows:,.0f}, bytes {node.details['pushed_bytes']:,.0f}"
-            lines.append("    " * depth + f"      pushed SQL ({where}): " + node.details["pushed_sql"])
+                lines.append("    " * depth + f"      remote query: est. rows {node.estimated_rows:,.0f}, "
+                             f"bytes {node.details['pushed_bytes']:,.0f}")
         for key in node.details.get("assumed_keys", []):
             lines.append("    " * depth + f"      unique key ({', '.join(key['columns'])}) from {key['source']}")
         for note in node.details.get("estimate_defaults", []):

@@ -121,7 +121,9 @@ class CostModel:
     def _scan(self, node: Scan, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         rows, width = out
         if node.table in self.remote_tables:
-            return {"jdbc_row": rows, "jdbc_byte": rows * width, "task": self.profile.cores}
+            # one query to the source, as a remote query's (remote_query): reading tables one by
+            # one pays it per table, a pushed join once
+            return {"jdbc_row": rows, "jdbc_byte": rows * width, "task": self.profile.cores, "remote_query": 1.0}
         return {"scan_row": rows, "scan_byte": rows * width, "task": max(1.0, rows * width / (128 * 2**20))}
 
     def _per_input_row(self, node: Plan, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:

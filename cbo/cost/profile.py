@@ -27,7 +27,7 @@ jdbc_row, jdbc_byte   rows a JDBC read brings into Spark (a table, or a remote q
                       bytes it sends over
 remote_row_postgres   rows the operators of a pushed subplan read in PostgreSQL (remote_row_mysql:
                       in MariaDB); rough rates until calibrated against measured remote runtimes
-remote_query          a remote query's latency (connection, planning, first row)
+remote_query          a query sent to a JDBC source (a table read or a pushed subplan): its latency
 eager_push            a token cost of a remote query under join_pushdown_strategy=EAGER
 query                 a fixed cost per query (scheduling, planning); does not change plan choice
 ====================  ==========================================================================

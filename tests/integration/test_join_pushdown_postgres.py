@@ -55,7 +55,7 @@ def test_all_postgres_q3_runs_as_one_remote_query(spark, tpch_catalogs, duckdb):
         assert f'"{table}"' in text
     assert "JOIN" in text.upper() and "LIMIT 10" in text.upper() and "GROUP BY" in text.upper()
     assert "password" not in json.dumps(body).lower()
-    assert "pushed SQL (pg; est. rows" in session.explain(sql)
+    assert "remote query: est. rows" in session.explain(sql)
     schema = session.catalog.sources["pg"].schema
     with StatementLog() as log:
         _, rows = session.query(sql)
