@@ -22,7 +22,7 @@ from cbo.frontend.hints import resolve as resolve_hints
 from cbo.frontend.parse import DEFAULT_DIALECT, parse
 from cbo.ir.expressions import ColumnFactory
 from cbo.ir.operators import Plan
-from cbo.memo.search import Optimized, Optimizer, default_rules
+from cbo.memo.search import Optimized, Optimizer, RemoteSource, default_rules
 from cbo.normalize import normalize
 from cbo.normalize.decorrelate import decorrelate
 from cbo.physical.plan import PhysicalPlan
@@ -57,6 +57,11 @@ class PlannedQuery:
     @cached_property
     def _operators(self) -> dict[int, PhysicalPlan]:
         return self.physical.by_logical() if self.physical is not None else {}
+
+    @property
+    def operators(self) -> dict[int, PhysicalPlan]:
+        """Each node of ``plan`` (by identity) -> the physical operator running it."""
+        return self._operators
 
     def operator(self, node: Plan) -> PhysicalPlan | None:
         """The physical operator running ``node`` (a node of ``plan``, by identity)."""
@@ -205,10 +210,18 @@ class Planner:
         if shape is not None and shape.broadcast_threshold < 0 and settings.broadcast_limit_bytes:
             # the cluster has broadcasts off (a driver too small to collect a build side, say)
             settings = settings.with_values({"broadcast_limit_bytes": "0"})
-        remote = frozenset(t.name for t in self.catalog.tables() if self.catalog.source_of(t).type != "spark")
+        # Scans name their table qualified ("pg.lineitem"); both spellings, as the catalog resolves them.
+        remote = frozenset(name for t in self.catalog.tables() if self.catalog.source_of(t).type != "spark"
+                           for name in (t.name, t.qualified_name))
+        sources: dict[str, RemoteSource] = {}
+        for table in self.catalog.tables():
+            source = self.catalog.source_of(table)
+            if source.type == "jdbc":
+                found = RemoteSource(source.name, source.dialect or "postgres")
+                sources[table.name] = sources[table.qualified_name] = found
         estimator: Estimator | OracleEstimator = self.oracle() if self.settings.cardinalities == "oracle" else \
             self.upper_estimator() if self.settings.cardinalities == "upper" else self.estimator
-        return Optimizer(estimator, settings, rules, profile, remote)
+        return Optimizer(estimator, settings, rules, profile, remote, remote_sources=sources)
 
     def upper_estimator(self) -> Estimator:
         """The pessimistic estimator (``cardinalities=upper``): the same statistics, inner-join
