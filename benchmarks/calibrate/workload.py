@@ -41,6 +41,9 @@ AGGREGATES = {
     "agg_mid_groups": "select l_suppkey, count(*), avg(l_discount) from lineitem group by l_suppkey",
     "agg_orders_by_customer": "select o_custkey, max(o_totalprice) from orders group by o_custkey",
     "distinct_partsupp": "select count(*) from (select distinct ps_partkey from partsupp) t",
+    # wide grouping keys (strings), so that agg_byte is told apart from agg_row
+    "distinct_customer_all": "select count(*) from (select distinct * from customer) t",
+    "distinct_orders_wide": "select count(*) from (select distinct o_orderkey, o_clerk, o_comment from orders) t",
 }
 
 JOINS = {

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from cbo.cost.profile import CostProfile, default_profile
 from cbo.ir.dispatch import OperatorTable
+from cbo.ir.expressions import Column
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from cbo.memo.properties import Required
 from cbo.physical.algorithm import Algorithm
@@ -42,11 +43,14 @@ def _add(total: Quantities, more: Quantities) -> None:
 
 class CostModel:
     def __init__(self, profile: CostProfile | None = None, remote_tables: frozenset[str] = frozenset(),
-                 partitions: int | None = None):
+                 partitions: int | None = None, column_width: Callable[[Column], float] | None = None):
         self.profile = profile or default_profile()
         self.k = self.profile.constants
         self.remote_tables = remote_tables
         self.partitions = partitions or 2 * self.profile.cores * self.profile.executors
+        # A column's average width in bytes (the search's, from the statistics): an aggregation
+        # hashes and compares its grouping columns' bytes, not the whole row's.
+        self.column_width = column_width
 
     def price(self, quantities: Quantities) -> float:
         k = self.k
@@ -153,8 +157,11 @@ class CostModel:
         in_rows = sum(r for r, _ in inputs)
         found = {"cpu_row": in_rows}
         if node.distinct or node.kind != "union":
-            _add(found, self.exchange(in_rows, max(w for _, w in inputs)))
+            width = max(w for _, w in inputs)
+            _add(found, self.exchange(in_rows, width))
+            # grouped by every column: the whole row is the key
             found["agg_row"] = in_rows
+            found["agg_byte"] = in_rows * width
         return found
 
     def _values(self, node: Values, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
@@ -188,19 +195,31 @@ class CostModel:
             # run as a left join whose rows are grouped back per left row (see exec.spark_exec)
             _add(found, self.exchange(out[0], out[1]))
             found["agg_row"] = found.get("agg_row", 0.0) + out[0]
+            found["agg_byte"] = found.get("agg_byte", 0.0) + out[0] * 8.0   # grouped by a bigint row id
         return found
 
     def _aggregate(self, node: Aggregate, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         in_rows, _ = inputs[0]
         rows, width = out
+        key = self.key_width(node, width)
         if algorithm is Algorithm.FINAL_AGGREGATE:
-            return {"agg_row": in_rows}
+            return {"agg_row": in_rows, "agg_byte": in_rows * key}
         # partial aggregation in each input partition, an exchange of the partial results on the
         # grouping columns (to one partition without them), then the final aggregation
         partial_rows = min(in_rows, rows * self.partitions) if node.group_by else min(in_rows, float(self.partitions))
-        found = {"agg_row": in_rows + partial_rows}
+        found = {"agg_row": in_rows + partial_rows, "agg_byte": (in_rows + partial_rows) * key}
         _add(found, self.exchange(partial_rows, width, self.partitions if node.group_by else 1))
         return found
+
+    def key_width(self, node: Aggregate, width: float) -> float:
+        """Bytes per row of the grouping key: each row fed to a hash aggregation has its key
+        projected, hashed (Murmur3 over the key's bytes) and compared with the key found in the
+        table (and copied in when new), so a DISTINCT over every column of a wide table (seed
+        003's 3.1 with a long comment column) costs more per row than one over an integer.
+        Without the search's widths, the output row's width, which holds the key."""
+        if self.column_width is None:
+            return width
+        return sum(self.column_width(c) for c in node.group_by)
 
     # -- enforcers ---------------------------------------------------------------------------------
 

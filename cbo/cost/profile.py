@@ -15,6 +15,7 @@ cpu_row               rows passing through a filter, projection, merge or join o
 hash_build_row/_byte  rows and bytes inserted into a shuffled hash join's table
 hash_probe_row        rows looked up in a hash table
 agg_row               rows fed to a hash aggregation (partial and final phases)
+agg_byte              bytes of grouping key those rows carry (projected, hashed, compared, copied)
 sort_row              row comparisons of a sort: rows x log2(rows per partition)
 shuffle_row/_byte     rows and bytes written and read through an exchange (serialization,
                       compression, local disk; network on a cluster)
@@ -51,14 +52,14 @@ from typing import Any
 from cbo.errors import CboError
 
 QUANTITIES = ("scan_byte", "scan_row", "cpu_row", "hash_build_row", "hash_build_byte", "hash_probe_row",
-              "agg_row", "sort_row", "shuffle_row", "shuffle_byte", "broadcast_row", "broadcast_byte",
+              "agg_row", "agg_byte", "sort_row", "shuffle_row", "shuffle_byte", "broadcast_row", "broadcast_byte",
               "nested_loop_pair", "spill_byte", "task", "jdbc_row", "jdbc_byte", "query",
               "remote_row_postgres", "remote_row_mysql", "remote_query", "eager_push")
 
 SPARK_DEFAULTS: dict[str, float] = {
     "scan_byte": 2e-9, "scan_row": 2e-8, "cpu_row": 1e-8,
     "hash_build_row": 1e-7, "hash_build_byte": 2e-9, "hash_probe_row": 5e-8,
-    "agg_row": 5e-8, "sort_row": 3e-8,
+    "agg_row": 5e-8, "agg_byte": 5e-9, "sort_row": 3e-8,
     "shuffle_row": 5e-8, "shuffle_byte": 1e-8,
     "broadcast_row": 2e-7, "broadcast_byte": 2e-8,
     "nested_loop_pair": 2e-9, "spill_byte": 2e-8, "task": 5e-3,

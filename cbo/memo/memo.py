@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from cbo.ir.expressions import Column
-from cbo.ir.operators import ForeignKeyRef, Plan
+from cbo.ir.expressions import Column, ColumnFactory
+from cbo.ir.operators import ForeignKeyRef, Plan, walk
 
 if TYPE_CHECKING:
     from cbo.estimate import Estimator
     from cbo.estimate.oracle import OracleEstimator
     from cbo.estimate.relation import RelEstimate
+    from cbo.ir.types import DataType
     from cbo.memo.properties import Delivered, Required
     from cbo.physical.algorithm import Algorithm
 
@@ -250,6 +251,7 @@ class Memo:
         # The transformation rule that added each expression (the written plan's have none):
         # the memo dump shows it, and tests force one rule's alternatives with it.
         self.added_by: dict[Plan, str] = {}
+        self._columns: ColumnFactory | None = None   # fresh column ids for rules (new_column)
 
     def parents(self, group: Group) -> list[Plan]:
         """The expressions that read ``group``, some perhaps no longer held (see ``owner``): a merge
@@ -260,6 +262,20 @@ class Memo:
         """The group holding ``expr``, if the memo still holds it (merges rebuild expressions)."""
         found = self._index.get(expr)
         return found.find() if found is not None else None
+
+    def new_column(self, name: str, type_: DataType, nullable: bool = True) -> Column:
+        """A column no expression of the memo uses yet, for a rule that computes a new value
+        (3.1's row id, eager aggregation's partial results): one numbering per memo, started
+        above every id the memo's plans define or read, shared by all rules."""
+        if self._columns is None:
+            largest = 0
+            for group in self.groups:
+                for expr in group.expressions:
+                    for node in walk(expr):
+                        for column in node.output:
+                            largest = max(largest, column.id)
+            self._columns = ColumnFactory(largest + 1)
+        return self._columns.new(name, type_, nullable)
 
     def note(self, group: Group, text: str) -> None:
         """Record a rule's decision at ``group`` (once per text)."""

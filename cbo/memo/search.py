@@ -23,6 +23,7 @@ from cbo.memo.extract import extract
 from cbo.memo.memo import Counters, Group, Memo, group_of
 from cbo.memo.properties import ANY
 from cbo.memo.rules.base import RuleSet, connector_rules
+from cbo.memo.rules.eager_aggregation import EagerAggregation
 from cbo.memo.rules.eliminate_join import EliminateForeignKeyJoin
 from cbo.memo.rules.existential_form import ForcedExistentialForm
 from cbo.memo.rules.implement import implementation_rules
@@ -45,9 +46,9 @@ __all__ = ["Optimized", "Optimizer", "RemoteSource", "SearchContext", "default_r
 
 
 def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset()) -> RuleSet:
-    rules = [ReorderJoins(), PushTableIntoAggregate(), EliminateForeignKeyJoin(), SemiJoinToInnerDistinctAbove(),
-             SemiJoinToInnerDistinctBelow(), *implementation_rules(), ScalarSubqueryJoin(),
-             *connector_rules(source_types)]
+    rules = [ReorderJoins(), PushTableIntoAggregate(), EagerAggregation(), EliminateForeignKeyJoin(),
+             SemiJoinToInnerDistinctAbove(), SemiJoinToInnerDistinctBelow(), *implementation_rules(),
+             ScalarSubqueryJoin(), *connector_rules(source_types)]
     return RuleSet(rules, disabled, [ForcedExistentialForm()])
 
 
@@ -114,7 +115,7 @@ class Optimizer:
         # Shuffles are sized from what the query reads (cbo sets Spark's partition count to it).
         scanned = sum(context.size_bytes(g) for g in memo if isinstance(g.first, Scan))
         partitions = self.settings.shuffle_partitions or self.profile.partitions(scanned)
-        cost_model = CostModel(self.profile, self.remote_tables, partitions)
+        cost_model = CostModel(self.profile, self.remote_tables, partitions, context.column_width)
         search = CascadesSearch(context, self.rules, cost_model, self.prune)
         search.explore_all(root)
         root = root.find()

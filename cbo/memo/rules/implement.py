@@ -26,6 +26,13 @@ _ANY_INPUTS = {arity: (ANY,) * arity for arity in range(4)}
 
 # Join kinds a hash join can run with its right input as the build side (Spark: inner, left
 # outer, left semi, left anti and existence joins build right; outer joins keep the left as probe).
+# Only inner joins are also run with the sides swapped (``orientations``): Spark 4.3 builds the
+# left side of a join only for inner and right outer joins (``JoinSelectionHelper``:
+# ``canBuildBroadcastLeft`` and ``canBuildShuffledHashJoinLeft``), never for a LEFT SEMI or LEFT
+# ANTI join, and has no right semi join; so no semi join building its outer (left) side is
+# costed, since Spark could not run it. A small outer side of a semi join is hashed through seed
+# 003's 3.1 and 3.2 rewrites (``semijoin_distinct_above``, ``semijoin_distinct_below``), whose
+# inner join builds either side.
 BUILD_RIGHT_KINDS = ("inner", "left", "semi", "anti", "mark")
 
 

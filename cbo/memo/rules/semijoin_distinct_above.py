@@ -37,6 +37,9 @@ a join region, reading through ``A``'s group when ``A`` is itself a join of the 
 join was in, so the early-out join reorders with the rest of the query (bushy), and the
 DISTINCT sits above the region it heads. Whether it pays (seed 003's case 2.1: a selective
 outer side, a join that reduces rows) is the cost model's call; the semi join stays (3.3).
+This is also how a small outer side gets hashed: Spark 4.3 builds only the right (filtering)
+side of a LEFT SEMI join, broadcast or shuffled (``cbo.memo.rules.implement``), while the inner
+join here may build either side.
 Enabled by ``in_predicates_as_inner_joins_enabled``.
 """
 
@@ -47,8 +50,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from cbo.ir import types as T
-from cbo.ir.expressions import TRUE, Column, ColumnFactory, ColumnRef, row_id
-from cbo.ir.operators import Aggregate, Join, Plan, Project, walk
+from cbo.ir.expressions import TRUE, Column, ColumnRef, row_id
+from cbo.ir.operators import Aggregate, Join, Plan, Project
 from cbo.memo.memo import Group, Memo, group_of
 from cbo.memo.pattern import Pattern
 from cbo.memo.rules.base import TransformationRule
@@ -69,10 +72,8 @@ class SemiJoinToInnerDistinctAbove(TransformationRule):
 
     def __init__(self) -> None:
         # Per memo: the row-id column of each left group (one per group, so the numbered
-        # projection of a group is one expression however many semi joins read it) and the
-        # factory of fresh column ids, started above every id the memo's plan uses.
+        # projection of a group is one expression however many semi joins read it).
         self._row_ids: weakref.WeakKeyDictionary[Memo, dict[int, Column]] = weakref.WeakKeyDictionary()
-        self._factories: weakref.WeakKeyDictionary[Memo, ColumnFactory] = weakref.WeakKeyDictionary()
 
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
         settings = context.settings
@@ -98,19 +99,6 @@ class SemiJoinToInnerDistinctAbove(TransformationRule):
         known = self._row_ids.setdefault(memo, {})
         found = known.get(left.find().id)
         if found is None:
-            factory = self._factories.get(memo)
-            if factory is None:
-                factory = self._factories[memo] = ColumnFactory(_largest_column_id(memo) + 1)
-            found = known[left.find().id] = factory.new(f"row_id_g{left.find().id}", T.BIGINT, nullable=False)
+            found = known[left.find().id] = memo.new_column(f"row_id_g{left.find().id}", T.BIGINT, nullable=False)
         return found
 
-
-def _largest_column_id(memo: Memo) -> int:
-    """The largest column id any expression of the memo defines or reads."""
-    largest = 0
-    for group in memo.groups:
-        for expr in group.expressions:
-            for node in walk(expr):
-                for column in node.output:
-                    largest = max(largest, column.id)
-    return largest

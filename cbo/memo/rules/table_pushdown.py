@@ -46,6 +46,7 @@ from cbo.ir.operators import Aggregate, Filter, Join, Plan, Project, equated_col
 from cbo.memo.memo import Group, GroupRef, Memo
 from cbo.memo.pattern import Pattern
 from cbo.memo.rules.base import TransformationRule
+from cbo.memo.rules.eager_aggregation import partial_columns
 
 if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
@@ -74,6 +75,12 @@ class PushTableIntoAggregate(TransformationRule):
     def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
         assert isinstance(expr, Join)
         aggregated, table = (expr.right, expr.left) if isinstance(expr.left, GroupRef) else (expr.left, expr.right)
+        found = _aggregation(aggregated)
+        if found is not None and partial_columns(context.memo) & set(found[1].output):
+            # A partial aggregation of eager aggregation: moving a table into it would remake,
+            # one join lower, the aggregation eager aggregation started from, and the memo
+            # would merge a group into its own input (TPC-H Q18).
+            return
         pushed = _push(expr, aggregated, table, lambda: _read_above(context.memo, group))
         if pushed is not None:
             yield pushed

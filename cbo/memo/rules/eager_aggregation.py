@@ -1,0 +1,230 @@
+"""EagerAggregation (Yan and Larson, VLDB 1995, "eager group-by"): a grouped aggregation over an
+inner join, with a partial aggregation pushed below the join onto the side its aggregates read.
+
+Pattern: ``Aggregate[G; a_i := f_i(e_i)](J)`` or ``Aggregate[...](Project[P](J))``, ``G`` not
+empty, ``J = InnerJoin[C](L, R)`` with ``C`` not TRUE. For a side ``S`` of ``J`` (``O`` the
+other): every ``e_i`` reads only ``S`` (through ``P``), every ``f_i`` is ``sum``, ``count``,
+``count(*)``, ``min`` or ``max`` (``min``/``max`` also DISTINCT), and every grouping column
+reads only ``S`` or only ``O``.
+
+Result (``G_S``: the grouping columns read from ``S``; ``K_S``: the columns of ``S`` that ``C``
+reads)::
+
+    Aggregate[G; a_i := F_i(p_i)](
+        [Project[G from O as P computes them, G_S, p_i]](
+            InnerJoin[C](Aggregate[G_S ∪ K_S; p_i := f_i(e_i)]([Project[G_S, K_S, e_i](S)]), O)))
+
+with ``F_i`` the function combining partial results: ``sum`` for ``sum``, ``count`` and
+``count(*)``, ``min`` for ``min``, ``max`` for ``max`` (sides kept in their order).
+
+Equivalence: the rows of ``S`` that the partial aggregation puts in one group agree on every
+column ``C`` reads (``K_S``), so the join matches each of them with the same rows of ``O``:
+every pair (row of ``S``, row of ``O``) of the original join becomes exactly one pair (its
+group, that row of ``O``). They also agree on ``G_S``, and ``G``'s other columns come from the
+row of ``O``, so all rows of one partial group paired with one row of ``O`` fall in the same
+final group. Each final group therefore receives, for each original row, exactly one partial
+result containing it, and sums of sums (counts), minima of minima and maxima of maxima are the
+aggregates over the original rows. This holds whatever duplicates ``O`` has (a row of ``O``
+meeting a partial group counts its rows once per match, as the original join counted each row
+once per match). NULLs: a partial ``sum``/``min``/``max`` over only NULLs is NULL and the
+combining function skips it as the original skipped the rows; a ``count`` is 0, never NULL, and
+a final group is never empty, so the sum of counts is a number. ``G`` must not be empty: a
+scalar ``count`` over an empty join is 0, but a sum over no partial counts is NULL (the COUNT
+bug), so scalar aggregations are refused.
+
+Refused: ``avg`` (it would need a sum and a count and a division above), DISTINCT ``sum`` /
+``count`` (a value in two partial groups would be counted twice), ``any_value`` (kept simple),
+aggregates reading both sides or the other side, grouping columns computed from both sides,
+the aggregations this rule made, combining or partial (pushing them again would nest partial
+aggregations without end as the joins below reorder or table pushdown moves them),
+outer, semi and anti joins (rows without a match, or matches not counted), and a side already
+grouped on ``G_S ∪ K_S`` or finer (its group holds such an aggregation: nothing to reduce, and
+the rule would otherwise apply to its own result again).
+
+The byte-reduction threshold (``push_aggregation_below_join_byte_reduction_threshold``, as for
+3.2): the partial aggregation enters the memo only when the join is not byte-reducing, i.e. its
+estimated output bytes times the threshold exceed the bytes of ``S``, the input the aggregation
+is pushed onto (0 never pushes, infinity always does). The decision is noted at the
+aggregation's group where it pushes, and for the join as written. Cost then picks between the
+aggregation above the join and the one below. TPC-H Q10 takes it (lineitem ⋈ orders summed per
+``o_custkey`` before customer and nation join it, instead of grouping the join's rows by seven
+customer columns, two of them long strings).
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from cbo.ir.expressions import TRUE, AggregateCall, Column, ColumnRef, Expr, columns_of
+from cbo.ir.operators import Aggregate, Join, Plan, Project
+from cbo.memo.memo import Group, Memo, group_of
+from cbo.memo.pattern import Pattern
+from cbo.memo.rules.base import TransformationRule
+from cbo.memo.rules.semijoin_distinct_below import _bytes
+
+if TYPE_CHECKING:
+    from cbo.memo.context import SearchContext
+
+# Per memo: the column made for each (aggregate column, expression): see _fresh.
+_PARTIALS: weakref.WeakKeyDictionary[Memo, dict[tuple[int, Expr], Column]] = weakref.WeakKeyDictionary()
+
+# partial function -> the function combining partial results
+COMBINE = {"sum": "sum", "count": "sum", "count_star": "sum", "min": "min", "max": "max"}
+
+_INNER = Pattern(Join, test=lambda j: j.kind == "inner" and j.condition != TRUE, label="Join[inner]")  # type: ignore[attr-defined]
+
+
+def _grouped(expr: Plan) -> bool:
+    return bool(expr.group_by)  # type: ignore[attr-defined]
+
+
+class EagerAggregation(TransformationRule):
+    """A partial aggregation below an inner join, on the side the aggregates read (eager group-by)."""
+
+    name = "EagerAggregation"
+    patterns = (Pattern(Aggregate, (_INNER,), _grouped, "Aggregate[grouped]"),
+                Pattern(Aggregate, (Pattern(Project, (_INNER,)),), _grouped, "Aggregate[grouped]"))
+
+    def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
+        assert isinstance(expr, Aggregate)
+        child = expr.input
+        project = child if isinstance(child, Project) else None
+        join = project.input if project is not None else child
+        assert isinstance(join, Join)
+        computed: dict[Column, Expr] = {c: ColumnRef(c) for c in join.output}
+        if project is not None:
+            computed = dict(project.assignments)
+        for side, other in ((join.left, join.right), (join.right, join.left)):
+            pushed = _push(expr, join, computed, side, other, group, context)
+            if pushed is not None:
+                yield pushed
+
+
+def _push(aggregate: Aggregate, join: Join, computed: dict[Column, Expr], side: Plan, other: Plan,
+          group: Group, context: SearchContext) -> Plan | None:
+    mine, theirs = frozenset(side.output), frozenset(other.output)
+    made = partial_columns(context.memo)
+    calls: list[tuple[Column, AggregateCall]] = []
+    for column, call in aggregate.aggregates:
+        if call.name not in COMBINE or (call.distinct and call.name not in ("min", "max")):
+            return None
+        args = tuple(_through(a, computed) for a in call.args)
+        read: frozenset[Column] = frozenset().union(*[columns_of(a) for a in args])
+        # Neither the combining aggregation this rule made nor a partial one (which table
+        # pushdown may move above another join) is pushed again: each level would make new
+        # columns, without end.
+        if not read <= mine or read & made or column in made:
+            return None
+        calls.append((column, AggregateCall(call.name, args, call.distinct, call.type)))
+    if not calls:
+        return None   # a DISTINCT: 3.2 and table pushdown place those
+    grouped_here, grouped_there = [], []
+    for g in aggregate.group_by:
+        grouping = columns_of(computed[g])
+        if grouping <= mine:
+            grouped_here.append(g)
+        elif grouping <= theirs:
+            grouped_there.append(g)
+        else:
+            return None
+    keys = [c for c in side.output if c in columns_of(join.condition)]
+    # The partial aggregation's grouping columns: G_S (as computed from S) and the join's columns of S.
+    below_columns: dict[Column, Expr] = {g: computed[g] for g in grouped_here}
+    for k in keys:
+        below_columns.setdefault(k, ColumnRef(k))
+    by = tuple(below_columns)
+    if _already_grouped(side, frozenset(by)) or not _pushes(aggregate, join, side, group, context):
+        return None
+    partials = []
+    arguments: dict[Column, Expr] = dict(below_columns)
+    for column, call in calls:
+        inputs: list[Expr] = []
+        for a in call.args:
+            if isinstance(a, ColumnRef):
+                inputs.append(a)
+                arguments.setdefault(a.column, a)
+            else:   # computed below the partial aggregation, in the projection over S
+                fresh = _fresh(context, column, a, "arg")
+                arguments[fresh] = a
+                inputs.append(ColumnRef(fresh))
+        partial = _fresh(context, column, call, "partial")
+        partials.append((partial, AggregateCall(call.name, tuple(inputs), call.distinct, call.type)))
+    body: Plan = side
+    if any(not _is_column(e, c) for c, e in arguments.items()):
+        body = Project(side, tuple(arguments.items()))
+    partial_aggregate = Aggregate(body, by, tuple(partials))
+    if side is join.left:
+        below = Join("inner", partial_aggregate, other, join.condition)
+    else:
+        below = Join("inner", other, partial_aggregate, join.condition)
+    top: Plan = below
+    if any(not _is_column(computed[g], g) for g in grouped_there):
+        passed = [(c, ColumnRef(c)) for c in grouped_here] + [(p, ColumnRef(p)) for p, _ in partials]
+        top = Project(below, tuple((g, computed[g]) for g in grouped_there) + tuple(passed))
+    finals = tuple((column, AggregateCall(COMBINE[call.name], (ColumnRef(partial),), False, call.type))
+                   for (column, call), (partial, _) in zip(calls, partials))
+    return Aggregate(top, aggregate.group_by, finals)
+
+
+def partial_columns(memo: Memo) -> frozenset[Column]:
+    """The columns this rule made in ``memo``: partial results and computed arguments."""
+    return frozenset(_PARTIALS.get(memo, {}).values())
+
+
+def _is_column(e: Expr, column: Column) -> bool:
+    return isinstance(e, ColumnRef) and e.column == column
+
+
+def _through(e: Expr, computed: dict[Column, Expr]) -> Expr:
+    """``e`` over the join's columns: each column the Project computes replaced by its expression."""
+    if isinstance(e, ColumnRef):
+        return computed.get(e.column, e)
+    children = e.children()
+    if not children:
+        return e
+    return e.with_children(tuple(_through(c, computed) for c in children))
+
+
+def _already_grouped(side: Plan, by: frozenset[Column]) -> bool:
+    """Whether the side's group already holds an aggregation grouped on ``by`` or a subset of it."""
+    return any(isinstance(e, Aggregate) and e.group_by and set(e.group_by) <= by
+               for e in group_of(side).find().expressions)
+
+
+def _fresh(context: SearchContext, column: Column, e: Expr, kind: str) -> Column:
+    """A new column for the partial result (or computed argument) of ``column``'s aggregate:
+    one per (aggregate column, expression) in a memo, so applying the rule twice to the same
+    aggregation makes the same expressions (the memo deduplicates them)."""
+    memo = context.memo
+    known = _PARTIALS.setdefault(memo, {})
+    found = known.get((column.id, e))
+    if found is None:
+        found = known[(column.id, e)] = memo.new_column(f"{kind}_{column.name}", e.type, nullable=True)
+    return found
+
+
+def _pushes(aggregate: Aggregate, join: Join, side: Plan, group: Group, context: SearchContext) -> bool:
+    """Whether the join is *not* byte-reducing relative to ``side``, so the aggregation may go
+    below it; the decision is noted at the aggregation's group."""
+    owner = context.memo.owner(join)   # the join is an expression of the memo: its group's estimate
+    if owner is None:
+        return False
+    output_bytes = context.size_bytes(owner)
+    side_bytes = context.size_bytes(group_of(side))
+    threshold = context.settings.push_aggregation_below_join_byte_reduction_threshold
+    reducing = not math.isinf(threshold) and threshold * output_bytes <= side_bytes
+    ratio = output_bytes / side_bytes if side_bytes > 0 else float("inf")
+    scaled = ratio * threshold if ratio and threshold else 0.0
+    # Noted where it pushes, and for the join as written; not for every order the join takes
+    # (a five-table join would note dozens of refusals).
+    if reducing and owner.first != join:
+        return False
+    names = ", ".join(str(c) for c in side.output[:3]) + (", ..." if len(side.output) > 3 else "")
+    context.memo.note(group, f"eager aggregation onto [{names}]: join {_bytes(output_bytes)} / that side "
+                             f"{_bytes(side_bytes)} = {ratio:.3g}, x threshold {threshold:g} = {scaled:.3g} "
+                             f"(pushed above 1): "
+                             + ("byte-reducing, not pushed" if reducing else "not byte-reducing, pushed"))
+    return not reducing
