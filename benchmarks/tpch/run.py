@@ -379,7 +379,7 @@ def summarize(records: list[dict], configs: list[str]) -> dict:
         per_query = ratios("cbo", best_of(spark_configs), key="cbo_vs_faster_spark")
         summary["cbo_vs_faster_spark"] = geomean(per_query)
         summary["worst_cbo_vs_faster_spark"] = max(per_query) if per_query else None
-    forced = [c for c in ("cbo-eager", "cbo-local") if c in configs]
+    forced: list[str] = [c for c in ("cbo-eager", "cbo-local") if c in configs]
     if "cbo" in configs and forced:
         per_query = ratios("cbo", best_of(forced), key="automatic_vs_better_forced")
         summary["automatic_vs_better_forced"] = geomean(per_query)
