@@ -176,7 +176,16 @@ def main(argv: list[str] | None = None) -> int:
     reference = DuckDBEngine(load_catalog(catalogs["all-spark"]) if jdbc else catalog)
     baselines = Baselines(tables, postgres, jdbc)
 
-    records = []
+    out = args.out or RESULTS / f"tpch-run-{args.placement}-sf{args.sf:g}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    base = {"benchmark": "tpch-run", "placement": args.placement, "scale_factor": args.sf, "repeat": args.repeat,
+            "max_rounds": args.max_rounds, "budget_seconds": args.budget,
+            "postgres_timeout_s": args.postgres_timeout if postgres else None,
+            "configs": configs, "analyze_seconds": analyze_seconds, "cbo_statistics": statistics,
+            "machine": machine_info(), "spark_settings": _spark_settings(spark)}
+    if postgres:
+        base["postgres_settings"] = postgres.settings()
+    records: list[dict] = []
     header = f"{'query':<6}" + "".join(f"{c:>15}" for c in configs) + "   answers"
     print(header, flush=True)
     for query in queries:
@@ -187,28 +196,27 @@ def main(argv: list[str] | None = None) -> int:
         cells = "".join(f"{cell(record, c):>15}" for c in configs)
         verdict = "ok" if all(record["matches"].values()) else "MISMATCH " + json.dumps(record["problems"])
         print(f"{query.name:<6}{cells}   {verdict}", flush=True)
+        # Saved after every query (``complete`` false until the last): an interrupted run keeps
+        # the queries it finished.
+        save(out, {**base, "complete": len(records) == len(queries), "summary": summarize(records, configs),
+                   "queries": records}, plot_too=False)
 
     summary = summarize(records, configs)
     print_summary(summary)
-    report = {"benchmark": "tpch-run", "placement": args.placement, "scale_factor": args.sf, "repeat": args.repeat,
-              "max_rounds": args.max_rounds, "budget_seconds": args.budget,
-              "postgres_timeout_s": args.postgres_timeout if postgres else None,
-              "configs": configs, "analyze_seconds": analyze_seconds, "cbo_statistics": statistics,
-              "machine": machine_info(),
-              "spark_settings": _spark_settings(spark), "summary": summary, "queries": records}
-    if postgres:
-        report["postgres_settings"] = postgres.settings()
-    out = args.out or RESULTS / f"tpch-run-{args.placement}-sf{args.sf:g}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    temporary = out.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps(report, indent=2, default=str))
-    temporary.replace(out)
-    from benchmarks.tpch.plot_run import plot
-
-    plot(report, out.with_suffix(".png"))
+    save(out, {**base, "complete": True, "summary": summary, "queries": records}, plot_too=True)
     say(f"saved {out} and {out.with_suffix('.png')}")
     failed = [r for r in records if not all(r["matches"].values())]
     return 1 if failed else 0
+
+
+def save(out: Path, report: dict, plot_too: bool) -> None:
+    temporary = out.with_suffix(".json.tmp")
+    temporary.write_text(json.dumps(report, indent=2, default=str))
+    temporary.replace(out)
+    if plot_too:
+        from benchmarks.tpch.plot_run import plot
+
+        plot(report, out.with_suffix(".png"))
 
 
 def cell(record: dict, config: str) -> str:
