@@ -22,7 +22,7 @@ from cbo.normalize.decorrelate import decorrelate
 from cbo.frontend.parse import DEFAULT_DIALECT, parse
 from cbo.ir.expressions import ColumnFactory
 from cbo.ir.operators import Plan
-from cbo.memo.search import Optimized, Optimizer, default_rules
+from cbo.memo.search import Optimized, Optimizer, RemoteSource, default_rules
 from cbo.normalize import normalize
 from cbo.physical.plan import PhysicalPlan
 from cbo.sources.schema import SchemaProvider
@@ -47,6 +47,11 @@ class PlannedQuery:
     @cached_property
     def _operators(self) -> dict[int, PhysicalPlan]:
         return self.physical.by_logical() if self.physical is not None else {}
+
+    @property
+    def operators(self) -> dict[int, PhysicalPlan]:
+        """Each node of ``plan`` (by identity) -> the physical operator running it."""
+        return self._operators
 
     def operator(self, node: Plan) -> PhysicalPlan | None:
         """The physical operator running ``node`` (a node of ``plan``, by identity)."""
@@ -154,9 +159,18 @@ class Planner:
             from pathlib import Path
 
             profile = self._profiles[path] = CostProfile.load(Path(path)) if path else default_profile()
-        remote = frozenset(t.name for t in self.catalog.tables() if self.catalog.source_of(t).type != "spark")
+        # Scans name their table qualified ("pg.lineitem"); both spellings, as the catalog resolves them.
+        remote = frozenset(name for t in self.catalog.tables() if self.catalog.source_of(t).type != "spark"
+                           for name in (t.name, t.qualified_name))
+        sources: dict[str, RemoteSource] = {}
+        for table in self.catalog.tables():
+            source = self.catalog.source_of(table)
+            if source.type == "jdbc":
+                found = RemoteSource(source.name, source.dialect or "postgres")
+                sources[table.name] = sources[table.qualified_name] = found
         estimator = self.oracle() if self.settings.cardinalities == "oracle" else self.estimator
-        return Optimizer(estimator, self.settings, rules, profile, remote)  # type: ignore[arg-type]
+        return Optimizer(estimator, self.settings, rules, profile, remote,  # type: ignore[arg-type]
+                         remote_sources=sources)
 
     def oracle(self):  # type: ignore[no-untyped-def]
         """The oracle estimator (true row counts from DuckDB over the catalog's Parquet copies)."""

@@ -48,6 +48,16 @@ Seed 003's and 001's switches, named as Presto names them:
   forced wherever it holds, to measure it: ``SEMI_JOIN`` (3.3; the rewrites are off),
   ``DISTINCT_ABOVE`` (3.1) or ``DISTINCT_BELOW`` (3.2, whatever the threshold): in a group
   holding the forced rewrite, the semi join and the other rewrite are not implemented.
+
+JDBC pushdown (seeds 000 and 004; Presto's RFC-0004 and Trino's names):
+
+* ``enable_join_query_pushdown``: subplans with joins may run in their JDBC source as one
+  query (a remote-query alternative in the memo). Off, only single-table subplans (filters,
+  projections, aggregations, top-N) are offered to the source.
+* ``join_pushdown_strategy``: ``AUTOMATIC`` (cost picks between the remote query and reading
+  the inputs to work in Spark), ``EAGER`` (push whenever the source can evaluate the subplan,
+  the RFC's behaviour) or ``NONE`` (only the per-table fold of filters and projections into
+  the table's read).
 """
 
 from __future__ import annotations
@@ -58,8 +68,10 @@ from typing import Any, Mapping
 from cbo.errors import CboError
 
 STRATEGIES = ("AUTOMATIC", "NONE")
-BOOLEANS = ("in_predicates_as_inner_joins_enabled", "exploit_constraints", "push_table_through_subquery")
+BOOLEANS = ("in_predicates_as_inner_joins_enabled", "exploit_constraints", "push_table_through_subquery",
+            "enable_join_query_pushdown")
 CARDINALITIES = ("estimated", "oracle")
+JOIN_PUSHDOWN_STRATEGIES = ("AUTOMATIC", "EAGER", "NONE")
 EXISTENTIAL_FORMS = ("AUTOMATIC", "SEMI_JOIN", "DISTINCT_ABOVE", "DISTINCT_BELOW")
 
 
@@ -80,6 +92,8 @@ class OptimizerSettings:
     exploit_constraints: bool = True
     push_table_through_subquery: bool = True
     existential_form: str = "AUTOMATIC"
+    enable_join_query_pushdown: bool = True
+    join_pushdown_strategy: str = "AUTOMATIC"
 
     def __post_init__(self) -> None:
         strategy = str(self.join_reordering_strategy).upper()
@@ -108,6 +122,11 @@ class OptimizerSettings:
             raise CboError(f"existential_form must be one of {', '.join(EXISTENTIAL_FORMS)}, "
                            f"not {self.existential_form!r}")
         object.__setattr__(self, "existential_form", form)
+        pushdown = str(self.join_pushdown_strategy).upper()
+        if pushdown not in JOIN_PUSHDOWN_STRATEGIES:
+            raise CboError(f"join_pushdown_strategy must be one of {', '.join(JOIN_PUSHDOWN_STRATEGIES)}, "
+                           f"not {self.join_pushdown_strategy!r}")
+        object.__setattr__(self, "join_pushdown_strategy", pushdown)
         threshold = self.push_aggregation_below_join_byte_reduction_threshold
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not threshold >= 0:
             raise CboError("push_aggregation_below_join_byte_reduction_threshold must be a non-negative number, "

@@ -23,6 +23,9 @@ Options on the directive line:
   ``stats=none`` plans without any (every estimate a default).
 * ``rows:TABLE=N``: inline statistics: the table's statistics scaled to ``N`` rows (distinct
   counts capped at ``N``, histogram rows scaled, value frequencies kept).
+* ``jdbc=DIALECT``: the tables live in one JDBC source of that dialect (``postgres``, ``mysql``)
+  instead of Parquet, for the connector rules (planned only: the answer is still DuckDB's);
+  ``jdbc_tables=a,b``: only those tables, the others stay in Parquet.
 * ``name=value``: an optimizer setting (``cbo.settings``), as ``--set`` takes it.
 
 The schema is TPC-H's (``lake.*`` tables of the SF 0.01 Parquet catalog). ``CBO_REWRITE=1``
@@ -57,6 +60,8 @@ class RuleCase:
     stats: str = "tpch-sf1"
     rows: dict[str, float] = field(default_factory=dict)
     settings: dict[str, str] = field(default_factory=dict)
+    jdbc: str | None = None                     # the dialect of a JDBC source holding the tables
+    jdbc_tables: tuple[str, ...] = ()           # only these tables in it (default: all)
 
     @property
     def name(self) -> str:
@@ -77,6 +82,10 @@ def _parse_options(case: RuleCase) -> None:
             case.expect_not += [r for r in value.split(",") if r]
         elif name == "stats":
             case.stats = value
+        elif name == "jdbc":
+            case.jdbc = value
+        elif name == "jdbc_tables":
+            case.jdbc_tables = tuple(t for t in value.split(",") if t)
         elif name.startswith("rows:"):
             case.rows[name[len("rows:"):]] = float(value)
         else:
@@ -113,3 +122,24 @@ def scaled(stats, rows: float):  # type: ignore[no-untyped-def]
     groups = {k: min(v, rows) for k, v in stats.column_groups.items()}
     return dataclasses.replace(stats, row_count=rows, size_bytes=(stats.size_bytes or 0.0) * factor or None,
                                columns=columns, column_groups=groups, sample=None, sample_file=None)
+
+
+def with_jdbc_source(catalog, stats: dict, case: RuleCase):  # type: ignore[no-untyped-def]
+    """The catalog with (some of) its tables in a JDBC source of ``case.jdbc``'s dialect, and the
+    statistics under the tables' new names. Nothing connects to it: rule cases only plan."""
+    if case.jdbc is None:
+        return catalog, stats
+    (lake,) = catalog.sources.values()
+    remote = dataclasses.replace(lake, name="remote", type="jdbc", dialect=case.jdbc, url="jdbc:none", tables={})
+    keep, moved = {}, {}
+    for name, table in lake.tables.items():
+        if not case.jdbc_tables or name in case.jdbc_tables:
+            moved[name] = dataclasses.replace(table, source="remote", path=None, parquet_copy=table.path)
+            if f"{lake.name}.{name}" in stats:
+                stats[f"remote.{name}"] = stats[f"{lake.name}.{name}"]
+        else:
+            keep[name] = table
+    sources = {"remote": dataclasses.replace(remote, tables=moved)}
+    if keep:
+        sources[lake.name] = dataclasses.replace(lake, tables=keep)
+    return dataclasses.replace(catalog, sources=sources), stats

@@ -5,9 +5,12 @@ JSON form: ``{"plan": node}`` where every node has ``operator`` (string), ``esti
 join type and condition, grouping keys and aggregates, sort keys, the table and source of
 scans and, at the top of each subtree that runs in a JDBC source, ``pushed_sql``: the query
 sent to it (Spark reads it as ``SELECT <columns> FROM (<pushed_sql>) alias``, with a key range
-per partition when read in parallel) and ``source``; the nodes inside carry
+per partition when read in parallel), ``source`` and, for a subplan the search pushed whole
+(a remote-query operator), ``pushed_bytes`` (its estimated result bytes); the nodes inside carry
 ``in_pushed_sql: true``; ``estimate_defaults``: the defaults the node's estimate rests on
 (missing statistics, default selectivities), listed at the node that introduced them;
+``optimizer_notes``: decisions the search noted at the node's group (a subplan not pushed to
+its source, and why: a capability the dialect lacks, a setting, or cost with both costs);
 ``assumed_keys`` at a scan: unique keys no catalog declares, with their ``source`` (``hint``:
 the query's ``#distinct@`` hint; ``statistics``: an exact distinct count); at the top level
 ``warnings`` (what planning ignored, e.g. a malformed hint). EXPLAIN ANALYZE adds
@@ -134,7 +137,10 @@ def to_text(info: NodeInfo) -> str:
     def visit(node: NodeInfo, depth: int) -> None:
         lines.append("    " * depth + "- " + _headline(node))
         if "pushed_sql" in node.details:
-            lines.append("    " * depth + f"      pushed SQL ({node.details['source']}): " + node.details["pushed_sql"])
+            where = node.details["source"]
+            if "pushed_bytes" in node.details and node.estimated_rows is not None:
+                where += f"; est. rows {node.estimated_rows:,.0f}, bytes {node.details['pushed_bytes']:,.0f}"
+            lines.append("    " * depth + f"      pushed SQL ({where}): " + node.details["pushed_sql"])
         for key in node.details.get("assumed_keys", []):
             lines.append("    " * depth + f"      unique key ({', '.join(key['columns'])}) from {key['source']}")
         for note in node.details.get("estimate_defaults", []):

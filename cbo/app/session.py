@@ -165,9 +165,9 @@ class Session:
         from cbo.exec.remote import RemoteQueries
         from cbo.ir.operators import walk
 
-        # The same decision execution makes (top-down, the largest foldable subtree); the
-        # partitioning of a read needs the database and does not change the query.
-        pushed = RemoteQueries(self.catalog, partitioned_reads=False).pushed(planned.plan)
+        # The queries execution sends (the search's remote-query operators and JDBC table reads);
+        # the partitioning of a read needs the database and does not change the query.
+        pushed = RemoteQueries(self.catalog, partitioned_reads=False).pushed(planned.plan, planned.operators)
         inside = {below for node in pushed for below in walk(node) if below is not node}
 
         def annotate(node: Plan, info: NodeInfo) -> None:
@@ -176,6 +176,9 @@ class Session:
             if folded is not None:
                 info.details["pushed_sql"] = folded.sql
                 info.details["source"] = folded.source
+                operator = planned.operator(node)
+                if operator is not None:
+                    info.details["pushed_bytes"] = round(operator.bytes)
             elif node in inside:
                 info.details["in_pushed_sql"] = True
             add_physical_details(info, node, planned.operator(node))
@@ -223,7 +226,8 @@ class Session:
         executed = read_plan(frame._jdf.queryExecution().executedPlan())
         scalar = frozenset(id(n.logical) for n in planned.physical.operators()
                            if n.algorithm is Algorithm.SCALAR_SUBQUERY) if planned.physical else frozenset()
-        actuals = attribute(planned.plan, executed, executor.views.remote.pushed(planned.plan), len(rows), scalar)
+        pushed = executor.views.remote.pushed(planned.plan, planned.operators)
+        actuals = attribute(planned.plan, executed, pushed, len(rows), scalar)
 
         def visit(node: Plan, info: NodeInfo) -> None:
             actual = actuals[id(node)]

@@ -29,6 +29,7 @@ SCALAR = Algorithm.SCALAR_SUBQUERY
 # A null-aware broadcast hash join probes as a broadcast hash join does (its NULL and emptiness
 # checks are flags kept while building the table): the same quantities.
 NAAJ = Algorithm.NULL_AWARE_BROADCAST_HASH_JOIN
+REMOTE = Algorithm.REMOTE_QUERY
 
 Size = tuple[float, float]   # (estimated rows, bytes per row)
 Quantities = dict[str, float]
@@ -52,6 +53,8 @@ class CostModel:
         return sum(k[name] * value for name, value in quantities.items())
 
     def local(self, node: Plan, algorithm: Algorithm, out: Size, inputs: list[Size]) -> float:
+        if algorithm is REMOTE:
+            return self.price(self.remote_query(node, out))
         if type(node) is Join and node.kind != "mark":
             return self._join_price(algorithm, out, inputs)
         return self.price(self.quantities(node, algorithm, out, inputs))
@@ -95,7 +98,25 @@ class CostModel:
     def quantities(self, node: Plan, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         """What ``node`` alone does. ``out`` and ``inputs`` are (rows, bytes per row) of its
         result and of its inputs in the node's order."""
+        if algorithm is REMOTE:
+            return self.remote_query(node, out)
         return QUANTITIES[node](self, node, algorithm, out, inputs)
+
+    def remote_query(self, node: Plan, out: Size) -> Quantities:
+        """A subplan run in its JDBC source as one query (``Algorithm.REMOTE_QUERY``): the rows its
+        operators read there, at the dialect's rate (``remote_row_<dialect>``), one query's
+        latency, and its result sent through JDBC into Spark (``jdbc_row``, ``jdbc_byte``, as a
+        table read). The connector rule records the remote work on the subplan's root. Under
+        ``join_pushdown_strategy=EAGER`` only a token (``eager_push``): it always wins."""
+        work = node.__dict__.get("_remote_work")
+        if work is None:
+            raise ValueError("a remote query's subplan carries no remote work (made by a connector rule)")
+        if work.eager:
+            return {"eager_push": 1.0}
+        rows, width = out
+        rate = f"remote_row_{work.dialect}"
+        return {rate if rate in self.k else "remote_row_postgres": work.rows, "remote_query": 1.0,
+                "jdbc_row": rows, "jdbc_byte": rows * width, "task": 1.0}
 
     def _scan(self, node: Scan, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         rows, width = out

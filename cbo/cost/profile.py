@@ -23,7 +23,12 @@ broadcast_row/_byte   rows collected to the driver and hashed; bytes sent to eac
 nested_loop_pair      pairs of rows a nested loop join compares
 spill_byte            bytes of a hash table beyond a task's memory, written and read back
 task                  a task launched (per partition of each stage)
-jdbc_row, jdbc_byte   rows a remote database reads for a JDBC scan; bytes it sends over
+jdbc_row, jdbc_byte   rows a JDBC read brings into Spark (a table, or a remote query's result);
+                      bytes it sends over
+remote_row_postgres   rows the operators of a pushed subplan read in PostgreSQL (remote_row_mysql:
+                      in MariaDB); rough rates until calibrated against measured remote runtimes
+remote_query          a remote query's latency (connection, planning, first row)
+eager_push            a token cost of a remote query under join_pushdown_strategy=EAGER
 query                 a fixed cost per query (scheduling, planning); does not change plan choice
 ====================  ==========================================================================
 
@@ -47,7 +52,8 @@ from cbo.errors import CboError
 
 QUANTITIES = ("scan_byte", "scan_row", "cpu_row", "hash_build_row", "hash_build_byte", "hash_probe_row",
               "agg_row", "sort_row", "shuffle_row", "shuffle_byte", "broadcast_row", "broadcast_byte",
-              "nested_loop_pair", "spill_byte", "task", "jdbc_row", "jdbc_byte", "query")
+              "nested_loop_pair", "spill_byte", "task", "jdbc_row", "jdbc_byte", "query",
+              "remote_row_postgres", "remote_row_mysql", "remote_query", "eager_push")
 
 SPARK_DEFAULTS: dict[str, float] = {
     "scan_byte": 2e-9, "scan_row": 2e-8, "cpu_row": 1e-8,
@@ -57,6 +63,10 @@ SPARK_DEFAULTS: dict[str, float] = {
     "broadcast_row": 2e-7, "broadcast_byte": 2e-8,
     "nested_loop_pair": 2e-9, "spill_byte": 2e-8, "task": 5e-3,
     "jdbc_row": 1e-6, "jdbc_byte": 2e-8, "query": 0.5,
+    # Seed 000's measurements (Spark <- PostgreSQL, SF 1): Q3 as one remote query in 1.09 s,
+    # its operators reading about 8 million rows; MariaDB runs one query on one thread, with
+    # block nested-loop joins where PostgreSQL hashes.
+    "remote_row_postgres": 5e-8, "remote_row_mysql": 1.5e-7, "remote_query": 0.02, "eager_push": 1e-9,
 }
 
 PROFILE_DIR = Path(__file__).with_name("profiles")

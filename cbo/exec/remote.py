@@ -13,7 +13,15 @@ database receives no predicate cbo did not put there.
 The query is rendered from the plan's AST in the source's dialect (identifiers quoted, literals
 escaped by sqlglot) and names its columns by identity, like every other rendered subplan. When
 the table is large and has a numeric key, its bounds let Spark read it in parallel partitions.
-The pushdown of whole join trees into a source (seed 000) builds on this in a later issue.
+
+Whole subplans of one source (joins, aggregations, top-N; seed 000) run there when the search
+chose their remote-query alternative (``Algorithm.REMOTE_QUERY``, added by the connector rules
+of ``cbo.memo.rules.jdbc_pushdown``): the physical plan says which subtrees are remote queries,
+and :meth:`RemoteQueries.pushed` reads it, so nothing is decided here a second time. A pushed
+[Project] [Filter] Scan is the per-table fold above (with its parallel partitioned read); any
+other pushed subplan is rendered whole in the source's dialect, its computed numeric columns
+cast to cbo's types (PostgreSQL's ``sum`` of a decimal is an unbounded ``numeric``, MariaDB's
+``sum`` of integers a ``DECIMAL``), and read in one partition.
 """
 
 from __future__ import annotations
@@ -22,10 +30,13 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from typing import Any
+
 from cbo.sources.catalog import Catalog, Source, TableDef
 from cbo.ir.expressions import can_raise, uses_row_id
-from cbo.ir.operators import Filter, Plan, Project, Scan
-from cbo.sqlgen import SqlRenderer, name_of
+from cbo.ir.operators import Filter, Plan, Project, Scan, walk
+from cbo.physical.algorithm import Algorithm
+from cbo.sqlgen import SqlRenderer, ident, name_of
 
 PARTITIONED_READ_MIN_ROWS = 200_000
 
@@ -46,22 +57,66 @@ class RemoteQueries:
         self.min_rows = min_rows_for_partitions
         self._bounds: dict[str, tuple[int, int] | None] = {}
 
-    def pushed(self, plan: Plan) -> dict[Plan, RemoteScan]:
-        """Every subtree of ``plan`` that runs as a remote query, with that query: top-down, the
-        largest foldable subtree (``fold``), its inputs no further. Execution and EXPLAIN both
-        read this."""
+    def pushed(self, plan: Plan, operators: dict[int, Any] | None = None) -> dict[Plan, RemoteScan]:
+        """Every subtree of ``plan`` that runs as a remote query, with that query. Execution and
+        EXPLAIN both read this.
+
+        With the plan's physical operators (``PhysicalPlan.by_logical``), the search's choice:
+        each remote-query operator's subplan, and each JDBC table read by a scan of its own.
+        Without (a plan made outside the search): top-down, the largest foldable subtree
+        (``fold``), its inputs no further."""
         found: dict[Plan, RemoteScan] = {}
         stack = [plan]
+        chosen = bool(operators) and any(o.algorithm is Algorithm.REMOTE_QUERY or isinstance(o.logical, Scan)
+                                         for o in operators.values())  # type: ignore[union-attr]
         while stack:
             node = stack.pop()
             if node in found:
                 continue
-            remote = self.fold(node)
+            if chosen:
+                assert operators is not None
+                operator = operators.get(id(node))
+                remote = None
+                if operator is not None and operator.algorithm is Algorithm.REMOTE_QUERY and operator.logical is node:
+                    remote = self.remote_query(node)
+                elif isinstance(node, Scan):
+                    remote = self.fold(node)
+            else:
+                remote = self.fold(node)
             if remote is not None:
                 found[node] = remote
             else:
                 stack.extend(node.children)
         return found
+
+    def remote_query(self, plan: Plan) -> RemoteScan:
+        """The query running a pushed subplan (every table in one JDBC source) in its source."""
+        folded = self.fold(plan)
+        if folded is not None:
+            return folded
+        scans = [n for n in walk(plan) if isinstance(n, Scan)]
+        sources = {self.catalog.source_of(self.catalog.table(s.table)).name for s in scans}
+        if len(sources) != 1:
+            raise AssertionError(f"a remote query reads {len(sources)} sources")
+        source = self.catalog.sources[sources.pop()]
+        dialect = source.dialect or "postgres"
+
+        def remote_table(scan: Scan) -> exp.Expression:
+            table = self.catalog.table(scan.table)
+            return exp.Table(this=exp.to_identifier(table.remote_name or table.name, quoted=True),
+                             db=exp.to_identifier(source.schema, quoted=True) if source.schema else None)
+
+        renderer = SqlRenderer(dialect, remote_table)
+        query = renderer.query(plan)
+        read = {c for s in scans for c in s.columns}
+        columns = []
+        for column in plan.output:
+            value: exp.Expression = exp.column(ident(column))
+            if column not in read and column.type.name in ("decimal", "double", "bigint"):
+                value = exp.Cast(this=value, to=column.type.to_sqlglot())
+            columns.append(exp.alias_(value, ident(column)))
+        query = exp.select(*columns).from_(_derived(query, "q"))
+        return RemoteScan(source.name, query.sql(dialect=dialect))
 
     def fold(self, plan: Plan) -> RemoteScan | None:
         """The remote query for a [Project] [Filter] Scan of a JDBC table, else None."""

@@ -18,8 +18,8 @@ three differences that keep Spark to cbo's plan:
   else FALSE.
 
 Tables are read through temporary views the executor registers once per table (``SparkViews``);
-a [Project] [Filter] Scan of a JDBC table becomes one remote query (``cbo.exec.remote``) read
-through a view of its own.
+each remote query the search chose (a pushed subplan, or a JDBC table's [Project] [Filter] Scan;
+``cbo.exec.remote``) is read through a view of its own.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from sqlglot import exp
 
 from cbo.sources.catalog import Catalog
 from cbo.exec.remote import RemoteQueries, RemoteScan
-from cbo.ir.operators import Join, Plan, Scan
+from cbo.ir.operators import Join, Limit, Plan, Project, Scan, Sort
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
 from cbo.sqlgen import SqlRenderer, ident
@@ -89,7 +89,11 @@ class SparkViews:
 
         # Spark would push the filters it infers (IS NOT NULL on join keys) into the remote query;
         # off, the database receives exactly the query cbo built and EXPLAIN shows.
-        reader = jdbc_reader(self.spark, self.catalog.sources[remote.source]).option("pushDownPredicate", "false")
+        source = self.catalog.sources[remote.source]
+        reader = jdbc_reader(self.spark, source).option("pushDownPredicate", "false")
+        if source.dialect == "postgres":
+            # PostgreSQL's driver otherwise holds the whole result in memory before the first row
+            reader = reader.option("fetchsize", "10000")
         if remote.partition_column and remote.bounds:
             reader = (reader.option("dbtable", f"({remote.sql}) cbo_remote")
                       .option("partitionColumn", remote.partition_column)
@@ -116,8 +120,29 @@ class SparkPlanSql(SqlRenderer):
     def statement_ast(self, plan: Plan, names: tuple[str, ...] | None = None) -> exp.Select:
         # The subtrees that run as remote queries, decided once for the whole plan by the
         # function EXPLAIN reads too.
-        self._pushed = self.views.remote.pushed(plan)
-        return super().statement_ast(plan, names)
+        self._pushed = self.views.remote.pushed(plan, self.operators)
+        names = names or tuple(c.name for c in plan.output)
+        node, project = plan, None
+        if isinstance(node, Project) and node not in self._pushed:
+            project, node = node, node.input
+        remote = self._pushed.get(node)
+        if remote is None:
+            return super().statement_ast(plan, names)
+        # The query's top runs in the source: read its rows, named (and projected) as the
+        # answer, and order them again (the source's top-N order does not survive the read;
+        # at most its k rows are sorted).
+        view = exp.Table(this=exp.to_identifier(self.views.remote_view(remote), quoted=True))
+        if project is not None:
+            columns = [self._alias(self.expr(e), name) for (_, e), name in zip(project.assignments, names)]
+        else:
+            columns = [self._alias(exp.column(ident(c)), name) for c, name in zip(plan.output, names)]
+        select = exp.select(*columns).from_(view)
+        if isinstance(node, Limit) and isinstance(node.input, Sort):
+            # with its LIMIT Spark sorts the k rows in one task (no range shuffle)
+            select = select.order_by(*[self._ordered(k) for k in node.input.keys])
+            if node.count is not None:
+                select = select.limit(node.count)
+        return select
 
     def _table(self, scan: Scan) -> exp.Expression:
         return exp.Table(this=exp.to_identifier(self.views.table(scan.table), quoted=True))

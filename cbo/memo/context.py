@@ -7,6 +7,8 @@ since the search asks for them many times per group.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from cbo.ir.expressions import Column
 from cbo.ir.operators import Scan
@@ -17,9 +19,14 @@ from cbo.settings import OptimizerSettings
 class SearchContext:
     """What rules see: the memo, the settings, the counters and the budget."""
 
-    def __init__(self, memo: Memo, settings: OptimizerSettings):
+    def __init__(self, memo: Memo, settings: OptimizerSettings, remote_sources: Mapping[str, Any] | None = None):
         self.memo = memo
         self.settings = settings
+        # table -> its JDBC source (``cbo.memo.rules.jdbc_pushdown.RemoteSource``): connector
+        # rules push only subplans whose every table is in one source
+        self.remote_sources: Mapping[str, Any] = remote_sources or {}
+        # what rules keep for the length of one search (a connector rule's pushable subplans)
+        self.rule_state: dict[object, object] = {}
         self.counters = memo.counters
         self.steps = 0
         self._deadline = None if settings.search_time_limit_ms is None else \

@@ -31,6 +31,9 @@ SINGLE_PARTITION = Delivered("single")
 
 
 def deliver(physical: PhysicalExpr, inputs: list[Delivered]) -> Delivered:
+    if physical.algorithm is Algorithm.REMOTE_QUERY:
+        # rows read through JDBC (one partition, or key ranges): no partitioning a parent can use
+        return UNKNOWN
     return DELIVERY[physical.node](physical.node, physical.algorithm, inputs)
 
 

@@ -25,6 +25,7 @@ from cbo.memo.properties import ANY
 from cbo.memo.rules.base import RuleSet, connector_rules
 from cbo.memo.rules.eliminate_join import EliminateForeignKeyJoin
 from cbo.memo.rules.implement import implementation_rules
+from cbo.memo.rules.jdbc_pushdown import RemoteSource, note_pushdown_costs
 from cbo.memo.rules.reorder_joins import ReorderJoins
 from cbo.memo.rules.scalar_subquery import ScalarSubqueryJoin
 from cbo.memo.rules.semijoin_distinct_above import SemiJoinToInnerDistinctAbove
@@ -37,7 +38,8 @@ from cbo.settings import OptimizerSettings
 if TYPE_CHECKING:
     from cbo.estimate import Estimator
 
-__all__ = ["Optimized", "Optimizer", "SearchContext", "default_rules", "draw_plan", "restore_output_order"]
+__all__ = ["Optimized", "Optimizer", "RemoteSource", "SearchContext", "default_rules", "draw_plan",
+           "restore_output_order"]
 
 
 def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset()) -> RuleSet:
@@ -78,7 +80,8 @@ class Optimized:
 class Optimizer:
     def __init__(self, estimator: Estimator, settings: OptimizerSettings | None = None,
                  rules: RuleSet | None = None, profile: CostProfile | None = None,
-                 remote_tables: frozenset[str] = frozenset(), prune: bool = True):
+                 remote_tables: frozenset[str] = frozenset(), prune: bool = True,
+                 remote_sources: dict[str, RemoteSource] | None = None):
         self.estimator = estimator
         # prune=False costs every physical alternative of every expression: slower, and the
         # yardstick a test holds the pruned search to (the same cost, always).
@@ -87,6 +90,7 @@ class Optimizer:
         self.rules = rules or default_rules(disabled=self.settings.rules_off)
         self.profile = profile or default_profile()
         self.remote_tables = remote_tables
+        self.remote_sources = remote_sources or {}   # table -> its JDBC source (connector rules)
 
     def optimize(self, plan: Plan) -> Optimized:
         # The memo creates many small objects and no garbage until it is dropped; the cyclic
@@ -104,7 +108,7 @@ class Optimizer:
         started = time.perf_counter()
         memo = Memo(self.estimator)
         root = memo.insert(plan)
-        context = SearchContext(memo, self.settings)
+        context = SearchContext(memo, self.settings, self.remote_sources)
         # Shuffles are sized from what the query reads (cbo sets Spark's partition count to it).
         scanned = sum(context.size_bytes(g) for g in memo if isinstance(g.first, Scan))
         partitions = self.settings.shuffle_partitions or self.profile.partitions(scanned)
@@ -116,6 +120,7 @@ class Optimizer:
         if winner is None:
             raise AssertionError("the search found no plan (the written plan is always one)")
         chosen = _in_written_order(extract(search, winner, root), plan, cost_model)
+        note_pushdown_costs(context, chosen)
         memo.counters.elapsed_ms = (time.perf_counter() - started) * 1000.0
         return Optimized(chosen, winner.cost, memo, root, search.expression_costs(), partitions,
                          search.expression_bounds())

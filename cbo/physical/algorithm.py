@@ -38,6 +38,9 @@ class Algorithm(Enum):
     HASH_AGGREGATE = ("partial_final", None, False)
     # the final aggregation alone, over input already clustered on the grouping columns
     FINAL_AGGREGATE = ("final_only", None, False)
+    # a subplan of one JDBC source run there as one query (cbo.memo.rules.jdbc_pushdown): the
+    # operator's logical node is the whole pushed subplan, which has no memo inputs
+    REMOTE_QUERY = ("remote_query", None, False)
     # enforcers: what the search puts between an operator and an input that does not deliver
     # what the operator requires (where Spark's EnsureRequirements puts exchanges and sorts)
     SHUFFLE = ("shuffle", None, True)

@@ -15,9 +15,10 @@ from cbo.estimate import Estimator
 from cbo.app.explain import add_estimate, add_physical_details, describe, to_text
 from cbo.memo.render import memo_text
 from cbo.planner import Planner
+from cbo.sources.schema import SchemaProvider
 from cbo.sqlgen import to_sql
 from stats.store import StatsStore
-from tests.rule_files import RULES, STATS, RuleCase, read_rule_cases, scaled, write_rule_cases
+from tests.rule_files import RULES, STATS, RuleCase, read_rule_cases, scaled, with_jdbc_source, write_rule_cases
 
 FILES = sorted(RULES.glob("*.test"))
 REWRITE = os.environ.get("CBO_REWRITE") == "1"
@@ -37,8 +38,8 @@ def _stored(name: str) -> dict:  # type: ignore[type-arg]
     return found
 
 
-def estimator_for(case: RuleCase) -> Estimator:
-    stats = dict(_stored(case.stats))
+def estimator_for(case: RuleCase, stats: dict | None = None) -> Estimator:  # type: ignore[type-arg]
+    stats = dict(_stored(case.stats)) if stats is None else stats
     for table, rows in case.rows.items():
         names = [t for t in stats if t == table or t.endswith("." + table)]
         assert len(names) == 1, f"{case.name}: rows:{table} names no table of the statistics ({', '.join(stats)})"
@@ -47,8 +48,11 @@ def estimator_for(case: RuleCase) -> Estimator:
 
 
 def run_case(case: RuleCase, catalog_path, duckdb: DuckDBEngine) -> tuple[str, dict[str, int]]:  # type: ignore[no-untyped-def]
-    estimator = estimator_for(case)
-    planner = Planner(load_catalog(catalog_path), estimator=estimator, settings=case.optimizer_settings())
+    catalog, stats = with_jdbc_source(load_catalog(catalog_path), dict(_stored(case.stats)), case)
+    estimator = estimator_for(case, stats)
+    # Columns from the Parquet files (a JDBC table of a case has them as its copy).
+    planner = Planner(catalog, schemas=SchemaProvider(catalog, local_copies=True), estimator=estimator,
+                      settings=case.optimizer_settings())
     planned = planner.plan(case.sql)
     assert planned.optimized is not None
     # Whatever the rules did, the chosen plan answers as the query does (TPC-H SF 0.01 data).

@@ -1,0 +1,318 @@
+"""JDBC pushdown as memo alternatives (seeds 000 and 004): a subplan of one source as one query.
+
+``PushSubplanToPostgres`` and ``PushSubplanToMariaDB`` are connector rules
+(``register_connector_rules("jdbc", ...)``), one per SQL dialect. For a memo group whose plans
+read only tables of one JDBC source of the rule's dialect, and whose operators the dialect can
+evaluate (``CAPABILITIES``), the rule adds a *remote-query* alternative (``Algorithm.
+REMOTE_QUERY``) into that same group, beside the local ones: the physical expression's node is
+the whole pushed logical subplan (no group references: nothing below it runs in Spark), built
+from the group's expressions and, recursively, its input groups'. The group's estimate is the
+remote query's estimate (Trino loses the statistics of pushed subtrees: trino#6998; here they
+stay the group's). Every group up to the largest such subplan gets its alternative, so the
+cost decides how much to push: the whole subplan, a part of it with Spark doing the rest, or
+nothing (``cbo.cost.model``: the remote evaluation at the dialect's rate plus the transfer of
+the result through JDBC, against reading the inputs and working in Spark).
+
+Equivalence: the source evaluates the subplan with the same semantics (only what the dialect
+evaluates as Spark does is pushed; an expression it cannot evaluate keeps its operator, and
+everything above it, local). Pushed: scans, filters, projections, joins (inner, cross, left,
+right, full where the dialect has it, semi and anti as [NOT] EXISTS, NOT IN), aggregations
+(DISTINCT is an aggregation), LIMIT and ORDER BY ... LIMIT (a sort alone is not: rows read
+through JDBC lose their order).
+
+Settings (``cbo.settings``, named as Presto and Trino name them): ``join_pushdown_strategy``
+``AUTOMATIC`` (cost), ``EAGER`` (the remote query always wins where it exists: its cost is
+only ``eager_push``'s token) or ``NONE`` (only a table's own [Project] [Filter] Scan, the
+per-table fold); ``enable_join_query_pushdown`` false keeps subplans with joins local. Where a
+group's plans could not be pushed, the rule notes why at the group (EXPLAIN shows it): the
+capability missing, or the setting; the search adds the cost comparison
+(``note_pushdown_costs``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from cbo.ir import types as T
+from cbo.ir.expressions import AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, walk
+from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, Sort
+from cbo.memo.memo import Group, PhysicalExpr, group_of
+from cbo.memo.rules.base import ImplementationRule, register_connector_rules
+from cbo.physical.algorithm import Algorithm
+
+if TYPE_CHECKING:
+    from cbo.memo.context import SearchContext
+
+
+@dataclass(frozen=True)
+class RemoteSource:
+    """Where a table lives: its JDBC source's name and SQL dialect."""
+
+    name: str
+    dialect: str
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a dialect evaluates exactly as Spark does (anything else stays in Spark)."""
+
+    join_kinds: frozenset[str]
+    functions: frozenset[str]
+    forms: frozenset[str]
+    aggregates: frozenset[str]
+    boolean_output: bool   # whether a boolean column reads back as a boolean (MariaDB: a number)
+
+
+_COMMON_FUNCTIONS = frozenset({"eq", "neq", "lt", "lte", "gt", "gte", "add", "subtract", "multiply", "divide",
+                               "modulus", "is_not_distinct_from", "negate", "like", "substring", "upper",
+                               "lower", "trim", "abs", "extract_year", "extract_month", "extract_day",
+                               "date_add", "date_sub"})
+_COMMON_FORMS = frozenset({"AND", "OR", "NOT", "IN", "BETWEEN", "IS_NULL", "COALESCE", "CASE"})
+_COMMON_AGGREGATES = frozenset({"count_star", "count", "sum", "avg", "min", "max"})
+
+CAPABILITIES: dict[str, Capabilities] = {
+    "postgres": Capabilities(
+        join_kinds=frozenset({"inner", "left", "right", "full", "semi", "anti", "null_aware_anti"}),
+        functions=_COMMON_FUNCTIONS | {"length", "concat"},
+        forms=_COMMON_FORMS | {"CAST"},
+        aggregates=_COMMON_AGGREGATES | {"any_value"},
+        boolean_output=True),
+    # MariaDB has no FULL JOIN; LENGTH counts bytes; CAST's target types differ; no any_value.
+    "mysql": Capabilities(
+        join_kinds=frozenset({"inner", "left", "right", "semi", "anti", "null_aware_anti"}),
+        functions=_COMMON_FUNCTIONS,
+        forms=_COMMON_FORMS,
+        aggregates=_COMMON_AGGREGATES,
+        boolean_output=False),
+}
+
+_INTEGERS = ("integer", "bigint")
+
+
+@dataclass(frozen=True)
+class RemoteWork:
+    """What a pushed subplan costs its source: rows its operators read (scans read their
+    tables' rows, joins both inputs, ...), as the memo estimates them."""
+
+    source: str
+    dialect: str
+    rows: float
+    eager: bool
+
+
+@dataclass(frozen=True)
+class Pushable:
+    plan: Plan
+    source: RemoteSource
+    work: float            # rows the source's operators read (RemoteWork.rows)
+    has_join: bool
+    single_table: bool     # a [Project] [Filter] Scan: the per-table fold
+
+
+def remote_work(node: Plan) -> RemoteWork | None:
+    """The remote work recorded on a pushed subplan's root by the rule (None for other nodes)."""
+    found = node.__dict__.get("_remote_work") if hasattr(node, "__dict__") else None
+    return found if isinstance(found, RemoteWork) else None
+
+
+def _cannot(expr: Expr, caps: Capabilities) -> str | None:
+    """Why the dialect cannot evaluate ``expr`` (None: it can)."""
+    for e in walk(expr):
+        if isinstance(e, Call):
+            if e.name not in caps.functions:
+                return f"function {e.name}"
+            if e.name in ("divide", "modulus") and any(a.type.name in _INTEGERS for a in e.args):
+                return f"integer {e.name} (the source truncates)"
+        elif isinstance(e, SpecialForm):
+            if e.form not in caps.forms:
+                return f"{e.form}"
+        elif isinstance(e, AggregateCall):
+            if e.name not in caps.aggregates:
+                return f"aggregate {e.name}"
+            if e.distinct and e.name not in ("count", "sum", "avg", "min", "max"):
+                return f"DISTINCT {e.name}"
+        elif not isinstance(e, (ColumnRef, Constant)):
+            return type(e).__name__
+    return None
+
+
+def _node_cannot(node: Plan, caps: Capabilities) -> str | None:
+    """Why the dialect cannot evaluate ``node`` itself (its inputs apart)."""
+    if isinstance(node, Join):
+        if node.kind not in caps.join_kinds:
+            return f"{node.kind} join"
+    elif isinstance(node, Aggregate):
+        pass
+    elif isinstance(node, Limit):
+        pass
+    elif not isinstance(node, (Filter, Project)):
+        return f"operator {type(node).__name__}"
+    for e in node.expressions():
+        reason = _cannot(e, caps)
+        if reason is not None:
+            return reason
+    if not caps.boolean_output and any(c.type == T.BOOLEAN for c in node.output):
+        return "a boolean column (read back as a number)"
+    return None
+
+
+class PushdownState:
+    """Per search and dialect: each group's pushable subplan (or None), and each group's remote
+    alternative, so every logical expression of a group yields the same one (costed once)."""
+
+    def __init__(self) -> None:
+        self.pushable: dict[int, Pushable | None] = {}
+        self.alternatives: dict[int, PhysicalExpr | None] = {}
+        self.reasons: dict[int, str] = {}
+
+
+class PushSubplanToSource(ImplementationRule):
+    """Run a subplan whose every leaf is a table of one JDBC source of this dialect as one query
+    in that source: a remote-query alternative in the subplan's own memo group.
+
+    Pattern: any expression of a group whose plans (the group's expressions and its input
+    groups', recursively; the first that can be pushed) read only tables of one source of the
+    rule's dialect, through operators and expressions the dialect evaluates, and that does more
+    than read a table. Equivalence: the source computes the same rows (see the module's
+    docstring for what each dialect evaluates).
+    """
+
+    operator = Plan
+    dialect: ClassVar[str]
+
+    def matches(self, expr: Plan, group: Group, context: Any) -> bool:
+        sources: Mapping[str, RemoteSource] = context.remote_sources
+        return bool(sources) and any(s.dialect == self.dialect for s in sources.values())
+
+    def implement(self, expr: Plan, group: Group, context: Any) -> Iterable[PhysicalExpr]:
+        state = self._state(context)
+        group = group.find()
+        if group.id not in state.alternatives:
+            state.alternatives[group.id] = self._alternative(group, context, state)
+        found = state.alternatives[group.id]
+        if found is not None:
+            yield found
+
+    def _state(self, context: SearchContext) -> PushdownState:
+        key = ("jdbc_pushdown", self.dialect)
+        state = context.rule_state.get(key)
+        if state is None:
+            state = context.rule_state[key] = PushdownState()
+        return state  # type: ignore[return-value]
+
+    def _alternative(self, group: Group, context: Any, state: PushdownState) -> PhysicalExpr | None:
+        pushable = self.pushable(group, context, state)
+        if pushable is None or isinstance(pushable.plan, Scan):
+            reason = state.reasons.get(group.id)
+            if reason:
+                context.memo.note(group, reason)
+            return None
+        settings = context.settings
+        strategy = settings.join_pushdown_strategy
+        where = f"{pushable.source.name} ({self.dialect})"
+        if strategy == "NONE" and not pushable.single_table:
+            context.memo.note(group, f"not pushed to {where}: join_pushdown_strategy=NONE")
+            return None
+        if pushable.has_join and not settings.enable_join_query_pushdown:
+            context.memo.note(group, f"not pushed to {where}: enable_join_query_pushdown=false")
+            return None
+        plan = pushable.plan
+        # The root is a node of its own (with_children builds it; a bare copy for a leaf would
+        # not exist): the cost model reads the remote work from it.
+        object.__setattr__(plan, "_remote_work", RemoteWork(pushable.source.name, self.dialect, pushable.work,
+                                                            strategy == "EAGER"))
+        return PhysicalExpr(plan, Algorithm.REMOTE_QUERY, (), plan, self.name)
+
+    def pushable(self, group: Group, context: Any, state: PushdownState, under_limit: bool = False) -> Pushable | None:
+        """The group as a plan this dialect's source can run, or None (the reason, if the group's
+        inputs could be pushed but its own operator not, kept in ``state.reasons``)."""
+        group = group.find()
+        key = group.id * 2 + (1 if under_limit else 0)
+        if key in state.pushable:
+            return state.pushable[key]
+        state.pushable[key] = None   # no cycles through a group, but be safe while computing
+        found = None
+        caps = CAPABILITIES[self.dialect]
+        sources: Mapping[str, RemoteSource] = context.remote_sources
+        for expr in group.expressions:
+            if isinstance(expr, Scan):
+                source = sources.get(expr.table)
+                if source is None or source.dialect != self.dialect:
+                    break   # a table elsewhere: no expression of the group reads only this source
+                if not caps.boolean_output and any(c.type == T.BOOLEAN for c in expr.output):
+                    state.reasons[group.id] = f"not pushed to {source.name} ({self.dialect}): a boolean column"
+                    break
+                found = Pushable(expr, source, context.size(group)[0], False, True)
+                break
+            if isinstance(expr, Sort):
+                if not under_limit:
+                    continue
+                inputs = [self.pushable(group_of(expr.input), context, state)]
+            elif isinstance(expr, Limit):
+                inputs = [self.pushable(group_of(expr.input), context, state, under_limit=True)]
+            else:
+                inputs = [self.pushable(group_of(c), context, state) for c in expr.children]
+            if not inputs or any(i is None for i in inputs):
+                continue
+            pushed = [i for i in inputs if i is not None]
+            if len({i.source for i in pushed}) != 1:
+                continue   # two sources (or two dialect sources of other names): not one query
+            reason = None if isinstance(expr, Sort) else _node_cannot(expr, caps)
+            if reason is not None:
+                state.reasons[group.id] = f"not pushed to {pushed[0].source.name} ({self.dialect}): {reason}"
+                continue
+            plan = expr.with_children(tuple(i.plan for i in pushed))
+            work = sum(i.work for i in pushed)
+            if not isinstance(expr, Project):   # a projection is computed as its input's rows pass
+                work += sum(context.size(group_of(c))[0] for c in expr.children)
+            if isinstance(expr, Join):
+                work += context.size(group)[0]
+            single = isinstance(expr, (Filter, Project)) and pushed[0].single_table
+            found = Pushable(plan, pushed[0].source, work,
+                             isinstance(expr, Join) or any(i.has_join for i in pushed), single)
+            break
+        state.pushable[key] = found
+        return found
+
+
+class PushSubplanToPostgres(PushSubplanToSource):
+    __doc__ = PushSubplanToSource.__doc__
+    name = "PushSubplanToPostgres"
+    dialect = "postgres"
+
+
+class PushSubplanToMariaDB(PushSubplanToSource):
+    __doc__ = PushSubplanToSource.__doc__
+    name = "PushSubplanToMariaDB"
+    dialect = "mysql"
+
+
+register_connector_rules("jdbc", PushSubplanToPostgres(), PushSubplanToMariaDB())
+
+
+def note_pushdown_costs(context: SearchContext, chosen: Any) -> None:
+    """For each operator of the chosen plan (``cbo.physical.plan.PhysicalPlan``) whose group had a
+    remote-query alternative that lost, note both costs at the group (EXPLAIN shows them)."""
+    states = [s for k, s in context.rule_state.items()
+              if isinstance(k, tuple) and k[0] == "jdbc_pushdown" and isinstance(s, PushdownState)]
+    if not states:
+        return
+    for node in chosen.operators():
+        if node.algorithm is Algorithm.REMOTE_QUERY or node.group is None:
+            continue
+        for state in states:
+            remote = state.alternatives.get(node.group.find().id)
+            if remote is None:
+                continue
+            work = remote_work(remote.node)
+            where = f"{work.source} ({work.dialect})" if work else "the source"
+            if remote.best_cost is not None:
+                text = f"not pushed to {where}: cost, remote query {remote.best_cost:.4g} s vs local {node.total:.4g} s"
+            elif remote.floor is not None:
+                text = f"not pushed to {where}: cost, remote query at least {remote.floor:.4g} s vs local " \
+                       f"{node.total:.4g} s"
+            else:
+                text = f"not pushed to {where}: cost, remote query never cheaper than local {node.total:.4g} s"
+            context.memo.note(node.group, text)
