@@ -32,7 +32,8 @@ BINARY = {"eq": exp.EQ, "neq": exp.NEQ, "lt": exp.LT, "lte": exp.LTE, "gt": exp.
           "is_not_distinct_from": exp.NullSafeEQ}
 UNARY_FUNCTIONS = {"upper": exp.Upper, "lower": exp.Lower, "length": exp.Length, "trim": exp.Trim, "abs": exp.Abs}
 RAISE_ERROR = {"duckdb": "error", "spark": "raise_error", "postgres": "cbo_raise_error"}
-NEEDS_PARENS = (exp.Binary, exp.Connector, exp.Not, exp.Between, exp.In, exp.Is, exp.Like, exp.Neg)
+NEEDS_PARENS = (exp.Binary, exp.Connector, exp.Not, exp.Between, exp.In, exp.Is, exp.Like, exp.Escape,
+                exp.Neg)
 
 
 def name_of(column: Column) -> str:
@@ -264,19 +265,27 @@ class SqlRenderer:
             return exp.Neg(this=literal) if value < 0 else literal
         return exp.Literal.string(str(value))
 
-    def _like_pattern(self, pattern: exp.Expression) -> exp.Expression:
-        """The pattern as the dialect's LIKE reads it with cbo's meaning: only % and _ are special.
+    def _like(self, value: exp.Expression, pattern: exp.Expression) -> exp.Expression:
+        """``value LIKE pattern`` as the dialect reads it with cbo's (and DuckDB's) meaning: only
+        ``%`` and ``_`` are special, a backslash is an ordinary character.
 
-        MariaDB's LIKE treats a backslash as an escape character, and ``ESCAPE ''`` does not turn
-        that off; a doubled backslash matches one. So for MariaDB every backslash is doubled: in
-        the literal itself, or by REPLACE around a computed pattern.
+        PostgreSQL's LIKE escapes with a backslash by default (``'back\\slash' LIKE
+        'back\\slash'`` is false there); ``ESCAPE ''`` turns escaping off. Spark's LIKE escapes
+        with a backslash too and rejects one before an ordinary character
+        (``INVALID_FORMAT.ESC_IN_THE_MIDDLE``); MariaDB's treats it as an escape, and ``ESCAPE
+        ''`` does not turn that off. For those two every backslash is doubled (a doubled
+        backslash matches one): in the literal itself, or by REPLACE around a computed pattern.
         """
-        if self.dialect != "mysql":
-            return pattern
+        if self.dialect == "postgres":
+            return exp.Escape(this=exp.Like(this=value, expression=pattern), expression=exp.Literal.string(""))
+        if self.dialect not in ("mysql", "spark"):
+            return exp.Like(this=value, expression=pattern)
         if isinstance(pattern, exp.Literal) and pattern.is_string:
-            return exp.Literal.string(pattern.this.replace("\\", "\\\\"))
-        return exp.Anonymous(this="REPLACE", expressions=[pattern, exp.Literal.string("\\"),
-                                                          exp.Literal.string("\\\\")])
+            doubled: exp.Expression = exp.Literal.string(pattern.this.replace("\\", "\\\\"))
+        else:
+            doubled = exp.Anonymous(this="REPLACE", expressions=[pattern, exp.Literal.string("\\"),
+                                                                  exp.Literal.string("\\\\")])
+        return exp.Like(this=value, expression=doubled)
 
     def call(self, c: Call) -> exp.Expression:
         args = [_paren(self.expr(a)) for a in c.args]
@@ -285,7 +294,7 @@ class SqlRenderer:
         if c.name == "negate":
             return exp.Neg(this=args[0])
         if c.name == "like":
-            return exp.Like(this=args[0], expression=self._like_pattern(args[1]))
+            return self._like(args[0], args[1])
         if c.name == "substring":
             return exp.Substring(this=args[0], start=args[1], length=args[2] if len(args) > 2 else None)
         if c.name in UNARY_FUNCTIONS:
