@@ -1,0 +1,263 @@
+"""Regenerate the tables of ``benchmarks/results/README.md`` from the saved JSON, so they cannot
+drift from the data: ``python -m benchmarks.results_readme`` (or ``python -m benchmarks
+--write-readme``); ``--check`` exits 1 when the README differs from what the JSON gives.
+
+The README is its own template: prose is written by hand, and each generated table sits between
+two markers naming what draws it and from which files (a glob, relative to the results folder)::
+
+    <!-- table: tpch-run tpch-run-all-spark-sf1.json -->
+    ... (replaced on every regeneration)
+    <!-- /table -->
+
+Kinds: ``files`` (every saved JSON: what it is and when it was measured), ``native``,
+``stats-collection``, ``cardinality``, ``join-enumeration``, ``tpch-run``, ``calibration``,
+``existential``, ``tpch-scale``. A new result gets a table by adding a marker (and, for a new
+kind of JSON, a function in ``KINDS``). Figures in the prose that come from runs whose JSON was
+later replaced stay as the prose says; a marker names a file that exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+README = RESULTS / "README.md"
+COMMAND = "python -m benchmarks.results_readme"
+
+MARKER = re.compile(r"(<!-- table: (?P<spec>[^>]*?) -->\n)(?P<body>.*?)(<!-- /table -->)", re.S)
+
+
+class ReadmeError(Exception):
+    pass
+
+
+def _load(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{value:.{digits}f}"
+
+
+# -- the kinds of table -----------------------------------------------------------------------------
+
+def files_table(paths: list[Path]) -> str:
+    """Every saved JSON: the benchmark that wrote it, its scale factor or workload, when it ran."""
+    lines = ["| file | benchmark | scale / workload | measured |", "|---|---|---|---|"]
+    for path in paths:
+        body = _load(path)
+        if not isinstance(body, dict):
+            continue
+        kind = body.get("benchmark") or ("cardinality" if "workload" in body else path.stem.split("-")[0])
+        scale = body.get("scale_factor", body.get("sf"))
+        what = []
+        if body.get("workload"):
+            what.append(str(body["workload"]))
+        if scale is not None:
+            what.append(f"SF {scale:g}")
+        for key in ("placement", "engine"):
+            if body.get(key):
+                what.append(str(body[key]))
+        when = (body.get("machine") or {}).get("when", "")[:16].replace("T", " ")
+        lines.append(f"| `{path.name}` | {kind} | {', '.join(what) or '—'} | {when or '—'} |")
+    return "\n".join(lines)
+
+
+def native_table(paths: list[Path]) -> str:
+    from benchmarks.tpch.plot import table
+
+    reports = [r for r in map(_load, paths) if r.get("benchmark") == "tpch-native"]
+    if not reports:
+        raise ReadmeError("no tpch-native results")
+    return table(reports)
+
+
+def stats_collection_table(paths: list[Path]) -> str:
+    (body,) = [_load(p) for p in paths]
+    lines = ["| table | cbo Spark collector (s) | Spark ANALYZE (s) |", "|---|---|---|"]
+    lines += [f"| {t['table']} | {t['cbo_spark_s']:.2f} | {t['spark_analyze_s']:.2f} |" for t in body["tables"]]
+    lines.append(f"| total | {body['cbo_spark_total_s']:.2f} | {body['spark_analyze_total_s']:.2f} |")
+    lines += ["", f"Ratio cbo / Spark: **{body['ratio']:.2f}**; PostgreSQL path (pg_class and pg_stats of all "
+                  f"tables): **{body['postgres_path_s']:.3f} s**."]
+    return "\n".join(lines)
+
+
+def cardinality_table(paths: list[Path]) -> str:
+    from benchmarks.cardinality.report import markdown, summarize
+
+    (body,) = [_load(p) for p in paths]
+    lines = markdown(summarize(body["records"]), "").splitlines()[2:]   # the README has its own heading
+    timing = body.get("cbo_estimate_ms") or {}
+    if timing:
+        lines += ["", f"cbo's estimation time per sub-plan, statistics loaded: median {timing['median']:.2f} ms, "
+                      f"p95 {timing['p95']:.1f} ms; the first time a table or column pair is met: median "
+                      f"{timing['first_time_median']:.2f} ms. Sub-plans skipped: {len(body.get('skipped', []))}."]
+    return "\n".join(lines)
+
+
+def join_enumeration_table(paths: list[Path]) -> str:
+    from benchmarks.join_enumeration.__main__ import markdown
+
+    (body,) = [_load(p) for p in paths]
+    return markdown(body)
+
+
+def tpch_run_table(paths: list[Path]) -> str:
+    """One row per query, one column per configuration (the fastest run; ``error``/``timeout``
+    where it did not finish), the rounds, cbo / faster Spark; then the geomeans."""
+    (body,) = [_load(p) for p in paths]
+    configs = body["configs"]
+    queries = body.get("queries") or []
+    ratio = any("cbo_vs_faster_spark" in q for q in queries)
+    lines = ["| query | rounds | " + " | ".join(configs) + (" | cbo / faster Spark |" if ratio else " |"),
+             "|---|---:|" + "---:|" * len(configs) + ("---:|" if ratio else "")]
+    for q in queries:
+        cells = []
+        for config in configs:
+            seconds = q.get("seconds", {}).get(config)
+            problem = q.get("problems", {}).get(config)
+            matched = q.get("matches", {}).get(config, True)
+            cell = _num(seconds) if seconds is not None else (str(problem).split(":")[0][:30] if problem else "—")
+            cells.append(cell + ("" if matched or seconds is None else " (wrong answer)"))
+        row = f"| {q['query']} | {q.get('rounds', '')} | " + " | ".join(cells) + " |"
+        if ratio:
+            row += f" {_num(q.get('cbo_vs_faster_spark'), 2)} |"
+        lines.append(row)
+    geomeans = (body.get("summary") or {}).get("geomean_seconds") or {}
+    if geomeans:
+        cells = " | ".join(_num(geomeans.get(c)) for c in configs)
+        lines.append(f"| geomean | | {cells} |" + (" |" if ratio else ""))
+    summary = body.get("summary") or {}
+    facts = [f"{key.replace('_', ' ')} {_num(value, 3)}" for key, value in summary.items()
+             if isinstance(value, (int, float)) and not isinstance(value, bool)]
+    if "all_answers_match" in summary:
+        facts.append("every answer matches DuckDB" if summary["all_answers_match"] else "**some answers differ**")
+    if facts:
+        lines += ["", "; ".join(facts) + "."]
+    return "\n".join(lines)
+
+
+def calibration_table(paths: list[Path]) -> str:
+    (body,) = [_load(p) for p in paths]
+    report = body["report"]
+    rows = [("training queries", report.get("training_queries")),
+            ("held-back queries", report.get("held_back_queries")),
+            ("training median relative error", f"{report['median_relative_error']:.2f} "
+                                                f"(max {report['max_relative_error']:.2f})"),
+            ("held-back Spearman(cost, runtime), default constants", f"{report['spearman_default']:.3f}"),
+            ("held-back Spearman(cost, runtime), fitted constants", f"{report['spearman_fitted']:.3f}")]
+    return "\n".join(["| | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows if v is not None])
+
+
+def existential_table(paths: list[Path]) -> str:
+    (body,) = [_load(p) for p in paths]
+    forms = ["spark", "3.1", "3.2", "3.3", "free"]
+    names = {"spark": "Spark", "free": "cbo free"}
+    lines = ["| case | " + " | ".join(names.get(f, f) for f in forms) + " | free chose |",
+             "|---|" + "---:|" * len(forms) + "---|"]
+    for case in body["cases"]:
+        seconds = case["seconds"]
+        others = [seconds[f] for f in ("spark", "3.1", "3.2", "3.3") if seconds.get(f) is not None]
+        cells = []
+        for form in forms:
+            value = seconds.get(form)
+            text = _num(value)
+            if form == "free" and value is not None and others and value <= min(others):   # fastest of all
+                text = f"**{text}**"
+            cells.append(text)
+        chose = ", ".join(case.get("forms", {}).get("free", [])) or "—"
+        lines.append(f"| {case['case']} | " + " | ".join(cells) + f" | {chose} |")
+    s = body["summary"]
+    lines += ["", f"cbo free within 1.1x of the fastest forced form in {s['cases_free_within_1.1x_of_fastest_forced']} "
+                  f"of {s['cases']} cases (worst {s['worst_free_vs_fastest_forced']:.2f}x); worst against Spark "
+                  f"{s['worst_free_vs_spark']:.2f}x; "
+                  + ("every answer matches DuckDB." if s.get("all_answers_match") else "**some answers differ**.")]
+    return "\n".join(lines)
+
+
+def tpch_scale_table(paths: list[Path]) -> str:
+    (body,) = [_load(p) for p in paths]
+    configs = body["configs"]
+    lines = ["| SF | Parquet | " + " | ".join(f"{c} ({len(body['summed_queries'])} queries summed)" for c in configs)
+             + " | geomean cbo / Spark |", "|---|---|" + "---|" * len(configs) + "---|"]
+    for point in body["points"]:
+        size = point["data_bytes"] / 2**30
+        size_text = f"{size:.2f} GiB" if size >= 1 else f"{point['data_bytes'] / 2**20:.0f} MiB"
+        lines.append(f"| {point['scale_factor']:g} | {size_text} | "
+                     + " | ".join(f"{point['total_seconds'][c]:.1f} s" for c in configs)
+                     + f" | {point['cbo_vs_spark_default']:.2f} |")
+    growth = ", ".join(f"{c} {body['growth'][c]:.2f}" for c in configs)
+    per_query = "; ".join(f"{q} " + ", ".join(_num(v["growth"].get(c), 2) for c in configs)
+                          for q, v in body["queries"].items())
+    lines += ["", f"Growth (slope of log seconds on log SF): {growth}. Per query ({', '.join(configs)}): {per_query}."]
+    return "\n".join(lines)
+
+
+KINDS: dict[str, Callable[[list[Path]], str]] = {
+    "files": files_table, "native": native_table, "stats-collection": stats_collection_table,
+    "cardinality": cardinality_table, "join-enumeration": join_enumeration_table, "tpch-run": tpch_run_table,
+    "calibration": calibration_table, "existential": existential_table, "tpch-scale": tpch_scale_table,
+}
+
+
+# -- the README -------------------------------------------------------------------------------------
+
+def render_table(spec: str, results: Path = RESULTS) -> str:
+    kind, *patterns = spec.split()
+    if kind not in KINDS:
+        raise ReadmeError(f"README marker 'table: {spec}': unknown kind {kind!r} (expected one of: {', '.join(KINDS)})")
+    paths = sorted({p for pattern in (patterns or ["*.json"]) for p in results.glob(pattern)})
+    if not paths:
+        raise ReadmeError(f"README marker 'table: {spec}': no file in {results} matches {' '.join(patterns)}")
+    try:
+        return KINDS[kind](paths)
+    except (KeyError, ValueError, TypeError) as exc:
+        raise ReadmeError(f"README marker 'table: {spec}': {type(exc).__name__}: {exc}") from exc
+
+
+def regenerate(text: str, results: Path = RESULTS) -> str:
+    """``text`` with every marked table drawn anew from the JSON in ``results``."""
+    def replace(match: re.Match[str]) -> str:
+        return match.group(1) + render_table(match.group("spec"), results) + "\n" + match.group(4)
+
+    return MARKER.sub(replace, text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if the README differs from the JSON's tables")
+    parser.add_argument("--readme", type=Path, default=README)
+    args = parser.parse_args(argv)
+    current = args.readme.read_text()
+    try:
+        fresh = regenerate(current, args.readme.parent)
+    except ReadmeError as exc:
+        print(f"error: {exc}")
+        return 2
+    tables = len(MARKER.findall(current))
+    if args.check:
+        if fresh != current:
+            print(f"{args.readme}: its tables differ from the saved JSON; regenerate with `{COMMAND}`")
+            return 1
+        print(f"{args.readme}: {tables} tables match the saved JSON")
+        return 0
+    if fresh != current:
+        args.readme.write_text(fresh)
+        print(f"{args.readme}: {tables} tables regenerated")
+    else:
+        print(f"{args.readme}: {tables} tables already match the saved JSON")
+    return 0
+
+
+if __name__ == "__main__":
+    from benchmarks.cli import run_main
+
+    run_main(main)
