@@ -3,7 +3,7 @@
 from cbo.sources.catalog import Catalog, load_catalog
 from cbo.errors import CboError
 from cbo.app.session import Session
-from cbo.app.datasets import tpch_catalog
+from cbo.app.datasets import LocalServers, tpch_catalog
 
-__all__ = ["Catalog", "CboError", "Session", "load_catalog", "tpch_catalog"]
+__all__ = ["Catalog", "CboError", "LocalServers", "Session", "load_catalog", "tpch_catalog"]
 __version__ = "0.1.0"

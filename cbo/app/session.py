@@ -26,6 +26,7 @@ from cbo.sources.schema import SchemaProvider
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from cbo.app.pushdown import PushdownRecord
     from cbo.engines.duckdb_engine import DuckDBEngine
     from cbo.estimate import Estimator
     from cbo.exec.spark_exec import SparkExecutor
@@ -185,6 +186,16 @@ class Session:
         planned = self._plan(sql)
         assert planned.optimized is not None
         return MemoView(planned.optimized)
+
+    def pushdown(self, sql: str) -> list[PushdownRecord]:
+        """Each subplan of ``sql``'s chosen plan that one JDBC source could run as one query:
+        whether the search pushed it, the SQL the source runs (or would), and the remote and
+        local costs it compared (``cbo.app.pushdown``). ``[r.to_dict() for r in ...]`` makes a
+        table of them."""
+        from cbo.app.pushdown import pushdown_records
+        from cbo.exec.remote import RemoteQueries
+
+        return pushdown_records(self._plan(sql), RemoteQueries(self.catalog, partitioned_reads=False))
 
     def explain(self, sql: str, format: str = "text", analyze: bool = False, memo: bool = False) -> str:
         if memo:

@@ -124,6 +124,15 @@ class CascadesSearch:
                 costs[(group.id, index)] = min(found) if found else None
         return costs
 
+    def physicals(self, group: Group) -> list[PhysicalExpr]:
+        """The physical alternatives the search made for ``group``'s expressions (a rule that
+        yields one alternative for every expression of a group, the remote query, counts once)."""
+        found: dict[int, PhysicalExpr] = {}
+        for expr in group.find().expressions:
+            for physical in self._physical.get(id(expr), ()):
+                found.setdefault(id(physical), physical)
+        return list(found.values())
+
     def expression_bounds(self) -> dict[tuple[int, int], float]:
         """(group id, expression index) -> the lower bound the search ordered it by (its inputs'
         cheapest plans, plus the least a join costs), for the expressions of groups it costed."""

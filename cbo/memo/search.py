@@ -27,7 +27,7 @@ from cbo.memo.rules.eager_aggregation import EagerAggregation
 from cbo.memo.rules.eliminate_join import EliminateForeignKeyJoin
 from cbo.memo.rules.existential_form import ForcedExistentialForm
 from cbo.memo.rules.implement import implementation_rules
-from cbo.memo.rules.jdbc_pushdown import RemoteSource, note_pushdown_costs
+from cbo.memo.rules.jdbc_pushdown import PushdownChoice, RemoteSource, note_pushdown_costs, pushdown_choices
 from cbo.memo.rules.reorder_joins import ReorderJoins
 from cbo.memo.rules.scalar_subquery import ScalarSubqueryJoin
 from cbo.memo.rules.semijoin_distinct_above import SemiJoinToInnerDistinctAbove
@@ -64,6 +64,9 @@ class Optimized:
     partitions: int = 0                      # shuffle partitions the plan was costed with
     # Lower bounds of the expressions never costed (they could not beat the winner): see render.
     expression_bounds: dict[tuple[int, int], float] = field(default_factory=dict)
+    # The chosen plan's groups that had a remote-query alternative, with both costs (EXPLAIN's
+    # "not pushed ... cost" notes, and ``Session.pushdown``).
+    pushdown: tuple[PushdownChoice, ...] = ()
 
     @property
     def plan(self) -> Plan:
@@ -124,9 +127,10 @@ class Optimizer:
             raise AssertionError("the search found no plan (the written plan is always one)")
         chosen = _in_written_order(extract(search, winner, root), plan, cost_model)
         note_pushdown_costs(context, chosen)
+        pushdown = pushdown_choices(context, chosen, search.physicals)
         memo.counters.elapsed_ms = (time.perf_counter() - started) * 1000.0
         return Optimized(chosen, winner.cost, memo, root, search.expression_costs(), partitions,
-                         search.expression_bounds())
+                         search.expression_bounds(), pushdown)
 
 
 def draw_plan(group: Group, rng: random.Random) -> Plan:

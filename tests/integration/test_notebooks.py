@@ -6,15 +6,19 @@ ipykernel), with the checkout first on ``PYTHONPATH`` and the test session's cac
 ``CBO_CACHE_DIR``: the notebooks generate and analyze their TPC-H SF 0.01 there, never in a
 user's cache. A cell that raises fails the test with the cell's error; a cell that runs past
 ``CELL_TIMEOUT`` seconds fails it too. Notebooks run one at a time (each starts its own Spark).
+A notebook that starts the test cache's local servers (03-pushdown) stops them in its last
+cell; when it fails before, the test stops the ones that were not running before it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,6 +44,24 @@ def kernel_dir(tmp_path_factory) -> Path:
     return kernels
 
 
+@contextlib.contextmanager
+def servers_stopped_after() -> Iterator[None]:
+    """Stop the test cache's local servers that start inside the block, whatever happens in it
+    (a server running before it, e.g. a session fixture's, is left running)."""
+    from cbo.paths import cache_dir
+    from cbo.sources.localmariadb import LocalMariaDB
+    from cbo.sources.localpg import LocalPostgres
+
+    servers = [LocalPostgres(cache_dir() / "postgres"), LocalMariaDB(cache_dir() / "mariadb")]
+    before = [server.status() is not None for server in servers]
+    try:
+        yield
+    finally:
+        for server, running in zip(servers, before):
+            if not running:
+                server.stop()
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(path: Path, kernel_dir: Path) -> None:
     nbformat = pytest.importorskip("nbformat")
@@ -56,7 +78,8 @@ def test_notebook_runs(path: Path, kernel_dir: Path) -> None:
     client = nbclient.NotebookClient(notebook, km=manager, timeout=CELL_TIMEOUT, allow_errors=False,
                                      resources={"metadata": {"path": str(path.parent)}})
     started = time.perf_counter()
-    client.execute(env=env)
+    with servers_stopped_after():
+        client.execute(env=env)
     elapsed = time.perf_counter() - started
     print(f"{path.name}: {elapsed:.1f} s")
     outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]

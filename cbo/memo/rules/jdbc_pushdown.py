@@ -31,7 +31,7 @@ capability missing, or the setting; the search adds the cost comparison
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -316,3 +316,59 @@ def note_pushdown_costs(context: SearchContext, chosen: Any) -> None:
             else:
                 text = f"not pushed to {where}: cost, remote query never cheaper than local {node.total:.4g} s"
             context.memo.note(node.group, text)
+
+
+@dataclass(frozen=True)
+class PushdownChoice:
+    """A group of the chosen plan that had a remote-query alternative: the subplan its source
+    would run, the cost of running it there and of the cheapest local plan, and which won.
+
+    A cost the search never completed (it pruned the alternative: it could not win) is None,
+    with the lower bound it was pruned at in ``*_bound`` where the search had one."""
+
+    group: int
+    source: str
+    dialect: str
+    pushed: bool
+    remote_plan: Plan
+    remote_cost: float | None
+    local_cost: float | None
+    rows: float                      # the group's estimated rows
+    remote_bound: float | None = None
+    local_bound: float | None = None
+
+
+def pushdown_choices(context: SearchContext, chosen: Any,
+                     physicals: Callable[[Group], list[PhysicalExpr]]) -> tuple[PushdownChoice, ...]:
+    """For each operator of the chosen plan whose group had a remote-query alternative, both
+    costs: the remote query's and the cheapest local plan's (``physicals``: the search's
+    physical alternatives of a group). Operators inside a pushed subplan are not the chosen
+    plan's, so each pushed subplan appears once, at its root."""
+    states = [s for k, s in context.rule_state.items()
+              if isinstance(k, tuple) and k[0] == "jdbc_pushdown" and isinstance(s, PushdownState)]
+    found: list[PushdownChoice] = []
+    seen: set[int] = set()
+    for node in chosen.operators():
+        if node.group is None or node.is_enforcer:
+            continue
+        group = node.group.find()
+        if group.id in seen:
+            continue
+        for state in states:
+            remote = state.alternatives.get(group.id)
+            if remote is None:
+                continue
+            seen.add(group.id)
+            work = remote_work(remote.node)
+            pushed = node.algorithm is Algorithm.REMOTE_QUERY
+            local = [p for p in physicals(group) if p.algorithm is not Algorithm.REMOTE_QUERY]
+            costs = [p.best_cost for p in local if p.best_cost is not None]
+            bounds = [p.floor for p in local if p.floor is not None]
+            found.append(PushdownChoice(
+                group.id, work.source if work else "?", work.dialect if work else "?", pushed, remote.node,
+                remote_cost=node.total if pushed else remote.best_cost,
+                local_cost=(min(costs) if costs else None) if pushed else node.total,
+                rows=context.size(group)[0],
+                remote_bound=None if pushed else remote.floor,
+                local_bound=(min(bounds) if bounds and not costs else None) if pushed else None))
+    return tuple(found)
