@@ -55,6 +55,7 @@ def files_table(paths: list[Path]) -> str:
     for path in paths:
         body = _load(path)
         if not isinstance(body, dict):
+            lines.append(f"| `{path.name}` | — | — | — |")
             continue
         kind = body.get("benchmark") or ("cardinality" if "workload" in body else path.stem.split("-")[0])
         scale = body.get("scale_factor", body.get("sf"))

@@ -26,7 +26,8 @@ only ``eager_push``'s token) or ``NONE`` (only a table's own [Project] [Filter] 
 per-table fold); ``enable_join_query_pushdown`` false keeps subplans with joins local. Where a
 group's plans could not be pushed, the rule notes why at the group (EXPLAIN shows it): the
 capability missing, or the setting; the search adds the cost comparison
-(``note_pushdown_costs``).
+(``note_pushdown_costs``), and keeps both costs of every such group of the chosen plan, pushed or
+not, for ``Session.pushdown`` (``pushdown_choices``).
 """
 
 from __future__ import annotations
