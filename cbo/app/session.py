@@ -215,8 +215,8 @@ class Session:
         # The queries execution sends (the search's remote-query operators and JDBC table reads);
         # a table read's partitioning needs the database (its key's bounds) and is not shown; a
         # pushed subplan's comes from statistics, for as many cores as the executor reads with.
-        pushed = RemoteQueries(self.catalog, partitioned_reads=False, pushed_partitions=self._read_partitions(planned)) \
-            .pushed(planned.plan, planned.operators)
+        remote = RemoteQueries(self.catalog, partitioned_reads=False, pushed_partitions=self._read_partitions(planned))
+        pushed = remote.pushed(planned.plan, planned.operators)
         inside = {below for node in pushed for below in walk(node) if below is not node}
 
         def annotate(node: Plan, info: NodeInfo) -> None:

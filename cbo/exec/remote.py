@@ -29,16 +29,15 @@ in it, a column that reaches a table scan, bounds and count from the statistics)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlglot import exp
 
-from typing import Any
-
-from cbo.exec.remote_partitions import Partitioning, choose
-from cbo.sources.catalog import Catalog, Source, TableDef
+from cbo.exec.remote_partitions import ROWS_PER_PARTITION, Partitioning, choose
 from cbo.ir.expressions import can_raise, uses_row_id
 from cbo.ir.operators import Aggregate, Filter, Plan, Project, Scan, walk
 from cbo.physical.algorithm import Algorithm
+from cbo.sources.catalog import Catalog, Source, TableDef
 from cbo.sqlgen import SqlRenderer, ident, name_of
 
 PARTITIONED_READ_MIN_ROWS = 200_000
@@ -67,11 +66,13 @@ class RemoteQueries:
     below 2 every pushed subplan is read whole."""
 
     def __init__(self, catalog: Catalog, partitioned_reads: bool = True,
-                 min_rows_for_partitions: int = PARTITIONED_READ_MIN_ROWS, pushed_partitions: int = 0):
+                 min_rows_for_partitions: int = PARTITIONED_READ_MIN_ROWS, pushed_partitions: int = 0,
+                 rows_per_partition: float = ROWS_PER_PARTITION):
         self.catalog = catalog
         self.partitioned_reads = partitioned_reads
         self.min_rows = min_rows_for_partitions
         self.pushed_partitions = pushed_partitions
+        self.rows_per_partition = rows_per_partition   # of a pushed query (tests lower it)
         self._bounds: dict[str, tuple[int, int] | None] = {}
 
     def pushed(self, plan: Plan, operators: dict[int, Any] | None = None) -> dict[Plan, RemoteScan]:
@@ -156,7 +157,8 @@ class RemoteQueries:
             found = stats.get(table)
             return float(found.row_count) if found is not None else 0.0
 
-        return choose(plan, group.estimate, operator.rows, operator.width, self.pushed_partitions, table_rows)
+        return choose(plan, group.estimate, operator.rows, operator.width, self.pushed_partitions, table_rows,
+                      self.rows_per_partition)
 
     def fold(self, plan: Plan) -> RemoteScan | None:
         """The remote query for a [Project] [Filter] Scan of a JDBC table, else None."""

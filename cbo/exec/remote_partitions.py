@@ -109,13 +109,15 @@ def splittable(plan: Plan) -> bool:
 
 
 def choose(plan: Plan, estimate: Any, rows: float, width: float, max_partitions: int,
-           table_rows: Callable[[str], float] | None = None) -> Partitioning | None:
+           table_rows: Callable[[str], float] | None = None,
+           rows_per_partition: float = ROWS_PER_PARTITION) -> Partitioning | None:
     """How to read the pushed subplan ``plan`` (its result estimated ``rows`` of ``width``
     bytes; ``estimate`` its ``RelEstimate``) in at most ``max_partitions`` parallel partitions,
     or None to read it whole (see the module's docstring for the rule)."""
     if max_partitions < 2 or not splittable(plan):
         return None
-    wanted = max(rows / ROWS_PER_PARTITION, rows * width / BYTES_PER_PARTITION)
+    bytes_per_partition = BYTES_PER_PARTITION * rows_per_partition / ROWS_PER_PARTITION
+    wanted = max(rows / rows_per_partition, rows * width / bytes_per_partition)
     if wanted < 2:
         return None
     candidates = []
@@ -136,7 +138,7 @@ def choose(plan: Plan, estimate: Any, rows: float, width: float, max_partitions:
     if not candidates:
         return None
     size, distinct, column, (lower, upper) = max(candidates, key=lambda c: (c[0], c[1], -c[2].id))
-    partitions = int(min(max_partitions, wanted, distinct / 10))
+    partitions = int(min(max_partitions, wanted, distinct / 10))   # ranges of ten values at least
     if partitions < 2 or lower >= upper:
         return None
     return Partitioning(name_of(column), lower, upper, partitions)
