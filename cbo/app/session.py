@@ -215,7 +215,10 @@ class Session:
         # The queries execution sends (the search's remote-query operators and JDBC table reads);
         # a table read's partitioning needs the database (its key's bounds) and is not shown; a
         # pushed subplan's comes from statistics, for as many cores as the executor reads with.
-        remote = RemoteQueries(self.catalog, partitioned_reads=False, pushed_partitions=self._read_partitions(planned))
+        if self._spark_executor is not None:   # the executor's own choices
+            remote = self._spark_executor.views.remote.for_explain()
+        else:
+            remote = RemoteQueries(self.catalog, partitioned_reads=False, pushed_partitions=self._read_partitions(planned))
         pushed = remote.pushed(planned.plan, planned.operators)
         inside = {below for node in pushed for below in walk(node) if below is not node}
 
@@ -248,12 +251,11 @@ class Session:
             info.details["cluster"] = planned.cluster.describe() if planned.cluster else "local mode"
         return info
 
-    def _read_partitions(self, planned: PlannedQuery) -> int:
-        """The parallel reads execution splits a large pushed query into at most: the executor's
-        (Spark's default parallelism), else the planned cluster's cores, else this machine's
+    @staticmethod
+    def _read_partitions(planned: PlannedQuery) -> int:
+        """The parallel reads execution splits a large pushed query into at most, before Spark
+        runs (then its default parallelism): the planned cluster's cores, else this machine's
         (local mode reads with every core)."""
-        if self._spark_executor is not None:
-            return self._spark_executor.views.partitions
         if planned.cluster is not None:
             return planned.cluster.total_cores
         return os.cpu_count() or 2

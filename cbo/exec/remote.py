@@ -75,6 +75,10 @@ class RemoteQueries:
         self.rows_per_partition = rows_per_partition   # of a pushed query (tests lower it)
         self._bounds: dict[str, tuple[int, int] | None] = {}
 
+    def for_explain(self) -> RemoteQueries:
+        """The same choices without reading the database (a table read's key bounds): EXPLAIN's."""
+        return RemoteQueries(self.catalog, False, self.min_rows, self.pushed_partitions, self.rows_per_partition)
+
     def pushed(self, plan: Plan, operators: dict[int, Any] | None = None) -> dict[Plan, RemoteScan]:
         """Every subtree of ``plan`` that runs as a remote query, with that query. Execution and
         EXPLAIN both read this.
