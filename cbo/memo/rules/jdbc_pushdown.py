@@ -2,8 +2,9 @@
 
 ``PushSubplanToPostgres`` and ``PushSubplanToMariaDB`` are connector rules
 (``register_connector_rules("jdbc", ...)``), one per SQL dialect. For a memo group whose plans
-read only tables of one JDBC source of the rule's dialect, and whose operators the dialect can
-evaluate (``CAPABILITIES``), the rule adds a *remote-query* alternative (``Algorithm.
+read only tables of one JDBC source of the rule's dialect, and whose operators the source can
+evaluate (its dialect's ``CAPABILITIES`` with the catalog's overrides for the source,
+``cbo.sources.capabilities``), the rule adds a *remote-query* alternative (``Algorithm.
 REMOTE_QUERY``) into that same group, beside the local ones: the physical expression's node is
 the whole pushed logical subplan (no group references: nothing below it runs in Spark), built
 from the group's expressions and, recursively, its input groups'. The group's estimate is the
