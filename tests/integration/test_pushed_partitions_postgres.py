@@ -4,7 +4,7 @@ A large pushed join read in ranges of a column of its result answers as the same
 whole and as DuckDB, PostgreSQL receives one range query per partition, and EXPLAIN shows the
 split; a top-N, a global aggregate and a query whose only numeric column is NULL-extended by
 an outer join are read whole. At SF 0.01 the results are small, so the executor here splits
-from 500 estimated rows a partition (``rows_per_partition``) instead of the default 250,000.
+from 200 estimated rows a partition (``rows_per_partition``) instead of the default 250,000.
 The bounds come from statistics: the catalog is copied so that its statistics, collected here,
 are its own (the store is keyed by the catalog's path) and no other test's plans change.
 """
@@ -49,7 +49,7 @@ def _session(catalog_path, partitions: int) -> cbo.Session:
     session.set(join_pushdown_strategy="EAGER")     # every pushable subplan pushed, whatever its cost
     session.query("select count(*) from region")    # the executor exists: its reads are set here
     session._spark().views.remote = RemoteQueries(session.catalog, pushed_partitions=partitions,
-                                                  rows_per_partition=500)
+                                                  rows_per_partition=200)
     return session
 
 
