@@ -68,13 +68,14 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--rows-per-partition", type=float, default=None,
                         help="estimated result rows per partition (default: cbo's, 250,000); lower for small runs")
+    parser.add_argument("--catalog", type=Path, help="a catalog file instead of the cache's for --sf and --placement")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
     import cbo
     from cbo.exec.remote import RemoteQueries
 
-    session = cbo.Session(_catalog(args.sf, args.placement))
+    session = cbo.Session(args.catalog or _catalog(args.sf, args.placement))
     session.query("select count(*) from region")      # Spark up, the executor made
     executor = session._spark()
     views = executor.views
@@ -102,7 +103,18 @@ def main() -> int:
                   for r in remotes[arm].pushed(planned.plan, planned_executor.operators).values()]
         return seconds, (int(row[0]), int(row[1] or 0)), splits
 
-    results = []
+    out = args.out or RESULTS / f"remote-partitions-{args.placement}-sf{args.sf:g}"
+    results: list[dict[str, Any]] = []
+
+    def save() -> None:   # after every query: a run cut short keeps what it measured
+        body = {"benchmark": "remote-partitions", "placement": args.placement, "scale_factor": args.sf,
+                "repeat": args.repeat, "read_partitions": views.partitions,
+                "rows_per_partition": args.rows_per_partition or "default", "machine": machine_info(),
+                "queries": results}
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.with_suffix(".json").write_text(json.dumps(body, indent=2, default=str))
+        _plot(body, out.with_suffix(".png"))
+
     for name in [q.strip() for q in args.queries.split(",") if q.strip()]:
         sql = _query_text(name)
         entry: dict[str, Any] = {"query": name, "times": {a: [] for a in ARMS}, "reads": {}}
@@ -111,7 +123,8 @@ def main() -> int:
             _, answer, entry["reads"][arm] = run(arm, sql)
             answers[arm].add(answer)
         # the same reads in both arms (nothing split): one timed round is enough
-        rounds = args.repeat if entry["reads"]["whole"] != entry["reads"]["partitioned"] else 1
+        entry["split"] = entry["reads"]["whole"] != entry["reads"]["partitioned"]
+        rounds = args.repeat if entry["split"] else 1
         for round_ in range(rounds):
             for arm in (ARMS if round_ % 2 == 0 else ARMS[::-1]):
                 seconds, answer, _ = run(arm, sql)
@@ -125,17 +138,11 @@ def main() -> int:
         seconds = entry["seconds"]
         print(f"{name:10} whole {seconds['whole']:7.2f} s  partitioned {seconds['partitioned']:7.2f} s"
               f"  ratio {entry['partitioned_vs_whole']:.3f}  rows {entry['rows']:,}  match {entry['answers_match']}"
-              f"  reads: {'; '.join(entry['reads']['partitioned']) or 'no remote query'}", flush=True)
-
-    body = {"benchmark": "remote-partitions", "placement": args.placement, "scale_factor": args.sf,
-            "repeat": args.repeat, "read_partitions": views.partitions,
-            "rows_per_partition": args.rows_per_partition or "default", "machine": machine_info(),
-            "queries": results}
-    out = args.out or RESULTS / f"remote-partitions-{args.placement}-sf{args.sf:g}"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(body, indent=2, default=str))
-    _plot(body, out.with_suffix(".png"))
+              f"  reads: {'; '.join(entry['reads']['partitioned']) or 'no remote query'}"
+              f"{'' if entry['split'] else ' (the same reads in both arms)'}", flush=True)
+        save()
     print(f"saved {out.with_suffix('.json')} and .png")
+
     return 0 if all(r["answers_match"] for r in results) else 1
 
 
