@@ -98,4 +98,6 @@ def with_overrides(caps: Capabilities, disable: Iterable[str] = (), enable: Iter
             else:
                 target, value = "functions", name
             (sets[target].add if add else sets[target].discard)(value)
-    return replace(caps, **{k: frozenset(v) for k, v in sets.items()})
+    return replace(caps, join_kinds=frozenset(sets["join_kinds"]), functions=frozenset(sets["functions"]),
+                   forms=frozenset(sets["forms"]), aggregates=frozenset(sets["aggregates"]),
+                   operators=frozenset(sets["operators"]))
