@@ -27,6 +27,7 @@ from cbo.normalize import normalize
 from cbo.normalize.decorrelate import decorrelate
 from cbo.physical.plan import PhysicalPlan
 from cbo.settings import OptimizerSettings
+from cbo.sources.capabilities import CAPABILITIES, with_overrides
 from cbo.sources.catalog import Catalog
 from cbo.sources.schema import SchemaProvider
 
@@ -214,10 +215,16 @@ class Planner:
         remote = frozenset(name for t in self.catalog.tables() if self.catalog.source_of(t).type != "spark"
                            for name in (t.name, t.qualified_name))
         sources: dict[str, RemoteSource] = {}
+        by_source: dict[str, RemoteSource] = {}
+        for source in self.catalog.jdbc_sources():
+            dialect = source.dialect or "postgres"
+            caps = None
+            if (source.pushdown_disable or source.pushdown_enable) and dialect in CAPABILITIES:
+                caps = with_overrides(CAPABILITIES[dialect], source.pushdown_disable, source.pushdown_enable)
+            by_source[source.name] = RemoteSource(source.name, dialect, caps)
         for table in self.catalog.tables():
-            source = self.catalog.source_of(table)
-            if source.type == "jdbc":
-                found = RemoteSource(source.name, source.dialect or "postgres")
+            found = by_source.get(table.source)
+            if found is not None:
                 sources[table.name] = sources[table.qualified_name] = found
         estimator: Estimator | OracleEstimator = self.oracle() if self.settings.cardinalities == "oracle" else \
             self.upper_estimator() if self.settings.cardinalities == "upper" else self.estimator

@@ -25,7 +25,8 @@ Options on the directive line:
   counts capped at ``N``, histogram rows scaled, value frequencies kept).
 * ``jdbc=DIALECT``: the tables live in one JDBC source of that dialect (``postgres``, ``mysql``)
   instead of Parquet, for the connector rules (planned only: the answer is still DuckDB's);
-  ``jdbc_tables=a,b``: only those tables, the others stay in Parquet.
+  ``jdbc_tables=a,b``: only those tables, the others stay in Parquet; ``jdbc_disable=a,b`` /
+  ``jdbc_enable=a,b``: the source's capability overrides (``[sources.NAME.pushdown]``).
 * ``name=value``: an optimizer setting (``cbo.settings``), as ``--set`` takes it.
 
 The schema is TPC-H's (``lake.*`` tables of the SF 0.01 Parquet catalog). ``CBO_REWRITE=1``
@@ -62,6 +63,8 @@ class RuleCase:
     settings: dict[str, str] = field(default_factory=dict)
     jdbc: str | None = None                     # the dialect of a JDBC source holding the tables
     jdbc_tables: tuple[str, ...] = ()           # only these tables in it (default: all)
+    jdbc_disable: tuple[str, ...] = ()          # its capability overrides
+    jdbc_enable: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -86,6 +89,8 @@ def _parse_options(case: RuleCase) -> None:
             case.jdbc = value
         elif name == "jdbc_tables":
             case.jdbc_tables = tuple(t for t in value.split(",") if t)
+        elif name in ("jdbc_disable", "jdbc_enable"):
+            setattr(case, name, tuple(t for t in value.split(",") if t))
         elif name.startswith("rows:"):
             case.rows[name[len("rows:"):]] = float(value)
         else:
@@ -130,7 +135,8 @@ def with_jdbc_source(catalog, stats: dict, case: RuleCase):  # type: ignore[no-u
     if case.jdbc is None:
         return catalog, stats
     (lake,) = catalog.sources.values()
-    remote = dataclasses.replace(lake, name="remote", type="jdbc", dialect=case.jdbc, url="jdbc:none", tables={})
+    remote = dataclasses.replace(lake, name="remote", type="jdbc", dialect=case.jdbc, url="jdbc:none", tables={},
+                                 pushdown_disable=case.jdbc_disable, pushdown_enable=case.jdbc_enable)
     keep, moved = {}, {}
     for name, table in lake.tables.items():
         if not case.jdbc_tables or name in case.jdbc_tables:

@@ -6,7 +6,10 @@ join type and condition, grouping keys and aggregates, sort keys, the table and 
 scans and, at the top of each subtree that runs in a JDBC source, ``pushed_sql``: the query
 sent to it (Spark reads it as ``SELECT <columns> FROM (<pushed_sql>) alias``, with a key range
 per partition when read in parallel), ``source`` and, for a subplan the search pushed whole
-(a remote-query operator), ``pushed_bytes`` (its estimated result bytes); the nodes inside carry
+(a remote-query operator), ``pushed_bytes`` (its estimated result bytes) and, when its read is
+split (``cbo.exec.remote_partitions``), ``pushed_partitions`` (``{"column", "lower", "upper",
+"partitions"}``: Spark reads the query once per range of that result column, in parallel);
+the nodes inside carry
 ``in_pushed_sql: true``; ``estimate_defaults``: the defaults the node's estimate rests on
 (missing statistics, default selectivities), listed at the node that introduced them;
 ``optimizer_notes``: decisions the search noted at the node's group (a subplan not pushed to
@@ -141,6 +144,10 @@ def to_text(info: NodeInfo) -> str:
             if "pushed_bytes" in node.details and node.estimated_rows is not None:
                 lines.append("    " * depth + f"      remote query: est. rows {node.estimated_rows:,.0f}, "
                              f"bytes {node.details['pushed_bytes']:,.0f}")
+            split = node.details.get("pushed_partitions")
+            if split:
+                lines.append("    " * depth + f"      remote read: {split['partitions']} parallel partitions on "
+                             f"{split['column']} in [{split['lower']}, {split['upper']}]")
         for key in node.details.get("assumed_keys", []):
             lines.append("    " * depth + f"      unique key ({', '.join(key['columns'])}) from {key['source']}")
         for note in node.details.get("estimate_defaults", []):

@@ -224,8 +224,13 @@ class Session:
         from cbo.ir.operators import walk
 
         # The queries execution sends (the search's remote-query operators and JDBC table reads);
-        # the partitioning of a read needs the database and does not change the query.
-        pushed = RemoteQueries(self.catalog, partitioned_reads=False).pushed(planned.plan, planned.operators)
+        # a table read's partitioning needs the database (its key's bounds) and is not shown; a
+        # pushed subplan's comes from statistics, for as many cores as the executor reads with.
+        if self._spark_executor is not None:   # the executor's own choices
+            remote = self._spark_executor.views.remote.for_explain()
+        else:
+            remote = RemoteQueries(self.catalog, partitioned_reads=False, pushed_partitions=self._read_partitions(planned))
+        pushed = remote.pushed(planned.plan, planned.operators)
         inside = {below for node in pushed for below in walk(node) if below is not node}
 
         def annotate(node: Plan, info: NodeInfo) -> None:
@@ -237,6 +242,12 @@ class Session:
                 operator = planned.operator(node)
                 if operator is not None:
                     info.details["pushed_bytes"] = round(operator.bytes)
+                if folded.partitions:
+                    assert folded.bounds is not None
+                    info.details["pushed_partitions"] = {"column": folded.partition_column,
+                                                         "lower": str(folded.bounds[0]),
+                                                         "upper": str(folded.bounds[1]),
+                                                         "partitions": folded.partitions}
             elif node in inside:
                 info.details["in_pushed_sql"] = True
             add_physical_details(info, node, planned.operator(node))
@@ -250,6 +261,15 @@ class Session:
             info.details["cost_profile"] = describe_profile(planned.profile)
             info.details["cluster"] = planned.cluster.describe() if planned.cluster else "local mode"
         return info
+
+    @staticmethod
+    def _read_partitions(planned: PlannedQuery) -> int:
+        """The parallel reads execution splits a large pushed query into at most, before Spark
+        runs (then its default parallelism): the planned cluster's cores, else this machine's
+        (local mode reads with every core)."""
+        if planned.cluster is not None:
+            return planned.cluster.total_cores
+        return os.cpu_count() or 2
 
     def _add_actual_rows(self, view: PlanView) -> None:
         """EXPLAIN ANALYZE: actual rows (and, on Spark, Spark's own time metrics) per node."""

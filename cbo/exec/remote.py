@@ -21,21 +21,23 @@ and :meth:`RemoteQueries.pushed` reads it, so nothing is decided here a second t
 [Project] [Filter] Scan is the per-table fold above (with its parallel partitioned read); any
 other pushed subplan is rendered whole in the source's dialect, its aggregates cast to cbo's
 types (PostgreSQL's ``sum`` of a decimal is an unbounded ``numeric``, MariaDB's ``sum`` of
-integers a ``DECIMAL``), and read in one partition.
+integers a ``DECIMAL``), and read in parallel partitions on a column of its result when its
+estimate is large and the split is sound (``cbo.exec.remote_partitions``: no LIMIT or ORDER BY
+in it, a column that reaches a table scan, bounds and count from the statistics), else whole.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlglot import exp
 
-from typing import Any
-
-from cbo.sources.catalog import Catalog, Source, TableDef
+from cbo.exec.remote_partitions import ROWS_PER_PARTITION, Partitioning, choose
 from cbo.ir.expressions import can_raise, uses_row_id
 from cbo.ir.operators import Aggregate, Filter, Plan, Project, Scan, walk
 from cbo.physical.algorithm import Algorithm
+from cbo.sources.catalog import Catalog, Source, TableDef
 from cbo.sqlgen import SqlRenderer, ident, name_of
 
 PARTITIONED_READ_MIN_ROWS = 200_000
@@ -46,16 +48,36 @@ class RemoteScan:
     source: str
     sql: str
     partition_column: str | None = None
-    bounds: tuple[int, int] | None = None
+    bounds: tuple[Any, Any] | None = None     # ints, or dates (a pushed query's date column)
+    partitions: int | None = None             # None: the reader's default (the cluster's cores)
+
+    def describe_partitions(self) -> str | None:
+        """The partitioned read as EXPLAIN shows it, or None for a read in one partition."""
+        if not self.partition_column or not self.bounds:
+            return None
+        count = f"{self.partitions} partitions" if self.partitions else "one partition per core"
+        return f"{count} on {self.partition_column} in [{self.bounds[0]}, {self.bounds[1]}]"
 
 
 class RemoteQueries:
+    """``partitioned_reads``: a JDBC table's read is split on its numeric key (the bounds are
+    read from the database). ``pushed_partitions``: at most this many parallel partitions for a
+    pushed subplan's query (``cbo.exec.remote_partitions``; the bounds come from statistics);
+    below 2 every pushed subplan is read whole."""
+
     def __init__(self, catalog: Catalog, partitioned_reads: bool = True,
-                 min_rows_for_partitions: int = PARTITIONED_READ_MIN_ROWS):
+                 min_rows_for_partitions: int = PARTITIONED_READ_MIN_ROWS, pushed_partitions: int = 0,
+                 rows_per_partition: float = ROWS_PER_PARTITION):
         self.catalog = catalog
         self.partitioned_reads = partitioned_reads
         self.min_rows = min_rows_for_partitions
+        self.pushed_partitions = pushed_partitions
+        self.rows_per_partition = rows_per_partition   # of a pushed query (tests lower it)
         self._bounds: dict[str, tuple[int, int] | None] = {}
+
+    def for_explain(self) -> RemoteQueries:
+        """The same choices without reading the database (a table read's key bounds): EXPLAIN's."""
+        return RemoteQueries(self.catalog, False, self.min_rows, self.pushed_partitions, self.rows_per_partition)
 
     def pushed(self, plan: Plan, operators: dict[int, Any] | None = None) -> dict[Plan, RemoteScan]:
         """Every subtree of ``plan`` that runs as a remote query, with that query. Execution and
@@ -78,7 +100,7 @@ class RemoteQueries:
                 operator = operators.get(id(node))
                 remote = None
                 if operator is not None and operator.algorithm is Algorithm.REMOTE_QUERY and operator.logical is node:
-                    remote = self.remote_query(node)
+                    remote = self.remote_query(node, operator)
                 elif isinstance(node, Scan):
                     remote = self.fold(node)
             else:
@@ -89,8 +111,10 @@ class RemoteQueries:
                 stack.extend(node.children)
         return found
 
-    def remote_query(self, plan: Plan) -> RemoteScan:
-        """The query running a pushed subplan (every table in one JDBC source) in its source."""
+    def remote_query(self, plan: Plan, operator: Any = None) -> RemoteScan:
+        """The query running a pushed subplan (every table in one JDBC source) in its source;
+        with its physical operator (``PhysicalPlan``: estimated rows, width and memo group), read
+        in partitions where ``cbo.exec.remote_partitions`` allows."""
         folded = self.fold(plan)
         if folded is not None:
             return folded
@@ -120,7 +144,25 @@ class RemoteQueries:
                 value = exp.Cast(this=value, to=column.type.to_sqlglot())
             columns.append(exp.alias_(value, ident(column)))
         query = exp.select(*columns).from_(_derived(query, "q"))
-        return RemoteScan(source.name, query.sql(dialect=dialect))
+        split = self._split(plan, operator)
+        if split is None:
+            return RemoteScan(source.name, query.sql(dialect=dialect))
+        return RemoteScan(source.name, query.sql(dialect=dialect), split.column, (split.lower, split.upper),
+                          split.partitions)
+
+    def _split(self, plan: Plan, operator: Any) -> Partitioning | None:
+        if self.pushed_partitions < 2 or operator is None or operator.group is None:
+            return None
+        group = operator.group.find()
+        estimator = getattr(group.memo, "estimator", None)
+        stats = getattr(estimator, "stats", None) or {}
+
+        def table_rows(table: str) -> float:
+            found = stats.get(table)
+            return float(found.row_count) if found is not None else 0.0
+
+        return choose(plan, group.estimate, operator.rows, operator.width, self.pushed_partitions, table_rows,
+                      self.rows_per_partition)
 
     def fold(self, plan: Plan) -> RemoteScan | None:
         """The remote query for a [Project] [Filter] Scan of a JDBC table, else None."""

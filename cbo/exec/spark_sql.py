@@ -58,7 +58,7 @@ class SparkViews:
         self.spark = spark
         self.catalog = catalog
         self.partitions = partitions
-        self.remote = RemoteQueries(catalog)
+        self.remote = RemoteQueries(catalog, pushed_partitions=partitions)
         self._tables: dict[str, tuple[int | None, str]] = {}   # table -> (mtime, view)
         self._remote_views: dict[str, str] = {}                # remote query key -> view
 
@@ -76,7 +76,8 @@ class SparkViews:
 
     def remote_view(self, remote: RemoteScan) -> str:
         """The view reading one remote query (``RemoteQueries.pushed`` says which)."""
-        key = hashlib.sha256(repr((remote.source, remote.sql, remote.partition_column, remote.bounds))
+        key = hashlib.sha256(repr((remote.source, remote.sql, remote.partition_column, remote.bounds,
+                                   remote.partitions))
                              .encode()).hexdigest()
         if key not in self._remote_views:
             view = f"cbo_r{next(_view_numbers)}_{key[:12]}"
@@ -95,10 +96,14 @@ class SparkViews:
             # PostgreSQL's driver otherwise holds the whole result in memory before the first row
             reader = reader.option("fetchsize", "10000")
         if remote.partition_column and remote.bounds:
+            # Spark reads "(<sql>) cbo_remote" once per range of the column (cbo.exec.remote_partitions
+            # says why that is the same answer); an int's upper bound is exclusive there.
+            lower, upper = remote.bounds
+            upper = upper + 1 if isinstance(upper, int) else upper
             reader = (reader.option("dbtable", f"({remote.sql}) cbo_remote")
                       .option("partitionColumn", remote.partition_column)
-                      .option("lowerBound", str(remote.bounds[0])).option("upperBound", str(remote.bounds[1] + 1))
-                      .option("numPartitions", str(self.partitions)))
+                      .option("lowerBound", str(lower)).option("upperBound", str(upper))
+                      .option("numPartitions", str(remote.partitions or self.partitions)))
         else:
             reader = reader.option("query", remote.sql)
         return reader.load()

@@ -34,6 +34,9 @@ A catalog is a TOML file::
     url = "jdbc:mariadb://127.0.0.1:3306/tpch"   # MariaDB: the "mysql" dialect; schema = its database
     user = "cbo"
     password_env = "CBO_MARIADB_PASSWORD"
+    [sources.maria.pushdown]                     # optional: what cbo may push into this source
+    disable = ["like", "left_join"]              # beyond the dialect's capabilities (cbo.sources.capabilities)
+    enable = []
 
 ``local_server`` names cbo's own local server instead of a URL: ``true`` for the server of the
 cache directory in use, or the path of a server's state directory (``<cache>/postgres``, as
@@ -103,6 +106,10 @@ class Source:
     schema: str | None = None
     where: str = ""  # "file:line" of the source's definition, for error messages
     local_server: Path | None = None  # jdbc sources: cbo's local server, by its state directory
+    # jdbc sources: capabilities taken from / added to the dialect's ([sources.NAME.pushdown],
+    # ``cbo.sources.capabilities``)
+    pushdown_disable: tuple[str, ...] = ()
+    pushdown_enable: tuple[str, ...] = ()
 
     @property
     def server_kind(self) -> str:
@@ -369,8 +376,9 @@ class _Validator:
             extra: dict[str, Any] = {}
         else:
             self.check_keys(at, body, ["type", "url", "local_server", "user", "password_env", "password_file",
-                                       "dialect", "schema", "tables"])
+                                       "dialect", "schema", "tables", "pushdown"])
             extra = self.jdbc_settings(at, body)
+            extra.update(self.pushdown(at + ("pushdown",), body.get("pushdown", {})))
         tables_body = self.table_of(at + ("tables",), body.get("tables", {}))
         if not tables_body:
             raise self.fail(at, f"source '{name}' lists no tables (add [sources.{name}.tables.NAME])")
@@ -406,6 +414,28 @@ class _Validator:
             dialect=self.string(at + ("dialect",), dialect),
             schema=body.get("schema") and self.string(at + ("schema",), body["schema"]),
         )
+
+    def pushdown(self, at: tuple[str, ...], value: Any) -> dict[str, tuple[str, ...]]:
+        """``[sources.NAME.pushdown]``: ``disable`` / ``enable``, lists of capability names
+        (``cbo.sources.capabilities.NAMES``) taken from or added to the dialect's."""
+        from cbo.sources.capabilities import NAMES
+
+        body = self.table_of(at, value)
+        self.check_keys(at, body, ["disable", "enable"])
+        found: dict[str, tuple[str, ...]] = {}
+        for key in ("disable", "enable"):
+            names = body.get(key, [])
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise self.fail(at + (key,), f"expected a list of capability names, got {names!r}")
+            for name in names:
+                if name not in NAMES:
+                    hint = _closest(name, list(NAMES)) or " (see cbo.sources.capabilities for the names)"
+                    raise self.fail(at + (key,), f"unknown capability {name!r}{hint}")
+            found[f"pushdown_{key}"] = tuple(names)
+        both = set(found.get("pushdown_disable", ())) & set(found.get("pushdown_enable", ()))
+        if both:
+            raise self.fail(at, f"capability {sorted(both)[0]!r} is both disabled and enabled")
+        return found
 
     def local_server_settings(self, at: tuple[str, ...], body: dict[str, Any]) -> dict[str, Any]:
         # The server's state says where it runs and how to log in: a URL or credentials given

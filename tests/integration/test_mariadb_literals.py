@@ -16,21 +16,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cbo.sources.catalog import parse_catalog
 from cbo.engines import mariadb
 from cbo.exec.remote import RemoteQueries
-from cbo.sources.localmariadb import LocalMariaDB
 from cbo.planner import Planner
+from cbo.sources.catalog import parse_catalog
+from cbo.sources.localmariadb import LocalMariaDB
+from tests.awkward_text import awkward_text
 
 DATABASE = "cbo_fuzz"
-AWKWARD = "'\"`\\%_ \t\nabcABCxyz01éü€中🙂"
-
-# MariaDB identifiers: at most 64 characters, no trailing space, none outside the BMP.
-identifiers = st.text(alphabet=st.sampled_from("abcxyz_ '\"`\\%é€中"), min_size=1, max_size=20) \
-    .filter(lambda s: s == s.rstrip() and s.lower() == s and s != "k")
-strings = st.one_of(st.text(alphabet=st.sampled_from(AWKWARD), max_size=12),
-                    st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40),
-                    st.builds(lambda c, n: c * n, st.sampled_from(AWKWARD), st.integers(500, 3000)))
+# MariaDB identifiers: at most 64 characters, no trailing space, none outside the BMP (the
+# alphabet has none).
+identifiers, strings = awkward_text(identifier_max=20)
 
 
 @pytest.fixture(scope="module")

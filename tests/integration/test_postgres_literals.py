@@ -25,17 +25,12 @@ from cbo.exec.remote import RemoteQueries
 from cbo.planner import Planner
 from cbo.sources.catalog import parse_catalog
 from cbo.sources.localpg import LocalPostgres
+from tests.awkward_text import awkward_text
 
 SCHEMA = "cbo_fuzz"
-AWKWARD = "'\"`\\%_ \t\nabcABCxyz01éü€中🙂"
-
-# PostgreSQL identifiers: at most 63 bytes (20 characters of at most 3 bytes here).
-identifiers = st.text(alphabet=st.sampled_from("abcxyz_ '\"`\\%é€中"), min_size=1, max_size=20) \
-    .filter(lambda s: s == s.rstrip() and s.lower() == s and s != "k")
-# PostgreSQL text holds no NUL character.
-strings = st.one_of(st.text(alphabet=st.sampled_from(AWKWARD), max_size=12),
-                    st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40),
-                    st.builds(lambda c, n: c * n, st.sampled_from(AWKWARD), st.integers(500, 3000)))
+# PostgreSQL identifiers: at most 63 bytes (20 characters of at most 3 bytes here); its text
+# holds no NUL character.
+identifiers, strings = awkward_text(identifier_max=20, excluded="\x00")
 
 
 @pytest.fixture(scope="module")

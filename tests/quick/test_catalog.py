@@ -146,3 +146,34 @@ def test_remote_must_be_a_connect_url_and_excludes_master():
     assert ":2: spark.remote: expected a Spark Connect URL (sc://host:port)" in message
     message = error_of(VALID.replace('master = "local[2]"', 'master = "local[2]"\nremote = "sc://h:15002"'))
     assert "spark.remote: give master (a driver in this process) or remote (Spark Connect), not both" in message
+
+
+PUSHDOWN = VALID + """
+[sources.pg.pushdown]
+disable = ["full_join", "like", "aggregate"]
+enable = ["concat"]
+"""
+
+
+def test_pushdown_overrides_are_read_and_applied():
+    from cbo.sources.capabilities import CAPABILITIES, with_overrides
+
+    source = parse(PUSHDOWN).sources["pg"]
+    assert source.pushdown_disable == ("full_join", "like", "aggregate") and source.pushdown_enable == ("concat",)
+    caps = with_overrides(CAPABILITIES["mysql"], source.pushdown_disable, source.pushdown_enable)
+    assert "full" not in caps.join_kinds and "like" not in caps.functions and "aggregate" not in caps.operators
+    assert "concat" in caps.functions and "join" in caps.operators
+    assert "like" in CAPABILITIES["mysql"].functions     # the dialect's table is left alone
+
+
+def test_unknown_capability_names_its_line_and_the_closest_name():
+    message = error_of(PUSHDOWN.replace('"full_join"', '"ful_join"'))
+    assert message.startswith("/cat/catalog.toml:23: sources.pg.pushdown.disable: unknown capability 'ful_join' "
+                              "(did you mean 'full_join'")
+    assert "\n" not in message
+    assert "unknown key 'disabled'" in error_of(PUSHDOWN.replace("disable =", "disabled ="))
+    not_a_list = PUSHDOWN.replace('enable = ["concat"]', 'enable = "concat"')
+    assert "expected a list of capability names" in error_of(not_a_list)
+    assert "'like' is both disabled and enabled" in error_of(PUSHDOWN.replace('["concat"]', '["like"]'))
+    # only JDBC sources take overrides
+    assert "unknown key 'pushdown'" in error_of(VALID.replace('type = "spark"', 'type = "spark"\npushdown = {}'))

@@ -2,8 +2,9 @@
 
 ``PushSubplanToPostgres`` and ``PushSubplanToMariaDB`` are connector rules
 (``register_connector_rules("jdbc", ...)``), one per SQL dialect. For a memo group whose plans
-read only tables of one JDBC source of the rule's dialect, and whose operators the dialect can
-evaluate (``CAPABILITIES``), the rule adds a *remote-query* alternative (``Algorithm.
+read only tables of one JDBC source of the rule's dialect, and whose operators the source can
+evaluate (its dialect's ``CAPABILITIES`` with the catalog's overrides for the source,
+``cbo.sources.capabilities``), the rule adds a *remote-query* alternative (``Algorithm.
 REMOTE_QUERY``) into that same group, beside the local ones: the physical expression's node is
 the whole pushed logical subplan (no group references: nothing below it runs in Spark), built
 from the group's expressions and, recursively, its input groups'. The group's estimate is the
@@ -42,6 +43,7 @@ from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan
 from cbo.memo.memo import Group, PhysicalExpr, group_of
 from cbo.memo.rules.base import ImplementationRule, register_connector_rules
 from cbo.physical.algorithm import Algorithm
+from cbo.sources.capabilities import CAPABILITIES, Capabilities
 
 if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
@@ -49,45 +51,17 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RemoteSource:
-    """Where a table lives: its JDBC source's name and SQL dialect."""
+    """Where a table lives: its JDBC source's name and SQL dialect, and what it evaluates (the
+    dialect's ``CAPABILITIES`` with the catalog's overrides for that source; None: the dialect's)."""
 
     name: str
     dialect: str
+    capabilities: Capabilities | None = None
 
+    @property
+    def caps(self) -> Capabilities:
+        return self.capabilities or CAPABILITIES[self.dialect]
 
-@dataclass(frozen=True)
-class Capabilities:
-    """What a dialect evaluates exactly as Spark does (anything else stays in Spark)."""
-
-    join_kinds: frozenset[str]
-    functions: frozenset[str]
-    forms: frozenset[str]
-    aggregates: frozenset[str]
-    boolean_output: bool   # whether a boolean column reads back as a boolean (MariaDB: a number)
-
-
-_COMMON_FUNCTIONS = frozenset({"eq", "neq", "lt", "lte", "gt", "gte", "add", "subtract", "multiply", "divide",
-                               "modulus", "is_not_distinct_from", "negate", "like", "substring", "upper",
-                               "lower", "trim", "abs", "extract_year", "extract_month", "extract_day",
-                               "date_add", "date_sub"})
-_COMMON_FORMS = frozenset({"AND", "OR", "NOT", "IN", "BETWEEN", "IS_NULL", "COALESCE", "CASE"})
-_COMMON_AGGREGATES = frozenset({"count_star", "count", "sum", "avg", "min", "max"})
-
-CAPABILITIES: dict[str, Capabilities] = {
-    "postgres": Capabilities(
-        join_kinds=frozenset({"inner", "left", "right", "full", "semi", "anti", "null_aware_anti"}),
-        functions=_COMMON_FUNCTIONS | {"length", "concat"},
-        forms=_COMMON_FORMS | {"CAST"},
-        aggregates=_COMMON_AGGREGATES | {"any_value"},
-        boolean_output=True),
-    # MariaDB has no FULL JOIN; LENGTH counts bytes; CAST's target types differ; no any_value.
-    "mysql": Capabilities(
-        join_kinds=frozenset({"inner", "left", "right", "semi", "anti", "null_aware_anti"}),
-        functions=_COMMON_FUNCTIONS,
-        forms=_COMMON_FORMS,
-        aggregates=_COMMON_AGGREGATES,
-        boolean_output=False),
-}
 
 _INTEGERS = ("integer", "bigint")
 
@@ -142,12 +116,16 @@ def _cannot(expr: Expr, caps: Capabilities) -> str | None:
 def _node_cannot(node: Plan, caps: Capabilities) -> str | None:
     """Why the dialect cannot evaluate ``node`` itself (its inputs apart)."""
     if isinstance(node, Join):
+        if "join" not in caps.operators:
+            return "joins (disabled for the source)"
         if node.kind not in caps.join_kinds:
             return f"{node.kind} join"
     elif isinstance(node, Aggregate):
-        pass
+        if "aggregate" not in caps.operators:
+            return "aggregations (disabled for the source)"
     elif isinstance(node, Limit):
-        pass
+        if "limit" not in caps.operators:
+            return "LIMIT (disabled for the source)"
     elif not isinstance(node, (Filter, Project)):
         return f"operator {type(node).__name__}"
     for e in node.expressions():
@@ -235,14 +213,13 @@ class PushSubplanToSource(ImplementationRule):
             return state.pushable[key]
         state.pushable[key] = None   # no cycles through a group, but be safe while computing
         found = None
-        caps = CAPABILITIES[self.dialect]
         sources: Mapping[str, RemoteSource] = context.remote_sources
         for expr in group.expressions:
             if isinstance(expr, Scan):
                 source = sources.get(expr.table)
                 if source is None or source.dialect != self.dialect:
                     break   # a table elsewhere: no expression of the group reads only this source
-                if not caps.boolean_output and any(c.type == T.BOOLEAN for c in expr.output):
+                if not source.caps.boolean_output and any(c.type == T.BOOLEAN for c in expr.output):
                     state.reasons[group.id] = f"not pushed to {source.name} ({self.dialect}): a boolean column"
                     break
                 found = Pushable(expr, source, context.size(group)[0], False, True)
@@ -260,7 +237,7 @@ class PushSubplanToSource(ImplementationRule):
             pushed = [i for i in inputs if i is not None]
             if len({i.source for i in pushed}) != 1:
                 continue   # two sources (or two dialect sources of other names): not one query
-            reason = None if isinstance(expr, Sort) else _node_cannot(expr, caps)
+            reason = None if isinstance(expr, Sort) else _node_cannot(expr, pushed[0].source.caps)
             if reason is not None:
                 state.reasons[group.id] = f"not pushed to {pushed[0].source.name} ({self.dialect}): {reason}"
                 continue
