@@ -508,7 +508,12 @@ def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[
     for position, ((values, _), mask) in enumerate(zip(arrays, masks)):
         if mask is None or not len(values):
             continue
-        independent = float(mask.sum()) / len(values)
+        # A leaf none of whose sampled rows passes its filters keeps half a sampled row (or
+        # its own estimate, if smaller), not 0: the one user with 5,000 up-votes, who owns
+        # 211 posts, is not in the sample. The class stays near empty (``EMPTY_NOTE``).
+        column, origin = chosen[position]
+        floor = min(0.5, leaves[leaf_of[column]].estimate.rows / max(origin.base_rows, 1.0) * len(values))
+        independent = max(float(mask.sum()), floor) / len(values)
         share *= independent
         alone = passing if masked == 1 else \
             index.passing([m if k == position else None for k, m in enumerate(masks)])
