@@ -214,8 +214,30 @@ def _empty_pairs(members: tuple[Column, ...], leaves: Sequence[Leaf], leaf_of: d
             selectivity = _remembered(("class", pair, True), pair, leaves, leaf_of, measure, own)
             if EMPTY_NOTE in own:
                 notes.append(EMPTY_NOTE)
-                found.append(selectivity * leaves[leaf_of[a]].estimate.rows * leaves[leaf_of[b]].estimate.rows)
+                bound = selectivity * leaves[leaf_of[a]].estimate.rows * leaves[leaf_of[b]].estimate.rows
+                found.append(bound * _fan_out(members, pair, leaves, leaf_of))
     return found
+
+
+def _fan_out(members: Sequence[Column], pair: tuple[Column, Column], leaves: Sequence[Leaf],
+             leaf_of: dict[Column, int]) -> float:
+    """The tuples that the class's members outside the pair's leaves add to each tuple of the
+    pair, as their distributions match (at least 1): a pair the samples find empty bounds its
+    class only that far. The owner-editor pairs of favourite posts, near empty, each meet the
+    owner's badges, many for the busy users that own and edit such posts."""
+    covered = {leaf_of[pair[0]], leaf_of[pair[1]]}
+    others = []
+    for c in members:
+        if leaf_of[c] not in covered:
+            covered.add(leaf_of[c])
+            others.append(c)
+    if not others:
+        return 1.0
+    columns = [leaves[leaf_of[c]].estimate.column(c) for c in (*pair, *others)]
+    alone = matching_tuples(columns[:2])
+    if alone <= 0:
+        return 1.0
+    return max(matching_tuples(columns) / alone, 1.0)
 
 
 _REMEMBERED: dict[tuple, tuple[tuple[RelEstimate, ...], float, list[str]]] = {}
