@@ -515,6 +515,9 @@ def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[
     if found is None:
         return None
     chosen, arrays = found
+    keyed = _against_whole_key(chosen, arrays, leaves, leaf_of)
+    if keyed is not None:
+        return _base_tuples(bases) * keyed
     index = _class_index([o for _, o in chosen], arrays)
     if index.all_tuples < MIN_SAMPLE_TUPLES:
         return None
@@ -569,6 +572,31 @@ def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[
     if passing < 0.5 and notes is not None:
         notes.append(EMPTY_NOTE)
     return base * max(passing, 0.5) / index.all_tuples
+
+
+def _against_whole_key(chosen: Sequence[tuple[Column, Origin]], arrays: Sequence[tuple[np.ndarray, np.ndarray]],
+                       leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float | None:
+    """A foreign key matched with the unique key of an unfiltered table (posts' owners with
+    all users): each row of the filtered side matches at most once, and as often as without
+    its filters, so its filters keep the share of its sampled rows (with a value) they pass.
+    Counted on the sampled tuples instead, that share would rest on the rows of the key's
+    sample only, clustered by the busy users that own most of them (about 0.86 of the truth
+    on STATS' posts and users). None for other classes."""
+    if len(chosen) != 2:
+        return None
+    for position, (column, origin) in enumerate(chosen):
+        other_column, other = chosen[1 - position]
+        if other.view.mask is None or origin.view.mask is not None \
+                or frozenset([column]) not in leaves[leaf_of[column]].unique \
+                or frozenset([other_column]) in leaves[leaf_of[other_column]].unique:
+            continue
+        _, nulls = arrays[1 - position]
+        present = ~nulls
+        rows = int(present.sum())
+        if rows < MIN_SAMPLE_TUPLES:
+            return None
+        return float((other.view.mask & present).sum()) / rows
+    return None
 
 
 MIN_SAMPLE_TUPLES = 30
