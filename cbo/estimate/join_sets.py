@@ -54,6 +54,7 @@ the skew of ``posts.LastEditorUserId``. Other columns are their leaf's, scaled.
 from __future__ import annotations
 
 import math
+import weakref
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Sequence
 
@@ -240,7 +241,10 @@ def _fan_out(members: Sequence[Column], pair: tuple[Column, Column], leaves: Seq
     return max(matching_tuples(columns) / alone, 1.0)
 
 
-_REMEMBERED: dict[tuple, tuple[tuple[RelEstimate, ...], float, list[str]]] = {}
+# Weak references to the leaf estimates: the cache must not keep every estimate it met alive
+# (tens of thousands of them, each with its columns and sample masks, which every full garbage
+# collection then walks).
+_REMEMBERED: dict[tuple, tuple[tuple[weakref.ref, ...], float, list[str]]] = {}
 
 
 def _remembered(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
@@ -251,7 +255,7 @@ def _remembered(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf], 
     estimates = tuple(leaves[leaf_of[c]].estimate for c in columns)
     key = (what, tuple(id(e) for e in estimates))
     found = _REMEMBERED.get(key)
-    if found is not None and all(a is b for a, b in zip(found[0], estimates)):
+    if found is not None and all(a() is b for a, b in zip(found[0], estimates)):
         notes.extend(found[2])
         return found[1]
     own: list[str] = []
@@ -259,7 +263,7 @@ def _remembered(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf], 
     notes.extend(own)
     if len(_REMEMBERED) > 20_000:
         _REMEMBERED.clear()
-    _REMEMBERED[key] = (estimates, value, own)
+    _REMEMBERED[key] = (tuple(weakref.ref(e) for e in estimates), value, own)
     return value
 
 
