@@ -108,17 +108,22 @@ def _connected_tables(rng: random.Random, size: int) -> list[str]:
 
 
 def _filter(rng: random.Random, table: str, column: str, kind: str, pool: list) -> str:  # type: ignore[type-arg]
-    ref = f'{ALIASES[table]}."{column}"'
+    return filter_on(rng, f'{ALIASES[table]}."{column}"', kind, pool)
+
+
+def filter_on(rng: random.Random, ref: str, kind: str, pool: list) -> str:  # type: ignore[type-arg]
+    """A filter on ``ref`` with constants drawn from the column's values ``pool``: equality on
+    small domains (``kind`` "eq"), else a one-sided range or a BETWEEN (both workloads)."""
     if kind == "eq":
-        return f"{ref} = {_literal(rng.choice(pool))}"
+        return f"{ref} = {literal(rng.choice(pool))}"
     shape = rng.choice([">=", "<=", "between"])
     if shape == "between":
         low, high = sorted((rng.choice(pool), rng.choice(pool)))
-        return f"{ref} BETWEEN {_literal(low)} AND {_literal(high)}"
-    return f"{ref} {shape} {_literal(rng.choice(pool))}"
+        return f"{ref} BETWEEN {literal(low)} AND {literal(high)}"
+    return f"{ref} {shape} {literal(rng.choice(pool))}"
 
 
-def _literal(value) -> str:  # type: ignore[no-untyped-def]
+def literal(value) -> str:  # type: ignore[no-untyped-def]
     if isinstance(value, dt.datetime):
         return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
     if isinstance(value, dt.date):

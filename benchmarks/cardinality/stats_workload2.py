@@ -27,7 +27,7 @@ import duckdb
 
 from benchmarks.cardinality.duck import TimedOut, load_tables
 from benchmarks.cardinality.duck import count as count_rows
-from benchmarks.cardinality.stats_workload import FILTERS, WorkloadQuery, _literal
+from benchmarks.cardinality.stats_workload import FILTERS, WorkloadQuery, filter_on, literal
 
 SEED = 20261123
 TABLES = ("users", "posts", "badges", "postLinks", "tags")
@@ -115,7 +115,7 @@ def _query(rng: random.Random, template: Template, values: dict[str, dict[str, l
             continue
         columns = sorted(FILTERS[table])
         for column in rng.sample(columns, k=min(len(columns), wanted)):
-            predicates.append(_filter(rng, alias, column, FILTERS[table][column], values[table][column]))
+            predicates.append(filter_on(rng, f'{alias}."{column}"', FILTERS[table][column], values[table][column]))
     sources = ", ".join(f'"{table}" AS {alias}' for alias, table in aliases.items())
     where = f" WHERE {' AND '.join(predicates)}" if predicates else ""
     return f"SELECT COUNT(*) FROM {sources}{where}"
@@ -123,15 +123,4 @@ def _query(rng: random.Random, template: Template, values: dict[str, dict[str, l
 
 def _range(rng: random.Random, ref: str, value: object) -> str:
     """A user's value as a bound: at least it (the user and the busier), or at most it."""
-    return f"{ref} {rng.choice(['>=', '>=', '<='])} {_literal(value)}"
-
-
-def _filter(rng: random.Random, alias: str, column: str, kind: str, pool: list) -> str:  # type: ignore[type-arg]
-    ref = f'{alias}."{column}"'
-    if kind == "eq":
-        return f"{ref} = {_literal(rng.choice(pool))}"
-    shape = rng.choice([">=", "<=", "between"])
-    if shape == "between":
-        low, high = sorted((rng.choice(pool), rng.choice(pool)))
-        return f"{ref} BETWEEN {_literal(low)} AND {_literal(high)}"
-    return f"{ref} {shape} {_literal(rng.choice(pool))}"
+    return f"{ref} {rng.choice(['>=', '>=', '<='])} {literal(value)}"

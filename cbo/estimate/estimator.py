@@ -43,6 +43,7 @@ class Estimator:
         self._cache: dict[Plan, RelEstimate] = {}
         self._base: dict[tuple[str, str], ColumnEstimate] = {}   # columns of stored statistics, converted once
         self._sets: dict[tuple, tuple[JoinSet, RelEstimate]] = {}   # inner-join sets, whatever order built them
+        self._scans: dict[Scan, RelEstimate] = {}   # a scan's estimate is its statistics converted: kept
 
     def forget_plans(self) -> None:
         """Drop cached plan estimates (keeping converted statistics): for timing one estimate."""
@@ -85,6 +86,12 @@ class Estimator:
         return estimate
 
     def _scan(self, scan: Scan) -> RelEstimate:
+        found = self._scans.get(scan)
+        if found is None:
+            found = self._scans[scan] = self._convert_scan(scan)
+        return found
+
+    def _convert_scan(self, scan: Scan) -> RelEstimate:
         stats = self.stats.get(scan.table)
         if stats is None:
             rows = defaults.TABLE_ROWS

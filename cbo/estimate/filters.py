@@ -62,8 +62,12 @@ def estimate_filter(rel: RelEstimate, predicate: Expr) -> RelEstimate:
     independent = 1.0
     notes: list[str] = []
     simple = True
+    alone: list[Restriction] = []    # each conjunct's restriction by itself, for the cap below
     for part in parts:
         result = restrict(part, working, rel.rows)
+        if len(parts) > 1:
+            # The same as alone unless an earlier conjunct narrowed one of its columns.
+            alone.append(restrict(part, rel.columns, rel.rows) if columns_of(part) & restricted.keys() else result)
         independent *= result.selectivity
         if result.note:
             notes.append(result.note)
@@ -73,31 +77,27 @@ def estimate_filter(rel: RelEstimate, predicate: Expr) -> RelEstimate:
         # Only a conjunct the statistics answered without defaults may overrule the sample.
         simple = simple and result.column is not None and result.note is None
     # Interpolating a LIKE prefix inside a string bucket is coarse: let the sample answer it.
-    simple = simple and len(parts) == 1 and not (isinstance(parts[0], Call) and parts[0].name == "like")
+    simple = simple and len(parts) == 1 and not _is_like_call(parts[0])
     selectivity = min(max(independent, 0.0), 1.0)
 
     sample, mask = rel.sample, None
+    masks: list[np.ndarray | None] = []
     if sample is not None:
-        mask = _sample_mask(sample, predicate)
-        if mask is not None:
-            before = sample.passing
-            hits = int(mask.sum())
-            if before > 0:
-                share = hits / before
-                if sample.sample.is_whole_table:
-                    selectivity = share
-                    notes = []
-                elif not simple:
-                    if hits >= defaults.MIN_SAMPLE_HITS:
-                        selectivity = share
-                        notes = [n for n in notes if not n.startswith("default")]
-                    else:
-                        selectivity = min(max(selectivity, share), defaults.MIN_SAMPLE_HITS / before)
+        if len(parts) > 1:
+            # Each conjunct's rows once; the conjunction passes the rows all of them pass.
+            masks = [_sample_mask(sample, part) for part in parts]
+            mask = None if any(m is None for m in masks) else np.logical_and.reduce(masks)  # type: ignore[arg-type]
+        else:
+            mask = _sample_mask(sample, predicate)
+    selectivity, notes = _with_sample(selectivity, simple, sample, mask, notes)
     if len(parts) > 1:
         # A conjunction never keeps more rows than any one of its conjuncts would alone (the
         # sample and the statistics may disagree by a little; the smaller answer holds).
-        for part in parts:
-            selectivity = min(selectivity, estimate_filter(rel, part).rows / rel.rows)
+        for index, (part, result) in enumerate(zip(parts, alone)):
+            own = min(max(result.selectivity, 0.0), 1.0)
+            plain = result.column is not None and result.note is None and not _is_like_call(part)
+            own, _ = _with_sample(own, plain, sample, masks[index] if masks else None, [])
+            selectivity = min(selectivity, own)
     rows = rel.rows * selectivity
     reweight = mask is not None and sample is not None and int(mask.sum()) >= defaults.MIN_SAMPLE_FOR_REWEIGHT
     overrides = {column: estimate.with_rows(rows) if estimate.rows > 0 else replace(estimate, nulls=0.0)
@@ -116,6 +116,31 @@ def estimate_filter(rel: RelEstimate, predicate: Expr) -> RelEstimate:
         origins = {c: replace(o, sample=view) if o.sample is not None and o.sample.sample is view.sample else o
                    for c, o in rel.origins.items()}
     return RelEstimate(rows, columns, rel.groups, origins, view, rel.notes | frozenset(notes))
+
+
+def _is_like_call(part: Expr) -> bool:
+    return isinstance(part, Call) and part.name == "like"
+
+
+def _with_sample(selectivity: float, simple: bool, sample: SampleView | None, mask: np.ndarray | None,
+                 notes: list[str]) -> tuple[float, list[str]]:
+    """The selectivity (and notes) once the sample rows passing the filter have their say:
+    all of it for a whole-table sample; where the statistics needed defaults or several
+    conjuncts, the sample's share when it rests on enough rows, else at least that share."""
+    if sample is None or mask is None:
+        return selectivity, notes
+    before = sample.passing
+    hits = int(mask.sum())
+    if before <= 0:
+        return selectivity, notes
+    share = hits / before
+    if sample.sample.is_whole_table:
+        return share, []
+    if simple:
+        return selectivity, notes
+    if hits >= defaults.MIN_SAMPLE_HITS:
+        return share, [n for n in notes if not n.startswith("default")]
+    return min(max(selectivity, share), defaults.MIN_SAMPLE_HITS / before), notes
 
 
 def _sample_mask(view: SampleView, predicate: Expr) -> np.ndarray | None:

@@ -119,7 +119,8 @@ def test_a_class_of_three_is_bounded_by_two_members_that_never_meet():
     # Badges come after their holder joined: users who joined late hold no early badge. In
     # posts.OwnerUserId = users.Id = badges.UserId the three-way sampled tuples under all
     # filters are too few to tell, but users and badges alone never meet in the samples, so
-    # the class, and the set, keep at most that pair's floor.
+    # the class, and the set, keep at most that pair's floor times the posts each of its
+    # tuples meets (7.5 per user).
     rng = random.Random(17)
     ids = list(range(1, 4_001))
     joined = [rng.randint(0, 1_000) for _ in ids]
@@ -139,4 +140,86 @@ def test_a_class_of_three_is_bounded_by_two_members_that_never_meet():
     pair = estimator.rows(Join("inner", late, early, on[1]))
     three = _same_everywhere(estimator, _trees([s["posts"], late, early], on))
     assert pair < 20, pair                     # independence: 400 late users x 7.5 badges x 85 %
-    assert three <= pair * 1.0001, (three, pair)
+    assert three <= pair * 7.5 * 1.5, (three, pair)   # independence: 7.5 times the above
+
+
+def _both_orders(estimator: Estimator, a, b, on) -> float:  # type: ignore[no-untyped-def]
+    first, second = estimator.rows(Join("inner", a, b, on)), estimator.rows(Join("inner", b, a, on))
+    assert first == second, (first, second)
+    return first
+
+
+def test_a_rare_user_missing_from_the_sample_does_not_empty_the_join():
+    # One user of 4,000 passes UpVotes >= 1,000 (STATS' community user, who owns 211 posts)
+    # and the users sample does not hold them. The class must not be counted as 0 sampled
+    # rows x the posts: the leaf keeps half a sampled row, the join stays near but above 0.
+    from stats.sample import choose_rows
+
+    rng = random.Random(5)
+    users, sample = 4_000, 1_000
+    rare = next(i for i in range(users) if i not in set(choose_rows(users, sample)))
+    up_votes = [rng.randint(0, 100) for _ in range(users)]
+    up_votes[rare] = 5_000
+    owners = [rare + 1] * 200 + [rng.randint(1, users) for _ in range(20_000)]
+    data = {"users": {"Id": list(range(1, users + 1)), "UpVotes": up_votes},
+            "posts": {"Id": list(range(1, len(owners) + 1)), "OwnerUserId": owners}}
+    factory = ColumnFactory()
+    stats = {f"r.{t}": table_stats(f"r.{t}", cols, sample_size=sample) for t, cols in data.items()}
+    s = {t: make_scan(factory, f"r.{t}", list(cols), ("Id",)) for t, cols in data.items()}
+    voters = Filter(s["users"], compare("gte", col(s["users"], "UpVotes"), num(1_000)))
+    on = [compare("eq", col(s["posts"], "OwnerUserId"), col(s["users"], "Id"))]
+    estimate = _both_orders(Estimator(stats), s["posts"], voters, on[0])
+    truth = 200 + sum(1 for u in owners[200:] if u == rare + 1)
+    assert truth / 100 <= estimate <= truth, (estimate, truth)
+
+
+def test_an_empty_pair_bounds_its_class_times_the_fan_out_of_the_other_members():
+    # p1.OwnerUserId = u.Id = p2.LastEditorUserId = b.UserId with p1 filtered to a few posts:
+    # the samples find no owner-editor pair, so the class is bounded by that pair's floor, but
+    # times the badges each such pair meets (50 per user here), not by the floor alone.
+    rng = random.Random(23)
+    ids = list(range(1, 2_001))
+    posts = 20_000
+    favourite = [0] * posts
+    for i in rng.sample(range(posts), 10):
+        favourite[i] = 100
+    data = {"users": {"Id": ids},
+            "posts": {"Id": list(range(1, posts + 1)), "OwnerUserId": [rng.choice(ids) for _ in range(posts)],
+                      "LastEditorUserId": [rng.choice(ids) for _ in range(posts)], "FavoriteCount": favourite},
+            "badges": {"Id": list(range(1, 100_001)), "UserId": [rng.choice(ids) for _ in range(100_000)]}}
+    factory = ColumnFactory()
+    stats = {f"b.{t}": table_stats(f"b.{t}", cols, sample_size=2_000) for t, cols in data.items()}
+    owned = make_scan(factory, "b.posts", list(data["posts"]), ("Id",))
+    edited = make_scan(factory, "b.posts", list(data["posts"]), ("Id",))
+    badges = make_scan(factory, "b.badges", list(data["badges"]), ("Id",))
+    favourites = Filter(owned, compare("gte", col(owned, "FavoriteCount"), num(50)))
+    on = [compare("eq", col(owned, "OwnerUserId"), col(edited, "LastEditorUserId")),
+          compare("eq", col(badges, "UserId"), col(edited, "LastEditorUserId"))]
+    estimator = Estimator(stats)
+    pair = estimator.rows(Join("inner", favourites, edited, on[0]))
+    three = _same_everywhere(estimator, _trees([favourites, edited, badges], on))
+    editors = _counts(data["posts"]["LastEditorUserId"])
+    holders = _counts(data["badges"]["UserId"])
+    truth = sum(editors.get(u, 0) * holders.get(u, 0)
+                for u, f in zip(data["posts"]["OwnerUserId"], favourite) if f >= 50)
+    assert three >= 20 * pair, (three, pair)
+    assert truth / 10 <= three <= truth * 10, (three, truth)
+
+
+def test_a_foreign_key_with_all_of_an_unfiltered_key_keeps_its_own_filter_share():
+    # posts (filtered to the ten busiest owners' posts) with every user: each post
+    # matches its owner once, so the join keeps the filtered posts that have an owner. The
+    # share measured on the posts sample alone is that; measured on the sampled tuples (posts
+    # of sampled users), it swings with the few busy users the users sample holds.
+    data = _skewed_users(seed=9)
+    rng = random.Random(9)
+    data["posts"]["Score"] = [20 if u <= 10 else rng.randint(0, 14) for u in data["posts"]["OwnerUserId"]]
+    factory = ColumnFactory()
+    stats = {f"k.{t}": table_stats(f"k.{t}", cols, sample_size=1_000) for t, cols in data.items()}
+    users = make_scan(factory, "k.users", list(data["users"]), ("Id",))
+    posts = make_scan(factory, "k.posts", list(data["posts"]), ("Id",))
+    scored = Filter(posts, compare("gte", col(posts, "Score"), num(15)))
+    on = [compare("eq", col(posts, "OwnerUserId"), col(users, "Id"))]
+    estimate = _both_orders(Estimator(stats), scored, users, on[0])
+    truth = sum(1 for s in data["posts"]["Score"] if s >= 15)
+    assert 0.95 <= estimate / truth <= 1.05, (estimate, truth)
