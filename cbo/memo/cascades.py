@@ -50,24 +50,28 @@ from cbo.memo.context import SearchContext
 from cbo.memo.delivery import deliver
 from cbo.memo.memo import UNPREDICTED, Counters, Group, PhysicalExpr, Winner, group_of
 from cbo.memo.pattern import Pattern, bindings
-from cbo.memo.properties import ANY, Delivered, Required, delivered_by
+from cbo.memo.properties import ANY, BROADCAST, Delivered, Required, delivered_by
 from cbo.memo.rules.base import RuleSet, TransformationRule
 
 # A bound equal to the best cost up to rounding (the same terms summed in another order) is a
 # tie, and ties go to the alternative found first: without this, a star whose join orders all
 # cost the same (no filters) costs every one of them.
 _TIE = 1.0 - 1e-9
+# An expression's floor from its rules' bounds sums the same terms as its alternatives' floors,
+# perhaps in another order: a margin of rounding before it prunes what they would not.
+_ROUNDING = 1.0 - 1e-12
 
 class CostTable:
     """A group's physical alternatives costed so far, the cheapest per delivered property set (a
     dearer plan delivering the same is never chosen), and its expressions not yet costed, in
     order of their lower bound: the cost of their inputs' cheapest plans."""
 
-    __slots__ = ("pending", "next", "by_delivered", "best_any", "index")
+    __slots__ = ("pending", "next", "by_delivered", "best_any", "index", "indexed")
 
     def __init__(self, pending: list[tuple[float, int, Plan]]):
         self.pending = pending
         self.index: dict[object, float] | None = None   # see CascadesSearch._natural_floor
+        self.indexed = 0                                  # how many of ``pending`` the index holds
         self.next = 0
         self.by_delivered: dict[Delivered, Winner] = {}
         self.best_any = math.inf
@@ -103,6 +107,10 @@ class CascadesSearch:
         self._tables: dict[int, CostTable] = {}   # group id -> its costed alternatives
         self._deliverable: dict[int, list[Delivered] | None] = {}   # id(expression) -> see _deliverables
         self._input_floors: dict[tuple[int, int], float] = {}   # (group id, id(required)) -> _input_floor
+        self._hash_floors: dict[int, float] = {}   # group id -> hash_floor
+        # Expressions ``_evaluate_any`` skipped unimplemented (by identity; kept, as in _explored):
+        # every alternative they would have had was beaten, as if each had been floored.
+        self._skipped: dict[int, Plan] = {}
         self._by_operator: dict[type, list] = {}
         self._patterns_by_operator: dict[type, list[tuple[TransformationRule, Pattern]]] = {}
         # The expressions the rules have seen, by identity. The objects are kept (not only their
@@ -117,8 +125,8 @@ class CascadesSearch:
         costs: dict[tuple[int, int], float | None] = {}
         for group in self.memo:
             for index, expr in enumerate(group.expressions):
-                physicals = self._physical.get(id(expr))
-                if not physicals or all(p.local_cost is None for p in physicals):
+                physicals = self._physical.get(id(expr)) or []
+                if id(expr) not in self._skipped and all(p.local_cost is None for p in physicals):
                     continue
                 found = [p.best_cost for p in physicals if p.best_cost is not None]
                 costs[(group.id, index)] = min(found) if found else None
@@ -288,9 +296,67 @@ class CascadesSearch:
             if self.prune and lower >= table.best_any * _TIE:
                 return
             table.next += 1
+            if self.prune and table.best_any < math.inf:
+                floor = self._expression_floor(expr, group)
+                if floor is not None and floor * _ROUNDING >= table.best_any * _TIE:
+                    # No alternative of it could beat the winner: not even implemented.
+                    self._skipped[id(expr)] = expr
+                    continue
             for physical in self.optimize_expression(expr, group):
                 if not physical.costed and (not self.prune or self._floor(physical, group) < table.best_any * _TIE):
                     self._cost(physical, group, table)
+
+    def _expression_floor(self, expr: Plan, group: Group) -> float | None:
+        """The least floor (``_floor``) of the alternatives the implementation rules would make of
+        ``expr``, from the rules' own bounds (``ImplementationRule.floor``) without making them;
+        None when a rule cannot tell, or when no rule would make any (the expression is then
+        implemented as before)."""
+        if self.filters and any(f.excludes(expr, group, self.context) for f in self.filters):
+            return None
+        best = math.inf
+        for rule in self._implementations_of(type(expr)):
+            if rule.matches(expr, group, self.context):
+                found = rule.floor(expr, group, self.context, self)
+                if found is None:
+                    return None
+                if found < best:
+                    best = found
+        return best if best < math.inf else None
+
+    # -- what rules' floors read (cbo.memo.rules.base.Bounds) -----------------------------------------
+
+    def cheapest_cost(self, group: Group) -> float:
+        winner = self.optimize_group(group, ANY)
+        return math.inf if winner is None else winner.cost
+
+    def broadcast_floor(self, group: Group) -> float:
+        return self._input_floor(group, BROADCAST)
+
+    def hash_floor(self, group: Group) -> float:
+        """At most ``_input_floor`` under any hash partitioning (sorted or not): the cheapest plan
+        if it delivers a hash partitioning; else the cheaper of it shuffled (the price of a
+        shuffle does not depend on the columns) and the least lower bound of the expressions that
+        might deliver some partitioning themselves, as ``_natural_floor`` indexes them."""
+        found = self._hash_floors.get(group.id)
+        if found is None:
+            cheapest = self.optimize_group(group, ANY)
+            if cheapest is None:
+                found = math.inf
+            elif cheapest.delivered.partitioning:
+                found = cheapest.cost
+            else:
+                enforced = cheapest.cost + self.cost_model.price(self.cost_model.exchange(*self.size(group)))
+                natural = enforced
+                for lower, _, expr in self._table(group).pending:
+                    if lower >= enforced:
+                        break
+                    deliverables = self._deliverables(expr, group)
+                    if deliverables is None or any(d.partitioning for d in deliverables):
+                        natural = lower
+                        break
+                found = max(cheapest.cost, natural)
+            self._hash_floors[group.id] = found
+        return found
 
     def _evaluate_for(self, table: CostTable, group: Group, required: Required, threshold: float) -> None:
         """Cost the alternatives that could beat ``threshold`` (the enforced plan's cost) under
@@ -352,36 +418,46 @@ class CascadesSearch:
             enforced = model.price(model.sort(size)) + self._input_floor(group, need.without_ordering())
         else:
             enforced = cheapest.cost + model.price(model.distribute(need, size))
-        return max(cheapest.cost, min(enforced, self._natural_floor(group, need)))
+        return max(cheapest.cost, self._natural_floor(group, need, enforced))
 
-    def _natural_floor(self, group: Group, need: Required) -> float:
-        """The least lower bound among the group's expressions that might deliver ``need``
-        without an enforcer, from an index of what each could deliver by its first partitioning
-        (or ordering) column: necessary, not sufficient, so a bound, computed in a few lookups
-        (clustering on P needs a first partitioning class that meets P)."""
+    def _natural_floor(self, group: Group, need: Required, cap: float) -> float:
+        """The least of ``cap`` and the least lower bound among the group's expressions that
+        might deliver ``need`` without an enforcer, from an index of what each could deliver by
+        its first partitioning (or ordering) column: necessary, not sufficient, so a bound,
+        computed in a few lookups (clustering on P needs a first partitioning class that meets P).
+
+        The index grows in the order of the expressions' lower bounds, only as far as ``cap``
+        (the enforced plan's floor) asks: an expression whose bound reaches the cap cannot lower
+        the answer, so a 10-relation clique's join groups index a few of their hundreds."""
         table = self._table(group)
         index = table.index
         if index is None:
             index = table.index = {}
-            for lower, _, expr in table.pending:
-                deliverables = self._deliverables(expr, group)
-                if deliverables is None:
-                    keys: list[object] = ["opaque"]
-                else:
-                    keys = []
-                    for delivered in deliverables:
-                        if delivered.distribution == "single":
-                            keys.append("single")
-                        if delivered.partitioning:
-                            first = delivered.partitioning[0]
-                            keys += [("hash", len(delivered.partitioning), c) for c in first]
-                            keys += [("part", c) for c in first]
-                        if delivered.ordering:
-                            keys += [("ordered", c) for c in delivered.ordering[0]]
-                for key in keys:
-                    if lower < index.get(key, math.inf):
-                        index[key] = lower
-        candidates = [index.get("opaque", math.inf)]
+        pending = table.pending
+        position = table.indexed
+        while position < len(pending) and pending[position][0] < cap:
+            lower, _, expr = pending[position]
+            position += 1
+            deliverables = self._deliverables(expr, group)
+            if deliverables is None:
+                keys: list[object] = ["opaque"]
+            else:
+                keys = []
+                for delivered in deliverables:
+                    if delivered.distribution == "single":
+                        keys.append("single")
+                    if delivered.partitioning:
+                        first = delivered.partitioning[0]
+                        keys += [("hash", len(delivered.partitioning), c) for c in first]
+                        keys += [("part", c) for c in first]
+                    if delivered.ordering:
+                        keys += [("ordered", c) for c in delivered.ordering[0]]
+            for key in keys:
+                # in ascending order of bounds: the first expression found for a key is its least
+                if key not in index:
+                    index[key] = lower
+        table.indexed = position
+        candidates = [cap, index.get("opaque", math.inf)]
         if need.distribution == "single":
             candidates.append(index.get("single", math.inf))
         elif need.distribution == "hash":
