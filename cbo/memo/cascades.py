@@ -42,6 +42,7 @@ search returns the cheapest plan among those.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 from cbo.cost import CostModel
@@ -112,7 +113,8 @@ class CascadesSearch:
         # every alternative they would have had was beaten, as if each had been floored.
         self._skipped: dict[int, Plan] = {}
         self._by_operator: dict[type, list] = {}
-        self._patterns_by_operator: dict[type, list[tuple[TransformationRule, Pattern]]] = {}
+        self._patterns_by_operator: dict[type, list[tuple[TransformationRule, Pattern,
+                                                          Callable[[Plan], bool] | None, bool]]] = {}
         # The expressions the rules have seen, by identity. The objects are kept (not only their
         # ids): a merge drops rebuilt expressions, and a freed object's id could be reused by a
         # new expression, which would then never be explored.
@@ -177,15 +179,14 @@ class CascadesSearch:
                 continue
             self._explored[id(expr)] = expr
             tested: dict[object, bool] = {}   # a test several patterns share runs once per expression
-            for rule, pattern in self._patterns_of(type(expr)):
-                test = pattern.test
+            for rule, pattern, test, patterned in self._patterns_of(type(expr)):
                 if test is not None:
                     passed = tested.get(test)
                     if passed is None:
                         passed = tested[test] = test(expr)
                     if not passed:
                         continue
-                if not pattern.inputs_patterned:
+                if not patterned:
                     # The binding is the expression itself: no generator (the join enumeration
                     # adds tens of thousands of joins that ReorderJoins' pattern matches).
                     if self.context.out_of_budget():
@@ -205,15 +206,16 @@ class CascadesSearch:
                 group.explored = True
                 index = 0
 
-    def _patterns_of(self, operator: type) -> list[tuple[TransformationRule, Pattern]]:
-        """The (rule, pattern) pairs whose pattern's operator ``operator`` is, in rule order:
-        the join enumeration adds tens of thousands of joins, and a Project pattern need not
-        be tried on any of them."""
+    def _patterns_of(self, operator: type) -> list[tuple[TransformationRule, Pattern, Callable[[Plan], bool] | None,
+                                                         bool]]:
+        """(rule, pattern, its test, whether its inputs are patterned) for the patterns whose
+        operator ``operator`` is, in rule order: the join enumeration adds tens of thousands of
+        joins, and a Project pattern need not be tried on any of them."""
         found = self._patterns_by_operator.get(operator)
         if found is None:
             found = self._patterns_by_operator[operator] = [
-                (rule, pattern) for rule in self.transformations for pattern in rule.patterns
-                if issubclass(operator, pattern.operator)]
+                (rule, pattern, pattern.test, pattern.inputs_patterned) for rule in self.transformations
+                for pattern in rule.patterns if issubclass(operator, pattern.operator)]
         return found
 
     def apply_rule(self, rule, expr: Plan, group: Group) -> None:
@@ -271,16 +273,24 @@ class CascadesSearch:
         if table is None:
             self.explore_group(group)
             pending = []
+            out = self.size(group)
             for index, expr in enumerate(group.expressions):
-                lower = 0.0
-                for child in expr.children:
-                    winner = self.optimize_group(group_of(child), ANY)
-                    lower = math.inf if winner is None else lower + winner.cost
-                if type(expr) is Join and lower < math.inf:
-                    # What any strategy of the join itself costs at least: orders and prunes
-                    # the expressions before any is implemented (in a star, most of them).
-                    sizes = [self.size(group_of(c)) for c in expr.children]
-                    lower += self.cost_model.join_floor(self.size(group), sizes)
+                if type(expr) is Join:
+                    # (the common case, tens of thousands after a join enumeration, without
+                    # the general loop)
+                    left, right = group_of(expr.left), group_of(expr.right)
+                    a, b = self.optimize_group(left, ANY), self.optimize_group(right, ANY)
+                    if a is None or b is None:
+                        lower = math.inf
+                    else:
+                        # What any strategy of the join itself costs at least: orders and prunes
+                        # the expressions before any is implemented (in a star, most of them).
+                        lower = a.cost + b.cost + self.cost_model.join_floor(out, [self.size(left), self.size(right)])
+                else:
+                    lower = 0.0
+                    for child in expr.children:
+                        winner = self.optimize_group(group_of(child), ANY)
+                        lower = math.inf if winner is None else lower + winner.cost
                 pending.append((lower, index, expr))
             pending.sort(key=lambda entry: (entry[0], entry[1]))
             table = self._tables[group.id] = CostTable(pending)
@@ -296,32 +306,29 @@ class CascadesSearch:
             if self.prune and lower >= table.best_any * _TIE:
                 return
             table.next += 1
-            if self.prune and table.best_any < math.inf:
-                floor = self._expression_floor(expr, group)
-                if floor is not None and floor * _ROUNDING >= table.best_any * _TIE:
-                    # No alternative of it could beat the winner: not even implemented.
-                    self._skipped[id(expr)] = expr
-                    continue
+            if self.prune and table.best_any < math.inf and self._beaten(expr, group, table.best_any * _TIE):
+                # No alternative of it could beat the winner: not even implemented.
+                self._skipped[id(expr)] = expr
+                continue
             for physical in self.optimize_expression(expr, group):
                 if not physical.costed and (not self.prune or self._floor(physical, group) < table.best_any * _TIE):
                     self._cost(physical, group, table)
 
-    def _expression_floor(self, expr: Plan, group: Group) -> float | None:
-        """The least floor (``_floor``) of the alternatives the implementation rules would make of
-        ``expr``, from the rules' own bounds (``ImplementationRule.floor``) without making them;
-        None when a rule cannot tell, or when no rule would make any (the expression is then
-        implemented as before)."""
+    def _beaten(self, expr: Plan, group: Group, threshold: float) -> bool:
+        """Whether every alternative the implementation rules would make of ``expr`` has a floor
+        (``_floor``) at or above ``threshold``, from the rules' own bounds (``ImplementationRule.
+        floor``) without making them. False when a rule cannot tell, or when no rule would make
+        any (the expression is then implemented, as every expression was before)."""
         if self.filters and any(f.excludes(expr, group, self.context) for f in self.filters):
-            return None
+            return False
         best = math.inf
         for rule in self._implementations_of(type(expr)):
             if rule.matches(expr, group, self.context):
                 found = rule.floor(expr, group, self.context, self)
-                if found is None:
-                    return None
-                if found < best:
-                    best = found
-        return best if best < math.inf else None
+                if found is None or found * _ROUNDING < threshold:
+                    return False
+                best = min(best, found)
+        return best < math.inf
 
     # -- what rules' floors read (cbo.memo.rules.base.Bounds) -----------------------------------------
 

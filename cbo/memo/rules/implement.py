@@ -43,20 +43,21 @@ def _physical(node: Plan, algorithm: Algorithm, logical: Plan, rule: str,
     return PhysicalExpr(node, algorithm, needs or _ANY_INPUTS.get(arity) or (ANY,) * arity, logical, rule)
 
 
-def orientations(expr: Join) -> Iterable[Join]:
+def orientations(expr: Join) -> tuple[Join, ...]:
     """The join as written and, for inner joins, with its inputs swapped: R ⋈ S = S ⋈ R as bags
     of rows (columns are found by identity, not position), so either side may be the build side."""
-    yield expr
-    if expr.kind == "inner":
-        # Made once per join (several rules ask), with the written join's equalities, sides
-        # exchanged, instead of finding them again in the condition.
-        swapped = expr.__dict__.get("_swapped")
-        if swapped is None:
+    # The swapped join is made once per join (several rules ask, for alternatives and floors),
+    # with the written join's equalities, sides exchanged, instead of finding them again in the
+    # condition. (Not the tuple itself: it would hold the join, a cycle for the collector.)
+    swapped: Join | bool | None = expr.__dict__.get("_swapped")
+    if swapped is None:
+        swapped = False
+        if expr.kind == "inner":
             swapped = Join("inner", expr.right, expr.left, expr.condition)
             object.__setattr__(swapped, "_equi_keys", tuple((b, a) for a, b in expr.equi_keys))
             object.__setattr__(swapped, "_has_equi_key", expr.has_equi_key)
-            object.__setattr__(expr, "_swapped", swapped)
-        yield swapped
+        object.__setattr__(expr, "_swapped", swapped)
+    return (expr, swapped) if isinstance(swapped, Join) else (expr,)
 
 
 def _local(bounds: Bounds, join: Join, algorithm: Algorithm, group: Group) -> tuple[float, Group, Group]:
