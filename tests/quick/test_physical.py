@@ -11,7 +11,6 @@ import math
 
 import pytest
 
-from cbo.sources.catalog import load_catalog
 from cbo.cost import CostProfile
 from cbo.errors import CboError
 from cbo.estimate import Estimator
@@ -20,6 +19,7 @@ from cbo.memo.properties import Delivered, required
 from cbo.physical.algorithm import JOIN_ALGORITHMS, Algorithm
 from cbo.planner import Planner
 from cbo.settings import OptimizerSettings
+from cbo.sources.catalog import load_catalog
 from stats.store import StatsStore
 from tests.plan_files import TPCH_STATS
 

@@ -17,11 +17,11 @@ import pytest
 
 from benchmarks.join_enumeration.shapes import SHAPES, build
 from benchmarks.tpch.queries import all_queries
-from cbo.sources.catalog import load_catalog
 from cbo.estimate import Estimator
 from cbo.memo.search import Optimizer
 from cbo.planner import Planner
 from cbo.settings import OptimizerSettings
+from cbo.sources.catalog import load_catalog
 from stats.store import StatsStore
 from tests.plan_files import TPCH_STATS
 
