@@ -66,12 +66,18 @@ class CostModel:
     def join_floor(self, out: Size, inputs: list[Size]) -> float:
         """The least a join of these sizes can cost itself, whatever its strategy and whichever
         side builds: a lower bound the search can use before implementing the join."""
-        swapped = [inputs[1], inputs[0]]
-        # Merge and nested-loop joins cost the same either way round; hash joins do not.
-        return min(self._join_price(BHJ, out, inputs), self._join_price(BHJ, out, swapped),
-                   self._join_price(SHJ, out, inputs), self._join_price(SHJ, out, swapped),
-                   self._join_price(SMJ, out, inputs), self._join_price(BNLJ, out, inputs),
-                   self._join_price(SCALAR, out, inputs), self._join_price(SCALAR, out, swapped))
+        # The search asks this of every join the enumeration builds, so it is the least of the
+        # strategies' terms beyond the output rows they all pay, added once: the same value as
+        # the least of ``_join_price`` over every strategy and side (floating-point addition is
+        # monotonic), without pricing each. A shuffled hash join pays its probe side's rows as
+        # a broadcast hash join does, plus its build (never negative), so it is never the least.
+        # Merge and nested-loop joins cost the same either way round.
+        k = self.k
+        (left_rows, _), (right_rows, _) = inputs
+        fewer = min(left_rows, right_rows)
+        least = min(k["hash_probe_row"] * fewer, k["cpu_row"] * (left_rows + right_rows),
+                    k["nested_loop_pair"] * left_rows * right_rows, k["nested_loop_pair"] * fewer)
+        return k["cpu_row"] * out[0] + least
 
     def _join_price(self, algorithm: Algorithm, out: Size, inputs: list[Size]) -> float:
         """``price(quantities(join))`` without building the quantities: the search prices tens

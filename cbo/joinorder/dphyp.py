@@ -47,11 +47,13 @@ class Hypergraph:
         self.n = n
         self.neighbors = [0] * n                  # simple edges
         self.hyperedges: list[tuple[int, int]] = []
+        self._adjacent: dict[int, int] = {}       # set -> its relations' simple neighbours, see adjacent
 
     def add_edge(self, u: int, v: int) -> None:
         """An edge between relation sets ``u`` and ``v`` (bitmasks, disjoint, non-empty)."""
         if u & v or not u or not v:
             raise ValueError("an edge joins two disjoint non-empty sets")
+        self._adjacent.clear()
         if u & (u - 1) == 0 and v & (v - 1) == 0:
             i, j = u.bit_length() - 1, v.bit_length() - 1
             self.neighbors[i] |= v
@@ -59,10 +61,19 @@ class Hypergraph:
         elif (u, v) not in self.hyperedges and (v, u) not in self.hyperedges:
             self.hyperedges.append((u, v))
 
+    def adjacent(self, s: int) -> int:
+        """The relations a simple edge links to some relation of ``s`` (``s``'s own included):
+        kept per set, since the enumeration asks for the same sets again and again."""
+        found = self._adjacent.get(s)
+        if found is None:
+            found = 0
+            for i in bits(s):
+                found |= self.neighbors[i]
+            self._adjacent[s] = found
+        return found
+
     def neighborhood(self, s: int, excluded: int) -> int:
-        found = 0
-        for i in bits(s):
-            found |= self.neighbors[i]
+        found = self.adjacent(s)
         forbidden = s | excluded
         found &= ~forbidden
         for u, v in self.hyperedges:
@@ -73,9 +84,8 @@ class Hypergraph:
         return found
 
     def connected(self, s1: int, s2: int) -> bool:
-        for i in bits(s1):
-            if self.neighbors[i] & s2:
-                return True
+        if self.adjacent(s1) & s2:
+            return True
         for u, v in self.hyperedges:
             if (u & s1 == u and v & s2 == v) or (v & s1 == v and u & s2 == u):
                 return True

@@ -27,6 +27,9 @@ test_search_bounds.py`` checks the pruned search against one that costs everythi
   inputs' cheapest plans, and the enforcers its inputs cannot avoid (a build side is always
   broadcast; a side none of whose expressions could be partitioned on the keys is always
   shuffled). In a star this skips nearly every shuffled join of the big side;
+* an expression is not even implemented when every implementation rule's floor of what it
+  would make (``ImplementationRule.floor``: the join strategies give theirs) reaches the best
+  plan: a 12-relation star implements one join in five of those the enumeration adds;
 * for a requirement beyond "any", only alternatives that could deliver it are costed, and
   only while their bound is under the enforced plan's cost. What a join delivers is known
   before costing it (its strategy's partitioning, or its probe side's cheapest plan's).
@@ -42,6 +45,7 @@ search returns the cheapest plan among those.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 from cbo.cost import CostModel
@@ -50,24 +54,28 @@ from cbo.memo.context import SearchContext
 from cbo.memo.delivery import deliver
 from cbo.memo.memo import UNPREDICTED, Counters, Group, PhysicalExpr, Winner, group_of
 from cbo.memo.pattern import Pattern, bindings
-from cbo.memo.properties import ANY, Delivered, Required, delivered_by
+from cbo.memo.properties import ANY, BROADCAST, Delivered, Required, delivered_by
 from cbo.memo.rules.base import RuleSet, TransformationRule
 
 # A bound equal to the best cost up to rounding (the same terms summed in another order) is a
 # tie, and ties go to the alternative found first: without this, a star whose join orders all
 # cost the same (no filters) costs every one of them.
 _TIE = 1.0 - 1e-9
+# An expression's floor from its rules' bounds sums the same terms as its alternatives' floors,
+# perhaps in another order: a margin of rounding before it prunes what they would not.
+_ROUNDING = 1.0 - 1e-12
 
 class CostTable:
     """A group's physical alternatives costed so far, the cheapest per delivered property set (a
     dearer plan delivering the same is never chosen), and its expressions not yet costed, in
     order of their lower bound: the cost of their inputs' cheapest plans."""
 
-    __slots__ = ("pending", "next", "by_delivered", "best_any", "index")
+    __slots__ = ("pending", "next", "by_delivered", "best_any", "index", "indexed")
 
     def __init__(self, pending: list[tuple[float, int, Plan]]):
         self.pending = pending
         self.index: dict[object, float] | None = None   # see CascadesSearch._natural_floor
+        self.indexed = 0                                  # how many of ``pending`` the index holds
         self.next = 0
         self.by_delivered: dict[Delivered, Winner] = {}
         self.best_any = math.inf
@@ -103,8 +111,13 @@ class CascadesSearch:
         self._tables: dict[int, CostTable] = {}   # group id -> its costed alternatives
         self._deliverable: dict[int, list[Delivered] | None] = {}   # id(expression) -> see _deliverables
         self._input_floors: dict[tuple[int, int], float] = {}   # (group id, id(required)) -> _input_floor
+        self._hash_floors: dict[int, float] = {}   # group id -> hash_floor
+        # Expressions ``_evaluate_any`` skipped unimplemented (by identity; kept, as in _explored):
+        # every alternative they would have had was beaten, as if each had been floored.
+        self._skipped: dict[int, Plan] = {}
         self._by_operator: dict[type, list] = {}
-        self._patterns_by_operator: dict[type, list[tuple[TransformationRule, Pattern]]] = {}
+        self._patterns_by_operator: dict[type, list[tuple[TransformationRule, Pattern,
+                                                          Callable[[Plan], bool] | None, bool]]] = {}
         # The expressions the rules have seen, by identity. The objects are kept (not only their
         # ids): a merge drops rebuilt expressions, and a freed object's id could be reused by a
         # new expression, which would then never be explored.
@@ -117,8 +130,8 @@ class CascadesSearch:
         costs: dict[tuple[int, int], float | None] = {}
         for group in self.memo:
             for index, expr in enumerate(group.expressions):
-                physicals = self._physical.get(id(expr))
-                if not physicals or all(p.local_cost is None for p in physicals):
+                physicals = self._physical.get(id(expr)) or []
+                if id(expr) not in self._skipped and all(p.local_cost is None for p in physicals):
                     continue
                 found = [p.best_cost for p in physicals if p.best_cost is not None]
                 costs[(group.id, index)] = min(found) if found else None
@@ -178,15 +191,14 @@ class CascadesSearch:
                 continue
             self._explored[id(expr)] = expr
             tested: dict[object, bool] = {}   # a test several patterns share runs once per expression
-            for rule, pattern in self._patterns_of(type(expr)):
-                test = pattern.test
+            for rule, pattern, test, patterned in self._patterns_of(type(expr)):
                 if test is not None:
                     passed = tested.get(test)
                     if passed is None:
                         passed = tested[test] = test(expr)
                     if not passed:
                         continue
-                if not pattern.inputs_patterned:
+                if not patterned:
                     # The binding is the expression itself: no generator (the join enumeration
                     # adds tens of thousands of joins that ReorderJoins' pattern matches).
                     if self.context.out_of_budget():
@@ -206,15 +218,16 @@ class CascadesSearch:
                 group.explored = True
                 index = 0
 
-    def _patterns_of(self, operator: type) -> list[tuple[TransformationRule, Pattern]]:
-        """The (rule, pattern) pairs whose pattern's operator ``operator`` is, in rule order:
-        the join enumeration adds tens of thousands of joins, and a Project pattern need not
-        be tried on any of them."""
+    def _patterns_of(self, operator: type) -> list[tuple[TransformationRule, Pattern, Callable[[Plan], bool] | None,
+                                                         bool]]:
+        """(rule, pattern, its test, whether its inputs are patterned) for the patterns whose
+        operator ``operator`` is, in rule order: the join enumeration adds tens of thousands of
+        joins, and a Project pattern need not be tried on any of them."""
         found = self._patterns_by_operator.get(operator)
         if found is None:
             found = self._patterns_by_operator[operator] = [
-                (rule, pattern) for rule in self.transformations for pattern in rule.patterns
-                if issubclass(operator, pattern.operator)]
+                (rule, pattern, pattern.test, pattern.inputs_patterned) for rule in self.transformations
+                for pattern in rule.patterns if issubclass(operator, pattern.operator)]
         return found
 
     def apply_rule(self, rule, expr: Plan, group: Group) -> None:
@@ -272,16 +285,26 @@ class CascadesSearch:
         if table is None:
             self.explore_group(group)
             pending = []
+            out: tuple[float, float] | None = None
             for index, expr in enumerate(group.expressions):
-                lower = 0.0
-                for child in expr.children:
-                    winner = self.optimize_group(group_of(child), ANY)
-                    lower = math.inf if winner is None else lower + winner.cost
-                if type(expr) is Join and lower < math.inf:
-                    # What any strategy of the join itself costs at least: orders and prunes
-                    # the expressions before any is implemented (in a star, most of them).
-                    sizes = [self.size(group_of(c)) for c in expr.children]
-                    lower += self.cost_model.join_floor(self.size(group), sizes)
+                if type(expr) is Join:
+                    # (the common case, tens of thousands after a join enumeration, without
+                    # the general loop)
+                    left, right = group_of(expr.left), group_of(expr.right)
+                    a, b = self.optimize_group(left, ANY), self.optimize_group(right, ANY)
+                    if a is None or b is None:
+                        lower = math.inf
+                    else:
+                        # What any strategy of the join itself costs at least: orders and prunes
+                        # the expressions before any is implemented (in a star, most of them).
+                        if out is None:
+                            out = self.size(group)
+                        lower = a.cost + b.cost + self.cost_model.join_floor(out, [self.size(left), self.size(right)])
+                else:
+                    lower = 0.0
+                    for child in expr.children:
+                        winner = self.optimize_group(group_of(child), ANY)
+                        lower = math.inf if winner is None else lower + winner.cost
                 pending.append((lower, index, expr))
             pending.sort(key=lambda entry: (entry[0], entry[1]))
             table = self._tables[group.id] = CostTable(pending)
@@ -297,9 +320,64 @@ class CascadesSearch:
             if self.prune and lower >= table.best_any * _TIE:
                 return
             table.next += 1
+            if self.prune and table.best_any < math.inf and self._beaten(expr, group, table.best_any * _TIE):
+                # No alternative of it could beat the winner: not even implemented.
+                self._skipped[id(expr)] = expr
+                continue
             for physical in self.optimize_expression(expr, group):
                 if not physical.costed and (not self.prune or self._floor(physical, group) < table.best_any * _TIE):
                     self._cost(physical, group, table)
+
+    def _beaten(self, expr: Plan, group: Group, threshold: float) -> bool:
+        """Whether every alternative the implementation rules would make of ``expr`` has a floor
+        (``_floor``) at or above ``threshold``, from the rules' own bounds (``ImplementationRule.
+        floor``) without making them. False when a rule cannot tell, or when no rule would make
+        any (the expression is then implemented, as every expression was before)."""
+        if self.filters and any(f.excludes(expr, group, self.context) for f in self.filters):
+            return False
+        best = math.inf
+        for rule in self._implementations_of(type(expr)):
+            if rule.matches(expr, group, self.context):
+                found = rule.floor(expr, group, self.context, self)
+                if found is None or found * _ROUNDING < threshold:
+                    return False
+                best = min(best, found)
+        return best < math.inf
+
+    # -- what rules' floors read (cbo.memo.rules.base.Bounds) -----------------------------------------
+
+    def cheapest_cost(self, group: Group) -> float:
+        winner = self.optimize_group(group, ANY)
+        return math.inf if winner is None else winner.cost
+
+    def broadcast_floor(self, group: Group) -> float:
+        return self._input_floor(group, BROADCAST)
+
+    def hash_floor(self, group: Group) -> float:
+        """At most ``_input_floor`` under any hash partitioning (sorted or not): the cheapest plan
+        if it delivers a hash partitioning; else the cheaper of it shuffled (the price of a
+        shuffle does not depend on the columns) and the least lower bound of the expressions that
+        might deliver some partitioning themselves, as ``_natural_floor`` indexes them."""
+        found = self._hash_floors.get(group.id)
+        if found is None:
+            cheapest = self.optimize_group(group, ANY)
+            if cheapest is None:
+                found = math.inf
+            elif cheapest.delivered.partitioning:
+                found = cheapest.cost
+            else:
+                enforced = cheapest.cost + self.cost_model.price(self.cost_model.exchange(*self.size(group)))
+                natural = enforced
+                for lower, _, expr in self._table(group).pending:
+                    if lower >= enforced:
+                        break
+                    deliverables = self._deliverables(expr, group)
+                    if deliverables is None or any(d.partitioning for d in deliverables):
+                        natural = lower
+                        break
+                found = max(cheapest.cost, natural)
+            self._hash_floors[group.id] = found
+        return found
 
     def _evaluate_for(self, table: CostTable, group: Group, required: Required, threshold: float) -> None:
         """Cost the alternatives that could beat ``threshold`` (the enforced plan's cost) under
@@ -361,36 +439,46 @@ class CascadesSearch:
             enforced = model.price(model.sort(size)) + self._input_floor(group, need.without_ordering())
         else:
             enforced = cheapest.cost + model.price(model.distribute(need, size))
-        return max(cheapest.cost, min(enforced, self._natural_floor(group, need)))
+        return max(cheapest.cost, self._natural_floor(group, need, enforced))
 
-    def _natural_floor(self, group: Group, need: Required) -> float:
-        """The least lower bound among the group's expressions that might deliver ``need``
-        without an enforcer, from an index of what each could deliver by its first partitioning
-        (or ordering) column: necessary, not sufficient, so a bound, computed in a few lookups
-        (clustering on P needs a first partitioning class that meets P)."""
+    def _natural_floor(self, group: Group, need: Required, cap: float) -> float:
+        """The least of ``cap`` and the least lower bound among the group's expressions that
+        might deliver ``need`` without an enforcer, from an index of what each could deliver by
+        its first partitioning (or ordering) column: necessary, not sufficient, so a bound,
+        computed in a few lookups (clustering on P needs a first partitioning class that meets P).
+
+        The index grows in the order of the expressions' lower bounds, only as far as ``cap``
+        (the enforced plan's floor) asks: an expression whose bound reaches the cap cannot lower
+        the answer, so a 10-relation clique's join groups index a few of their hundreds."""
         table = self._table(group)
         index = table.index
         if index is None:
             index = table.index = {}
-            for lower, _, expr in table.pending:
-                deliverables = self._deliverables(expr, group)
-                if deliverables is None:
-                    keys: list[object] = ["opaque"]
-                else:
-                    keys = []
-                    for delivered in deliverables:
-                        if delivered.distribution == "single":
-                            keys.append("single")
-                        if delivered.partitioning:
-                            first = delivered.partitioning[0]
-                            keys += [("hash", len(delivered.partitioning), c) for c in first]
-                            keys += [("part", c) for c in first]
-                        if delivered.ordering:
-                            keys += [("ordered", c) for c in delivered.ordering[0]]
-                for key in keys:
-                    if lower < index.get(key, math.inf):
-                        index[key] = lower
-        candidates = [index.get("opaque", math.inf)]
+        pending = table.pending
+        position = table.indexed
+        while position < len(pending) and pending[position][0] < cap:
+            lower, _, expr = pending[position]
+            position += 1
+            deliverables = self._deliverables(expr, group)
+            if deliverables is None:
+                keys: list[object] = ["opaque"]
+            else:
+                keys = []
+                for delivered in deliverables:
+                    if delivered.distribution == "single":
+                        keys.append("single")
+                    if delivered.partitioning:
+                        first = delivered.partitioning[0]
+                        keys += [("hash", len(delivered.partitioning), c) for c in first]
+                        keys += [("part", c) for c in first]
+                    if delivered.ordering:
+                        keys += [("ordered", c) for c in delivered.ordering[0]]
+            for key in keys:
+                # in ascending order of bounds: the first expression found for a key is its least
+                if key not in index:
+                    index[key] = lower
+        table.indexed = position
+        candidates = [cap, index.get("opaque", math.inf)]
         if need.distribution == "single":
             candidates.append(index.get("single", math.inf))
         elif need.distribution == "hash":

@@ -55,10 +55,15 @@ class Pattern:
         for child, sub in zip(expr.children, self.inputs):
             if sub is None:
                 continue
-            group = group_of(child)
-            if explore is not None:
+            group = group_of(child).find()
+            if explore is not None and not group.explored:
                 explore(group)
-            if not any(issubclass(t, sub.operator) for t in group.find().operator_types):
+                group = group.find()
+            operator = sub.operator
+            for t in group.operator_types:
+                if t is operator or issubclass(t, operator):
+                    break
+            else:
                 return False
         return True
 

@@ -11,6 +11,7 @@ import gc
 import random
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from cbo.cost import CostModel, CostProfile, default_profile
@@ -60,13 +61,23 @@ class Optimized:
     cost: float
     memo: Memo
     root: Group
-    expression_costs: dict[tuple[int, int], float | None] = field(default_factory=dict)
     partitions: int = 0                      # shuffle partitions the plan was costed with
-    # Lower bounds of the expressions never costed (they could not beat the winner): see render.
-    expression_bounds: dict[tuple[int, int], float] = field(default_factory=dict)
     # The chosen plan's groups that had a remote-query alternative, with both costs (EXPLAIN's
     # "not pushed ... cost" notes, and ``Session.pushdown``).
     pushdown: tuple[PushdownChoice, ...] = ()
+    # The finished search, read when the memo is shown (``expression_costs``); most plans never are.
+    search: CascadesSearch | None = field(default=None, repr=False)
+
+    @cached_property
+    def expression_costs(self) -> dict[tuple[int, int], float | None]:
+        """(group id, expression index) -> its best cost, None when every alternative was pruned
+        (``CascadesSearch.expression_costs``)."""
+        return self.search.expression_costs() if self.search is not None else {}
+
+    @cached_property
+    def expression_bounds(self) -> dict[tuple[int, int], float]:
+        """Lower bounds of the expressions never costed (they could not beat the winner): see render."""
+        return self.search.expression_bounds() if self.search is not None else {}
 
     @property
     def plan(self) -> Plan:
@@ -129,8 +140,7 @@ class Optimizer:
         note_pushdown_costs(context, chosen)
         pushdown = pushdown_choices(context, chosen, search.physicals)
         memo.counters.elapsed_ms = (time.perf_counter() - started) * 1000.0
-        return Optimized(chosen, winner.cost, memo, root, search.expression_costs(), partitions,
-                         search.expression_bounds(), pushdown)
+        return Optimized(chosen, winner.cost, memo, root, partitions, pushdown, search)
 
 
 def draw_plan(group: Group, rng: random.Random) -> Plan:

@@ -11,7 +11,6 @@ import math
 
 import pytest
 
-from cbo.sources.catalog import load_catalog
 from cbo.cost import CostProfile
 from cbo.errors import CboError
 from cbo.estimate import Estimator
@@ -20,6 +19,7 @@ from cbo.memo.properties import Delivered, required
 from cbo.physical.algorithm import JOIN_ALGORITHMS, Algorithm
 from cbo.planner import Planner
 from cbo.settings import OptimizerSettings
+from cbo.sources.catalog import load_catalog
 from stats.store import StatsStore
 from tests.plan_files import TPCH_STATS
 
@@ -175,3 +175,23 @@ def test_the_fast_join_price_equals_the_priced_quantities():
             fast = model.local(join, strategy, out, inputs)
             slow = model.price(model.quantities(join, strategy, out, inputs))
             assert math.isclose(fast, slow, rel_tol=1e-12), (strategy, fast, slow)
+
+
+def test_the_join_floor_is_the_least_price_of_every_strategy_and_side():
+    # The search orders and prunes joins by ``join_floor`` before implementing them: it must be
+    # exactly the least of the strategies' prices, either side building (not merely close: it
+    # decides which alternative of equal cost is found first).
+    import random
+
+    from cbo.cost import CostModel
+
+    model = CostModel(partitions=8)
+    rng = random.Random(5)
+    for _ in range(500):
+        out = (rng.choice([0.0, 1.0, rng.uniform(0, 1e8)]), rng.uniform(1, 200))
+        inputs = [(rng.choice([0.0, 1.0, rng.uniform(0, 1e8)]), rng.uniform(1, 200)),
+                  (rng.choice([0.0, 1.0, rng.uniform(0, 1e9)]), rng.uniform(1, 400))]
+        swapped = [inputs[1], inputs[0]]
+        least = min(model._join_price(strategy, out, sides) for sides in (inputs, swapped)
+                    for strategy in JOIN_ALGORITHMS if strategy is not Algorithm.NULL_AWARE_BROADCAST_HASH_JOIN)
+        assert model.join_floor(out, inputs) == least, (out, inputs)

@@ -17,11 +17,11 @@ import pytest
 
 from benchmarks.join_enumeration.shapes import SHAPES, build
 from benchmarks.tpch.queries import all_queries
-from cbo.sources.catalog import load_catalog
 from cbo.estimate import Estimator
 from cbo.memo.search import Optimizer
 from cbo.planner import Planner
 from cbo.settings import OptimizerSettings
+from cbo.sources.catalog import load_catalog
 from stats.store import StatsStore
 from tests.plan_files import TPCH_STATS
 
@@ -61,3 +61,50 @@ def test_tpch_plans_cost_the_same_pruned(tpch_parquet_catalog):
         full = Optimizer(base.estimator, base.settings, base.rules, base.profile, base.remote_tables,
                          prune=False).optimize(normalized)
         assert _same_cost(pruned.cost, full.cost), (query.name, pruned.cost, full.cost)
+
+
+def _searched(monkeypatch, shape: str, n: int, seed: int):
+    """The optimizer's result and its search (kept for inspecting bounds after the fact)."""
+    from cbo.memo import cascades
+
+    searches = []
+    original = cascades.CascadesSearch.__init__
+
+    def keep(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        searches.append(self)
+
+    monkeypatch.setattr(cascades.CascadesSearch, "__init__", keep)
+    workload = build(shape, n, seed)
+    result = Optimizer(Estimator(workload.stats), OptimizerSettings(max_reordered_joins=n)).optimize(workload.plan)
+    return result, searches[-1]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_rules_floor_is_at_most_the_floor_of_each_alternative_it_makes(monkeypatch, shape):
+    # The search skips a join unimplemented when every implementation rule's floor reaches the
+    # winner (ImplementationRule.floor): each must bound every alternative the rule makes.
+    for n, seed in ((4, 0), (6, 1), (7, 2)):
+        result, search = _searched(monkeypatch, shape, n, seed)
+        checked = 0
+        for group in result.memo:
+            for expr in group.expressions:
+                made = search.optimize_expression(expr, group)
+                for rule in search._implementations_of(type(expr)):
+                    if not rule.matches(expr, group, search.context):
+                        continue
+                    floor = rule.floor(expr, group, search.context, search)
+                    if floor is None:
+                        continue
+                    floors = [search._floor(p, group) for p in made if p.rule == rule.name]
+                    assert floor <= min(floors, default=math.inf) * (1 + 1e-12), (shape, n, rule.name, expr)
+                    checked += 1
+        assert checked > 0
+
+
+def test_most_joins_of_a_star_are_never_implemented(monkeypatch):
+    # In a star every join order costs the same: the rules' floors show each later order cannot
+    # beat the first one found, before any of its alternatives is made.
+    result, search = _searched(monkeypatch, "star", 9, 0)
+    implemented = sum(1 for group in result.memo for expr in group.expressions if id(expr) in search._physical)
+    assert implemented * 3 < result.memo.expression_count

@@ -14,13 +14,14 @@ rule set built for a catalog that has a source of that type.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from cbo.errors import CboError
 from cbo.ir.operators import Plan
 from cbo.memo.pattern import Pattern
 
 if TYPE_CHECKING:
+    from cbo.cost import CostModel
     from cbo.memo.context import SearchContext
     from cbo.memo.memo import Group, PhysicalExpr
 
@@ -57,12 +58,40 @@ class TransformationRule(Rule):
         return " | ".join(p.describe() for p in self.patterns)
 
 
+class Bounds(Protocol):
+    """What the search knows of a group before any alternative over it is made: enough for an
+    implementation rule to bound the cost of what it would yield (``ImplementationRule.floor``)."""
+
+    cost_model: CostModel
+
+    def size(self, group: Group) -> tuple[float, float]:
+        """(estimated rows, bytes per row)."""
+
+    def cheapest_cost(self, group: Group) -> float:
+        """The group's cheapest plan (math.inf: it has none)."""
+
+    def broadcast_floor(self, group: Group) -> float:
+        """The least the group costs broadcast (its cheapest plan and the broadcast)."""
+
+    def hash_floor(self, group: Group) -> float:
+        """The least the group costs hash-partitioned on any columns (sorted or not)."""
+
+
 class ImplementationRule(Rule):
     kind = "implementation"
     operator: type = Plan   # the operator type it implements (the search only tries matching rules)
 
     def implement(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[PhysicalExpr]:
         raise NotImplementedError
+
+    def floor(self, expr: Plan, group: Group, context: SearchContext, bounds: Bounds) -> float | None:
+        """A lower bound of the complete cost (its own and its inputs' under what it requires of
+        them, as the search's floor of an alternative counts it) of every alternative
+        ``implement`` would yield for ``expr``, without making them; ``math.inf`` when it would
+        yield none; None when the rule cannot tell (the default: the search then implements the
+        expression to know). A join enumeration adds tens of thousands of joins that cannot
+        beat their group's winner; with every rule's floor the search skips them unimplemented."""
+        return None
 
 
 class ImplementationFilter:

@@ -14,12 +14,13 @@ the grouping columns (e.g. the output of a join on them).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from cbo.memo.memo import Group, PhysicalExpr, group_of
 from cbo.memo.properties import ANY, BROADCAST, Required, required
-from cbo.memo.rules.base import ImplementationRule
+from cbo.memo.rules.base import Bounds, ImplementationRule
 from cbo.physical.algorithm import Algorithm
 
 _ANY_INPUTS = {arity: (ANY,) * arity for arity in range(4)}
@@ -42,20 +43,41 @@ def _physical(node: Plan, algorithm: Algorithm, logical: Plan, rule: str,
     return PhysicalExpr(node, algorithm, needs or _ANY_INPUTS.get(arity) or (ANY,) * arity, logical, rule)
 
 
-def orientations(expr: Join) -> Iterable[Join]:
+def orientations(expr: Join) -> tuple[Join, ...]:
     """The join as written and, for inner joins, with its inputs swapped: R ⋈ S = S ⋈ R as bags
     of rows (columns are found by identity, not position), so either side may be the build side."""
-    yield expr
-    if expr.kind == "inner":
-        # Made once per join (several rules ask), with the written join's equalities, sides
-        # exchanged, instead of finding them again in the condition.
-        swapped = expr.__dict__.get("_swapped")
-        if swapped is None:
+    # The swapped join is made once per join (several rules ask, for alternatives and floors),
+    # with the written join's equalities, sides exchanged, instead of finding them again in the
+    # condition. (Not the tuple itself: it would hold the join, a cycle for the collector.)
+    swapped: Join | bool | None = expr.__dict__.get("_swapped")
+    if swapped is None:
+        swapped = False
+        if expr.kind == "inner":
             swapped = Join("inner", expr.right, expr.left, expr.condition)
             object.__setattr__(swapped, "_equi_keys", tuple((b, a) for a, b in expr.equi_keys))
             object.__setattr__(swapped, "_has_equi_key", expr.has_equi_key)
-            object.__setattr__(expr, "_swapped", swapped)
-        yield swapped
+        object.__setattr__(expr, "_swapped", swapped)
+    return (expr, swapped) if isinstance(swapped, Join) else (expr,)
+
+
+def _local(bounds: Bounds, join: Join, algorithm: Algorithm, group: Group) -> tuple[float, Group, Group]:
+    """The alternative's own cost, exactly as the search prices it, and its two input groups."""
+    left, right = group_of(join.left).find(), group_of(join.right).find()
+    return bounds.cost_model.local(join, algorithm, bounds.size(group), [bounds.size(left), bounds.size(right)]), \
+        left, right
+
+
+def _broadcast_floor(bounds: Bounds, join: Join, algorithm: Algorithm, group: Group) -> float:
+    """The floor of a join broadcasting its right input: its own cost, the probe side's cheapest
+    plan, and the build side broadcast."""
+    local, probe, build = _local(bounds, join, algorithm, group)
+    return local + bounds.cheapest_cost(probe) + bounds.broadcast_floor(build)
+
+
+def _partitioned_floor(bounds: Bounds, join: Join, algorithm: Algorithm, group: Group) -> float:
+    """The floor of a join needing both inputs hash-partitioned (and perhaps sorted) on its keys."""
+    local, left, right = _local(bounds, join, algorithm, group)
+    return local + bounds.hash_floor(left) + bounds.hash_floor(right)
 
 
 def _key_needs(join: Join, sorted_: bool) -> tuple[Required, Required]:
@@ -115,6 +137,12 @@ class BroadcastHashJoin(ImplementationRule):
             if context.size_bytes(group_of(join.right)) <= context.settings.broadcast_limit_bytes:
                 yield _physical(join, Algorithm.BROADCAST_HASH_JOIN, expr, self.name, (ANY, BROADCAST))
 
+    def floor(self, expr: Plan, group: Group, context, bounds: Bounds) -> float:
+        assert isinstance(expr, Join)
+        return min((_broadcast_floor(bounds, join, Algorithm.BROADCAST_HASH_JOIN, group) for join in orientations(expr)
+                    if context.size_bytes(group_of(join.right)) <= context.settings.broadcast_limit_bytes),
+                   default=math.inf)
+
 
 class ShuffledHashJoin(ImplementationRule):
     """Join on equalities with both inputs hash-partitioned on the join keys; each task hashes its
@@ -136,6 +164,10 @@ class ShuffledHashJoin(ImplementationRule):
         for join in orientations(expr):
             yield _physical(join, Algorithm.SHUFFLED_HASH_JOIN, expr, self.name, _key_needs(join, sorted_=False))
 
+    def floor(self, expr: Plan, group: Group, context: object, bounds: Bounds) -> float:
+        assert isinstance(expr, Join)
+        return min(_partitioned_floor(bounds, join, Algorithm.SHUFFLED_HASH_JOIN, group) for join in orientations(expr))
+
 
 class SortMergeJoin(ImplementationRule):
     """Join on equalities by sorting both hash-partitioned inputs on the keys and merging them.
@@ -156,6 +188,10 @@ class SortMergeJoin(ImplementationRule):
         assert isinstance(expr, Join)
         yield _physical(expr, Algorithm.SORT_MERGE_JOIN, expr, self.name, _key_needs(expr, sorted_=True))
 
+    def floor(self, expr: Plan, group: Group, context: object, bounds: Bounds) -> float:
+        assert isinstance(expr, Join)
+        return _partitioned_floor(bounds, expr, Algorithm.SORT_MERGE_JOIN, group)
+
 
 class BroadcastNestedLoopJoin(ImplementationRule):
     """A join without an equality between its sides: broadcast one side and compare every pair.
@@ -175,6 +211,11 @@ class BroadcastNestedLoopJoin(ImplementationRule):
         assert isinstance(expr, Join)
         for join in orientations(expr):
             yield _physical(join, Algorithm.BROADCAST_NESTED_LOOP_JOIN, expr, self.name, (ANY, BROADCAST))
+
+    def floor(self, expr: Plan, group: Group, context: object, bounds: Bounds) -> float:
+        assert isinstance(expr, Join)
+        return min(_broadcast_floor(bounds, join, Algorithm.BROADCAST_NESTED_LOOP_JOIN, group)
+                   for join in orientations(expr))
 
 
 class NullAwareAntiJoin(ImplementationRule):
@@ -197,9 +238,16 @@ class NullAwareAntiJoin(ImplementationRule):
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
-        algorithm = Algorithm.NULL_AWARE_BROADCAST_HASH_JOIN if len(expr.equi_keys) == 1 \
+        yield _physical(expr, self._algorithm(expr), expr, self.name, (ANY, BROADCAST))
+
+    def floor(self, expr: Plan, group: Group, context: object, bounds: Bounds) -> float:
+        assert isinstance(expr, Join)
+        return _broadcast_floor(bounds, expr, self._algorithm(expr), group)
+
+    @staticmethod
+    def _algorithm(expr: Join) -> Algorithm:
+        return Algorithm.NULL_AWARE_BROADCAST_HASH_JOIN if len(expr.equi_keys) == 1 \
             else Algorithm.BROADCAST_NESTED_LOOP_JOIN
-        yield _physical(expr, algorithm, expr, self.name, (ANY, BROADCAST))
 
 
 class HashAggregate(ImplementationRule):

@@ -10,13 +10,14 @@ others.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from cbo.ir.expressions import Constant
 from cbo.ir.operators import Aggregate, Join, Plan, Project
 from cbo.memo.memo import Group, PhysicalExpr, group_of
 from cbo.memo.properties import ANY
-from cbo.memo.rules.base import ImplementationRule
+from cbo.memo.rules.base import Bounds, ImplementationRule
 from cbo.memo.rules.implement import orientations
 from cbo.physical.algorithm import Algorithm
 
@@ -67,3 +68,14 @@ class ScalarSubqueryJoin(ImplementationRule):
         for join in orientations(expr):
             if exactly_one_row(group_of(join.right)):
                 yield PhysicalExpr(join, Algorithm.SCALAR_SUBQUERY, (ANY, ANY), expr, self.name)
+
+    def floor(self, expr: Plan, group: Group, context: object, bounds: Bounds) -> float:
+        assert isinstance(expr, Join)
+        best = math.inf
+        for join in orientations(expr):
+            if exactly_one_row(group_of(join.right)):
+                left, right = group_of(join.left).find(), group_of(join.right).find()
+                local = bounds.cost_model.local(join, Algorithm.SCALAR_SUBQUERY, bounds.size(group),
+                                                [bounds.size(left), bounds.size(right)])
+                best = min(best, local + bounds.cheapest_cost(left) + bounds.cheapest_cost(right))
+        return best

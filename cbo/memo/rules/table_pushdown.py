@@ -41,7 +41,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from cbo.ir.expressions import TRUE, AggregateCall, Column, ColumnRef, Expr, columns_of, compare, conjunction, conjuncts
+from cbo.ir.expressions import (
+    TRUE,
+    AggregateCall,
+    Column,
+    ColumnRef,
+    Constant,
+    Expr,
+    columns_of,
+    compare,
+    conjunction,
+    conjuncts,
+)
 from cbo.ir.operators import Aggregate, Filter, Join, Plan, Project, equated_columns
 from cbo.memo.memo import Group, GroupRef, Memo
 from cbo.memo.pattern import Pattern
@@ -57,7 +68,9 @@ _AGGREGATED = (_GROUPED, Pattern(Project, (_GROUPED,)))
 
 
 def _conditioned_inner(expr: Plan) -> bool:
-    return expr.kind == "inner" and expr.condition != TRUE  # type: ignore[attr-defined]
+    # (only a Constant can equal TRUE: the type test spares a comparison per enumerated join)
+    condition = expr.condition  # type: ignore[attr-defined]
+    return expr.kind == "inner" and (type(condition) is not Constant or condition != TRUE)  # type: ignore[attr-defined]
 
 
 class PushTableIntoAggregate(TransformationRule):
