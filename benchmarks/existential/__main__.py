@@ -66,8 +66,9 @@ def chosen_forms(planned) -> list[str]:  # type: ignore[no-untyped-def]
         group = memo.groups[gid]
         if not any(isinstance(e, Join) and e.kind == "semi" for e in group.expressions):
             continue
-        logical = winner.physical.logical
-        found.append(RULE_FORMS.get(memo.added_by.get(logical, ""), "3.3" if isinstance(logical, Join) else "other"))
+        expression = winner.expression   # the memo expression the plan runs in that group
+        found.append(RULE_FORMS.get(memo.added_by.get(expression, ""),
+                                    "3.3" if isinstance(expression, Join) else "other"))
     return found
 
 
