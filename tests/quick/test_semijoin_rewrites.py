@@ -19,6 +19,7 @@ number of queries (default 40 per form: a few seconds).
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -26,9 +27,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cbo.ir.operators import Join, Plan
+from cbo.memo.memo import Group
 from cbo.planner import Planner
 from cbo.settings import OptimizerSettings
-from tests.random_tables import ForcedPlans, by_rule
+from tests.random_tables import ForcedPlans, Prefer, by_rule
+from tests.random_tables import forced_plan as forced_by
 
 TABLES = ("t0", "t1", "t2", "t3")
 ABOVE, BELOW = "SemiJoinToInnerDistinctAbove", "SemiJoinToInnerDistinctBelow"
@@ -76,16 +79,27 @@ def _semi_join(expr: Plan, rule: str | None) -> bool:
     return isinstance(expr, Join) and expr.kind == "semi"
 
 
+def forcing(rule: str | None) -> tuple[Prefer, set[str]]:
+    """What forces the form of ``rule`` (None: 3.3): its expressions in every group that has
+    them, never the other form's; for 3.3 each group's semi join."""
+    return (by_rule(rule) if rule is not None else _semi_join), {ABOVE, BELOW} - {rule}
+
+
+def forced_plan(group: Group, rule: str | None, rng: random.Random) -> tuple[Plan, int]:
+    """A plan of ``group`` with the form of ``rule`` forced, other choices random; and how many
+    forced expressions it uses."""
+    prefer, avoid = forcing(rule)
+    return forced_by(group, rng, prefer, avoid)
+
+
 class Harness(ForcedPlans):
     def __init__(self, directory: Path):
         super().__init__(directory, TABLES)
 
     def check(self, sql: str, data: dict[str, list[tuple]], form: str, seed: int) -> int:  # type: ignore[override]
-        """``form`` forced in every group that has it, never the other form; 3.3 keeps each
-        group's semi join. Returns how many forced expressions the plans used."""
-        rule = FORMS[form]
-        prefer = by_rule(rule) if rule is not None else _semi_join
-        return super().check(sql, data, seed, prefer, avoid={ABOVE, BELOW} - {rule})
+        """``form`` forced in every plan drawn; returns how many forced expressions they used."""
+        prefer, avoid = forcing(FORMS[form])
+        return super().check(sql, data, seed, prefer, avoid)
 
 
 @pytest.fixture(scope="module")
