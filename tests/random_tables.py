@@ -10,7 +10,9 @@ run (``REFERENCE_FALLBACKS``), never failed.
 
 from __future__ import annotations
 
+import random
 import sqlite3
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +22,12 @@ import pyarrow.parquet as pq
 import sqlglot
 
 from cbo.answers import compare
-from cbo.sources.catalog import parse_catalog
 from cbo.ir.operators import Plan
+from cbo.memo.memo import Group, group_of
+from cbo.memo.search import restore_output_order
+from cbo.planner import Planner
+from cbo.settings import OptimizerSettings
+from cbo.sources.catalog import parse_catalog
 from cbo.sqlgen import to_sql
 
 # (what happened, query) for every case DuckDB could not answer: "sqlite" when SQLite answered
@@ -130,3 +136,61 @@ def assert_plans_answer(tables: RandomTables, connection: duckdb.DuckDBPyConnect
                 continue
         verdict = compare(expected, actual, ordered=False)
         assert verdict.matches, f"{verdict.detail}\nquery: {sql}\ntables: {data}\nplan:\n{plan}"
+
+
+# Accepts a memo expression, given the rule that added it (None: the written form or a
+# normalization); see forced_plan.
+Prefer = Callable[[Plan, "str | None"], bool]
+
+
+def forced_plan(group: Group, rng: random.Random, prefer: Prefer,
+                avoid: Collection[str] = ()) -> tuple[Plan, int]:
+    """A plan of ``group`` with, in every group, an expression ``prefer`` accepts where the group
+    has one, never one added by a rule in ``avoid``, other choices random; and how many preferred
+    expressions it uses (a property test checks it is not zero, or it could pass vacuously).
+
+    This is how a rewrite is *forced* wherever it holds: ``prefer`` picks the rule's expressions
+    (``by_rule``), ``avoid`` keeps a competing rewrite out (3.1 and 3.2 of the same semi join)."""
+    added = group.memo.added_by
+    allowed = [e for e in group.expressions if added.get(e) not in avoid]
+    preferred = [e for e in allowed if prefer(e, added.get(e))]
+    expr = rng.choice(preferred or allowed or group.expressions)
+    used = 1 if preferred else 0
+    children = []
+    for child in expr.children:
+        plan, count = forced_plan(group_of(child), rng, prefer, avoid)
+        children.append(plan)
+        used += count
+    return (expr.with_children(tuple(children)) if children else expr), used
+
+
+def by_rule(name: str) -> Prefer:
+    """``forced_plan``'s preference for the expressions rule ``name`` added."""
+    return lambda expr, rule: rule == name
+
+
+class ForcedPlans(RandomTables):
+    """Random tables ``t0``..``t<n-1>`` (columns ``a``, ``b``) and a planner with the byte-reduction
+    threshold infinite, so every aggregation-below-join rewrite enters the memo wherever it holds;
+    ``check`` runs the chosen plan and forced ones against the reference."""
+
+    def __init__(self, directory: Path, tables: Collection[str]):
+        super().__init__(directory, {name: ("a", "b") for name in tables})
+        self.settings = OptimizerSettings(push_aggregation_below_join_byte_reduction_threshold=float("inf"))
+
+    def check(self, sql: str, data: dict[str, list[tuple]], seed: int, prefer: Prefer | None,
+              avoid: Collection[str] = (), draws: int = 3) -> int:
+        """The chosen plan and ``draws`` plans forced by ``prefer`` / ``avoid`` (``prefer`` None:
+        drawn at random from the memo) answer as the reference does; returns how many preferred
+        expressions the forced plans used."""
+        connection = self.load(data)
+        planned = Planner(self.catalog, settings=self.settings).plan(sql)
+        assert planned.optimized is not None
+        rng = random.Random(seed)
+        plans, used = [planned.plan], 0
+        for _ in range(draws):
+            plan, count = forced_plan(planned.optimized.root, rng, prefer or (lambda expr, rule: False), avoid)
+            plans.append(restore_output_order(plan, planned.plan))
+            used += count
+        assert_plans_answer(self, connection, sql, data, plans, planned.names)
+        return used

@@ -19,19 +19,14 @@ plan the memo holds. ``CBO_RANDOM_EXAMPLES`` sets the number of queries (default
 from __future__ import annotations
 
 import os
-import random
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from cbo.ir.operators import Plan
-from cbo.memo.memo import Group, group_of
-from cbo.memo.search import draw_plan, restore_output_order
 from cbo.planner import Planner
-from cbo.settings import OptimizerSettings
-from tests.random_tables import RandomTables, assert_plans_answer
+from tests.random_tables import ForcedPlans, by_rule
 
 TABLES = ("t0", "t1", "t2", "t3")
 RULE = "EagerAggregation"
@@ -69,41 +64,14 @@ def aggregate_queries(draw):  # type: ignore[no-untyped-def]
     return query
 
 
-def forced_plan(group: Group, rng: random.Random) -> tuple[Plan, int]:
-    """A plan of ``group`` with the rule's expression wherever a group has one, other choices
-    random; also how many of the rule's expressions it uses."""
-    added = group.memo.added_by
-    mine = [e for e in group.expressions if added.get(e) == RULE]
-    expr = rng.choice(mine or group.expressions)
-    used = 1 if mine else 0
-    children = []
-    for child in expr.children:
-        plan, count = forced_plan(group_of(child), rng)
-        children.append(plan)
-        used += count
-    return (expr.with_children(tuple(children)) if children else expr), used
-
-
-class Harness(RandomTables):
+class Harness(ForcedPlans):
     def __init__(self, directory: Path):
-        super().__init__(directory, {name: ("a", "b") for name in TABLES})
-        self.settings = OptimizerSettings(push_aggregation_below_join_byte_reduction_threshold=float("inf"))
+        super().__init__(directory, TABLES)
 
-    def check(self, sql: str, data: dict[str, list[tuple]], seed: int, forced: bool = True) -> int:
-        connection = self.load(data)
-        planned = Planner(self.catalog, settings=self.settings).plan(sql)
-        assert planned.optimized is not None
-        rng = random.Random(seed)
-        plans, used = [planned.plan], 0
-        for _ in range(3):
-            if forced:
-                plan, count = forced_plan(planned.optimized.root, rng)
-                used += count
-            else:
-                plan = draw_plan(planned.optimized.root, rng)
-            plans.append(restore_output_order(plan, planned.plan))
-        assert_plans_answer(self, connection, sql, data, plans, planned.names)
-        return used
+    def check(self, sql: str, data: dict[str, list[tuple]], seed: int, forced: bool = True) -> int:  # type: ignore[override]
+        """The rule's expression forced wherever a group has one (``forced``), or plans drawn at
+        random from the memo; returns how many of the rule's expressions the plans used."""
+        return super().check(sql, data, seed, by_rule(RULE) if forced else None)
 
 
 @pytest.fixture(scope="module")

@@ -27,11 +27,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cbo.ir.operators import Join, Plan
-from cbo.memo.memo import Group, group_of
-from cbo.memo.search import restore_output_order
+from cbo.memo.memo import Group
 from cbo.planner import Planner
 from cbo.settings import OptimizerSettings
-from tests.random_tables import RandomTables, assert_plans_answer
+from tests.random_tables import ForcedPlans, Prefer, by_rule
+from tests.random_tables import forced_plan as forced_by
 
 TABLES = ("t0", "t1", "t2", "t3")
 ABOVE, BELOW = "SemiJoinToInnerDistinctAbove", "SemiJoinToInnerDistinctBelow"
@@ -75,44 +75,31 @@ def existential_queries(draw):  # type: ignore[no-untyped-def]
             f"(select * from t1 where t1.a = t0.a and {existential('t1', 't2')})")
 
 
+def _semi_join(expr: Plan, rule: str | None) -> bool:
+    return isinstance(expr, Join) and expr.kind == "semi"
+
+
+def forcing(rule: str | None) -> tuple[Prefer, set[str]]:
+    """What forces the form of ``rule`` (None: 3.3): its expressions in every group that has
+    them, never the other form's; for 3.3 each group's semi join."""
+    return (by_rule(rule) if rule is not None else _semi_join), {ABOVE, BELOW} - {rule}
+
+
 def forced_plan(group: Group, rule: str | None, rng: random.Random) -> tuple[Plan, int]:
-    """A plan of ``group`` with, in every group, the forced rule's expression where it has one,
-    never the other form's; other choices random. Also how many forced expressions it uses."""
-    memo = group.memo
-    added = memo.added_by
-    others = {ABOVE, BELOW} - {rule}
-    mine = [e for e in group.expressions if rule is not None and added.get(e) == rule]
-    allowed = [e for e in group.expressions if added.get(e) not in others]
-    if rule is None:   # 3.3: a group holding a semi join keeps it
-        semi = [e for e in allowed if isinstance(e, Join) and e.kind == "semi"]
-        allowed = semi or allowed
-    expr = rng.choice(mine or allowed or group.expressions)
-    used = 1 if mine else 0
-    children = []
-    for child in expr.children:
-        plan, count = forced_plan(group_of(child), rule, rng)
-        children.append(plan)
-        used += count
-    return (expr.with_children(tuple(children)) if children else expr), used
+    """A plan of ``group`` with the form of ``rule`` forced, other choices random; and how many
+    forced expressions it uses."""
+    prefer, avoid = forcing(rule)
+    return forced_by(group, rng, prefer, avoid)
 
 
-class Harness(RandomTables):
+class Harness(ForcedPlans):
     def __init__(self, directory: Path):
-        super().__init__(directory, {name: ("a", "b") for name in TABLES})
-        self.settings = OptimizerSettings(push_aggregation_below_join_byte_reduction_threshold=float("inf"))
+        super().__init__(directory, TABLES)
 
-    def check(self, sql: str, data: dict[str, list[tuple]], form: str, seed: int) -> int:
-        connection = self.load(data)
-        planned = Planner(self.catalog, settings=self.settings).plan(sql)
-        assert planned.optimized is not None
-        rng = random.Random(seed)
-        plans, used = [planned.plan], 0
-        for _ in range(3):
-            plan, count = forced_plan(planned.optimized.root, FORMS[form], rng)
-            plans.append(restore_output_order(plan, planned.plan))
-            used += count
-        assert_plans_answer(self, connection, sql, data, plans, planned.names)
-        return used
+    def check(self, sql: str, data: dict[str, list[tuple]], form: str, seed: int) -> int:  # type: ignore[override]
+        """``form`` forced in every plan drawn; returns how many forced expressions they used."""
+        prefer, avoid = forcing(FORMS[form])
+        return super().check(sql, data, seed, prefer, avoid)
 
 
 @pytest.fixture(scope="module")

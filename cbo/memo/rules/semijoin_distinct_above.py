@@ -37,6 +37,23 @@ a join region, reading through ``A``'s group when ``A`` is itself a join of the 
 join was in, so the early-out join reorders with the rest of the query (bushy), and the
 DISTINCT sits above the region it heads. Whether it pays (seed 003's case 2.1: a selective
 outer side, a join that reduces rows) is the cost model's call; the semi join stays (3.3).
+The row-id reorder limitation: without a key, the numbering projection sits over all of ``A``.
+When ``A`` is one table (or any single relation) this costs nothing: the projection is a leaf
+of the early-out join's region. ``ReorderJoins`` also moves semi joins, so a semi join whose
+condition reads one table of a region is placed on that table alone too, and 3.1 of that
+placement numbers the table and reorders with the rest (``tests/testdata/rules/
+semijoin_distinct_above.test``). But when ``p`` reads two or more tables of ``A`` (``EXISTS
+(... WHERE o.x = c.x AND o.y > n.y)`` over ``c JOIN n``), ``A`` is their join, the projection
+numbers its rows, and ``B`` meets only the finished ``A``: the region below the projection is
+closed. Lifting it needs a row id per leaf instead of one per ``A``: a row of an inner-join
+tree is identified by the tuple of its leaves' row identities (a leaf's key, or its own
+``row_id()``), so the numbering can go on the leaves, below the joins, and ``B`` could join any
+of them first. What that takes: a second copy of ``A``'s region over numbered leaves in the memo
+(its groups have more columns, so they cannot share ``A``'s), and an estimate for a grouping by
+several leaves' row ids (``group_count`` multiplies them, capped by the join's rows: it would
+count the early-out join's rows, not ``A``'s), before cost could weigh it fairly. With keys (the
+default, ``exploit_constraints``), the DISTINCT groups by ``A``'s columns, which hold the
+keys, and nothing is numbered: the early-out join reorders freely.
 This is also how a small outer side gets hashed: Spark 4.3 builds only the right (filtering)
 side of a LEFT SEMI join, broadcast or shuffled (``cbo.memo.rules.implement``), while the inner
 join here may build either side.
