@@ -1,5 +1,6 @@
-"""Small random tables of two nullable integer columns, as Parquet for cbo's catalog and as
-DuckDB tables for the reference answer: the ground both property tests stand on.
+"""The reference answer of the property tests: small random tables of two nullable integer
+columns (``benchmarks.equivalence.tables``, shared with the equivalence benchmark), answered by
+DuckDB.
 
 DuckDB is the reference engine, but DuckDB 2.0.0 itself fails on some plain queries (an
 internal error, ``unordered_map::at``). Such a failure says nothing about cbo: the case is
@@ -10,82 +11,21 @@ run (``REFERENCE_FALLBACKS``), never failed.
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
-import pyarrow.parquet as pq
-import sqlglot
 
+from benchmarks.equivalence.tables import RandomTables, ReferenceUnavailable, is_engine_fault
 from cbo.answers import compare
-from cbo.sources.catalog import parse_catalog
 from cbo.ir.operators import Plan
 from cbo.sqlgen import to_sql
+
+__all__ = ["REFERENCE_FALLBACKS", "RandomTables", "ReferenceUnavailable", "assert_plans_answer", "is_engine_fault",
+           "reference_answer"]
 
 # (what happened, query) for every case DuckDB could not answer: "sqlite" when SQLite answered
 # instead, "skipped" when neither could. Printed by tests/conftest.py after the run.
 REFERENCE_FALLBACKS: list[tuple[str, str]] = []
-
-
-class ReferenceUnavailable(Exception):
-    """Neither DuckDB nor SQLite could run the original query: the case proves nothing."""
-
-
-def is_engine_fault(exc: BaseException) -> bool:
-    """An internal error of DuckDB itself, as opposed to an error the query asks for.
-
-    DuckDB raises a subclass of ``duckdb.Error`` for every error it classifies (binder, invalid
-    input such as a scalar subquery's second row, ...); a bare ``duckdb.Error`` is a C++
-    exception that escaped uncaught, e.g. ``unordered_map::at``.
-    """
-    return (isinstance(exc, duckdb.InternalException) or type(exc) is duckdb.Error
-            or "INTERNAL Error" in str(exc))
-
-
-class RandomTables:
-    def __init__(self, directory: Path, tables: dict[str, tuple[str, str]]):
-        self.directory = directory
-        self.tables = tables
-        lines = []
-        for name in tables:
-            lines += [f"[sources.lake.tables.{name}]", f'path = "{name}.parquet"']
-        text = '[sources.lake]\ntype = "spark"\n' + "\n".join(lines) + "\n"
-        self.catalog = parse_catalog(text, directory / "catalog.toml")
-
-    def load(self, data: dict[str, list[tuple]]) -> duckdb.DuckDBPyConnection:
-        """Write the drawn rows as each table's Parquet file; a DuckDB connection holding them."""
-        connection = duckdb.connect()
-        for name, (first, second) in self.tables.items():
-            columns = list(zip(*data[name])) if data[name] else [(), ()]
-            table = pa.table({first: pa.array(columns[0], pa.int32()), second: pa.array(columns[1], pa.int32())})
-            pq.write_table(table, self.directory / f"{name}.parquet")
-            connection.execute(f"create table {name} as select * from read_parquet('{self.directory / name}.parquet')")
-        return connection
-
-    def reconnect(self) -> duckdb.DuckDBPyConnection:
-        """A new DuckDB connection over the tables last loaded (an internal error invalidates
-        the database it happened in)."""
-        connection = duckdb.connect()
-        for name in self.tables:
-            connection.execute(f"create table {name} as select * from read_parquet('{self.directory / name}.parquet')")
-        return connection
-
-    def sqlite_answer(self, sql: str, data: dict[str, list[tuple]], read: str | None = None) -> list[tuple[Any, ...]]:
-        """The query's answer from SQLite over the same rows; ReferenceUnavailable if it cannot."""
-        connection = sqlite3.connect(":memory:")
-        try:
-            for name, (first, second) in self.tables.items():
-                connection.execute(f"create table {name} ({first} integer, {second} integer)")
-                connection.executemany(f"insert into {name} values (?, ?)", data[name])
-            try:
-                translated = sqlglot.transpile(sql, read=read, write="sqlite")[0]
-                return connection.execute(translated).fetchall()
-            except (sqlite3.Error, sqlglot.errors.SqlglotError) as exc:
-                raise ReferenceUnavailable(f"SQLite cannot run it either: {exc}") from exc
-        finally:
-            connection.close()
 
 
 def reference_answer(tables: RandomTables, connection: duckdb.DuckDBPyConnection, sql: str,
