@@ -10,17 +10,18 @@ regression corpus (``tests/data/equivalence_regressions.txt``).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from hypothesis import strategies as st
 
 from benchmarks.equivalence import generators as g
-from benchmarks.equivalence.tables import MULTI_ROW, RandomTables, ReferenceUnavailable, References
+from benchmarks.equivalence.tables import MULTI_ROW, RandomTables, References, ReferenceUnavailable
 from cbo.answers import compare
 from cbo.ir.operators import Plan
 from cbo.memo.search import draw_plan, restore_output_order
-from cbo.planner import Planner, PlannedQuery
+from cbo.planner import PlannedQuery, Planner
 from cbo.settings import OptimizerSettings
 from cbo.sqlgen import to_sql
 

@@ -10,9 +10,10 @@ ask SQLite (``RandomTables.sqlite_answer``), which needs no server.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import duckdb
 import pyarrow as pa

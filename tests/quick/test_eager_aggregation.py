@@ -26,62 +26,17 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from cbo.ir.operators import Plan
-from cbo.memo.memo import Group, group_of
+from benchmarks.equivalence.generators import EAGER_RULE, aggregate_queries, eager_forced_plan, table_rows
 from cbo.memo.search import draw_plan, restore_output_order
 from cbo.planner import Planner
 from cbo.settings import OptimizerSettings
 from tests.random_tables import RandomTables, assert_plans_answer
 
 TABLES = ("t0", "t1", "t2", "t3")
-RULE = "EagerAggregation"
+RULE = EAGER_RULE
 EXAMPLES = int(os.environ.get("CBO_RANDOM_EXAMPLES", "40"))
 
-values = st.one_of(st.none(), st.integers(0, 3))
-table_rows = st.lists(st.tuples(values, values), max_size=6)
-
-AGGREGATES = ("sum({s}.b)", "count({s}.b)", "count(*)", "min({s}.a)", "max({s}.b)", "min(distinct {s}.b)",
-              "sum({s}.b + 1)", "count({s}.a)")
-
-
-@st.composite
-def aggregate_queries(draw):  # type: ignore[no-untyped-def]
-    """A grouped aggregation over an inner join, in one of several contexts."""
-    three = draw(st.booleans())
-    side = draw(st.sampled_from(["t0", "t1"]))   # the side the aggregates read
-    calls = draw(st.lists(st.sampled_from(AGGREGATES), min_size=1, max_size=3, unique=True))
-    grouping = draw(st.sampled_from(["t0.a", "t1.b", "t0.a, t1.b", "t0.a + t0.b", "t1.a"]))
-    condition = draw(st.sampled_from(["t1.a = t0.b", "t1.a = t0.b and t1.b <> t0.a", "t1.a = t0.b and t1.b > 0"]))
-    joins = f"t0 join t1 on {condition}"
-    if three:
-        joins += " join t2 on t2.a = t1.b"
-    existential = draw(st.sampled_from(["", "", "exists", "not exists"]))
-    where = f" where {existential} (select * from t3 where t3.a = t0.a)" if existential else ""
-    keys = [f"{g.strip()} as k{i}" for i, g in enumerate(grouping.split(","))]
-    select = ", ".join(keys + [f"{c.format(s=side)} as v{i}" for i, c in enumerate(calls)])
-    query = f"select {select} from {joins}{where} group by {grouping}"
-    context = draw(st.sampled_from(["plain", "plain", "left", "semi"]))
-    if context == "left":
-        return f"select t3.a, t3.b, g.* from t3 left join ({query}) g on g.k0 = t3.a"
-    if context == "semi":
-        inner = f"select {calls[0].format(s=side)} from {joins}{where} group by {grouping}"
-        return f"select t3.a, t3.b from t3 where t3.b in ({inner})"
-    return query
-
-
-def forced_plan(group: Group, rng: random.Random) -> tuple[Plan, int]:
-    """A plan of ``group`` with the rule's expression wherever a group has one, other choices
-    random; also how many of the rule's expressions it uses."""
-    added = group.memo.added_by
-    mine = [e for e in group.expressions if added.get(e) == RULE]
-    expr = rng.choice(mine or group.expressions)
-    used = 1 if mine else 0
-    children = []
-    for child in expr.children:
-        plan, count = forced_plan(group_of(child), rng)
-        children.append(plan)
-        used += count
-    return (expr.with_children(tuple(children)) if children else expr), used
+forced_plan = eager_forced_plan
 
 
 class Harness(RandomTables):

@@ -26,74 +26,24 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from cbo.ir.operators import Join, Plan
-from cbo.memo.memo import Group, group_of
+from benchmarks.equivalence.generators import (
+    ABOVE,
+    BELOW,
+    SEMIJOIN_FORMS,
+    existential_queries,
+    semijoin_forced_plan,
+    table_rows,
+)
 from cbo.memo.search import restore_output_order
 from cbo.planner import Planner
 from cbo.settings import OptimizerSettings
 from tests.random_tables import RandomTables, assert_plans_answer
 
 TABLES = ("t0", "t1", "t2", "t3")
-ABOVE, BELOW = "SemiJoinToInnerDistinctAbove", "SemiJoinToInnerDistinctBelow"
-FORMS = {"3.1": ABOVE, "3.2": BELOW, "3.3": None}
+FORMS = SEMIJOIN_FORMS
 EXAMPLES = int(os.environ.get("CBO_RANDOM_EXAMPLES", "40"))
 
-values = st.one_of(st.none(), st.integers(0, 3))
-table_rows = st.lists(st.tuples(values, values), max_size=6)
-
-
-@st.composite
-def existential_queries(draw):  # type: ignore[no-untyped-def]
-    """A query whose WHERE holds an IN or EXISTS, in one of four contexts."""
-    context = draw(st.sampled_from(["plain", "inner", "left", "semi"]))
-    x, y = draw(st.sampled_from("ab")), draw(st.sampled_from("ab"))
-    correlated = draw(st.booleans())
-    extra = draw(st.sampled_from(["", "", "lt", "filter"]))
-    outer = "t1" if context == "inner" and draw(st.booleans()) else "t0"
-
-    def existential(target: str, sub: str) -> str:
-        other = "b" if x == "a" else "a"
-        if correlated:
-            condition = [f"{sub}.{y} = {target}.{x}"]
-            if extra == "lt":
-                condition.append(f"{sub}.{other} < {target}.{other}")
-            elif extra == "filter":
-                condition.append(f"{sub}.{other} >= 1")
-            return f"exists (select * from {sub} where {' and '.join(condition)})"
-        where = f" where {sub}.{other} >= 1" if extra == "filter" else ""
-        return f"{target}.{x} in (select {sub}.{y} from {sub}{where})"
-
-    if context == "plain":
-        return f"select t0.a, t0.b from t0 where {existential('t0', 't2')}"
-    if context == "inner":
-        return (f"select t0.a, t0.b, t1.a, t1.b from t0 join t1 on t1.a = t0.b "
-                f"where {existential(outer, 't2')}")
-    if context == "left":
-        return (f"select t0.a, t0.b, s.a, s.b from t0 left join "
-                f"(select * from t1 where {existential('t1', 't2')}) s on s.b = t0.a")
-    return (f"select t0.a, t0.b from t0 where exists "
-            f"(select * from t1 where t1.a = t0.a and {existential('t1', 't2')})")
-
-
-def forced_plan(group: Group, rule: str | None, rng: random.Random) -> tuple[Plan, int]:
-    """A plan of ``group`` with, in every group, the forced rule's expression where it has one,
-    never the other form's; other choices random. Also how many forced expressions it uses."""
-    memo = group.memo
-    added = memo.added_by
-    others = {ABOVE, BELOW} - {rule}
-    mine = [e for e in group.expressions if rule is not None and added.get(e) == rule]
-    allowed = [e for e in group.expressions if added.get(e) not in others]
-    if rule is None:   # 3.3: a group holding a semi join keeps it
-        semi = [e for e in allowed if isinstance(e, Join) and e.kind == "semi"]
-        allowed = semi or allowed
-    expr = rng.choice(mine or allowed or group.expressions)
-    used = 1 if mine else 0
-    children = []
-    for child in expr.children:
-        plan, count = forced_plan(group_of(child), rule, rng)
-        children.append(plan)
-        used += count
-    return (expr.with_children(tuple(children)) if children else expr), used
+forced_plan = semijoin_forced_plan
 
 
 class Harness(RandomTables):
