@@ -119,6 +119,11 @@ class Checker:
     def __init__(self, family: Family, tables: RandomTables, references: References):
         self.family, self.tables, self.references = family, tables, references
 
+    def reference_counts(self) -> dict[str, int]:
+        refs = self.references
+        return {"duckdb_internal_errors": refs.duckdb_faults, "answered_by_postgres": refs.postgres_answers,
+                "unanswered": refs.unanswered}
+
     def _run(self, plan: Plan, names: tuple[str, ...]) -> list[tuple] | str:
         return self.references.run(to_sql(plan, names, "duckdb"), lambda: to_sql(plan, names, "postgres"))
 
