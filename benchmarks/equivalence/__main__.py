@@ -77,6 +77,8 @@ class Run:
 
         def check(case: dict) -> None:
             if failing:
+                if self.out_of_time():   # out of time: stop shrinking, keep the smallest failure so far
+                    return
                 self.shrink_runs += 1
             elif self.out_of_time():
                 return
