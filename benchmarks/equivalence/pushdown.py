@@ -225,7 +225,9 @@ class PushdownChecker:
         return {"duckdb_internal_errors": self.duckdb_faults, "answered_by_postgres": self.postgres_answers,
                 "unanswered": self.duckdb_faults - self.postgres_answers}
 
-    def close(self) -> None:
+    def close(self, stop_spark: bool = True) -> None:
+        """Drop the tables and stop both servers (their data directories stay for the next
+        run); stop Spark unless the caller shares it (a test session)."""
         for _, database, _ in self.setups.values():
             try:
                 database.drop()
@@ -233,6 +235,7 @@ class PushdownChecker:
                 pass
         for server in self.servers:
             server.stop()
-        from cbo.engines.spark import stop_session
+        if stop_spark:
+            from cbo.engines.spark import stop_session
 
-        stop_session()
+            stop_session()
