@@ -110,7 +110,9 @@ def run_query(query, session, runner: Runner, args: argparse.Namespace, rng: ran
     planned = planner.plan(query.sql)
     draws = distinct_draws(planner, planned, args.k, rng)
     record: dict[str, Any] = {"query": query.name, "memo_groups": len(planned.optimized.memo),
-                              "chosen": {"cost": planned.optimized.cost, "times": []}, "draws": []}
+                              "chosen": {"cost": planned.optimized.cost, "times": [],
+                                         "plan": planned.physical.text() if planned.physical else None},
+                              "draws": []}
     runner.run(planned, None)   # warm-up, untimed
     expected = None
     for _ in range(max(1, args.repeat)):
@@ -133,6 +135,8 @@ def run_query(query, session, runner: Runner, args: argparse.Namespace, rng: ran
                 chosen = min(record["chosen"]["times"])
         if rows is not None and expected is not None:
             entry["matches"] = compare(expected, rows, ordered=False).matches
+        if entry["seconds"] is not None and entry["seconds"] < chosen and drawn.physical is not None:
+            entry["plan"] = drawn.physical.text()   # to tell why it beat the chosen plan
         record["draws"].append(entry)
     record["chosen"]["seconds"] = chosen
     finished = [d["seconds"] for d in record["draws"] if d["seconds"] is not None and not d["error"]]
