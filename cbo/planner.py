@@ -9,6 +9,7 @@ search still yields a valid plan.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -17,12 +18,13 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from cbo.cost.cluster import ClusterShape
+from cbo.errors import CboError
 from cbo.frontend.binder import Binder
 from cbo.frontend.hints import resolve as resolve_hints
 from cbo.frontend.parse import DEFAULT_DIALECT, parse
 from cbo.ir.expressions import ColumnFactory
 from cbo.ir.operators import Plan
-from cbo.memo.search import Optimized, Optimizer, RemoteSource, default_rules
+from cbo.memo.search import Optimized, Optimizer, RemoteSource, default_rules, draw_plan, restore_output_order
 from cbo.normalize import normalize
 from cbo.normalize.decorrelate import decorrelate
 from cbo.physical.plan import PhysicalPlan
@@ -259,3 +261,16 @@ class Planner:
         optimizer = self.optimizer()
         optimized = optimizer.optimize(normalized)
         return PlannedQuery(sql, bound, optimized.plan, names, optimized, warnings, optimizer.profile, self.cluster)
+
+    def draw(self, planned: PlannedQuery, rng: random.Random) -> PlannedQuery:
+        """A complete plan drawn at random from ``planned``'s memo: a random logical expression
+        in every group (``draw_plan``), implemented at its cheapest and costed by the same cost
+        model as the chosen plan (``optimized.cost``), runnable like it (how far the chosen
+        plan is from others in its space: ``benchmarks.plan_space``)."""
+        if planned.optimized is None:
+            raise CboError("this plan was made without the memo search: there is no memo to draw from")
+        drawn = restore_output_order(draw_plan(planned.optimized.root, rng), planned.plan)
+        optimizer = self.optimizer()
+        optimized = optimizer.implement(drawn)
+        return PlannedQuery(planned.sql, planned.bound, optimized.plan, planned.names, optimized, planned.warnings,
+                            optimizer.profile, self.cluster)

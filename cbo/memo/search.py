@@ -143,6 +143,18 @@ class Optimizer:
         return Optimized(chosen, winner.cost, memo, root, partitions, pushdown, search)
 
 
+    def implement(self, plan: Plan) -> Optimized:
+        """The cheapest physical plan of ``plan`` as written: no transformation runs, each
+        operator gets its cheapest algorithm and the exchanges it needs. For a plan drawn from a
+        memo (``draw_plan``): a complete physical plan with a cost comparable to the winner's."""
+        rules = self.rules
+        self.rules = rules.implementation_only()
+        try:
+            return self.optimize(plan)
+        finally:
+            self.rules = rules
+
+
 def draw_plan(group: Group, rng: random.Random) -> Plan:
     """Any plan the memo holds for ``group``: a random logical expression per group, recursively
     (for equivalence tests: every alternative must give the same answer, not only the winner)."""

@@ -13,18 +13,22 @@ Spark over per-table reads) and AUTOMATIC (cost).
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import duckdb
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from psycopg import sql as pgsql
-from sqlglot import exp
 
 import cbo
+from benchmarks.equivalence.pushdown import (
+    LOCAL,
+    REMOTE,
+    ROWS,
+    MariaDB,
+    Postgres,
+    catalog_text,
+    join_queries,
+    load,
+    write_local,
+)
 from cbo.answers import compare
 from cbo.engines import mariadb, postgres
 from cbo.ir.operators import Join, walk
@@ -32,78 +36,6 @@ from cbo.physical.algorithm import Algorithm
 from cbo.sources.catalog import load_catalog
 from cbo.sources.localmariadb import LocalMariaDB
 from tests.conftest import TEST_CACHE
-
-SCHEMA = "cbo_pushdown_property"
-REMOTE = ("p1", "p2", "p3")
-LOCAL = ("q1",)
-VALUES = st.one_of(st.none(), st.integers(0, 3))
-ROWS = st.lists(st.tuples(VALUES, VALUES), max_size=6)
-KINDS = ("inner", "left", "right", "full", "cross", "semi", "anti")
-
-
-def _catalog_text(directory: Path, dialect: str, server: Path) -> str:
-    lines = ['[sources.db]', 'type = "jdbc"', f'local_server = "{server}"', f'dialect = "{dialect}"',
-             f'schema = "{SCHEMA}"']
-    lines += [f"[sources.db.tables.{name}]" for name in REMOTE]
-    lines += ['[sources.lake]', 'type = "spark"']
-    for name in LOCAL:
-        lines += [f"[sources.lake.tables.{name}]", f'path = "{directory / (name + ".parquet")}"']
-    return "\n".join(lines) + "\n"
-
-
-class Postgres:
-    dialect = "postgres"
-
-    def __init__(self, address) -> None:  # type: ignore[no-untyped-def]
-        self.address = address
-
-    def reset(self, data: dict[str, list[tuple]] | None) -> None:
-        """Create the tables (data None) or replace their rows."""
-        with postgres.connect(self.address) as conn:
-            if data is None:
-                conn.execute(pgsql.SQL("drop schema if exists {} cascade").format(pgsql.Identifier(SCHEMA)))
-                conn.execute(pgsql.SQL("create schema {}").format(pgsql.Identifier(SCHEMA)))
-            for name in REMOTE:
-                table = pgsql.Identifier(SCHEMA, name)
-                if data is None:
-                    conn.execute(pgsql.SQL("create table {} (a integer, b integer)").format(table))
-                    continue
-                conn.execute(pgsql.SQL("truncate {}").format(table))
-                if data[name]:
-                    with conn.cursor() as cur:
-                        cur.executemany(pgsql.SQL("insert into {} values (%s, %s)").format(table), data[name])
-
-    def drop(self) -> None:
-        with postgres.connect(self.address) as conn:
-            conn.execute(pgsql.SQL("drop schema if exists {} cascade").format(pgsql.Identifier(SCHEMA)))
-
-
-class MariaDB:
-    dialect = "mysql"
-
-    def __init__(self, address) -> None:  # type: ignore[no-untyped-def]
-        self.address = address
-
-    def _table(self, name: str) -> str:
-        return exp.table_(name, db=SCHEMA, quoted=True).sql(dialect="mysql")
-
-    def reset(self, data: dict[str, list[tuple]] | None) -> None:
-        with mariadb.connect(self.address) as conn, conn.cursor() as cur:
-            database = exp.to_identifier(SCHEMA, quoted=True).sql(dialect="mysql")
-            if data is None:
-                cur.execute(f"drop database if exists {database}")
-                cur.execute(f"create database {database}")
-            for name in REMOTE:
-                if data is None:
-                    cur.execute(f"create table {self._table(name)} (a integer, b integer)")
-                    continue
-                cur.execute(f"truncate table {self._table(name)}")
-                if data[name]:
-                    cur.executemany(f"insert into {self._table(name)} values (%s, %s)", data[name])
-
-    def drop(self) -> None:
-        with mariadb.connect(self.address) as conn, conn.cursor() as cur:
-            cur.execute(f"drop database if exists {exp.to_identifier(SCHEMA, quoted=True).sql(dialect='mysql')}")
 
 
 @pytest.fixture(scope="module", params=["postgres", "mysql"])
@@ -116,13 +48,13 @@ def setup(request, tpch_catalogs, spark, tmp_path_factory):
         request.getfixturevalue("tpch_federated3")   # starts the test cache's MariaDB
         server = LocalMariaDB().root
     path = directory / "catalog.toml"
-    path.write_text(_catalog_text(directory, request.param, server))
+    path.write_text(catalog_text(directory, request.param, server))
     catalog = load_catalog(path)
     source = catalog.sources["db"]
     database = Postgres(postgres.address_of(source)) if request.param == "postgres" \
         else MariaDB(mariadb.address_of(source))
     database.reset(None)
-    _write_local(directory, {name: [] for name in LOCAL})
+    write_local(directory, {name: [] for name in LOCAL})
     sessions = {}
     for strategy in ("EAGER", "NONE", "AUTOMATIC"):
         session = cbo.Session(path)
@@ -130,54 +62,6 @@ def setup(request, tpch_catalogs, spark, tmp_path_factory):
         sessions[strategy] = session
     yield directory, database, sessions
     database.drop()
-
-
-def _write_local(directory: Path, data: dict[str, list[tuple]]) -> None:
-    for name, rows in data.items():
-        columns = list(zip(*rows)) if rows else [(), ()]
-        table = pa.table({"a": pa.array(columns[0], pa.int32()), "b": pa.array(columns[1], pa.int32())})
-        pq.write_table(table, directory / f"{name}.parquet")
-
-
-def _load(directory: Path, database, data: dict[str, list[tuple]]) -> duckdb.DuckDBPyConnection:  # type: ignore[no-untyped-def]
-    database.reset(data)
-    _write_local(directory, {name: data[name] for name in LOCAL})
-    reference = duckdb.connect()
-    for name in REMOTE + LOCAL:
-        reference.execute(f"create table {name} (a integer, b integer)")
-        if data[name]:
-            reference.executemany(f"insert into {name} values (?, ?)", data[name])
-    return reference
-
-
-@st.composite
-def join_queries(draw) -> str:  # type: ignore[no-untyped-def]
-    tables = draw(st.lists(st.sampled_from(REMOTE + LOCAL), min_size=2, max_size=3))
-    selected = ["x0"]
-    joins, where = [], []
-    for i, table in enumerate(tables[1:], start=1):
-        kind = draw(st.sampled_from(KINDS))
-        other = draw(st.sampled_from(selected))   # a relation the FROM clause has (not an EXISTS's)
-        condition = f"x{i}.a = {other}.a"
-        if draw(st.booleans()):
-            condition += f" and x{i}.b <> {other}.b"
-        if kind in ("semi", "anti"):
-            exists = f"exists (select 1 from {table} x{i} where {condition})"
-            where.append(exists if kind == "semi" else "not " + exists)
-            continue
-        if kind == "cross":
-            joins.append(f"cross join {table} x{i}")
-        else:
-            joins.append(f"{kind} join {table} x{i} on {condition}")
-        selected.append(f"x{i}")
-    columns = [f"{x}.{c} as {x}_{c}" for x in selected for c in ("a", "b")]
-    body = f"from {tables[0]} x0 " + " ".join(joins) + (" where " + " and ".join(where) if where else "")
-    shape = draw(st.sampled_from(["rows", "distinct", "aggregate"]))
-    if shape == "distinct":
-        return f"select distinct {', '.join(columns)} {body}"
-    if shape == "aggregate":
-        return f"select x0.a, count(*) as n, sum({selected[-1]}.b) as s {body} group by x0.a"
-    return f"select {', '.join(columns)} {body}"
 
 
 # No shrinking: each example runs three Spark queries, and a shrink took over five minutes; the
@@ -188,7 +72,7 @@ def join_queries(draw) -> str:  # type: ignore[no-untyped-def]
 @given(data=st.fixed_dictionaries({name: ROWS for name in REMOTE + LOCAL}), query=join_queries())
 def test_pushed_local_and_mixed_plans_answer_as_duckdb(setup, data, query):
     directory, database, sessions = setup
-    reference = _load(directory, database, data)
+    reference = load(directory, database, data)
     expected = reference.execute(query).fetchall()
     for strategy, session in sessions.items():
         planned = session.planner.plan(query)

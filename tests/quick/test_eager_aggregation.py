@@ -19,59 +19,46 @@ plan the memo holds. ``CBO_RANDOM_EXAMPLES`` sets the number of queries (default
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.equivalence.generators import EAGER_RULE, aggregate_queries, eager_forced_plan, table_rows
+from cbo.memo.search import draw_plan, restore_output_order
 from cbo.planner import Planner
-from tests.random_tables import ForcedPlans, by_rule
+from cbo.settings import OptimizerSettings
+from tests.random_tables import RandomTables, assert_plans_answer
 
 TABLES = ("t0", "t1", "t2", "t3")
-RULE = "EagerAggregation"
+RULE = EAGER_RULE
 EXAMPLES = int(os.environ.get("CBO_RANDOM_EXAMPLES", "40"))
 
-values = st.one_of(st.none(), st.integers(0, 3))
-table_rows = st.lists(st.tuples(values, values), max_size=6)
-
-AGGREGATES = ("sum({s}.b)", "count({s}.b)", "count(*)", "min({s}.a)", "max({s}.b)", "min(distinct {s}.b)",
-              "sum({s}.b + 1)", "count({s}.a)")
+forced_plan = eager_forced_plan
 
 
-@st.composite
-def aggregate_queries(draw):  # type: ignore[no-untyped-def]
-    """A grouped aggregation over an inner join, in one of several contexts."""
-    three = draw(st.booleans())
-    side = draw(st.sampled_from(["t0", "t1"]))   # the side the aggregates read
-    calls = draw(st.lists(st.sampled_from(AGGREGATES), min_size=1, max_size=3, unique=True))
-    grouping = draw(st.sampled_from(["t0.a", "t1.b", "t0.a, t1.b", "t0.a + t0.b", "t1.a"]))
-    condition = draw(st.sampled_from(["t1.a = t0.b", "t1.a = t0.b and t1.b <> t0.a", "t1.a = t0.b and t1.b > 0"]))
-    joins = f"t0 join t1 on {condition}"
-    if three:
-        joins += " join t2 on t2.a = t1.b"
-    existential = draw(st.sampled_from(["", "", "exists", "not exists"]))
-    where = f" where {existential} (select * from t3 where t3.a = t0.a)" if existential else ""
-    keys = [f"{g.strip()} as k{i}" for i, g in enumerate(grouping.split(","))]
-    select = ", ".join(keys + [f"{c.format(s=side)} as v{i}" for i, c in enumerate(calls)])
-    query = f"select {select} from {joins}{where} group by {grouping}"
-    context = draw(st.sampled_from(["plain", "plain", "left", "semi"]))
-    if context == "left":
-        return f"select t3.a, t3.b, g.* from t3 left join ({query}) g on g.k0 = t3.a"
-    if context == "semi":
-        inner = f"select {calls[0].format(s=side)} from {joins}{where} group by {grouping}"
-        return f"select t3.a, t3.b from t3 where t3.b in ({inner})"
-    return query
-
-
-class Harness(ForcedPlans):
+class Harness(RandomTables):
     def __init__(self, directory: Path):
-        super().__init__(directory, TABLES)
+        super().__init__(directory, {name: ("a", "b") for name in TABLES})
+        self.settings = OptimizerSettings(push_aggregation_below_join_byte_reduction_threshold=float("inf"))
 
-    def check(self, sql: str, data: dict[str, list[tuple]], seed: int, forced: bool = True) -> int:  # type: ignore[override]
-        """The rule's expression forced wherever a group has one (``forced``), or plans drawn at
-        random from the memo; returns how many of the rule's expressions the plans used."""
-        return super().check(sql, data, seed, by_rule(RULE) if forced else None)
+    def check(self, sql: str, data: dict[str, list[tuple]], seed: int, forced: bool = True) -> int:
+        connection = self.load(data)
+        planned = Planner(self.catalog, settings=self.settings).plan(sql)
+        assert planned.optimized is not None
+        rng = random.Random(seed)
+        plans, used = [planned.plan], 0
+        for _ in range(3):
+            if forced:
+                plan, count = forced_plan(planned.optimized.root, rng)
+                used += count
+            else:
+                plan = draw_plan(planned.optimized.root, rng)
+            plans.append(restore_output_order(plan, planned.plan))
+        assert_plans_answer(self, connection, sql, data, plans, planned.names)
+        return used
 
 
 @pytest.fixture(scope="module")

@@ -18,54 +18,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.equivalence.generators import JOIN_TABLES, join_queries, table_rows
 from cbo.memo.search import draw_plan, restore_output_order
 from cbo.planner import Planner
 from cbo.settings import OptimizerSettings
 from tests.random_tables import RandomTables, assert_plans_answer
 
-TABLES = [f"t{i}" for i in range(6)]
+TABLES = JOIN_TABLES
 DRAWS = 4
-
-values = st.one_of(st.none(), st.integers(0, 3))
-table_rows = st.lists(st.tuples(values, values), max_size=6)
-
-
-@st.composite
-def join_queries(draw):  # type: ignore[no-untyped-def]
-    count = draw(st.integers(2, 6))
-    visible = ["t0"]            # tables whose columns the query may read (inner and left joins)
-    joins, where = [], []
-    for index in range(1, count):
-        table = TABLES[index]
-        kind = draw(st.sampled_from(["inner"] * 5 + ["left", "exists", "not exists"]))
-        partner = draw(st.sampled_from(visible))
-        x, y = draw(st.sampled_from("ab")), draw(st.sampled_from("ab"))
-        condition = [f"{table}.{x} = {partner}.{y}"]
-        extra = draw(st.sampled_from(["", "", "lt", "three"]))
-        if extra == "lt":
-            condition.append(f"{table}.{'b' if x == 'a' else 'a'} < {partner}.{'b' if y == 'a' else 'a'}")
-        elif extra == "three" and len(visible) > 1:
-            other = draw(st.sampled_from([t for t in visible if t != partner]))
-            condition.append(f"{table}.b + {partner}.a >= {other}.b")
-        text = " and ".join(condition)
-        if kind in ("inner", "left"):
-            joins.append(f"{'join' if kind == 'inner' else 'left join'} {table} on {text}")
-            visible.append(table)
-        else:
-            where.append(f"{kind} (select * from {table} where {text})")
-    inner_only = [t for t in visible]
-    if len(inner_only) > 2 and draw(st.booleans()):
-        a, b = draw(st.sampled_from(inner_only)), draw(st.sampled_from(inner_only))
-        if a != b:
-            where.append(f"{a}.a = {b}.b")                   # closes a cycle
-    if draw(st.integers(0, 4)) == 0:
-        where.append(f"{draw(st.sampled_from(visible))}.b is null")
-    columns = ", ".join(f"{t}.a, {t}.b" for t in visible)
-    sql = f"select {columns} from t0 " + " ".join(joins)
-    if where:
-        sql += " where " + " and ".join(where)
-    return sql
-
 
 class Harness(RandomTables):
     def __init__(self, directory: Path):

@@ -22,8 +22,8 @@ from pathlib import Path
 import duckdb
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
+from benchmarks.equivalence.generators import SUBQUERY_TABLES, subquery_queries, subquery_tables
 from cbo.answers import compare
 from cbo.planner import Planner
 from cbo.sqlgen import to_sql
@@ -31,89 +31,9 @@ from tests.random_tables import (REFERENCE_FALLBACKS, RandomTables, ReferenceUna
                                  reference_answer)
 
 REGRESSIONS = Path(__file__).parents[1] / "data" / "random_subquery_regressions.txt"
-TABLES = {"t1": ("a", "b"), "t2": ("c", "d"), "t3": ("e", "f")}
-
-values = st.one_of(st.none(), st.integers(0, 4))
-rows = st.lists(st.tuples(values, values), max_size=7)
-tables = st.fixed_dictionaries({name: rows for name in TABLES})
-
-
-def _correlated_filter(inner: str, outer_col: str, draw) -> str:  # type: ignore[no-untyped-def]
-    first, second = TABLES[inner]
-    choice = draw(st.sampled_from(["eq", "lt", "none", "local", "both"]))
-    if choice == "eq":
-        return f" where {inner}.{second} = {outer_col}"
-    if choice == "lt":
-        return f" where {inner}.{second} < {outer_col}"
-    if choice == "local":
-        return f" where {inner}.{second} > 1"
-    if choice == "both":
-        return f" where {inner}.{first} = {outer_col} and {inner}.{second} is not null"
-    return ""
-
-
-@st.composite
-def predicates(draw, outer: str = "t1", depth: int = 0):  # type: ignore[no-untyped-def]
-    a, b = TABLES[outer]
-    inner = draw(st.sampled_from([t for t in TABLES if t != outer]))
-    x, y = TABLES[inner]
-    outer_col = f"{outer}.{draw(st.sampled_from([a, b]))}"
-    where = _correlated_filter(inner, outer_col, draw)
-    kind = draw(st.sampled_from(["cmp", "null", "in", "not_in", "exists", "not_exists", "any", "all",
-                                 "scalar_agg", "scalar_count", "scalar_plain", "and", "or", "not"]))
-    if kind == "cmp":
-        return f"{outer}.{a} {draw(st.sampled_from(['=', '<', '<>', '>=']))} {draw(st.integers(0, 4))}"
-    if kind == "null":
-        return f"{outer}.{b} is {draw(st.sampled_from(['', 'not ']))}null"
-    if kind == "in":
-        return f"{outer}.{a} in (select {inner}.{x} from {inner}{where})"
-    if kind == "not_in":
-        return f"{outer}.{a} not in (select {inner}.{x} from {inner}{where})"
-    if kind == "exists":
-        return f"exists (select * from {inner}{where})"
-    if kind == "not_exists":
-        return f"not exists (select * from {inner}{where})"
-    if kind in ("any", "all"):
-        op = draw(st.sampled_from(["=", "<", ">=", "<>"]))
-        return f"{outer}.{b} {op} {kind} (select {inner}.{x} from {inner}{where})"
-    if kind == "scalar_agg":
-        agg = draw(st.sampled_from(["max", "min", "sum", "avg"]))
-        return f"{outer}.{b} {draw(st.sampled_from(['<', '=', '>']))} (select {agg}({inner}.{x}) from {inner}{where})"
-    if kind == "scalar_count":
-        return f"{outer}.{a} = (select count(*) from {inner}{where})"
-    if kind == "scalar_plain":
-        return f"{outer}.{a} = (select {inner}.{x} from {inner}{where})"
-    if depth >= 2:
-        return f"{outer}.{a} is not null"
-    left = draw(predicates(outer, depth + 1))
-    if kind == "not":
-        return f"not ({left})"
-    right = draw(predicates(outer, depth + 1))
-    return f"({left}) {kind} ({right})"
-
-
-@st.composite
-def queries(draw):  # type: ignore[no-untyped-def]
-    shape = draw(st.sampled_from(["single", "inner", "left", "full", "comma"]))
-    if shape == "single":
-        source = "t1"
-    elif shape == "comma":
-        source = "t1, t3"
-    else:
-        join = {"inner": "join", "left": "left join", "full": "full join"}[shape]
-        source = f"t1 {join} t3 on t1.a = t3.e"
-    where = draw(predicates())
-    select = draw(st.sampled_from([
-        "t1.a, t1.b",
-        "t1.b, count(*)",
-        "t1.a, t1.b in (select t2.c from t2) as flag",
-        "t1.a, (select count(*) from t2 where t2.c = t1.a) as n",
-        "t1.a, exists (select * from t2 where t2.d = t1.b) as e",
-    ]))
-    group = " group by t1.b" if "count(*)" in select and "select" not in select else ""
-    if shape != "single" and group == "":
-        select = select + ", t3.f"
-    return f"select {select} from {source} where {where}{group}"
+TABLES = SUBQUERY_TABLES
+tables = subquery_tables
+queries = subquery_queries
 
 
 class Harness(RandomTables):

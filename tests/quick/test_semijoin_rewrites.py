@@ -26,80 +26,43 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from cbo.ir.operators import Join, Plan
-from cbo.memo.memo import Group
+from benchmarks.equivalence.generators import (
+    ABOVE,
+    BELOW,
+    SEMIJOIN_FORMS,
+    existential_queries,
+    semijoin_forced_plan,
+    table_rows,
+)
+from cbo.memo.search import restore_output_order
 from cbo.planner import Planner
 from cbo.settings import OptimizerSettings
-from tests.random_tables import ForcedPlans, Prefer, by_rule
-from tests.random_tables import forced_plan as forced_by
+from tests.random_tables import RandomTables, assert_plans_answer
 
 TABLES = ("t0", "t1", "t2", "t3")
-ABOVE, BELOW = "SemiJoinToInnerDistinctAbove", "SemiJoinToInnerDistinctBelow"
-FORMS = {"3.1": ABOVE, "3.2": BELOW, "3.3": None}
+FORMS = SEMIJOIN_FORMS
 EXAMPLES = int(os.environ.get("CBO_RANDOM_EXAMPLES", "40"))
 
-values = st.one_of(st.none(), st.integers(0, 3))
-table_rows = st.lists(st.tuples(values, values), max_size=6)
+forced_plan = semijoin_forced_plan
 
 
-@st.composite
-def existential_queries(draw):  # type: ignore[no-untyped-def]
-    """A query whose WHERE holds an IN or EXISTS, in one of four contexts."""
-    context = draw(st.sampled_from(["plain", "inner", "left", "semi"]))
-    x, y = draw(st.sampled_from("ab")), draw(st.sampled_from("ab"))
-    correlated = draw(st.booleans())
-    extra = draw(st.sampled_from(["", "", "lt", "filter"]))
-    outer = "t1" if context == "inner" and draw(st.booleans()) else "t0"
-
-    def existential(target: str, sub: str) -> str:
-        other = "b" if x == "a" else "a"
-        if correlated:
-            condition = [f"{sub}.{y} = {target}.{x}"]
-            if extra == "lt":
-                condition.append(f"{sub}.{other} < {target}.{other}")
-            elif extra == "filter":
-                condition.append(f"{sub}.{other} >= 1")
-            return f"exists (select * from {sub} where {' and '.join(condition)})"
-        where = f" where {sub}.{other} >= 1" if extra == "filter" else ""
-        return f"{target}.{x} in (select {sub}.{y} from {sub}{where})"
-
-    if context == "plain":
-        return f"select t0.a, t0.b from t0 where {existential('t0', 't2')}"
-    if context == "inner":
-        return (f"select t0.a, t0.b, t1.a, t1.b from t0 join t1 on t1.a = t0.b "
-                f"where {existential(outer, 't2')}")
-    if context == "left":
-        return (f"select t0.a, t0.b, s.a, s.b from t0 left join "
-                f"(select * from t1 where {existential('t1', 't2')}) s on s.b = t0.a")
-    return (f"select t0.a, t0.b from t0 where exists "
-            f"(select * from t1 where t1.a = t0.a and {existential('t1', 't2')})")
-
-
-def _semi_join(expr: Plan, rule: str | None) -> bool:
-    return isinstance(expr, Join) and expr.kind == "semi"
-
-
-def forcing(rule: str | None) -> tuple[Prefer, set[str]]:
-    """What forces the form of ``rule`` (None: 3.3): its expressions in every group that has
-    them, never the other form's; for 3.3 each group's semi join."""
-    return (by_rule(rule) if rule is not None else _semi_join), {ABOVE, BELOW} - {rule}
-
-
-def forced_plan(group: Group, rule: str | None, rng: random.Random) -> tuple[Plan, int]:
-    """A plan of ``group`` with the form of ``rule`` forced, other choices random; and how many
-    forced expressions it uses."""
-    prefer, avoid = forcing(rule)
-    return forced_by(group, rng, prefer, avoid)
-
-
-class Harness(ForcedPlans):
+class Harness(RandomTables):
     def __init__(self, directory: Path):
-        super().__init__(directory, TABLES)
+        super().__init__(directory, {name: ("a", "b") for name in TABLES})
+        self.settings = OptimizerSettings(push_aggregation_below_join_byte_reduction_threshold=float("inf"))
 
-    def check(self, sql: str, data: dict[str, list[tuple]], form: str, seed: int) -> int:  # type: ignore[override]
-        """``form`` forced in every plan drawn; returns how many forced expressions they used."""
-        prefer, avoid = forcing(FORMS[form])
-        return super().check(sql, data, seed, prefer, avoid)
+    def check(self, sql: str, data: dict[str, list[tuple]], form: str, seed: int) -> int:
+        connection = self.load(data)
+        planned = Planner(self.catalog, settings=self.settings).plan(sql)
+        assert planned.optimized is not None
+        rng = random.Random(seed)
+        plans, used = [planned.plan], 0
+        for _ in range(3):
+            plan, count = forced_plan(planned.optimized.root, FORMS[form], rng)
+            plans.append(restore_output_order(plan, planned.plan))
+            used += count
+        assert_plans_answer(self, connection, sql, data, plans, planned.names)
+        return used
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from cbo.ir.operators import Join, Plan
-from cbo.memo.memo import Group
+from benchmarks.equivalence.generators import pushed_first, pushed_forms, small_values, table_pushdown_queries
 from cbo.memo.search import draw_plan, restore_output_order
 from cbo.planner import Planner
 from tests.random_tables import RandomTables, assert_plans_answer
@@ -28,49 +27,8 @@ from tests.random_tables import RandomTables, assert_plans_answer
 TABLES = ["t0", "t1", "t2"]
 RULE = "PushTableIntoAggregate"
 
-values = st.one_of(st.none(), st.integers(0, 3))
-table_rows = st.lists(st.tuples(values, values), max_size=7)
-
-
-@st.composite
-def queries(draw):  # type: ignore[no-untyped-def]
-    aggregates = draw(st.lists(st.sampled_from(["count(*)", "sum(b)", "min(b)", "max(b)", "count(b)",
-                                                "count(distinct b)"]), min_size=1, max_size=3, unique=True))
-    where = draw(st.sampled_from(["", " where b is not null", " where a > 0", " where b < 3"]))
-    two_keys = draw(st.booleans())
-    keys = "a, b" if two_keys else "a"
-    inner = f"select {keys}, " + ", ".join(f"{f} as x{i}" for i, f in enumerate(aggregates)) + \
-            f" from t1{where} group by {keys}"
-    unique = draw(st.booleans())
-    if unique:
-        outer = (f"select a as k, b as k2, count(*) as m from t0 group by a, b" if two_keys
-                 else "select a as k, max(b) as m from t0 group by a")
-    else:
-        outer = "select a as k, b as k2, b as m from t0" if two_keys else "select a as k, b as m from t0"
-    on = "g.a = u.k" + (" and g.b = u.k2" if two_keys else "")
-    extra = draw(st.sampled_from(["", " and g.x0 > u.m", " and u.m is not null"]))
-    third = draw(st.booleans())
-    join_third = " join t2 on t2.a = u.k" if third else ""
-    columns = "u.k, u.m, g.x0" + (", t2.b" if third else "")
-    if draw(st.booleans()) and not two_keys and aggregates[0] != "count(*)" and not third:
-        # the correlated form: a scalar subquery per outer row, decorrelated into the same join
-        return (f"select u.k, u.m from ({outer}) u where u.m < "
-                f"(select {aggregates[0].replace('b', 't1.b')} from t1 where t1.a = u.k)")
-    return f"select {columns} from ({inner}) g join ({outer}) u on {on}{extra}{join_third}"
-
-
-def pushed_first(group: Group, rng: random.Random) -> Plan:
-    """A plan of the memo that goes through the pushed form wherever one exists (a non-join
-    expression in a join's group); elsewhere a random expression."""
-    pushed = [e for e in group.expressions if isinstance(group.first, Join) and not isinstance(e, Join)]
-    expr = pushed[0] if pushed else rng.choice(group.expressions)
-    children = tuple(pushed_first(child.group, rng) for child in expr.children)  # type: ignore[attr-defined]
-    return expr.with_children(children) if children else expr
-
-
-def pushed_forms(root: Group) -> int:
-    return sum(1 for g in root.memo.groups if isinstance(g.first, Join)
-               for e in g.expressions if not isinstance(e, Join))
+table_rows = st.lists(st.tuples(small_values, small_values), max_size=7)
+queries = table_pushdown_queries
 
 
 class Harness(RandomTables):

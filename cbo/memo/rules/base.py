@@ -169,3 +169,8 @@ class RuleSet:
     def implementations(self) -> list[ImplementationRule]:
         return [r for r in self._rules.values()  # type: ignore[misc]
                 if r.kind == "implementation" and r.name not in self.disabled]
+
+    def implementation_only(self) -> RuleSet:
+        """The same rules with every transformation disabled: a search that only implements
+        the plan it is given (its join order and rewrites stay as they are)."""
+        return RuleSet(self._rules.values(), self.disabled | {r.name for r in self.transformations()}, self.filters)

@@ -1,0 +1,299 @@
+"""The random cases of each equivalence family: hypothesis strategies drawing a query over small
+tables of two nullable integer columns, and the functions that force a family's alternatives out
+of the memo. Shared by the property tests (derandomized, small counts) and by
+``python -m benchmarks.equivalence`` (fresh cases, large counts).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Collection
+
+from hypothesis import strategies as st
+
+from cbo.ir.operators import Join, Plan
+from cbo.memo.memo import Group, group_of
+
+# -- decorrelation: tests/quick/test_random_subqueries.py ---------------------------------------
+
+SUBQUERY_TABLES = {"t1": ("a", "b"), "t2": ("c", "d"), "t3": ("e", "f")}
+
+subquery_rows = st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 4)),
+                                   st.one_of(st.none(), st.integers(0, 4))), max_size=7)
+subquery_tables = st.fixed_dictionaries({name: subquery_rows for name in SUBQUERY_TABLES})
+
+
+def _correlated_filter(inner: str, outer_col: str, draw) -> str:  # type: ignore[no-untyped-def]
+    first, second = SUBQUERY_TABLES[inner]
+    choice = draw(st.sampled_from(["eq", "lt", "none", "local", "both"]))
+    if choice == "eq":
+        return f" where {inner}.{second} = {outer_col}"
+    if choice == "lt":
+        return f" where {inner}.{second} < {outer_col}"
+    if choice == "local":
+        return f" where {inner}.{second} > 1"
+    if choice == "both":
+        return f" where {inner}.{first} = {outer_col} and {inner}.{second} is not null"
+    return ""
+
+
+@st.composite
+def subquery_predicates(draw, outer: str = "t1", depth: int = 0):  # type: ignore[no-untyped-def]
+    a, b = SUBQUERY_TABLES[outer]
+    inner = draw(st.sampled_from([t for t in SUBQUERY_TABLES if t != outer]))
+    x, y = SUBQUERY_TABLES[inner]
+    outer_col = f"{outer}.{draw(st.sampled_from([a, b]))}"
+    where = _correlated_filter(inner, outer_col, draw)
+    kind = draw(st.sampled_from(["cmp", "null", "in", "not_in", "exists", "not_exists", "any", "all",
+                                 "scalar_agg", "scalar_count", "scalar_plain", "and", "or", "not"]))
+    if kind == "cmp":
+        return f"{outer}.{a} {draw(st.sampled_from(['=', '<', '<>', '>=']))} {draw(st.integers(0, 4))}"
+    if kind == "null":
+        return f"{outer}.{b} is {draw(st.sampled_from(['', 'not ']))}null"
+    if kind == "in":
+        return f"{outer}.{a} in (select {inner}.{x} from {inner}{where})"
+    if kind == "not_in":
+        return f"{outer}.{a} not in (select {inner}.{x} from {inner}{where})"
+    if kind == "exists":
+        return f"exists (select * from {inner}{where})"
+    if kind == "not_exists":
+        return f"not exists (select * from {inner}{where})"
+    if kind in ("any", "all"):
+        op = draw(st.sampled_from(["=", "<", ">=", "<>"]))
+        return f"{outer}.{b} {op} {kind} (select {inner}.{x} from {inner}{where})"
+    if kind == "scalar_agg":
+        agg = draw(st.sampled_from(["max", "min", "sum", "avg"]))
+        return f"{outer}.{b} {draw(st.sampled_from(['<', '=', '>']))} (select {agg}({inner}.{x}) from {inner}{where})"
+    if kind == "scalar_count":
+        return f"{outer}.{a} = (select count(*) from {inner}{where})"
+    if kind == "scalar_plain":
+        return f"{outer}.{a} = (select {inner}.{x} from {inner}{where})"
+    if depth >= 2:
+        return f"{outer}.{a} is not null"
+    left = draw(subquery_predicates(outer, depth + 1))
+    if kind == "not":
+        return f"not ({left})"
+    right = draw(subquery_predicates(outer, depth + 1))
+    return f"({left}) {kind} ({right})"
+
+
+@st.composite
+def subquery_queries(draw):  # type: ignore[no-untyped-def]
+    """IN, NOT IN, EXISTS, NOT EXISTS, ANY, ALL and scalar subqueries (correlated by equality and
+    inequality, uncorrelated) under AND, OR and NOT, in WHERE and SELECT, over several joins."""
+    shape = draw(st.sampled_from(["single", "inner", "left", "full", "comma"]))
+    if shape == "single":
+        source = "t1"
+    elif shape == "comma":
+        source = "t1, t3"
+    else:
+        join = {"inner": "join", "left": "left join", "full": "full join"}[shape]
+        source = f"t1 {join} t3 on t1.a = t3.e"
+    where = draw(subquery_predicates())
+    select = draw(st.sampled_from([
+        "t1.a, t1.b",
+        "t1.b, count(*)",
+        "t1.a, t1.b in (select t2.c from t2) as flag",
+        "t1.a, (select count(*) from t2 where t2.c = t1.a) as n",
+        "t1.a, exists (select * from t2 where t2.d = t1.b) as e",
+    ]))
+    group = " group by t1.b" if "count(*)" in select and "select" not in select else ""
+    if shape != "single" and group == "":
+        select = select + ", t3.f"
+    return f"select {select} from {source} where {where}{group}"
+
+
+# -- join reordering: tests/quick/test_memo_equivalence.py ---------------------------------------
+
+JOIN_TABLES = [f"t{i}" for i in range(6)]
+small_values = st.one_of(st.none(), st.integers(0, 3))
+table_rows = st.lists(st.tuples(small_values, small_values), max_size=6)
+
+
+@st.composite
+def join_queries(draw):  # type: ignore[no-untyped-def]
+    """Join graphs (chains, trees, cycles; inner and left joins in FROM, EXISTS and NOT EXISTS in
+    WHERE; equalities, inequalities and predicates over three tables)."""
+    count = draw(st.integers(2, 6))
+    visible = ["t0"]            # tables whose columns the query may read (inner and left joins)
+    joins, where = [], []
+    for index in range(1, count):
+        table = JOIN_TABLES[index]
+        kind = draw(st.sampled_from(["inner"] * 5 + ["left", "exists", "not exists"]))
+        partner = draw(st.sampled_from(visible))
+        x, y = draw(st.sampled_from("ab")), draw(st.sampled_from("ab"))
+        condition = [f"{table}.{x} = {partner}.{y}"]
+        extra = draw(st.sampled_from(["", "", "lt", "three"]))
+        if extra == "lt":
+            condition.append(f"{table}.{'b' if x == 'a' else 'a'} < {partner}.{'b' if y == 'a' else 'a'}")
+        elif extra == "three" and len(visible) > 1:
+            other = draw(st.sampled_from([t for t in visible if t != partner]))
+            condition.append(f"{table}.b + {partner}.a >= {other}.b")
+        text = " and ".join(condition)
+        if kind in ("inner", "left"):
+            joins.append(f"{'join' if kind == 'inner' else 'left join'} {table} on {text}")
+            visible.append(table)
+        else:
+            where.append(f"{kind} (select * from {table} where {text})")
+    if len(visible) > 2 and draw(st.booleans()):
+        a, b = draw(st.sampled_from(visible)), draw(st.sampled_from(visible))
+        if a != b:
+            where.append(f"{a}.a = {b}.b")                   # closes a cycle
+    if draw(st.integers(0, 4)) == 0:
+        where.append(f"{draw(st.sampled_from(visible))}.b is null")
+    columns = ", ".join(f"{t}.a, {t}.b" for t in visible)
+    sql = f"select {columns} from t0 " + " ".join(joins)
+    if where:
+        sql += " where " + " and ".join(where)
+    return sql
+
+
+# -- semi join forms: tests/quick/test_semijoin_rewrites.py --------------------------------------
+
+ABOVE, BELOW = "SemiJoinToInnerDistinctAbove", "SemiJoinToInnerDistinctBelow"
+SEMIJOIN_FORMS: dict[str, str | None] = {"3.1": ABOVE, "3.2": BELOW, "3.3": None}
+
+
+@st.composite
+def existential_queries(draw):  # type: ignore[no-untyped-def]
+    """A query whose WHERE holds an IN or EXISTS, in one of four contexts."""
+    context = draw(st.sampled_from(["plain", "inner", "left", "semi"]))
+    x, y = draw(st.sampled_from("ab")), draw(st.sampled_from("ab"))
+    correlated = draw(st.booleans())
+    extra = draw(st.sampled_from(["", "", "lt", "filter"]))
+    outer = "t1" if context == "inner" and draw(st.booleans()) else "t0"
+
+    def existential(target: str, sub: str) -> str:
+        other = "b" if x == "a" else "a"
+        if correlated:
+            condition = [f"{sub}.{y} = {target}.{x}"]
+            if extra == "lt":
+                condition.append(f"{sub}.{other} < {target}.{other}")
+            elif extra == "filter":
+                condition.append(f"{sub}.{other} >= 1")
+            return f"exists (select * from {sub} where {' and '.join(condition)})"
+        where = f" where {sub}.{other} >= 1" if extra == "filter" else ""
+        return f"{target}.{x} in (select {sub}.{y} from {sub}{where})"
+
+    if context == "plain":
+        return f"select t0.a, t0.b from t0 where {existential('t0', 't2')}"
+    if context == "inner":
+        return (f"select t0.a, t0.b, t1.a, t1.b from t0 join t1 on t1.a = t0.b "
+                f"where {existential(outer, 't2')}")
+    if context == "left":
+        return (f"select t0.a, t0.b, s.a, s.b from t0 left join "
+                f"(select * from t1 where {existential('t1', 't2')}) s on s.b = t0.a")
+    return (f"select t0.a, t0.b from t0 where exists "
+            f"(select * from t1 where t1.a = t0.a and {existential('t1', 't2')})")
+
+
+def forced_plan(group: Group, rng: random.Random, prefer: Callable[[Plan, str | None], bool],
+                avoid: Collection[str] = (), counted: bool = True) -> tuple[Plan, int]:
+    """A plan of ``group`` taking, in every group, an expression ``prefer`` accepts (given the
+    expression and the rule that added it) where there is one, never one added by a rule in
+    ``avoid``; other choices random. Also how many preferred expressions it uses (0 when not
+    ``counted``). The one builder behind every family's forced plans."""
+    added = group.memo.added_by
+    allowed = [e for e in group.expressions if added.get(e) not in avoid]
+    mine = [e for e in allowed if prefer(e, added.get(e))]
+    expr = rng.choice(mine or allowed or group.expressions)
+    used = 1 if mine and counted else 0
+    children = []
+    for child in expr.children:
+        plan, count = forced_plan(group_of(child), rng, prefer, avoid, counted)
+        children.append(plan)
+        used += count
+    return (expr.with_children(tuple(children)) if children else expr), used
+
+
+def semijoin_forced_plan(group: Group, rule: str | None, rng: random.Random) -> tuple[Plan, int]:
+    """A plan of ``group`` with, in every group, the forced rule's expression where it has one,
+    never the other form's (``rule`` None: the semi join, 3.3, whose groups keep their semi
+    join); other choices random. Also how many forced expressions it uses."""
+    if rule is None:
+        return forced_plan(group, rng, lambda e, _: isinstance(e, Join) and e.kind == "semi", {ABOVE, BELOW},
+                           counted=False)
+    return forced_plan(group, rng, lambda _, by: by == rule, {ABOVE, BELOW} - {rule})
+
+
+# -- eager aggregation: tests/quick/test_eager_aggregation.py ------------------------------------
+
+EAGER_RULE = "EagerAggregation"
+AGGREGATES = ("sum({s}.b)", "count({s}.b)", "count(*)", "min({s}.a)", "max({s}.b)", "min(distinct {s}.b)",
+              "sum({s}.b + 1)", "count({s}.a)")
+
+
+@st.composite
+def aggregate_queries(draw):  # type: ignore[no-untyped-def]
+    """A grouped aggregation over an inner join, in one of several contexts."""
+    three = draw(st.booleans())
+    side = draw(st.sampled_from(["t0", "t1"]))   # the side the aggregates read
+    calls = draw(st.lists(st.sampled_from(AGGREGATES), min_size=1, max_size=3, unique=True))
+    grouping = draw(st.sampled_from(["t0.a", "t1.b", "t0.a, t1.b", "t0.a + t0.b", "t1.a"]))
+    condition = draw(st.sampled_from(["t1.a = t0.b", "t1.a = t0.b and t1.b <> t0.a", "t1.a = t0.b and t1.b > 0"]))
+    joins = f"t0 join t1 on {condition}"
+    if three:
+        joins += " join t2 on t2.a = t1.b"
+    existential = draw(st.sampled_from(["", "", "exists", "not exists"]))
+    where = f" where {existential} (select * from t3 where t3.a = t0.a)" if existential else ""
+    keys = [f"{g.strip()} as k{i}" for i, g in enumerate(grouping.split(","))]
+    select = ", ".join(keys + [f"{c.format(s=side)} as v{i}" for i, c in enumerate(calls)])
+    query = f"select {select} from {joins}{where} group by {grouping}"
+    context = draw(st.sampled_from(["plain", "plain", "left", "semi"]))
+    if context == "left":
+        return f"select t3.a, t3.b, g.* from t3 left join ({query}) g on g.k0 = t3.a"
+    if context == "semi":
+        inner = f"select {calls[0].format(s=side)} from {joins}{where} group by {grouping}"
+        return f"select t3.a, t3.b from t3 where t3.b in ({inner})"
+    return query
+
+
+def eager_forced_plan(group: Group, rng: random.Random) -> tuple[Plan, int]:
+    """A plan of ``group`` with the rule's expression wherever a group has one, other choices
+    random; also how many of the rule's expressions it uses."""
+    return forced_plan(group, rng, lambda _, by: by == EAGER_RULE)
+
+
+# -- table pushdown: tests/quick/test_table_pushdown.py ------------------------------------------
+
+@st.composite
+def table_pushdown_queries(draw):  # type: ignore[no-untyped-def]
+    """A GROUP BY subquery joined with a derived table unique (or not) on its join key."""
+    aggregates = draw(st.lists(st.sampled_from(["count(*)", "sum(b)", "min(b)", "max(b)", "count(b)",
+                                                "count(distinct b)"]), min_size=1, max_size=3, unique=True))
+    where = draw(st.sampled_from(["", " where b is not null", " where a > 0", " where b < 3"]))
+    two_keys = draw(st.booleans())
+    keys = "a, b" if two_keys else "a"
+    inner = f"select {keys}, " + ", ".join(f"{f} as x{i}" for i, f in enumerate(aggregates)) + \
+            f" from t1{where} group by {keys}"
+    unique = draw(st.booleans())
+    if unique:
+        outer = ("select a as k, b as k2, count(*) as m from t0 group by a, b" if two_keys
+                 else "select a as k, max(b) as m from t0 group by a")
+    else:
+        outer = "select a as k, b as k2, b as m from t0" if two_keys else "select a as k, b as m from t0"
+    on = "g.a = u.k" + (" and g.b = u.k2" if two_keys else "")
+    extra = draw(st.sampled_from(["", " and g.x0 > u.m", " and u.m is not null"]))
+    third = draw(st.booleans())
+    join_third = " join t2 on t2.a = u.k" if third else ""
+    columns = "u.k, u.m, g.x0" + (", t2.b" if third else "")
+    if draw(st.booleans()) and not two_keys and aggregates[0] != "count(*)" and not third:
+        # the correlated form: a scalar subquery per outer row, decorrelated into the same join
+        return (f"select u.k, u.m from ({outer}) u where u.m < "
+                f"(select {aggregates[0].replace('b', 't1.b')} from t1 where t1.a = u.k)")
+    return f"select {columns} from ({inner}) g join ({outer}) u on {on}{extra}{join_third}"
+
+
+def pushed_first(group: Group, rng: random.Random) -> Plan:
+    """A plan of the memo that goes through the pushed form wherever one exists (a non-join
+    expression in a join's group); elsewhere a random expression."""
+    pushed = [e for e in group.expressions if isinstance(group.first, Join) and not isinstance(e, Join)]
+    expr = pushed[0] if pushed else rng.choice(group.expressions)
+    children = tuple(pushed_first(group_of(child), rng) for child in expr.children)
+    return expr.with_children(children) if children else expr
+
+
+def pushed_forms(root: Group) -> int:
+    """How many pushed forms (a non-join expression in a join's group) the memo holds."""
+    return sum(1 for g in root.memo.groups if isinstance(g.first, Join)
+               for e in g.expressions if not isinstance(e, Join))

@@ -1,0 +1,241 @@
+"""The ``pushdown`` family: random same-source and cross-source join trees over a real
+PostgreSQL and MariaDB (cbo's throwaway servers under ``.cache/equivalence``, never the user's)
+and a Parquet table, run on Spark through cbo under ``join_pushdown_strategy`` EAGER (every
+subtree the source can evaluate pushed), NONE (joins in Spark over per-table reads) and AUTOMATIC
+(cost); each answer must be DuckDB's on the same rows. Shared with
+``tests/integration/test_join_pushdown_property.py``.
+
+Three small tables of two nullable integer columns live in the database (``p1``, ``p2``, ``p3``),
+one more in Parquet (``q1``). Each query joins two or three of them (self-joins too) with inner,
+left, right, full, cross, semi (EXISTS) and anti (NOT EXISTS) joins, sometimes under a DISTINCT
+or an aggregation. TLP is not applied here (each partition is three more Spark queries).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+from hypothesis import strategies as st
+from psycopg import sql as pgsql
+from sqlglot import exp
+
+from benchmarks.equivalence.families import CaseReport, Mismatch
+from benchmarks.equivalence.tables import is_engine_fault
+from cbo.answers import compare
+from cbo.engines import mariadb, postgres
+
+SCHEMA = "cbo_pushdown_property"
+REMOTE = ("p1", "p2", "p3")
+LOCAL = ("q1",)
+VALUES = st.one_of(st.none(), st.integers(0, 3))
+ROWS = st.lists(st.tuples(VALUES, VALUES), max_size=6)
+KINDS = ("inner", "left", "right", "full", "cross", "semi", "anti")
+STRATEGIES = ("EAGER", "NONE", "AUTOMATIC")
+
+
+def catalog_text(directory: Path, dialect: str, server: Path) -> str:
+    lines = ['[sources.db]', 'type = "jdbc"', f'local_server = "{server}"', f'dialect = "{dialect}"',
+             f'schema = "{SCHEMA}"']
+    lines += [f"[sources.db.tables.{name}]" for name in REMOTE]
+    lines += ['[sources.lake]', 'type = "spark"']
+    for name in LOCAL:
+        lines += [f"[sources.lake.tables.{name}]", f'path = "{directory / (name + ".parquet")}"']
+    return "\n".join(lines) + "\n"
+
+
+class Postgres:
+    dialect = "postgres"
+
+    def __init__(self, address) -> None:  # type: ignore[no-untyped-def]
+        self.address = address
+
+    def reset(self, data: dict[str, list[tuple]] | None) -> None:
+        """Create the tables (data None) or replace their rows."""
+        with postgres.connect(self.address) as conn:
+            if data is None:
+                conn.execute(pgsql.SQL("drop schema if exists {} cascade").format(pgsql.Identifier(SCHEMA)))
+                conn.execute(pgsql.SQL("create schema {}").format(pgsql.Identifier(SCHEMA)))
+            for name in REMOTE:
+                table = pgsql.Identifier(SCHEMA, name)
+                if data is None:
+                    conn.execute(pgsql.SQL("create table {} (a integer, b integer)").format(table))
+                    continue
+                conn.execute(pgsql.SQL("truncate {}").format(table))
+                if data[name]:
+                    with conn.cursor() as cur:
+                        cur.executemany(pgsql.SQL("insert into {} values (%s, %s)").format(table), data[name])
+
+    def query(self, text: str) -> list[tuple[Any, ...]]:
+        """Rows of a query over the schema's tables, named unqualified."""
+        with postgres.connect(self.address) as conn:
+            conn.execute(pgsql.SQL("set search_path to {}").format(pgsql.Identifier(SCHEMA)))
+            return [tuple(r) for r in conn.execute(text).fetchall()]
+
+    def drop(self) -> None:
+        with postgres.connect(self.address) as conn:
+            conn.execute(pgsql.SQL("drop schema if exists {} cascade").format(pgsql.Identifier(SCHEMA)))
+
+
+class MariaDB:
+    dialect = "mysql"
+
+    def __init__(self, address) -> None:  # type: ignore[no-untyped-def]
+        self.address = address
+
+    def _table(self, name: str) -> str:
+        return exp.table_(name, db=SCHEMA, quoted=True).sql(dialect="mysql")
+
+    def reset(self, data: dict[str, list[tuple]] | None) -> None:
+        with mariadb.connect(self.address) as conn, conn.cursor() as cur:
+            database = exp.to_identifier(SCHEMA, quoted=True).sql(dialect="mysql")
+            if data is None:
+                cur.execute(f"drop database if exists {database}")
+                cur.execute(f"create database {database}")
+            for name in REMOTE:
+                if data is None:
+                    cur.execute(f"create table {self._table(name)} (a integer, b integer)")
+                    continue
+                cur.execute(f"truncate table {self._table(name)}")
+                if data[name]:
+                    cur.executemany(f"insert into {self._table(name)} values (%s, %s)", data[name])
+
+    def drop(self) -> None:
+        with mariadb.connect(self.address) as conn, conn.cursor() as cur:
+            cur.execute(f"drop database if exists {exp.to_identifier(SCHEMA, quoted=True).sql(dialect='mysql')}")
+
+
+def write_local(directory: Path, data: dict[str, list[tuple]]) -> None:
+    for name, rows in data.items():
+        columns = list(zip(*rows)) if rows else [(), ()]
+        table = pa.table({"a": pa.array(columns[0], pa.int32()), "b": pa.array(columns[1], pa.int32())})
+        pq.write_table(table, directory / f"{name}.parquet")
+
+
+def load(directory: Path, database, data: dict[str, list[tuple]]) -> duckdb.DuckDBPyConnection:  # type: ignore[no-untyped-def]
+    """The rows into the database and the Parquet file; a DuckDB connection holding all of them."""
+    database.reset(data)
+    write_local(directory, {name: data[name] for name in LOCAL})
+    reference = duckdb.connect()
+    for name in REMOTE + LOCAL:
+        reference.execute(f"create table {name} (a integer, b integer)")
+        if data[name]:
+            reference.executemany(f"insert into {name} values (?, ?)", data[name])
+    return reference
+
+
+@st.composite
+def join_queries(draw) -> str:  # type: ignore[no-untyped-def]
+    tables = draw(st.lists(st.sampled_from(REMOTE + LOCAL), min_size=2, max_size=3))
+    selected = ["x0"]
+    joins, where = [], []
+    for i, table in enumerate(tables[1:], start=1):
+        kind = draw(st.sampled_from(KINDS))
+        other = draw(st.sampled_from(selected))   # a relation the FROM clause has (not an EXISTS's)
+        condition = f"x{i}.a = {other}.a"
+        if draw(st.booleans()):
+            condition += f" and x{i}.b <> {other}.b"
+        if kind in ("semi", "anti"):
+            exists = f"exists (select 1 from {table} x{i} where {condition})"
+            where.append(exists if kind == "semi" else "not " + exists)
+            continue
+        if kind == "cross":
+            joins.append(f"cross join {table} x{i}")
+        else:
+            joins.append(f"{kind} join {table} x{i} on {condition}")
+        selected.append(f"x{i}")
+    columns = [f"{x}.{c} as {x}_{c}" for x in selected for c in ("a", "b")]
+    body = f"from {tables[0]} x0 " + " ".join(joins) + (" where " + " and ".join(where) if where else "")
+    shape = draw(st.sampled_from(["rows", "distinct", "aggregate"]))
+    if shape == "distinct":
+        return f"select distinct {', '.join(columns)} {body}"
+    if shape == "aggregate":
+        return f"select x0.a, count(*) as n, sum({selected[-1]}.b) as s {body} group by x0.a"
+    return f"select {', '.join(columns)} {body}"
+
+
+class PushdownChecker:
+    """Both databases' tables created once; per case, the rows loaded where the case's dialect
+    says and the query run under the three strategies."""
+
+    def __init__(self, workdir: Path, servers: Path):
+        import cbo
+        from cbo.sources.catalog import load_catalog
+        from cbo.sources.localmariadb import LocalMariaDB
+        from cbo.sources.localpg import LocalPostgres
+
+        self.servers = [LocalPostgres(servers / "pushdown" / "postgres"),
+                        LocalMariaDB(servers / "pushdown" / "mariadb")]
+        self.setups: dict[str, tuple[Path, Any, dict[str, Any]]] = {}
+        self.duckdb_faults = self.postgres_answers = 0
+        for server, dialect in zip(self.servers, ("postgres", "mysql")):
+            server.start()
+            directory = workdir / dialect
+            directory.mkdir()
+            path = directory / "catalog.toml"
+            path.write_text(catalog_text(directory, dialect, server.root))
+            source = load_catalog(path).sources["db"]
+            database = Postgres(postgres.address_of(source)) if dialect == "postgres" \
+                else MariaDB(mariadb.address_of(source))
+            database.reset(None)
+            write_local(directory, {name: [] for name in LOCAL})
+            sessions = {}
+            for strategy in STRATEGIES:
+                session = cbo.Session(path)
+                session.set(join_pushdown_strategy=strategy)
+                sessions[strategy] = session
+            self.setups[dialect] = (directory, database, sessions)
+
+    def cases(self) -> st.SearchStrategy[dict]:
+        return st.fixed_dictionaries({"sql": join_queries(), "tables": st.fixed_dictionaries(
+            {name: ROWS for name in REMOTE + LOCAL}), "seed": st.just(0),
+            "dialect": st.sampled_from(["postgres", "mysql"])})
+
+    def check(self, case: dict) -> CaseReport:
+        directory, database, sessions = self.setups[case["dialect"]]
+        data = {name: [tuple(r) for r in rows] for name, rows in case["tables"].items()}
+        reference = load(directory, database, data)
+        report = CaseReport()
+        try:
+            expected = reference.execute(case["sql"]).fetchall()
+        except duckdb.Error as exc:
+            if not is_engine_fault(exc):
+                raise
+            self.duckdb_faults += 1
+            if case["dialect"] != "postgres" or any(f" {t} " in f" {case['sql']} " for t in LOCAL):
+                report.reference = "none"
+                return report
+            expected = database.query(case["sql"])   # every table is PostgreSQL's: it answers
+            self.postgres_answers += 1
+            report.reference = "postgres"
+        for strategy, session in sessions.items():
+            planned = session.planner.plan(case["sql"])
+            _, actual = session.run(planned)
+            verdict = compare(expected, actual, ordered=False)
+            if not verdict.matches:
+                raise Mismatch(f"pushdown ({case['dialect']}, {strategy}): {verdict.detail}\n"
+                               f"{planned.physical.text() if planned.physical else planned.plan}")
+            report.plans += 1
+        return report
+
+    def reference_counts(self) -> dict[str, int]:
+        return {"duckdb_internal_errors": self.duckdb_faults, "answered_by_postgres": self.postgres_answers,
+                "unanswered": self.duckdb_faults - self.postgres_answers}
+
+    def close(self, stop_spark: bool = True) -> None:
+        """Drop the tables and stop both servers (their data directories stay for the next
+        run); stop Spark unless the caller shares it (a test session)."""
+        for _, database, _ in self.setups.values():
+            try:
+                database.drop()
+            except Exception:  # the server may be gone already; it is stopped next
+                pass
+        for server in self.servers:
+            server.stop()
+        if stop_spark:
+            from cbo.engines.spark import stop_session
+
+            stop_session()
