@@ -17,8 +17,9 @@ table read and per pushed subplan), ``jdbc_row`` and ``jdbc_byte`` (what a JDBC 
 Spark). The Spark constants are held at the profile's values and their share of each plan's
 predicted time is subtracted first, so this fit never disturbs the Spark fit; it solves
 ``remote quantities x remote constants = seconds - Spark's share`` by bounded least squares on
-relative error, no constant below 2% of its default. The held-back items (never seen by the
-fit) give the Spearman correlation between predicted and measured time, before and after.
+relative error, each constant between 2% and 100 times its default. The held-back items (never
+seen by the fit) give the Spearman correlation between predicted and measured time, before and
+after.
 
 The fitted constants are written into the profile (its Spark constants unchanged, the report
 under ``fit.remote``); the report and a plot go to ``benchmarks/results/calibration-remote.*``.
@@ -41,6 +42,7 @@ RESULTS = Path(__file__).resolve().parents[1] / "results"
 REMOTE = ("remote_row_postgres", "remote_row_mysql", "remote_agg_row_postgres", "remote_agg_row_mysql", "remote_query",
           "jdbc_row", "jdbc_byte")
 FLOOR = 0.02   # of the default: the smallest value a fitted constant may take
+CEILING = 100.0   # of the default: the largest (a few items cannot make a rate absurd)
 LONG_WARM_UP = 4.0   # seconds: a longer warm-up run counts as the item's time, not repeated
 
 
@@ -98,7 +100,8 @@ def fit(records: list[dict], constants: dict[str, float]) -> tuple[dict[str, flo
     weighted = a[:, informed] / b[:, None]       # relative error: every query weighs the same
     scale = np.maximum(weighted.max(axis=0), 1e-300)
     lower = np.array([SPARK_DEFAULTS[REMOTE[j]] * FLOOR for j in informed]) * scale
-    solution = lsq_linear(weighted / scale, (b - fixed) / b, bounds=(lower, np.inf), method="trf")
+    upper = np.array([SPARK_DEFAULTS[REMOTE[j]] * CEILING for j in informed]) * scale
+    solution = lsq_linear(weighted / scale, (b - fixed) / b, bounds=(lower, upper), method="trf")
     fitted = dict(constants)
     for value, j in zip(solution.x / scale, informed):
         fitted[REMOTE[j]] = float(value)
