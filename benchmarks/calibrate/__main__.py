@@ -3,6 +3,7 @@
     python -m benchmarks.calibrate                 # SF 1, writes cbo/cost/profiles/spark.json
     python -m benchmarks.calibrate --sf 0.1 --repeat 1 --profile /tmp/spark.json
     python -m benchmarks.calibrate --master cluster   # a profile for the cluster's shape
+    python -m benchmarks.calibrate --remote        # the JDBC sources' constants (see remote.py)
 
 On a cluster (``--master cluster``: cbo's local standalone cluster, started if needed; or a
 ``spark://`` URL) the queries run there, the plans are chosen with the defaults scaled to the
@@ -57,6 +58,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path,
                         help="report JSON (default benchmarks/results/calibration-spark[-<shape>].json)")
     parser.add_argument("--limit", type=int, help="only the first N training and held-back items (smoke runs)")
+    parser.add_argument("--remote", action="store_true",
+                        help="fit the remote constants (PostgreSQL and MariaDB through JDBC) instead, Spark's held "
+                             "(benchmarks/calibrate/remote.py)")
+    parser.add_argument("--plan-only", action="store_true",
+                        help="with --remote: plan every item and print its quantities, time nothing")
     return parser.parse_args(argv)
 
 
@@ -146,6 +152,10 @@ def plot(train: list[dict], test: list[dict], constants: dict[str, float], path:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.remote:
+        from benchmarks.calibrate.remote import calibrate_remote
+
+        return calibrate_remote(args)
     from benchmarks.tpch.scale import spark_master
 
     with spark_master(args.master) as master:

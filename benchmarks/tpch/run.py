@@ -49,7 +49,10 @@ right after another that warmed the same code); the fastest time counts. There a
 ``--repeat`` rounds (default 3), and more for a short query: as many as its warm-up round fits
 in ``--budget`` seconds (default 15), at most ``--max-rounds`` (default 9), because the fastest
 of three runs of a 0.4 s query still varies by 10-30 % on this machine. Every configuration
-gets the same rounds. Every answer is compared with DuckDB's. The table gives per-query
+gets the same rounds, except with ``--long-warm-up S``: a configuration whose warm-up run took
+more than S seconds keeps that run (timed, its answer checked) as its time and is not run again
+(a long run is hardly changed by warm caches; ``warm_up_kept`` in the JSON lists them), which
+fits more queries in a time window. Every answer is compared with DuckDB's. The table gives per-query
 seconds; the summary gives geometric means of per-query ratios: cbo / spark-default,
 cbo / spark-dsv2, cbo / the better Spark configuration per query (with the worst query),
 cbo / cbo-oracle, and AUTOMATIC (``cbo``) / the better of cbo-eager and cbo-local per query.
@@ -117,6 +120,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="rounds for a short query, at most (default 9)")
     parser.add_argument("--budget", type=float, default=15.0,
                         help="a short query gets as many rounds as fit in this many seconds (default 15)")
+    parser.add_argument("--long-warm-up", type=float, metavar="SECONDS",
+                        help="a configuration whose warm-up run takes longer than this keeps it as its timed run "
+                             "and is not run again (default: every warm-up is untimed)")
     parser.add_argument("--postgres-timeout", type=float, default=300.0,
                         help="the postgres configuration's per-query limit in seconds (default 300)")
     parser.add_argument("--postgres", default="local",
@@ -215,7 +221,7 @@ def run_scale_factor(args: argparse.Namespace, sf: float, configs: list[str], qu
     out = args.out if args.out and len(args.sf) == 1 else RESULTS / f"tpch-run-{args.placement}{where}-sf{sf:g}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     base = {"benchmark": "tpch-run", "placement": args.placement, "scale_factor": sf, "repeat": args.repeat,
-            "max_rounds": args.max_rounds, "budget_seconds": args.budget,
+            "max_rounds": args.max_rounds, "budget_seconds": args.budget, "long_warm_up_s": args.long_warm_up,
             "postgres_timeout_s": args.postgres_timeout if postgres else None,
             "configs": configs, "analyze_seconds": analyze_seconds, "cbo_statistics": statistics,
             "machine": machine_info(), "spark_settings": _spark_settings(spark),
@@ -228,7 +234,7 @@ def run_scale_factor(args: argparse.Namespace, sf: float, configs: list[str], qu
     for query in queries:
         say(f"{query.name} ...")
         records.append(run_query(query, configs, args.repeat, sessions, baselines, reference,
-                                 args.max_rounds, args.budget))
+                                 args.max_rounds, args.budget, args.long_warm_up))
         record = records[-1]
         cells = "".join(f"{cell(record, c):>15}" for c in configs)
         verdict = "ok" if all(record["matches"].values()) else "MISMATCH " + json.dumps(record["problems"])
@@ -320,8 +326,9 @@ def planned_rounds(repeat: int, max_rounds: int, budget: float, round_seconds: f
 
 
 def run_query(query: Query, configs: list[str], repeat: int, sessions: dict, baselines: Baselines,  # type: ignore[no-untyped-def]
-              reference, max_rounds: int = 3, budget: float = 0.0) -> dict:
+              reference, max_rounds: int = 3, budget: float = 0.0, long_warm_up: float | None = None) -> dict:
     record: dict = {"query": query.name, "seconds": {}, "times": {}, "matches": {}, "problems": {}, "timeouts": {}}
+    done: set[str] = set()   # configurations whose long warm-up run was kept as their time
     ordered = is_ordered(query.sql)
     _, expected, _ = reference.run(query.sql)
     runs = {}
@@ -340,34 +347,53 @@ def run_query(query: Query, configs: list[str], repeat: int, sessions: dict, bas
             record["timeouts"][config] = baselines.postgres.timeout_s if baselines.postgres else None
             return None
 
+    def timed(config: str) -> float | None:
+        """Run once, timed, and check the answer; the seconds (None: timed out or failed)."""
+        try:
+            started = time.perf_counter()
+            rows = attempt(config)
+            if rows is None:
+                return None
+            seconds = time.perf_counter() - started
+            record["times"].setdefault(config, []).append(round(seconds, 4))
+            verdict = compare(expected, rows, ordered=ordered)
+            record["matches"][config] = record["matches"].get(config, True) and verdict.matches
+            if not verdict.matches:
+                record["problems"][config] = verdict.detail
+            return seconds
+        except Exception as exc:  # one failure must not hide the rest of the run
+            record["matches"][config] = False
+            record["problems"][config] = str(exc).strip().splitlines()[0][:300]
+            return None
+
     def one_round(index: int) -> None:
         order = list(runs)[index % max(1, len(runs)):] + list(runs)[: index % max(1, len(runs))]
         for config in order:
-            if record["problems"].get(config) or config in record["timeouts"]:
+            if record["problems"].get(config) or config in record["timeouts"] or config in done:
                 continue
-            try:
-                started = time.perf_counter()
-                rows = attempt(config)
-                if rows is None:
-                    continue
-                record["times"].setdefault(config, []).append(round(time.perf_counter() - started, 4))
-                verdict = compare(expected, rows, ordered=ordered)
-                record["matches"][config] = record["matches"].get(config, True) and verdict.matches
-                if not verdict.matches:
-                    record["problems"][config] = verdict.detail
-            except Exception as exc:  # one failure must not hide the rest of the run
-                record["matches"][config] = False
-                record["problems"][config] = str(exc).strip().splitlines()[0][:300]
+            timed(config)
 
     warm_up = 0.0   # every configuration once, untimed: file caches, code generation, the JIT
     for config in runs:
         started = time.perf_counter()
-        try:
-            attempt(config)
-        except Exception:  # the timed rounds report it
-            pass
-        if config not in record["timeouts"]:   # a cancelled query does not shorten the others' rounds
+        if long_warm_up is not None:
+            # timed like a round; a run this long is hardly changed by warm caches or the JIT
+            # (``--long-warm-up``), so it is kept as the configuration's time and not repeated
+            seconds = timed(config)
+            if seconds is not None and seconds > long_warm_up:
+                done.add(config)
+            elif config in record["times"]:
+                record["times"][config].pop()   # a short run: only a warm-up, as without the option
+        else:
+            try:
+                attempt(config)
+            except Exception:  # the timed rounds report it
+                pass
+        # a cancelled query (or one already timed) does not shorten the others' rounds
+        if config not in record["timeouts"] and config not in done:
             warm_up += time.perf_counter() - started
+    if done:
+        record["warm_up_kept"] = sorted(done)
     record["rounds"] = planned_rounds(repeat, max_rounds, budget, warm_up)
     for index in range(record["rounds"]):
         one_round(index)

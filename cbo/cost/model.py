@@ -15,7 +15,7 @@ before optimizing its inputs and prune it when the local cost alone exceeds the 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from cbo.cost.profile import CostProfile, default_profile
 from cbo.ir.dispatch import OperatorTable
@@ -43,10 +43,14 @@ def _add(total: Quantities, more: Quantities) -> None:
 
 class CostModel:
     def __init__(self, profile: CostProfile | None = None, remote_tables: frozenset[str] = frozenset(),
-                 partitions: int | None = None, column_width: Callable[[Column], float] | None = None):
+                 partitions: int | None = None, column_width: Callable[[Column], float] | None = None,
+                 remote_dialects: Mapping[str, str] | None = None):
         self.profile = profile or default_profile()
         self.k = self.profile.constants
         self.remote_tables = remote_tables
+        # table -> its JDBC source's dialect: the source reads a table's rows at its rate
+        # (remote_row_<dialect>) whether it sends them all or a pushed query's result
+        self.remote_dialects = remote_dialects or {}
         self.partitions = partitions or 2 * self.profile.cores * self.profile.executors
         # A column's average width in bytes (the search's, from the statistics): an aggregation
         # hashes and compares its grouping columns' bytes, not the whole row's.
@@ -114,26 +118,45 @@ class CostModel:
 
     def remote_query(self, node: Plan, out: Size) -> Quantities:
         """A subplan run in its JDBC source as one query (``Algorithm.REMOTE_QUERY``): the rows its
-        operators read there, at the dialect's rate (``remote_row_<dialect>``), one query's
-        latency, and its result sent through JDBC into Spark (``jdbc_row``, ``jdbc_byte``, as a
-        table read). The connector rule records the remote work on the subplan's root. Under
-        ``join_pushdown_strategy=EAGER`` only a token (``eager_push``): it always wins."""
+        operators read there, at the dialect's rates (``remote_row_<dialect>``, and
+        ``remote_agg_row_<dialect>`` for rows fed to aggregations), one query's latency, and its
+        result sent through JDBC into Spark (``jdbc_row``, ``jdbc_byte``, as a table read). The
+        connector rule records the remote work on the subplan's root."""
         work = node.__dict__.get("_remote_work")
         if work is None:
             raise ValueError("a remote query's subplan carries no remote work (made by a connector rule)")
-        if work.eager:
-            return {"eager_push": 1.0}
         rows, width = out
-        rate = f"remote_row_{work.dialect}"
-        return {rate if rate in self.k else "remote_row_postgres": work.rows, "remote_query": 1.0,
-                "jdbc_row": rows, "jdbc_byte": rows * width, "task": 1.0}
+        found = {self.remote_rate(work.dialect) or "remote_row_postgres": work.rows, "remote_query": 1.0,
+                 "jdbc_row": rows, "jdbc_byte": rows * width, "task": 1.0}
+        if work.aggregated:
+            found[self.remote_rate(work.dialect, "agg_row") or "remote_agg_row_postgres"] = work.aggregated
+        return found
+
+    def remote_rate(self, dialect: str | None, what: str = "row") -> str | None:
+        """The quantity pricing a row read (``what="agg_row"``: aggregated) in a source of
+        ``dialect`` (None: not known)."""
+        rate = f"remote_{what}_{dialect}"
+        return rate if dialect is not None and rate in self.k else None
+
+    def remote_price(self, dialect: str, rows: float, aggregated: float) -> float:
+        """Seconds a source of ``dialect`` works for a pushed subplan (``RemoteWork``'s rows and
+        aggregated rows): how the connector rules choose which equivalent form to push."""
+        k = self.k
+        return (k[self.remote_rate(dialect) or "remote_row_postgres"] * rows
+                + k[self.remote_rate(dialect, "agg_row") or "remote_agg_row_postgres"] * aggregated)
 
     def _scan(self, node: Scan, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         rows, width = out
         if node.table in self.remote_tables:
             # one query to the source, as a remote query's (remote_query): reading tables one by
-            # one pays it per table, a pushed join once
-            return {"jdbc_row": rows, "jdbc_byte": rows * width, "task": self.profile.cores, "remote_query": 1.0}
+            # one pays it per table, a pushed join once; the source reads every row, as a pushed
+            # query's scan does (remote_query's work counts them the same way)
+            found = {"jdbc_row": rows, "jdbc_byte": rows * width, "task": float(self.profile.cores),
+                     "remote_query": 1.0}
+            rate = self.remote_rate(self.remote_dialects.get(node.table))
+            if rate is not None:
+                found[rate] = rows
+            return found
         return {"scan_row": rows, "scan_byte": rows * width, "task": max(1.0, rows * width / (128 * 2**20))}
 
     def _per_input_row(self, node: Plan, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:

@@ -26,10 +26,10 @@ spill_byte            bytes of a hash table beyond a task's memory, written and 
 task                  a task launched (per partition of each stage)
 jdbc_row, jdbc_byte   rows a JDBC read brings into Spark (a table, or a remote query's result);
                       bytes it sends over
-remote_row_postgres   rows the operators of a pushed subplan read in PostgreSQL (remote_row_mysql:
-                      in MariaDB); rough rates until calibrated against measured remote runtimes
+remote_row_postgres   rows a pushed subplan's scans, filters, joins read in PostgreSQL, and rows of a
+                      table read through JDBC (remote_row_mysql: in MariaDB)
+remote_agg_row_...    rows a pushed subplan's aggregations read there (_postgres, _mysql)
 remote_query          a query sent to a JDBC source (a table read or a pushed subplan): its latency
-eager_push            a token cost of a remote query under join_pushdown_strategy=EAGER
 query                 a fixed cost per query (scheduling, planning); does not change plan choice
 ====================  ==========================================================================
 
@@ -54,7 +54,8 @@ from cbo.errors import CboError
 QUANTITIES = ("scan_byte", "scan_row", "cpu_row", "hash_build_row", "hash_build_byte", "hash_probe_row",
               "agg_row", "agg_byte", "sort_row", "shuffle_row", "shuffle_byte", "broadcast_row", "broadcast_byte",
               "nested_loop_pair", "spill_byte", "task", "jdbc_row", "jdbc_byte", "query",
-              "remote_row_postgres", "remote_row_mysql", "remote_query", "eager_push")
+              "remote_row_postgres", "remote_row_mysql", "remote_agg_row_postgres", "remote_agg_row_mysql",
+              "remote_query")
 
 SPARK_DEFAULTS: dict[str, float] = {
     "scan_byte": 2e-9, "scan_row": 2e-8, "cpu_row": 1e-8,
@@ -67,7 +68,8 @@ SPARK_DEFAULTS: dict[str, float] = {
     # Seed 000's measurements (Spark <- PostgreSQL, SF 1): Q3 as one remote query in 1.09 s,
     # its operators reading about 8 million rows; MariaDB runs one query on one thread, with
     # block nested-loop joins where PostgreSQL hashes.
-    "remote_row_postgres": 5e-8, "remote_row_mysql": 1.5e-7, "remote_query": 0.02, "eager_push": 1e-9,
+    "remote_row_postgres": 5e-8, "remote_row_mysql": 1.5e-7, "remote_agg_row_postgres": 1e-7,
+    "remote_agg_row_mysql": 3e-7, "remote_query": 0.02,
 }
 
 PROFILE_DIR = Path(__file__).with_name("profiles")

@@ -595,6 +595,8 @@ class CascadesSearch:
                     if made:
                         found.extend(made)
                         self.counters.fired[rule.name] = self.counters.fired.get(rule.name, 0) + 1
+            for narrowing in self.filters:
+                found = narrowing.narrow(found, expr, group, self.context)
             self._physical[key] = found
         return found
 

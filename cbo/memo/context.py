@@ -7,7 +7,7 @@ since the search asks for them many times per group.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from cbo.ir.expressions import Column
@@ -27,6 +27,9 @@ class SearchContext:
         self.remote_sources: Mapping[str, Any] = remote_sources or {}
         # what rules keep for the length of one search (a connector rule's pushable subplans)
         self.rule_state: dict[object, object] = {}
+        # seconds a source works for a pushed subplan (dialect, rows, aggregated rows): set by
+        # the search from its cost model, read by the connector rules
+        self.remote_price: Callable[[str, float, float], float] | None = None
         self.counters = memo.counters
         self.steps = 0
         self._deadline = None if settings.search_time_limit_ms is None else \

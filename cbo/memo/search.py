@@ -25,6 +25,7 @@ from cbo.memo.memo import Counters, Group, Memo, group_of
 from cbo.memo.properties import ANY
 from cbo.memo.rules.base import RuleSet, connector_rules
 from cbo.memo.rules.eager_aggregation import EagerAggregation
+from cbo.memo.rules.eager_pushdown import EagerPushdown
 from cbo.memo.rules.eliminate_join import EliminateForeignKeyJoin
 from cbo.memo.rules.existential_form import ForcedExistentialForm
 from cbo.memo.rules.implement import implementation_rules
@@ -50,7 +51,7 @@ def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] =
     rules = [ReorderJoins(), PushTableIntoAggregate(), EagerAggregation(), EliminateForeignKeyJoin(),
              SemiJoinToInnerDistinctAbove(), SemiJoinToInnerDistinctBelow(), *implementation_rules(),
              ScalarSubqueryJoin(), *connector_rules(source_types)]
-    return RuleSet(rules, disabled, [ForcedExistentialForm()])
+    return RuleSet(rules, disabled, [ForcedExistentialForm(), EagerPushdown()])
 
 
 @dataclass
@@ -129,7 +130,9 @@ class Optimizer:
         # Shuffles are sized from what the query reads (cbo sets Spark's partition count to it).
         scanned = sum(context.size_bytes(g) for g in memo if isinstance(g.first, Scan))
         partitions = self.settings.shuffle_partitions or self.profile.partitions(scanned)
-        cost_model = CostModel(self.profile, self.remote_tables, partitions, context.column_width)
+        cost_model = CostModel(self.profile, self.remote_tables, partitions, context.column_width,
+                               {table: source.dialect for table, source in self.remote_sources.items()})
+        context.remote_price = cost_model.remote_price   # which form of a subplan to push
         search = CascadesSearch(context, self.rules, cost_model, self.prune)
         search.explore_all(root)
         root = root.find()

@@ -95,15 +95,22 @@ class ImplementationRule(Rule):
 
 
 class ImplementationFilter:
-    """Keeps expressions from being implemented: a setting that forces one form among
-    equivalent ones (``existential_form``) narrows the plans a group may run, without a rule
-    of its own or a special case in the search. An expression any filter of the rule set
-    excludes gets no physical alternative."""
+    """Keeps expressions or alternatives from running: a setting that forces one form among
+    equivalent ones (``existential_form``, ``join_pushdown_strategy=EAGER``) narrows the plans a
+    group may run, without a rule of its own or a special case in the search or the cost model.
+    An expression any filter of the rule set excludes gets no physical alternative; of the
+    alternatives the rules make for an expression, each filter may keep only some (``narrow``)."""
 
     name: ClassVar[str]
 
     def excludes(self, expr: Plan, group: Group, context: SearchContext) -> bool:
-        raise NotImplementedError
+        return False
+
+    def narrow(self, alternatives: list[PhysicalExpr], expr: Plan, group: Group,
+               context: SearchContext) -> list[PhysicalExpr]:
+        """The alternatives the rules made for ``expr`` that may run (all of them unless the
+        filter forces one kind: ``join_pushdown_strategy=EAGER`` keeps only the remote query)."""
+        return alternatives
 
 
 _CONNECTOR_RULES: dict[str, list[Rule]] = {}

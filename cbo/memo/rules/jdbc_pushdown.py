@@ -22,8 +22,8 @@ right, full where the dialect has it, semi and anti as [NOT] EXISTS, NOT IN), ag
 through JDBC lose their order).
 
 Settings (``cbo.settings``, named as Presto and Trino name them): ``join_pushdown_strategy``
-``AUTOMATIC`` (cost), ``EAGER`` (the remote query always wins where it exists: its cost is
-only ``eager_push``'s token) or ``NONE`` (only a table's own [Project] [Filter] Scan, the
+``AUTOMATIC`` (cost), ``EAGER`` (the remote query always wins where it exists: the filter
+``EagerPushdown`` drops the group's local alternatives) or ``NONE`` (only a table's own [Project] [Filter] Scan, the
 per-table fold); ``enable_join_query_pushdown`` false keeps subplans with joins local. Where a
 group's plans could not be pushed, the rule notes why at the group (EXPLAIN shows it): the
 capability missing, or the setting; the search adds the cost comparison
@@ -68,20 +68,22 @@ _INTEGERS = ("integer", "bigint")
 
 @dataclass(frozen=True)
 class RemoteWork:
-    """What a pushed subplan costs its source: rows its operators read (scans read their
-    tables' rows, joins both inputs, ...), as the memo estimates them."""
+    """What a pushed subplan costs its source, as the memo estimates it: rows its scans,
+    filters, joins and limits read (a scan its table's rows, a join both inputs and its
+    output), and rows fed to its aggregations (hashed and accumulated: dearer per row)."""
 
     source: str
     dialect: str
     rows: float
-    eager: bool
+    aggregated: float = 0.0
 
 
 @dataclass(frozen=True)
 class Pushable:
     plan: Plan
     source: RemoteSource
-    work: float            # rows the source's operators read (RemoteWork.rows)
+    rows: float            # rows the source's operators read (RemoteWork.rows)
+    aggregated: float      # rows its aggregations read (RemoteWork.aggregated)
     has_join: bool
     single_table: bool     # a [Project] [Filter] Scan: the per-table fold
 
@@ -200,8 +202,8 @@ class PushSubplanToSource(ImplementationRule):
         plan = pushable.plan
         # The root is a node of its own (with_children builds it; a bare copy for a leaf would
         # not exist): the cost model reads the remote work from it.
-        object.__setattr__(plan, "_remote_work", RemoteWork(pushable.source.name, self.dialect, pushable.work,
-                                                            strategy == "EAGER"))
+        object.__setattr__(plan, "_remote_work", RemoteWork(pushable.source.name, self.dialect, pushable.rows,
+                                                            pushable.aggregated))
         return PhysicalExpr(plan, Algorithm.REMOTE_QUERY, (), plan, self.name)
 
     def pushable(self, group: Group, context: Any, state: PushdownState, under_limit: bool = False) -> Pushable | None:
@@ -212,7 +214,8 @@ class PushSubplanToSource(ImplementationRule):
         if key in state.pushable:
             return state.pushable[key]
         state.pushable[key] = None   # no cycles through a group, but be safe while computing
-        found = None
+        found: Pushable | None = None
+        best = 0.0
         sources: Mapping[str, RemoteSource] = context.remote_sources
         for expr in group.expressions:
             if isinstance(expr, Scan):
@@ -222,7 +225,7 @@ class PushSubplanToSource(ImplementationRule):
                 if not source.caps.boolean_output and any(c.type == T.BOOLEAN for c in expr.output):
                     state.reasons[group.id] = f"not pushed to {source.name} ({self.dialect}): a boolean column"
                     break
-                found = Pushable(expr, source, context.size(group)[0], False, True)
+                found = Pushable(expr, source, context.size(group)[0], 0.0, False, True)
                 break
             if isinstance(expr, Sort):
                 if not under_limit:
@@ -241,18 +244,33 @@ class PushSubplanToSource(ImplementationRule):
             if reason is not None:
                 state.reasons[group.id] = f"not pushed to {pushed[0].source.name} ({self.dialect}): {reason}"
                 continue
-            plan = expr.with_children(tuple(i.plan for i in pushed))
-            work = sum(i.work for i in pushed)
-            if not isinstance(expr, Project):   # a projection is computed as its input's rows pass
-                work += sum(context.size(group_of(c))[0] for c in expr.children)
+            rows, aggregated = sum(i.rows for i in pushed), sum(i.aggregated for i in pushed)
+            read = sum(context.size(group_of(c))[0] for c in expr.children)
+            if isinstance(expr, Aggregate):
+                aggregated += read
+            elif not isinstance(expr, Project):   # a projection is computed as its input's rows pass
+                rows += read
             if isinstance(expr, Join):
-                work += context.size(group)[0]
+                rows += context.size(group)[0]
+            # Of the group's equivalent expressions, the one the source would do least work for
+            # (a join order, the table pushed into an aggregation, ...): the source plans the
+            # query it receives again, but no database rewrites what cbo's rules rewrite.
+            price = remote_price(context, self.dialect, rows, aggregated)
+            if found is not None and price >= best:
+                continue
             single = isinstance(expr, (Filter, Project)) and pushed[0].single_table
-            found = Pushable(plan, pushed[0].source, work,
+            found = Pushable(expr.with_children(tuple(i.plan for i in pushed)), pushed[0].source, rows, aggregated,
                              isinstance(expr, Join) or any(i.has_join for i in pushed), single)
-            break
+            best = price
         state.pushable[key] = found
         return found
+
+
+def remote_price(context: Any, dialect: str, rows: float, aggregated: float) -> float:
+    """Predicted seconds of remote work (the search's cost model prices it: ``context.
+    remote_price``); without one, rows read, an aggregated row counting as two."""
+    price = getattr(context, "remote_price", None)
+    return price(dialect, rows, aggregated) if price is not None else rows + 2.0 * aggregated
 
 
 class PushSubplanToPostgres(PushSubplanToSource):
