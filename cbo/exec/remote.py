@@ -37,6 +37,7 @@ from cbo.exec.remote_partitions import ROWS_PER_PARTITION, Partitioning, choose
 from cbo.ir.expressions import can_raise, uses_row_id
 from cbo.ir.operators import Aggregate, Filter, Plan, Project, Scan, walk
 from cbo.physical.algorithm import Algorithm
+from cbo.sources.capabilities import CAPABILITIES
 from cbo.sources.catalog import Catalog, Source, TableDef
 from cbo.sqlgen import SqlRenderer, ident, name_of
 
@@ -138,8 +139,12 @@ class RemoteQueries:
             return exp.Table(this=exp.to_identifier(table.remote_name or table.name, quoted=True),
                              db=exp.to_identifier(source.schema, quoted=True) if source.schema else None)
 
-        renderer = SqlRenderer(dialect, remote_table)
-        query = renderer.query(plan)
+        split = self._split(plan, operator)
+        # A repeated aggregation is computed once (a materialized CTE) where the dialect can; not
+        # in a partitioned read, whose key range the source cannot move into a materialized CTE.
+        renderer = SqlRenderer(dialect, remote_table,
+                               share_repeated=split is None and CAPABILITIES[dialect].shares_repeated)
+        query = renderer.shared_query(plan)
         # Aggregates come back in the source's types (PostgreSQL's sum of a decimal is an
         # unbounded numeric, MariaDB's sum of integers a DECIMAL): cast to cbo's. Other computed
         # columns keep the source's type (cbo's decimal type of a quotient, e.g. decimal(38,38),
@@ -151,8 +156,7 @@ class RemoteQueries:
             if column in aggregated and column.type.name in ("decimal", "double", "bigint"):
                 value = exp.Cast(this=value, to=column.type.to_sqlglot())
             columns.append(exp.alias_(value, ident(column)))
-        query = exp.select(*columns).from_(_derived(query, "q"))
-        split = self._split(plan, operator)
+        query = renderer.with_ctes(exp.select(*columns).from_(_derived(query, "q")))
         if split is None:
             rows = getattr(operator, "rows", None)
             return RemoteScan(source.name, query.sql(dialect=dialect),
