@@ -10,7 +10,8 @@ Serialized form: one JSON document per table with ``format_version``; a reader t
 another version reports it and treats the statistics as missing. ``collection_version`` names
 the method that produced the values (same format): statistics from an older method still load,
 and ``cbo analyze`` collects them again (version 2: MCVs from a sample are noise-tested, see
-``stats.histogram.choose_mcv``; files without the field are version 1).
+``stats.histogram.choose_mcv``, and histogram buckets' distinct counts sum to the sketched
+distinct count, ``with_distinct``; files without the field are version 1).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Iterable
 
-from stats.histogram import BUCKETS, MCV_SIZE, build_histogram, choose_mcv, duj1
+from stats.histogram import BUCKETS, MCV_SIZE, build_histogram, choose_mcv, duj1, with_distinct
 from stats.model import ColumnStats, TableStats, now_utc
 from stats.sample import SAMPLE_SIZE, RowSample, choose_rows
 
@@ -109,6 +109,8 @@ def collect(frame: "DataFrame", table: str, fingerprint: str, *, size_bytes: flo
         represented = max(non_null - sum(f for _, f in mcv) * rows, 0.0)
         histogram = build_histogram(sample[name], {v for v, _ in mcv}, represented, sample_fraction, buckets) \
             if represented > 0 else ()
+        if sample_fraction < 1:    # the sketch's distinct count over the table, not the sample's guesses
+            histogram = with_distinct(histogram, max(distinct - len(mcv), 0.0))
         width = column["avg_width"] if kind == "string" else _fixed_width(dtypes[name])
         stats[name] = ColumnStats(
             name=name, kind=kind, null_fraction=(1 - non_null / rows) if rows else 0.0, distinct=distinct,

@@ -161,3 +161,16 @@ def test_statistics_of_an_older_collection_method_load_and_are_collected_again(t
     assert "older cbo (method 1" in outdated_by(loaded.stats)
     assert outdated_by(replace(loaded.stats, collection_version=COLLECTION_VERSION)) is None
     assert "no row sample" in outdated_by(replace(loaded.stats, sample_file=None))
+
+
+def test_bucket_distinct_counts_follow_the_sketch_beyond_its_error():
+    from stats.histogram import with_distinct
+
+    # Per-bucket Duj1 guesses from a sample (a key column: 1.22 million) against the sketch over
+    # the table (1.5 million): scaled alike, each bucket kept within its rows.
+    buckets = (Bucket(1, 100, 600_000.0, 122_000.0), Bucket(101, 200, 410.0, 400.0))
+    scaled = with_distinct(buckets, 150_000.0)
+    assert [b.distinct for b in scaled] == [150_000 * 122_000 / 122_400, 410.0]
+    assert [(b.lower, b.upper, b.rows) for b in scaled] == [(b.lower, b.upper, b.rows) for b in buckets]
+    # Within the sketch's own error, the buckets stand.
+    assert with_distinct(buckets, 122_400 * 1.02) == buckets
