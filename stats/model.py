@@ -198,7 +198,8 @@ class TableStats:
         body = {"format_version": FORMAT_VERSION, "table": self.table, "row_count": self.row_count,
                 "size_bytes": self.size_bytes, "collected_at": self.collected_at, "fingerprint": self.fingerprint,
                 "collector": self.collector, "collection_version": self.collection_version,
-                "sampled_fraction": self.sampled_fraction, "columns": [c.to_json() for c in self.columns.values()], "column_groups": self.column_groups}
+                "sampled_fraction": self.sampled_fraction, "columns": [c.to_json() for c in self.columns.values()],
+                "column_groups": self.column_groups}
         if self.sample_file is not None:
             body["sample_file"] = self.sample_file
         return body

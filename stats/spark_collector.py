@@ -9,8 +9,9 @@
    counts (DataSketches HLL, ``hll_sketch_agg`` with lgK=14: about 0.8% standard error; much
    faster here than ``approx_count_distinct`` at a comparable error), min and max, string
    widths, and distinct counts of column groups. MCV frequencies are then the sample's,
-   noise-tested against the sample size (``stats.histogram.choose_mcv``), as PostgreSQL's are; ``exact_mcv=True`` recounts the candidates exactly in one more
-   job (one branch per column reading only that column).
+   noise-tested against the sample size (``stats.histogram.choose_mcv``), as PostgreSQL's
+   are; ``exact_mcv=True`` recounts the candidates exactly in one more job (one branch per
+   column reading only that column). Histogram buckets' distinct counts follow the sketch's.
 3. A uniform subset of ``row_sample_size`` rows of that sample is kept with the statistics
    (``stats.sample``) for estimating conjunctions over correlated columns.
 

@@ -178,16 +178,16 @@ class ColumnEstimate:
         """The rows of ``value`` if it is a most common value, else None: a dictionary lookup
         built once per estimate (joins ask it for every MCV of the other side), a scan where
         values do not hash."""
-        index = self.__dict__.get("_mcv_index")
-        if index is None:
+        index: dict[Any, float] | None = self.__dict__.get("_mcv_index", False)
+        if index is False:
             index = {}
             try:
                 for v, r in self.mcv:
                     index.setdefault(v, r)
             except TypeError:
-                index = False
+                index = None    # values that do not hash: scan
             object.__setattr__(self, "_mcv_index", index)
-        if index is not False:
+        if index is not None:
             try:
                 return index.get(value)
             except TypeError:
