@@ -33,6 +33,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from cbo.errors import CboError
 from cbo.exec.remote_partitions import ROWS_PER_PARTITION, Partitioning, choose
 from cbo.ir.expressions import can_raise, uses_row_id
 from cbo.ir.operators import Aggregate, Filter, Plan, Project, Scan, walk
@@ -143,7 +144,8 @@ class RemoteQueries:
         # A repeated aggregation is computed once (a materialized CTE) where the dialect can; not
         # in a partitioned read, whose key range the source cannot move into a materialized CTE.
         renderer = SqlRenderer(dialect, remote_table,
-                               share_repeated=split is None and CAPABILITIES[dialect].shares_repeated)
+                               share_repeated=split is None and CAPABILITIES[dialect].shares_repeated,
+                               flat_joins=dialect == "postgres", order=self._referencing_first)
         query = renderer.shared_query(plan)
         # Aggregates come back in the source's types (PostgreSQL's sum of a decimal is an
         # unbounded numeric, MariaDB's sum of integers a DECIMAL): cast to cbo's. Other computed
@@ -163,6 +165,39 @@ class RemoteQueries:
                               whole_result=rows is not None and rows <= WHOLE_RESULT_ROWS)
         return RemoteScan(source.name, query.sql(dialect=dialect), split.column, (split.lower, split.upper),
                           split.partitions)
+
+    def _referencing_first(self, inputs: list[Plan]) -> list[Plan]:
+        """A flat join's inputs with each table before the tables it references (foreign keys,
+        through the other tables of the join), else in the join's order: PostgreSQL then applies
+        the fact table's foreign keys first (``cbo.sqlgen``: TPC-H Q9's lineitem -> partsupp key
+        before partsupp -> part)."""
+        tables = {id(i): self.catalog.table(i.table) for i in inputs if isinstance(i, Scan)}
+        names = {t.qualified_name for t in tables.values()}
+        references: dict[str, set[str]] = {}
+        for table in tables.values():
+            found = set()
+            for fk in table.foreign_keys:
+                try:   # a key names a table of its own source
+                    target = self.catalog.table(f"{table.source}.{fk.references}").qualified_name
+                except CboError:
+                    continue
+                if target in names and target != table.qualified_name:
+                    found.add(target)
+            references[table.qualified_name] = found
+        depth: dict[str, int] = {}
+
+        def chain(name: str, seen: frozenset[str]) -> int:
+            # the longest path of references from ``name`` through the join's tables
+            if name not in depth:
+                depth[name] = max((1 + chain(t, seen | {name}) for t in references[name] if t not in seen),
+                                  default=0)
+            return depth[name]
+
+        def rank(i: Plan) -> int:
+            table = tables.get(id(i))
+            return -chain(table.qualified_name, frozenset()) if table is not None else 0
+
+        return sorted(inputs, key=rank)
 
     def _split(self, plan: Plan, operator: Any) -> Partitioning | None:
         if self.pushed_partitions < 2 or operator is None or operator.group is None:
