@@ -57,6 +57,7 @@ import math
 import weakref
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -69,6 +70,8 @@ from cbo.estimate.relation import DerivedColumns, JoinSet, Leaf, Origin, RelEsti
 from cbo.estimate.upper_bound import join_bound
 from cbo.ir.expressions import Column, Expr, conjuncts
 from cbo.ir.operators import Join, Plan, equated_columns
+
+T = TypeVar("T")
 
 
 def leaves_of(estimate: RelEstimate, plan: Plan) -> tuple[tuple[Leaf, ...], frozenset[Expr]]:
@@ -172,13 +175,15 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
             # repetition by the matches (no new values).
             share = kept.get(index)  # type: ignore[arg-type]
             if share is None:
-                share = kept[index] = _matched_share(index, classes, leaves, leaf_of)  # type: ignore[index,arg-type]
+                share = kept[index] = _shared_match(index, classes, leaves, leaf_of)  # type: ignore[index,arg-type]
             if share <= 0:
                 return e.scaled(0.0)
             return e.scaled(share).scaled(total / (own * share))
         found = joints.get(k)
         if found is None:
-            distribution = joint([leaves[leaf_of[m]].estimate.column(m) for m in classes[k]])
+            members = classes[k]
+            distribution = _kept(("joint", members), members, leaves, leaf_of,
+                                 lambda: joint([leaves[leaf_of[m]].estimate.column(m) for m in members]))
             mass = distribution.non_null
             found = joints[k] = distribution.scaled(total / mass) if mass > 0 else distribution.scaled(0.0)
         return found
@@ -265,6 +270,39 @@ def _remembered(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf], 
         _REMEMBERED.clear()
     _REMEMBERED[key] = (tuple(weakref.ref(e) for e in estimates), value, own)
     return value
+
+
+# Values computed from the estimates of some leaves (a class's joint distribution, a leaf's
+# matched share), kept as ``_REMEMBERED`` keeps factors: the join sets of one memo share their
+# leaves, and an aggregation above each order of a join reads the same grouping columns.
+_KEPT: dict[tuple, tuple[tuple[weakref.ref, ...], Any]] = {}
+
+
+def _kept(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
+          compute: Callable[[], T]) -> T:
+    """``compute()``, computed once for the same columns of the same leaf estimates."""
+    estimates = tuple(leaves[leaf_of[c]].estimate for c in columns)
+    key = (what, tuple(id(e) for e in estimates))
+    found = _KEPT.get(key)
+    if found is not None and all(a() is b for a, b in zip(found[0], estimates)):
+        return found[1]
+    value = compute()
+    if len(_KEPT) > 20_000:
+        _KEPT.clear()
+    _KEPT[key] = (tuple(weakref.ref(e) for e in estimates), value)
+    return value
+
+
+def _shared_match(index: int, classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],
+                  leaf_of: dict[Column, int]) -> float:
+    """``_matched_share``, kept for the same leaf in the same classes over the same estimates."""
+    involved = tuple(m for m in classes if any(leaf_of[c] == index for c in m)
+                     and any(leaf_of[c] != index for c in m))
+    if not involved:
+        return 1.0
+    members = tuple(c for m in involved for c in m)
+    return _kept(("share", leaves[index].key, involved), members, leaves, leaf_of,
+                 lambda: _matched_share(index, classes, leaves, leaf_of))
 
 
 def _matched_share(index: int, classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],
