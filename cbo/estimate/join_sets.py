@@ -201,6 +201,15 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
 
 def _empty_pairs(members: tuple[Column, ...], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
                  notes: list[str]) -> list[float]:
+    """``_pairs_found_empty``, kept for the same class over the same leaf estimates (a clique's
+    classes have dozens of pairs, and every set joining the same leaves asks again)."""
+    found = _kept(("empty pairs", members), members, leaves, leaf_of,
+                  lambda: tuple(_pairs_found_empty(members, leaves, leaf_of)))
+    notes.extend([EMPTY_NOTE] * len(found))   # one note per pair found empty, as measured
+    return list(found)
+
+
+def _pairs_found_empty(members: tuple[Column, ...], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> list[float]:
     """The estimates of the class's pairs of members (of different leaves) that the samples
     find empty: a class of three is empty where two of its members never meet (recent users
     and old badges), which its own sampled tuples, few under all filters at once, may not
@@ -219,7 +228,6 @@ def _empty_pairs(members: tuple[Column, ...], leaves: Sequence[Leaf], leaf_of: d
             own: list[str] = []
             selectivity = _remembered(("class", pair, True), pair, leaves, leaf_of, measure, own)
             if EMPTY_NOTE in own:
-                notes.append(EMPTY_NOTE)
                 bound = selectivity * leaves[leaf_of[a]].estimate.rows * leaves[leaf_of[b]].estimate.rows
                 found.append(bound * _fan_out(members, pair, leaves, leaf_of))
     return found

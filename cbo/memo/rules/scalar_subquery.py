@@ -39,6 +39,13 @@ def exactly_one_row(group: Group, depth: int = 0) -> bool:
     return False
 
 
+def _one_row_side(join: Join) -> bool:
+    """Whether a side that ``orientations`` may put on the right returns exactly one row: asked
+    before the swapped join is made (an enumeration adds tens of thousands of joins, of which
+    hardly any has such a side)."""
+    return exactly_one_row(group_of(join.right)) or (join.kind == "inner" and exactly_one_row(group_of(join.left)))
+
+
 def _is_true(condition: object) -> bool:
     return isinstance(condition, Constant) and condition.value is True
 
@@ -65,6 +72,8 @@ class ScalarSubqueryJoin(ImplementationRule):
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
+        if not _one_row_side(expr):
+            return
         for join in orientations(expr):
             if exactly_one_row(group_of(join.right)):
                 yield PhysicalExpr(join, Algorithm.SCALAR_SUBQUERY, (ANY, ANY), expr, self.name)
@@ -72,6 +81,8 @@ class ScalarSubqueryJoin(ImplementationRule):
     def floor(self, expr: Plan, group: Group, context: object, bounds: Bounds) -> float:
         assert isinstance(expr, Join)
         best = math.inf
+        if not _one_row_side(expr):
+            return best
         for join in orientations(expr):
             if exactly_one_row(group_of(join.right)):
                 left, right = group_of(join.left).find(), group_of(join.right).find()
