@@ -56,7 +56,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections import ChainMap
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -68,7 +68,7 @@ from cbo.estimate.joins import matched_rows
 from cbo.estimate.matching import joint, matching_tuples
 from cbo.estimate.relation import DerivedColumns, JoinSet, Leaf, Origin, RelEstimate
 from cbo.estimate.upper_bound import join_bound
-from cbo.ir.expressions import Column, Expr, conjuncts
+from cbo.ir.expressions import Column, Expr, columns_of, conjuncts
 from cbo.ir.operators import Join, Plan, equated_columns
 
 T = TypeVar("T")
@@ -146,7 +146,7 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
                 rows *= _remembered(("leaf", involved, index), members_of, leaves, leaf_of, correlation, notes)
         scale = max((leaf.estimate.rows for leaf in leaves), default=1.0)
         for conjunct in sorted(residual, key=str):
-            share, note = generic_selectivity(conjunct, combined, scale)
+            share, note = _residual_share(conjunct, combined, scale, leaves, leaf_of)
             rows *= share
             if note:
                 notes.append(note)
@@ -197,6 +197,19 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
         origins.update(leaf.estimate.origins)
         all_notes |= leaf.estimate.notes
     return RelEstimate(rows, columns, groups, origins, None, all_notes, join_set)
+
+
+def _residual_share(conjunct: Expr, combined: Mapping[Column, ColumnEstimate], scale: float,
+                    leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> tuple[float, str | None]:
+    """``generic_selectivity`` of a conjunct that is not an equality class, kept for the same
+    estimates of the leaves it reads (and the same scale): every set holding the conjunct's
+    leaves asks again, and a conjunct over an aggregate's output (TPC-H Q17's ``l_quantity <
+    0.2 * avg``) derives that output's distribution each time it is read."""
+    read = sorted(columns_of(conjunct), key=lambda c: c.id)
+    if not all(c in leaf_of for c in read):
+        return generic_selectivity(conjunct, combined, scale)
+    return _kept(("residual", conjunct, scale), read, leaves, leaf_of,
+                 lambda: generic_selectivity(conjunct, combined, scale))
 
 
 def _empty_pairs(members: tuple[Column, ...], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
