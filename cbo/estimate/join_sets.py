@@ -358,14 +358,10 @@ def _classes(parts: frozenset[Expr], leaf_of: dict[Column, int]) -> tuple[list[t
 
 
 def _find_classes(parts: Iterable[Expr], leaf_of: dict[Column, int]) -> tuple[list[tuple[Column, ...]], list[Expr]]:
-    parent: dict[Column, Column] = {}
-
-    def find(c: Column) -> Column:
-        while parent[c] is not c:
-            parent[c] = parent[parent[c]]
-            c = parent[c]
-        return c
-
+    # Each column points to the member list of its class (shared by its members); merging
+    # moves the smaller list into the larger. Only the partition matters: members are sorted
+    # by id, classes by their first member.
+    owner: dict[Column, list[Column]] = {}
     residual = []
     for conjunct in parts:
         pair = equated_columns(conjunct)
@@ -373,15 +369,23 @@ def _find_classes(parts: Iterable[Expr], leaf_of: dict[Column, int]) -> tuple[li
             residual.append(conjunct)
             continue
         a, b = pair
-        parent.setdefault(a, a)
-        parent.setdefault(b, b)
-        ra, rb = find(a), find(b)
-        if ra is not rb:
-            parent[max(ra, rb, key=lambda c: c.id)] = min(ra, rb, key=lambda c: c.id)
-    members: dict[Column, list[Column]] = {}
-    for c in parent:
-        members.setdefault(find(c), []).append(c)
-    classes = [tuple(sorted(m, key=lambda c: c.id)) for m in members.values()]
+        in_a, in_b = owner.get(a), owner.get(b)
+        if in_a is None and in_b is None:
+            owner[a] = owner[b] = [a, b]
+        elif in_a is None:
+            in_b.append(a)  # type: ignore[union-attr]
+            owner[a] = in_b  # type: ignore[assignment]
+        elif in_b is None:
+            in_a.append(b)
+            owner[b] = in_a
+        elif in_a is not in_b:
+            if len(in_a) < len(in_b):
+                in_a, in_b = in_b, in_a
+            in_a.extend(in_b)
+            for c in in_b:
+                owner[c] = in_a
+    distinct = {id(members): members for members in owner.values()}
+    classes = [tuple(sorted(m, key=lambda c: c.id)) for m in distinct.values()]
     classes.sort(key=lambda m: m[0].id)
     return classes, residual
 
