@@ -64,8 +64,14 @@ def _sides(join: Join) -> tuple[tuple[Group, Group], ...]:
     """The (left, right) input groups of each of ``orientations(join)``, without making the
     swapped join: a floor reads only the sides' sizes and plans (most joins an enumeration adds
     are never implemented)."""
-    left, right = group_of(join.left).find(), group_of(join.right).find()
-    return ((left, right), (right, left)) if join.kind == "inner" else ((left, right),)
+    # Kept on the join: three rules' floors ask for it (floors are read after exploration, when
+    # no group merges any more).
+    found: tuple[tuple[Group, Group], ...] | None = join.__dict__.get("_sides")
+    if found is None:
+        left, right = group_of(join.left).find(), group_of(join.right).find()
+        found = ((left, right), (right, left)) if join.kind == "inner" else ((left, right),)
+        object.__setattr__(join, "_sides", found)
+    return found
 
 
 def _local(bounds: Bounds, join: Join, algorithm: Algorithm, group: Group, left: Group, right: Group) -> float:
