@@ -35,6 +35,7 @@ _ANY_INPUTS = {arity: (ANY,) * arity for arity in range(4)}
 # 003's 3.1 and 3.2 rewrites (``semijoin_distinct_above``, ``semijoin_distinct_below``), whose
 # inner join builds either side.
 BUILD_RIGHT_KINDS = ("inner", "left", "semi", "anti", "mark")
+_SHUFFLED_HASH_KINDS = BUILD_RIGHT_KINDS + ("full",)   # Spark builds right for full joins too
 
 
 def _physical(node: Plan, algorithm: Algorithm, logical: Plan, rule: str,
@@ -171,7 +172,7 @@ class ShuffledHashJoin(ImplementationRule):
     operator = Join
 
     def matches(self, expr: Plan, group: Group, context: object) -> bool:
-        return isinstance(expr, Join) and expr.kind in BUILD_RIGHT_KINDS + ("full",) and expr.has_equi_key
+        return isinstance(expr, Join) and expr.kind in _SHUFFLED_HASH_KINDS and expr.has_equi_key
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)

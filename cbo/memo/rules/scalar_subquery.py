@@ -29,7 +29,10 @@ def exactly_one_row(group: Group, depth: int = 0) -> bool:
     if depth > 8:
         return False
     group = group.find()
-    if not any(issubclass(t, (Aggregate, Project)) for t in group.operator_types):
+    for t in group.operator_types:
+        if t is Aggregate or t is Project or issubclass(t, (Aggregate, Project)):
+            break
+    else:
         return False   # a join's group (tens of thousands are asked after a join enumeration)
     for expr in group.expressions:
         if isinstance(expr, Aggregate) and not expr.group_by:
