@@ -8,12 +8,21 @@ null-aware anti join NOT IN;
 a mark join becomes a CASE over two EXISTS that yields TRUE, NULL or FALSE. The root's Sort,
 Limit and final Project share one SELECT so the order of the answer is that of the outermost
 query.
+
+With ``share_repeated`` (a pushed query in PostgreSQL), an aggregation whose shape
+(``cbo.ir.shape``: equal up to column ids) appears more than once is computed once, as a
+common table expression ``WITH w1 AS MATERIALIZED (...)`` that each occurrence reads with its
+own column names (TPC-H Q15 names its view twice; inlined, the source would aggregate lineitem
+twice). Only aggregations: their result is small, while materializing a repeated table or join
+would copy it and hide its indexes.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import decimal
+from collections import Counter
+from collections.abc import Hashable
 from typing import Callable
 
 from sqlglot import exp
@@ -24,6 +33,7 @@ from cbo.ir.dispatch import UnsupportedOperator
 from cbo.ir.expressions import (ROW_ID, TRUE, AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm,
                                 SubqueryExpr, columns_of)
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
+from cbo.ir.shape import shape
 
 TableRenderer = Callable[[Scan], exp.Expression]
 
@@ -50,10 +60,14 @@ def default_tables(scan: Scan) -> exp.Expression:
 
 
 class SqlRenderer:
-    def __init__(self, dialect: str = "duckdb", tables: TableRenderer = default_tables):
+    def __init__(self, dialect: str = "duckdb", tables: TableRenderer = default_tables, share_repeated: bool = False):
         self.dialect = dialect
         self.tables = tables
         self._aliases = 0
+        self.share_repeated = share_repeated
+        self._repeated: set[Hashable] = set()          # shapes of the aggregations computed once
+        self._shared: dict[Hashable, tuple[str, tuple[Column, ...]]] = {}   # shape -> (CTE, its columns)
+        self.ctes: list[tuple[str, exp.Query]] = []     # in order of definition (a CTE reads earlier ones)
 
     # -- statements ------------------------------------------------------------------------------
 
@@ -104,7 +118,37 @@ class SqlRenderer:
 
     def _derived(self, plan: Plan) -> exp.Expression:
         alias = self._next_alias()  # numbered before the inputs are
+        if self._repeated and isinstance(plan, Aggregate):
+            key = shape(plan)
+            if key in self._repeated:
+                return exp.Subquery(this=self._read_shared(plan, key), alias=alias)
         return exp.Subquery(this=self.query(plan), alias=alias)
+
+    # -- repeated aggregations, computed once ------------------------------------------------------
+
+    def shared_query(self, plan: Plan) -> exp.Query:
+        """``query(plan)``, each aggregation repeated in it read from a common table expression
+        (``self.ctes``, for ``with_ctes``) when ``share_repeated`` is set."""
+        if self.share_repeated:
+            self._repeated = repeated_aggregations(plan)
+        return self.query(plan)
+
+    def with_ctes(self, select: exp.Select) -> exp.Select:
+        """``select`` with the common table expressions its repeated aggregations read."""
+        for name, body in self.ctes:
+            select = select.with_(name, as_=body, materialized=self.dialect == "postgres")
+        return select
+
+    def _read_shared(self, plan: Aggregate, key: Hashable) -> exp.Query:
+        found = self._shared.get(key)
+        if found is None:
+            body = self.query(plan)   # may define the CTEs it reads itself first
+            found = self._shared[key] = (f"w{len(self._shared) + 1}", plan.output)
+            self.ctes.append((found[0], body))
+        name, columns = found
+        # equal shapes: the same columns in the same order of output
+        renamed = [exp.alias_(exp.column(ident(src)), ident(dst)) for src, dst in zip(columns, plan.output)]
+        return exp.select(*renamed).from_(exp.Table(this=exp.to_identifier(name)))
 
     def _next_alias(self, columns: list[exp.Identifier] | None = None) -> exp.TableAlias:
         self._aliases += 1
@@ -378,6 +422,24 @@ def _interval(value: IntervalValue) -> exp.Expression:
     for part in parts[1:]:
         result = exp.Add(this=result, expression=part)
     return result
+
+
+def repeated_aggregations(plan: Plan) -> set[Hashable]:
+    """Shapes of the aggregations ``plan`` reads more than once, counting what is inside a
+    repeated one once (it is computed once)."""
+    counts: Counter[Hashable] = Counter()
+
+    def visit(node: Plan) -> None:
+        if isinstance(node, Aggregate):
+            key = shape(node)
+            counts[key] += 1
+            if counts[key] > 1:
+                return
+        for child in node.children:
+            visit(child)
+
+    visit(plan)
+    return {key for key, n in counts.items() if n > 1}
 
 
 def to_sql(plan: Plan, names: tuple[str, ...] | None = None, dialect: str = "duckdb",

@@ -7,7 +7,11 @@ apart from the histogram: the equi-depth histogram describes only the other non-
 and its buckets carry their bounds, row count and distinct count.
 
 Serialized form: one JSON document per table with ``format_version``; a reader that meets
-another version reports it and treats the statistics as missing.
+another version reports it and treats the statistics as missing. ``collection_version`` names
+the method that produced the values (same format): statistics from an older method still load,
+and ``cbo analyze`` collects them again (version 2: MCVs from a sample are noise-tested, see
+``stats.histogram.choose_mcv``, and histogram buckets' distinct counts sum to the sketched
+distinct count, ``with_distinct``; files without the field are version 1).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ if TYPE_CHECKING:
     from stats.sample import RowSample
 
 FORMAT_VERSION = 1
+COLLECTION_VERSION = 2
 KINDS = ("number", "string", "date", "timestamp", "boolean")
 
 
@@ -167,6 +172,7 @@ class TableStats:
     # Whole rows drawn uniformly (stats.sample); stored in its own file, named in ``sample_file``.
     sample: "RowSample | None" = field(default=None, compare=False, repr=False)
     sample_file: str | None = None
+    collection_version: int = COLLECTION_VERSION
 
     def column(self, name: str) -> ColumnStats:
         return self.columns[name]
@@ -191,8 +197,9 @@ class TableStats:
     def to_json(self) -> dict[str, Any]:
         body = {"format_version": FORMAT_VERSION, "table": self.table, "row_count": self.row_count,
                 "size_bytes": self.size_bytes, "collected_at": self.collected_at, "fingerprint": self.fingerprint,
-                "collector": self.collector, "sampled_fraction": self.sampled_fraction,
-                "columns": [c.to_json() for c in self.columns.values()], "column_groups": self.column_groups}
+                "collector": self.collector, "collection_version": self.collection_version,
+                "sampled_fraction": self.sampled_fraction, "columns": [c.to_json() for c in self.columns.values()],
+                "column_groups": self.column_groups}
         if self.sample_file is not None:
             body["sample_file"] = self.sample_file
         return body
@@ -211,7 +218,8 @@ class TableStats:
                           collector=body["collector"], sampled_fraction=float(body.get("sampled_fraction", 1.0)),
                           columns=LazyColumns(bodies),
                           column_groups={k: float(v) for k, v in body.get("column_groups", {}).items()},
-                          sample_file=body.get("sample_file"))
+                          sample_file=body.get("sample_file"),
+                          collection_version=int(body.get("collection_version", 1)))
 
 
 def now_utc() -> str:

@@ -9,8 +9,9 @@
    counts (DataSketches HLL, ``hll_sketch_agg`` with lgK=14: about 0.8% standard error; much
    faster here than ``approx_count_distinct`` at a comparable error), min and max, string
    widths, and distinct counts of column groups. MCV frequencies are then the sample's,
-   scaled, as PostgreSQL's are; ``exact_mcv=True`` recounts the candidates exactly in one more
-   job (one branch per column reading only that column).
+   noise-tested against the sample size (``stats.histogram.choose_mcv``), as PostgreSQL's
+   are; ``exact_mcv=True`` recounts the candidates exactly in one more job (one branch per
+   column reading only that column). Histogram buckets' distinct counts follow the sketch's.
 3. A uniform subset of ``row_sample_size`` rows of that sample is kept with the statistics
    (``stats.sample``) for estimating conjunctions over correlated columns.
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Iterable
 
-from stats.histogram import BUCKETS, MCV_SIZE, build_histogram, choose_mcv, duj1
+from stats.histogram import BUCKETS, MCV_SIZE, build_histogram, choose_mcv, duj1, with_distinct
 from stats.model import ColumnStats, TableStats, now_utc
 from stats.sample import SAMPLE_SIZE, RowSample, choose_rows
 
@@ -82,8 +83,7 @@ def collect(frame: "DataFrame", table: str, fingerprint: str, *, size_bytes: flo
             if exact_mcv:
                 continue
             counts = Counter(v for v in sample[name] if v is not None)
-            ratio = summary["rows"] / sample_size if sample_size else 0.0
-            summary["columns"][name]["counts"] = {v: counts[v] * ratio for v in candidates[name]}
+            summary["columns"][name]["counts"] = {v: float(counts[v]) for v in candidates[name]}
         if exact_mcv:
             for name, counts in _exact_counts(source, candidates).items():
                 summary["columns"][name]["counts"] = counts
@@ -103,10 +103,15 @@ def collect(frame: "DataFrame", table: str, fingerprint: str, *, size_bytes: flo
             distinct = duj1(len(present), len(counts), sum(1 for c in counts.values() if c == 1), non_null)
         else:
             distinct = float(min(column["distinct"], non_null))
-        mcv = choose_mcv([(v, n * scale) for v, n in column["counts"].items()], distinct, non_null, rows, mcv_size)
+        # MCV counts are the sample's (noise-tested against its size, see stats.histogram),
+        # the exact ones of the scanned rows (exact_mcv), or the whole table's.
+        counted = rows if whole and fraction >= 1 else summary["rows"] if exact_mcv else sample_size
+        mcv = choose_mcv(list(column["counts"].items()), distinct, non_null, rows, mcv_size, sample_rows=counted)
         represented = max(non_null - sum(f for _, f in mcv) * rows, 0.0)
         histogram = build_histogram(sample[name], {v for v, _ in mcv}, represented, sample_fraction, buckets) \
             if represented > 0 else ()
+        if sample_fraction < 1:    # the sketch's distinct count over the table, not the sample's guesses
+            histogram = with_distinct(histogram, max(distinct - len(mcv), 0.0))
         width = column["avg_width"] if kind == "string" else _fixed_width(dtypes[name])
         stats[name] = ColumnStats(
             name=name, kind=kind, null_fraction=(1 - non_null / rows) if rows else 0.0, distinct=distinct,

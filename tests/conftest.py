@@ -29,11 +29,11 @@ TEST_CACHE = Path(os.environ.get("CBO_TEST_CACHE_DIR") or ROOT / ".cache" / "tes
 
 # Variables that point cbo at a user's own state. A user who exported CBO_CACHE_DIR must not
 # find the test data in their cache, nor their local server stopped when the run ends; their
-# CBO_CATALOG or CBO_COST_PROFILE must not change what the tests plan; and their PostgreSQL
+# CBO_CATALOG, CBO_COST_PROFILE or CBO_STATS_DIR must not change what the tests plan; and their PostgreSQL
 # credentials and libpq settings (PGPASSWORD, PGHOST, PGSERVICE, ...) must not reach the test
 # server's connections. Set unconditionally (not setdefault) before any cbo module is imported,
 # and inherited by the cbo commands that tests run as subprocesses.
-USER_STATE_VARIABLES = ("CBO_CATALOG", "CBO_COST_PROFILE")
+USER_STATE_VARIABLES = ("CBO_CATALOG", "CBO_COST_PROFILE", "CBO_STATS_DIR")
 for _name in [n for n in os.environ if n in USER_STATE_VARIABLES or n.startswith("PG")]:
     del os.environ[_name]
 os.environ["CBO_CACHE_DIR"] = str(TEST_CACHE)

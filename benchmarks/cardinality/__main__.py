@@ -41,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200, help="STATS: number of generated queries (default 200)")
     parser.add_argument("--seed", type=int, default=None, help="STATS: generator seed")
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per true count (default 60)")
+    parser.add_argument("--true-counts-from", type=Path, default=None,
+                        help="a JSON this harness saved: its true counts are reused for the same sub-plans "
+                             "(same SQL), so a run that re-times the estimates counts only what is new")
     args = parser.parse_args(argv)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     unknown = set(systems) - set(report.SYSTEMS)
@@ -56,7 +59,12 @@ def main(argv: list[str] | None = None) -> int:
         for problem in problems:
             say(problem)
     with step("loading DuckDB tables for true counts"):
-        truth = Truth(spark_catalog, args.time_limit)
+        known = {}
+        if args.true_counts_from is not None:
+            earlier = json.loads(args.true_counts_from.read_text())
+            known = {r["sql_digest"]: r["true"] for r in earlier["records"] if "sql_digest" in r}
+            say(f"{len(known)} true counts reused from {args.true_counts_from}")
+        truth = Truth(spark_catalog, args.time_limit, known)
     estimators = []
     if "cbo" in systems:
         estimators.append(CboSystem(stats))
@@ -85,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
                 skipped.append({"query": name, "relations": list(sub.relations), "reason": type(exc).__name__})
                 continue
             record = {"query": name, "relations": list(sub.relations), "joins": sub.joins, "true": true,
-                      "whole": sub.joins == widest}
+                      "whole": sub.joins == widest, "sql_digest": truth.digest(sub.plan)}
             for system in estimators:
                 try:
                     record[system.name] = system.estimate(sub.plan)

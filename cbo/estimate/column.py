@@ -207,6 +207,29 @@ class ColumnEstimate:
         s = self.segments[0]
         return min(1.0, s.distinct / max(s.domain, 1.0)) if distinct else s.rows / max(s.domain, 1.0)
 
+    def _mcv_rows(self, value: Any) -> float | None:
+        """The rows of ``value`` if it is a most common value, else None: a dictionary lookup
+        built once per estimate (joins ask it for every MCV of the other side), a scan where
+        values do not hash."""
+        index: dict[Any, float] | None = self.__dict__.get("_mcv_index", False)
+        if index is False:
+            index = {}
+            try:
+                for v, r in self.mcv:
+                    index.setdefault(v, r)
+            except TypeError:
+                index = None    # values that do not hash: scan
+            object.__setattr__(self, "_mcv_index", index)
+        if index is not None:
+            try:
+                return index.get(value)
+            except TypeError:
+                pass
+        for v, r in self.mcv:
+            if _same(v, value):
+                return r
+        return None
+
     def rows_equal(self, value: Any) -> float:
         """Expected rows holding ``value``."""
         self = self.live

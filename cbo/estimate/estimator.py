@@ -30,7 +30,7 @@ from cbo.estimate.joins import estimate_join
 from cbo.estimate.relation import DerivedColumns, JoinSet, Origin, RelEstimate, SampleView
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ROW_ID, Call, Column, ColumnRef, Constant, Expr, SpecialForm, columns_of
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
+from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, equated_columns
 from stats.model import TableStats
 
 
@@ -235,6 +235,7 @@ def group_count(rel: RelEstimate, group_by: tuple[Column, ...]) -> tuple[float, 
     other columns; measured column groups are used; other columns multiply; capped by the rows."""
     if not group_by:
         return 1.0, []
+    group_by = tuple(one_per_class(rel, list(group_by)))
     for column in group_by:
         # A row number (row_id() in a Project, seed 003's early-out join) determines every
         # column the numbered rows had: grouping by it and them counts the numbered rows left.
@@ -273,6 +274,34 @@ def group_count(rel: RelEstimate, group_by: tuple[Column, ...]) -> tuple[float, 
 
 def _groups_of(estimate: ColumnEstimate) -> float:
     return max(estimate.distinct, 1.0 if estimate.non_null > 0 else 0.0) + (1.0 if estimate.nulls >= 0.5 else 0.0)
+
+
+def one_per_class(estimate: RelEstimate, columns: list[Column]) -> list[Column]:
+    """The columns with all but one of each group that inner-join conditions equate removed:
+    equated columns hold the same value in every row, so they group as one (TPC-H Q17 groups
+    ``lineitem ⋈ part`` by ``l_partkey, p_partkey``: 204 groups, not the product of both)."""
+    if estimate.join_set is None:
+        return columns
+    parent: dict[Column, Column] = {}
+
+    def find(c: Column) -> Column:
+        while parent.get(c, c) is not c:
+            c = parent[c]
+        return c
+
+    for conjunct in estimate.join_set.conjuncts:
+        pair = equated_columns(conjunct)
+        if pair is not None:
+            a, b = find(pair[0]), find(pair[1])
+            if a is not b:
+                parent[b] = a
+    kept, seen = [], set()
+    for c in columns:
+        root = find(c)
+        if root not in seen:
+            seen.add(root)
+            kept.append(c)
+    return kept
 
 
 def _aggregate(plan: Aggregate, rel: RelEstimate) -> RelEstimate:

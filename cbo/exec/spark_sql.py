@@ -77,7 +77,7 @@ class SparkViews:
     def remote_view(self, remote: RemoteScan) -> str:
         """The view reading one remote query (``RemoteQueries.pushed`` says which)."""
         key = hashlib.sha256(repr((remote.source, remote.sql, remote.partition_column, remote.bounds,
-                                   remote.partitions))
+                                   remote.partitions, remote.whole_result))
                              .encode()).hexdigest()
         if key not in self._remote_views:
             view = f"cbo_r{next(_view_numbers)}_{key[:12]}"
@@ -93,8 +93,11 @@ class SparkViews:
         source = self.catalog.sources[remote.source]
         reader = jdbc_reader(self.spark, source).option("pushDownPredicate", "false")
         if source.dialect == "postgres":
-            # PostgreSQL's driver otherwise holds the whole result in memory before the first row
-            reader = reader.option("fetchsize", "10000")
+            # A fetch size makes Spark turn autocommit off and the driver read through a portal a
+            # batch at a time (else it holds the whole result in memory before the first row), and
+            # PostgreSQL runs such a portal without parallel workers. A small result is read at
+            # once: fetch size 0 (Spark 4's default for PostgreSQL is 1000), autocommit stays on.
+            reader = reader.option("fetchsize", "0" if remote.whole_result else "10000")
         if remote.partition_column and remote.bounds:
             # Spark reads "(<sql>) cbo_remote" once per range of the column (cbo.exec.remote_partitions
             # says why that is the same answer); an int's upper bound is exclusive there.

@@ -35,6 +35,11 @@ class Capabilities:
     aggregates: frozenset[str]
     boolean_output: bool   # whether a boolean column reads back as a boolean (MariaDB: a number)
     operators: frozenset[str] = frozenset({"join", "aggregate", "limit"})
+    # An aggregation repeated in one query (equal shapes, ``cbo.ir.shape``) is computed once, as a
+    # materialized common table expression (PostgreSQL 12+: ``WITH ... AS MATERIALIZED``); the
+    # remote cost then charges it once. MariaDB decides itself whether to merge a CTE into each
+    # reference, so it is rendered (and charged) once per occurrence there.
+    shares_repeated: bool = False
 
 
 _COMMON_FUNCTIONS = frozenset({"eq", "neq", "lt", "lte", "gt", "gte", "add", "subtract", "multiply", "divide",
@@ -50,7 +55,7 @@ CAPABILITIES: dict[str, Capabilities] = {
         functions=_COMMON_FUNCTIONS | {"length", "concat"},
         forms=_COMMON_FORMS | {"CAST"},
         aggregates=_COMMON_AGGREGATES | {"any_value"},
-        boolean_output=True),
+        boolean_output=True, shares_repeated=True),
     # MariaDB has no FULL JOIN; LENGTH counts bytes; CAST's target types differ; no any_value.
     "mysql": Capabilities(
         join_kinds=frozenset({"inner", "left", "right", "semi", "anti", "null_aware_anti"}),

@@ -2,7 +2,7 @@
 
 Spark-source tables are collected with the Spark collector; PostgreSQL tables from PostgreSQL's
 own statistics (``ANALYZE`` first with ``analyze_source``). Each catalog has its own store
-directory under the cache. A table whose stored statistics match its data's current
+directory under the cache (``$CBO_STATS_DIR`` moves them all). A table whose stored statistics match its data's current
 fingerprint is skipped unless ``force``: a run that was killed half-way is completed by the
 next one, and the store stays readable throughout (every file is written atomically).
 Column groups: the multi-column keys and foreign keys declared (or read from the database).
@@ -11,6 +11,7 @@ Column groups: the multi-column keys and foreign keys declared (or read from the
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Callable
 from cbo.sources.catalog import Catalog, TableDef
 from cbo.errors import CboError
 from cbo.paths import cache_dir
-from stats.model import TableStats
+from stats.model import COLLECTION_VERSION, TableStats
 from stats.store import StatsStore
 
 
@@ -32,11 +33,19 @@ class Analyzed:
     path: Path
 
 
+def stats_root() -> Path:
+    """Where the stores live: ``$CBO_STATS_DIR``, else ``stats`` under the cache directory. A
+    separate root lets statistics be collected again (another method, an experiment) beside the
+    data without replacing the ones in use."""
+    explicit = os.environ.get("CBO_STATS_DIR")
+    return Path(explicit).expanduser().resolve() if explicit else cache_dir() / "stats"
+
+
 def store_for(catalog: Catalog) -> StatsStore:
     location = str(catalog.path.resolve()) if catalog.path else "in-memory"
     digest = hashlib.sha256(location.encode()).hexdigest()[:10]
     stem = catalog.path.stem if catalog.path else "catalog"
-    return StatsStore(cache_dir() / "stats" / f"{stem}-{digest}")
+    return StatsStore(stats_root() / f"{stem}-{digest}")
 
 
 def fingerprint(catalog: Catalog, table: TableDef) -> str:
@@ -76,6 +85,17 @@ def column_groups(table: TableDef) -> list[tuple[str, ...]]:
     return unique
 
 
+def outdated_by(stats: TableStats) -> str | None:
+    """Why stored statistics, fresh against the data, must still be collected again (an older
+    cbo made them), or None. They stay usable meanwhile: estimates read them as they are."""
+    if stats.sample_file is None:
+        return "stored statistics have no row sample (collected by an older cbo)"
+    if stats.collection_version < COLLECTION_VERSION:
+        return (f"stored statistics were collected by an older cbo (method {stats.collection_version}, "
+                f"now {COLLECTION_VERSION}: MCVs noise-tested)")
+    return None
+
+
 def analyze(catalog: Catalog, tables: list[str] | None = None, *, sample: float = 1.0, analyze_source: bool = False,
             force: bool = False, progress: Callable[[str], None] = lambda _: None) -> list[Analyzed]:
     from cbo.sources.metadata import with_database_keys
@@ -90,9 +110,9 @@ def analyze(catalog: Catalog, tables: list[str] | None = None, *, sample: float 
         loaded = store.load(table.qualified_name, current)
         if loaded.problem:
             progress(loaded.problem)
-        if loaded.stats is not None and loaded.stats.sample_file is None and not force:
-            progress(f"[{index}/{len(chosen)}] {table.qualified_name}: stored statistics have no row sample "
-                     "(collected by an older cbo); collecting again")
+        outdated = outdated_by(loaded.stats) if loaded.stats is not None and not force else None
+        if outdated is not None:
+            progress(f"[{index}/{len(chosen)}] {table.qualified_name}: {outdated}; collecting again")
         elif loaded.stats is not None and not force:
             results.append(Analyzed(table.qualified_name, "fresh", 0.0, loaded.stats.row_count,
                                     store.path(table.qualified_name)))

@@ -145,3 +145,22 @@ def test_large_table_path_with_a_sample_smaller_than_the_table(spark, tpch_catal
     pairs = duckdb.connect().execute(
         f"select count(*) from (select distinct l_partkey, l_suppkey from read_parquet('{parquet}'))").fetchone()[0]
     assert abs(stats.column_groups["l_partkey,l_suppkey"] - pairs) <= 0.05 * pairs
+
+
+def test_sampled_mcvs_of_a_key_are_dropped_and_buckets_follow_the_sketch(spark, tpch_catalogs):
+    # Sample counts, not recounted: an order (at most 7 lines) seen a few times among 10,000
+    # of 60,175 rows is chance, not a most common value; the histogram then holds every order,
+    # and its buckets' distinct counts add up to the sketch's (HLL) count of orders.
+    from cbo.engines.spark import read_table
+    from stats.spark_collector import collect
+
+    catalog = load_catalog(tpch_catalogs["all-spark"])
+    frame = read_table(spark, catalog, catalog.table("lineitem"))
+    stats = collect(frame, "lake.lineitem", "test", sample_rows=10_000)
+    orders = stats.columns["l_orderkey"]
+    assert orders.mcv == ()
+    assert abs(sum(b.distinct for b in orders.histogram) - orders.distinct) <= 0.01 * orders.distinct
+    exact = truth(str(catalog.table("lineitem").path), "l_orderkey")
+    assert abs(orders.distinct - exact["distinct"]) <= 0.05 * exact["distinct"]
+    # A small domain keeps every value, with the sample's frequencies.
+    assert len(stats.columns["l_linenumber"].mcv) == 7

@@ -202,6 +202,21 @@ def test_distinct_count_of_columns_in_a_join_output():
         plan_distinct_count(estimator, heavy, [owner])
 
 
+def test_grouping_by_both_sides_of_a_join_counts_their_values_once():
+    # TPC-H Q17's decorrelated subquery groups lineitem ⋈ part by l_partkey and p_partkey: one
+    # value per row, so as many groups as by either alone (it was 20x their product, capped).
+    from cbo.ir.operators import Aggregate
+
+    data, estimator, s = _setup(2_000)
+    users, posts = s["users"], s["posts"]
+    heavy = Filter(users, compare("gt", col(users, "Reputation"), num(300)))
+    joined = Join("inner", posts, heavy, compare("eq", col(posts, "OwnerUserId"), col(users, "Id")))
+    user_id, owner = users.columns[0], posts.columns[1]
+    by_key = estimator.rows(Aggregate(joined, (user_id,)))
+    assert estimator.rows(Aggregate(joined, (owner, user_id))) == pytest.approx(by_key)
+    assert estimator.rows(Aggregate(joined, (user_id, owner))) == pytest.approx(by_key)
+
+
 @pytest.mark.parametrize("sample_size", [0, 2_000])
 def test_every_expression_of_a_memo_group_gives_the_group_estimate(sample_size):
     # The memo estimates a group from its first expression; any other expression of the group

@@ -111,3 +111,66 @@ def test_a_missing_sample_file_costs_the_sample_not_the_statistics(tmp_path):
     loaded = store.load("lake.t")
     assert loaded.stats is not None and loaded.stats.sample is None
     assert loaded.problem is not None and "row sample" in loaded.problem and "missing" in loaded.problem
+
+
+def test_sampled_mcvs_of_a_key_are_noise_and_dropped():
+    # TPC-H lineitem at SF 1: 6 million rows, 1.5 million orders of at most 7 lines each. In a
+    # 100,000-row sample an order seen 2 to 4 times is chance: extrapolated, it would claim
+    # 120 to 240 lines. Only a value seen far more often than average survives.
+    rows, sample = 6_000_000, 100_000
+    chance = [(order, float(k)) for order, k in ((1, 4), (2, 3), (3, 3), (4, 2), (5, 2))]
+    assert choose_mcv(chance, 1_500_000, rows, rows, sample_rows=sample) == ()
+    heavy = [(0, 60.0)] + chance
+    assert choose_mcv(heavy, 1_500_000, rows, rows, sample_rows=sample) == ((0, 60 / sample),)
+
+
+def test_sampled_mcvs_from_a_real_sample_keep_the_skew_and_drop_the_rest():
+    import random
+    from collections import Counter
+
+    # 200,000 rows: key k (0 < k <= 49,000) on 4 rows each, key 0 on 4,000 rows (2 %).
+    population = [0] * 4_000 + [k for k in range(1, 49_001) for _ in range(4)]
+    drawn = random.Random(7).sample(population, 5_000)
+    counts = Counter(drawn).most_common(25)
+    mcv = choose_mcv([(v, float(c)) for v, c in counts], 49_001, len(population), len(population),
+                     sample_rows=len(drawn))
+    assert [v for v, _ in mcv] == [0]
+    assert abs(mcv[0][1] - 0.02) < 0.005
+
+
+def test_sampled_mcvs_keep_every_value_of_a_small_domain():
+    # Three values, all seen: the distribution is the sample's, whatever the counts.
+    assert choose_mcv([("a", 5.0), ("b", 3.0), ("c", 2.0)], 3, 1000, 1000, sample_rows=10) == \
+        (("a", 0.5), ("b", 0.3), ("c", 0.2))
+
+
+def test_statistics_of_an_older_collection_method_load_and_are_collected_again(tmp_path):
+    from dataclasses import replace
+
+    from cbo.sources.statistics import outdated_by
+    from stats.model import COLLECTION_VERSION
+
+    store = StatsStore(tmp_path)
+    path = store.save(replace(table_stats(), sample_file="lake.t.sample-x.parquet"))
+    body = json.loads(path.read_text())
+    assert body["collection_version"] == COLLECTION_VERSION
+    del body["collection_version"]   # as written before the field existed
+    path.write_text(json.dumps(body))
+    loaded = store.load("lake.t")
+    assert loaded.stats is not None and loaded.stats.collection_version == 1
+    assert "older cbo (method 1" in outdated_by(loaded.stats)
+    assert outdated_by(replace(loaded.stats, collection_version=COLLECTION_VERSION)) is None
+    assert "no row sample" in outdated_by(replace(loaded.stats, sample_file=None))
+
+
+def test_bucket_distinct_counts_follow_the_sketch_beyond_its_error():
+    from stats.histogram import with_distinct
+
+    # Per-bucket Duj1 guesses from a sample (a key column: 1.22 million) against the sketch over
+    # the table (1.5 million): scaled alike, each bucket kept within its rows.
+    buckets = (Bucket(1, 100, 600_000.0, 122_000.0), Bucket(101, 200, 410.0, 400.0))
+    scaled = with_distinct(buckets, 150_000.0)
+    assert abs(scaled[0].distinct - 150_000 * 122_000 / 122_400) < 1e-6 and scaled[1].distinct == 410.0
+    assert [(b.lower, b.upper, b.rows) for b in scaled] == [(b.lower, b.upper, b.rows) for b in buckets]
+    # Within the sketch's own error, the buckets stand.
+    assert with_distinct(buckets, 122_400 * 1.02) == buckets

@@ -33,13 +33,14 @@ not, for ``Session.pushdown`` (``pushdown_choices``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from cbo.ir import types as T
 from cbo.ir.expressions import AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, walk
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, Sort
+from cbo.ir.shape import shape
 from cbo.memo.memo import Group, PhysicalExpr, group_of
 from cbo.memo.rules.base import ImplementationRule, register_connector_rules
 from cbo.physical.algorithm import Algorithm
@@ -79,6 +80,18 @@ class RemoteWork:
 
 
 @dataclass(frozen=True)
+class SharedWork:
+    """An aggregation inside a pushed subplan, by shape (``cbo.ir.shape``): its work (rows,
+    aggregated, all of its subtree's) and the shapes of the aggregations inside it. A dialect
+    that computes a repeated aggregation once (``Capabilities.shares_repeated``; ``cbo.sqlgen``
+    renders it as one materialized CTE) is charged its work once."""
+
+    rows: float
+    aggregated: float
+    inner: frozenset[Hashable]
+
+
+@dataclass(frozen=True)
 class Pushable:
     plan: Plan
     source: RemoteSource
@@ -86,6 +99,29 @@ class Pushable:
     aggregated: float      # rows its aggregations read (RemoteWork.aggregated)
     has_join: bool
     single_table: bool     # a [Project] [Filter] Scan: the per-table fold
+    # the aggregations inside, by shape (only where the dialect shares repeated ones)
+    shared: tuple[tuple[Hashable, SharedWork], ...] = ()
+
+
+def merge_shared(inputs: Iterable[Pushable]) -> tuple[dict[Hashable, SharedWork], float, float]:
+    """The aggregations inside ``inputs`` by shape, and the rows and aggregated rows of those
+    repeated across them (an aggregation computed once is charged once). Of a repeated
+    aggregation, what is inside it is repeated too, and not taken off again."""
+    merged: dict[Hashable, SharedWork] = {}
+    rows = aggregated = 0.0
+    for pushed in inputs:
+        covered: set[Hashable] = set()
+        # outer aggregations first: an aggregation's work includes that of those inside it
+        for key, work in sorted(pushed.shared, key=lambda item: -(item[1].rows + item[1].aggregated)):
+            if key in covered:
+                continue
+            if key in merged:
+                rows += work.rows
+                aggregated += work.aggregated
+                covered |= work.inner
+            else:
+                merged[key] = work
+    return merged, rows, aggregated
 
 
 def remote_work(node: Plan) -> RemoteWork | None:
@@ -245,6 +281,12 @@ class PushSubplanToSource(ImplementationRule):
                 state.reasons[group.id] = f"not pushed to {pushed[0].source.name} ({self.dialect}): {reason}"
                 continue
             rows, aggregated = sum(i.rows for i in pushed), sum(i.aggregated for i in pushed)
+            shares = pushed[0].source.caps.shares_repeated
+            shared: dict[Hashable, SharedWork] = {}
+            if shares:
+                shared, repeated_rows, repeated_aggregated = merge_shared(pushed)
+                rows -= repeated_rows
+                aggregated -= repeated_aggregated
             read = sum(context.size(group_of(c))[0] for c in expr.children)
             if isinstance(expr, Aggregate):
                 aggregated += read
@@ -259,8 +301,12 @@ class PushSubplanToSource(ImplementationRule):
             if found is not None and price >= best:
                 continue
             single = isinstance(expr, (Filter, Project)) and pushed[0].single_table
-            found = Pushable(expr.with_children(tuple(i.plan for i in pushed)), pushed[0].source, rows, aggregated,
-                             isinstance(expr, Join) or any(i.has_join for i in pushed), single)
+            plan = expr.with_children(tuple(i.plan for i in pushed))
+            if shares and isinstance(plan, Aggregate):
+                shared[shape(plan)] = SharedWork(rows, aggregated, frozenset(shared))
+            found = Pushable(plan, pushed[0].source, rows, aggregated,
+                             isinstance(expr, Join) or any(i.has_join for i in pushed), single,
+                             tuple(shared.items()))
             best = price
         state.pushable[key] = found
         return found
