@@ -14,8 +14,6 @@ join), ``restricted`` (a predicate on this column), ``rows_equal`` (rows holding
 from __future__ import annotations
 
 import bisect
-import datetime
-import decimal
 import math
 import re
 from collections.abc import Callable
@@ -152,24 +150,6 @@ class ColumnEstimate:
         if current <= 0:
             return ColumnEstimate.unknown(rows, width=self.width) if rows > 0 else self
         return self.scaled(rows / current)
-
-    def _mcv_rows(self, value: Any) -> float | None:
-        """The rows of the first most common value equal to ``value`` (``_same``), None if none
-        is. Joins ask this for every most common value of the other side: a dictionary answers
-        where the values hash as they compare (numbers, strings, dates; no NaN), else a scan."""
-        index = self.__dict__.get("_mcv_index", False)
-        if index is False:   # once per estimate
-            index = _mcv_index(self.mcv)
-            object.__setattr__(self, "_mcv_index", index)
-        if index is not None:
-            try:
-                return index.get(value)
-            except TypeError:   # an unhashable value: compare as the scan does
-                pass
-        for v, r in self.mcv:
-            if _same(v, value):
-                return r
-        return None
 
     def _segment_of(self, value: Any) -> tuple[bool, Segment | None]:
         """(True, the segment holding ``value`` or None if none does), found by bisection over
@@ -355,22 +335,6 @@ def _without_one_value(s: Segment) -> Segment:
         return s.part(0.0)
     share = 1.0 - 1.0 / s.domain
     return Segment(s.lower, s.upper, s.rows * share, max(s.distinct - 1, 0.0), s.domain - 1)
-
-
-def _mcv_index(mcv: tuple[tuple[Any, float], ...]) -> dict[Any, float] | None:
-    if len(mcv) < 8:
-        return None   # a scan is as quick
-    index: dict[Any, float] = {}
-    for v, r in mcv:
-        if type(v) not in _INDEXABLE or v != v:
-            return None
-        index.setdefault(v, r)   # the first of equal values, as the scan finds
-    return index
-
-
-# Types whose equal values hash equal and whose values equal themselves (bar NaN, checked):
-# for them a dictionary finds exactly the value ``_same`` finds by scanning.
-_INDEXABLE = {int, float, str, bool, decimal.Decimal, datetime.date, datetime.datetime}
 
 
 def _same(a: Any, b: Any) -> bool:
