@@ -65,8 +65,17 @@ class ColumnEstimate:
 
     @cached_property
     def non_null(self) -> float:
+        if self._pending:
+            # the sums ``live`` would give, without building its MCVs and segments
+            f = self.factor
+            return sum(r * f for _, r in self.mcv) + sum(s.rows * f for s in self.segments)
         live = self.live
         return sum(r for _, r in live.mcv) + sum(s.rows for s in live.segments)
+
+    @property
+    def _pending(self) -> bool:
+        """Whether scaling is pending and ``live`` has not applied it yet."""
+        return (self.factor != 1.0 or self.survival != 1.0) and "live" not in self.__dict__
 
     @property
     def rows(self) -> float:
@@ -75,6 +84,10 @@ class ColumnEstimate:
     @cached_property
     def distinct(self) -> float:
         """Distinct non-NULL values present."""
+        if self._pending:
+            f, keep = self.factor, self.survival
+            return sum(_presence(r * f) for _, r in self.mcv) + \
+                sum(thinned(s.distinct, s.rows, keep) for s in self.segments)
         live = self.live
         return sum(_presence(r) for _, r in live.mcv) + sum(s.distinct for s in live.segments)
 

@@ -134,13 +134,13 @@ def _sane(estimate: RelEstimate, plan: Plan) -> RelEstimate:
 
 
 def _project(plan: Project, rel: RelEstimate) -> RelEstimate:
-    columns: dict[Column, ColumnEstimate] = {}
+    columns: dict[Column, ColumnEstimate | None] = {}
     names, origins = {}, {}
     renames = {}
     lazy: dict[Column, Expr] = {}
     for column, expr in plan.assignments:
         if isinstance(expr, ColumnRef):
-            columns[column] = rel.column(expr.column)
+            columns[column] = None   # the input's estimate, read when first asked (below)
             renames[expr.column] = column
             if expr.column in rel.origins:
                 origins[column] = rel.origins[expr.column]
@@ -155,13 +155,18 @@ def _project(plan: Project, rel: RelEstimate) -> RelEstimate:
             origins[column] = Origin(plan, True)
         else:
             lazy[column] = expr
+    # A column passed through is read from the input when first asked (through a join, that
+    # derives it): the operators above read a few of the columns a projection keeps.
+    sources = {column: expr.column for column, expr in plan.assignments if isinstance(expr, ColumnRef)}
+    kept: Mapping[Column, ColumnEstimate] = DerivedColumns(
+        columns, lambda c, e: rel.column(sources[c]) if e is None else e)
     if lazy:
         placeholders = {c: ColumnEstimate.unknown(rel.rows) for c in lazy}
         computed = DerivedColumns(placeholders, lambda c, _: _computed(lazy[c], rel))
-        columns = ChainMap(columns, computed)  # type: ignore[arg-type,assignment]
+        kept = ChainMap(kept, computed)  # type: ignore[arg-type]
     groups = {frozenset(renames[c] for c in g): d for g, d in rel.groups.items() if all(c in renames for c in g)}
     sample = SampleView(rel.sample.sample, names, rel.sample.mask) if rel.sample is not None and names else None
-    return RelEstimate(rel.rows, columns, groups, origins, sample, rel.notes)
+    return RelEstimate(rel.rows, kept, groups, origins, sample, rel.notes)
 
 
 def _computed(expr: Expr, rel: RelEstimate) -> ColumnEstimate:
@@ -303,9 +308,9 @@ def _aggregate(plan: Aggregate, rel: RelEstimate) -> RelEstimate:
     rows, notes = group_count(rel, plan.group_by)
     if not plan.group_by:
         rows = 1.0
-    columns: dict[Column, ColumnEstimate] = {}
-    for column in plan.group_by:
-        columns[column] = _one_row_per_group(rel.column(column), rows)
+    # Grouping columns too are derived when first read: a grouping by a key and the columns it
+    # determines (TPC-H Q10's seven customer columns) reads only the key to count the groups.
+    columns = DerivedColumns(dict.fromkeys(plan.group_by), lambda c, _: _one_row_per_group(rel.column(c), rows))
     # Aggregate outputs get a distribution when first read (``aggregates``): most are never
     # compared with anything.
     calls = dict(plan.aggregates)

@@ -56,7 +56,8 @@ from __future__ import annotations
 import math
 import weakref
 from collections import ChainMap
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -67,8 +68,10 @@ from cbo.estimate.joins import matched_rows
 from cbo.estimate.matching import joint, matching_tuples
 from cbo.estimate.relation import DerivedColumns, JoinSet, Leaf, Origin, RelEstimate
 from cbo.estimate.upper_bound import join_bound
-from cbo.ir.expressions import Column, Expr, conjuncts
+from cbo.ir.expressions import Column, Expr, columns_of, conjuncts
 from cbo.ir.operators import Join, Plan, equated_columns
+
+T = TypeVar("T")
 
 
 def leaves_of(estimate: RelEstimate, plan: Plan) -> tuple[tuple[Leaf, ...], frozenset[Expr]]:
@@ -143,7 +146,7 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
                 rows *= _remembered(("leaf", involved, index), members_of, leaves, leaf_of, correlation, notes)
         scale = max((leaf.estimate.rows for leaf in leaves), default=1.0)
         for conjunct in sorted(residual, key=str):
-            share, note = generic_selectivity(conjunct, combined, scale)
+            share, note = _residual_share(conjunct, combined, scale, leaves, leaf_of)
             rows *= share
             if note:
                 notes.append(note)
@@ -172,13 +175,15 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
             # repetition by the matches (no new values).
             share = kept.get(index)  # type: ignore[arg-type]
             if share is None:
-                share = kept[index] = _matched_share(index, classes, leaves, leaf_of)  # type: ignore[index,arg-type]
+                share = kept[index] = _shared_match(index, classes, leaves, leaf_of)  # type: ignore[index,arg-type]
             if share <= 0:
                 return e.scaled(0.0)
             return e.scaled(share).scaled(total / (own * share))
         found = joints.get(k)
         if found is None:
-            distribution = joint([leaves[leaf_of[m]].estimate.column(m) for m in classes[k]])
+            members = classes[k]
+            distribution = _kept(("joint", members), members, leaves, leaf_of,
+                                 lambda: joint([leaves[leaf_of[m]].estimate.column(m) for m in members]))
             mass = distribution.non_null
             found = joints[k] = distribution.scaled(total / mass) if mass > 0 else distribution.scaled(0.0)
         return found
@@ -194,8 +199,30 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
     return RelEstimate(rows, columns, groups, origins, None, all_notes, join_set)
 
 
+def _residual_share(conjunct: Expr, combined: Mapping[Column, ColumnEstimate], scale: float,
+                    leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> tuple[float, str | None]:
+    """``generic_selectivity`` of a conjunct that is not an equality class, kept for the same
+    estimates of the leaves it reads (and the same scale): every set holding the conjunct's
+    leaves asks again, and a conjunct over an aggregate's output (TPC-H Q17's ``l_quantity <
+    0.2 * avg``) derives that output's distribution each time it is read."""
+    read = sorted(columns_of(conjunct), key=lambda c: c.id)
+    if not all(c in leaf_of for c in read):
+        return generic_selectivity(conjunct, combined, scale)
+    return _kept(("residual", conjunct, scale), read, leaves, leaf_of,
+                 lambda: generic_selectivity(conjunct, combined, scale))
+
+
 def _empty_pairs(members: tuple[Column, ...], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
                  notes: list[str]) -> list[float]:
+    """``_pairs_found_empty``, kept for the same class over the same leaf estimates (a clique's
+    classes have dozens of pairs, and every set joining the same leaves asks again)."""
+    found = _kept(("empty pairs", members), members, leaves, leaf_of,
+                  lambda: tuple(_pairs_found_empty(members, leaves, leaf_of)))
+    notes.extend([EMPTY_NOTE] * len(found))   # one note per pair found empty, as measured
+    return list(found)
+
+
+def _pairs_found_empty(members: tuple[Column, ...], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> list[float]:
     """The estimates of the class's pairs of members (of different leaves) that the samples
     find empty: a class of three is empty where two of its members never meet (recent users
     and old badges), which its own sampled tuples, few under all filters at once, may not
@@ -214,7 +241,6 @@ def _empty_pairs(members: tuple[Column, ...], leaves: Sequence[Leaf], leaf_of: d
             own: list[str] = []
             selectivity = _remembered(("class", pair, True), pair, leaves, leaf_of, measure, own)
             if EMPTY_NOTE in own:
-                notes.append(EMPTY_NOTE)
                 bound = selectivity * leaves[leaf_of[a]].estimate.rows * leaves[leaf_of[b]].estimate.rows
                 found.append(bound * _fan_out(members, pair, leaves, leaf_of))
     return found
@@ -267,6 +293,39 @@ def _remembered(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf], 
     return value
 
 
+# Values computed from the estimates of some leaves (a class's joint distribution, a leaf's
+# matched share), kept as ``_REMEMBERED`` keeps factors: the join sets of one memo share their
+# leaves, and an aggregation above each order of a join reads the same grouping columns.
+_KEPT: dict[tuple, tuple[tuple[weakref.ref, ...], Any]] = {}
+
+
+def _kept(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
+          compute: Callable[[], T]) -> T:
+    """``compute()``, computed once for the same columns of the same leaf estimates."""
+    estimates = tuple(leaves[leaf_of[c]].estimate for c in columns)
+    key = (what, tuple(id(e) for e in estimates))
+    found = _KEPT.get(key)
+    if found is not None and all(a() is b for a, b in zip(found[0], estimates)):
+        return found[1]
+    value = compute()
+    if len(_KEPT) > 20_000:
+        _KEPT.clear()
+    _KEPT[key] = (tuple(weakref.ref(e) for e in estimates), value)
+    return value
+
+
+def _shared_match(index: int, classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],
+                  leaf_of: dict[Column, int]) -> float:
+    """``_matched_share``, kept for the same leaf in the same classes over the same estimates."""
+    involved = tuple(m for m in classes if any(leaf_of[c] == index for c in m)
+                     and any(leaf_of[c] != index for c in m))
+    if not involved:
+        return 1.0
+    members = tuple(c for m in involved for c in m)
+    return _kept(("share", leaves[index].key, involved), members, leaves, leaf_of,
+                 lambda: _matched_share(index, classes, leaves, leaf_of))
+
+
 def _matched_share(index: int, classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],
                    leaf_of: dict[Column, int]) -> float:
     """Share of a leaf's rows that match in every class it belongs to (independently)."""
@@ -299,14 +358,10 @@ def _classes(parts: frozenset[Expr], leaf_of: dict[Column, int]) -> tuple[list[t
 
 
 def _find_classes(parts: Iterable[Expr], leaf_of: dict[Column, int]) -> tuple[list[tuple[Column, ...]], list[Expr]]:
-    parent: dict[Column, Column] = {}
-
-    def find(c: Column) -> Column:
-        while parent[c] is not c:
-            parent[c] = parent[parent[c]]
-            c = parent[c]
-        return c
-
+    # Each column points to the member list of its class (shared by its members); merging
+    # moves the smaller list into the larger. Only the partition matters: members are sorted
+    # by id, classes by their first member.
+    owner: dict[Column, list[Column]] = {}
     residual = []
     for conjunct in parts:
         pair = equated_columns(conjunct)
@@ -314,15 +369,23 @@ def _find_classes(parts: Iterable[Expr], leaf_of: dict[Column, int]) -> tuple[li
             residual.append(conjunct)
             continue
         a, b = pair
-        parent.setdefault(a, a)
-        parent.setdefault(b, b)
-        ra, rb = find(a), find(b)
-        if ra is not rb:
-            parent[max(ra, rb, key=lambda c: c.id)] = min(ra, rb, key=lambda c: c.id)
-    members: dict[Column, list[Column]] = {}
-    for c in parent:
-        members.setdefault(find(c), []).append(c)
-    classes = [tuple(sorted(m, key=lambda c: c.id)) for m in members.values()]
+        in_a, in_b = owner.get(a), owner.get(b)
+        if in_a is None and in_b is None:
+            owner[a] = owner[b] = [a, b]
+        elif in_a is None:
+            in_b.append(a)  # type: ignore[union-attr]
+            owner[a] = in_b  # type: ignore[assignment]
+        elif in_b is None:
+            in_a.append(b)
+            owner[b] = in_a
+        elif in_a is not in_b:
+            if len(in_a) < len(in_b):
+                in_a, in_b = in_b, in_a
+            in_a.extend(in_b)
+            for c in in_b:
+                owner[c] = in_a
+    distinct = {id(members): members for members in owner.values()}
+    classes = [tuple(sorted(m, key=lambda c: c.id)) for m in distinct.values()]
     classes.sort(key=lambda m: m[0].id)
     return classes, residual
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -19,8 +20,8 @@ class DerivedColumns(Mapping[Column, ColumnEstimate]):
     read only a few: deriving lazily keeps estimation proportional to the columns used.
     """
 
-    def __init__(self, base: Mapping[Column, ColumnEstimate],
-                 derive: Callable[[Column, ColumnEstimate], ColumnEstimate],
+    def __init__(self, base: Mapping[Column, Any],
+                 derive: Callable[[Column, Any], ColumnEstimate],
                  overrides: Mapping[Column, ColumnEstimate] | None = None):
         self._base = base
         self._derive = derive

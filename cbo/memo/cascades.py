@@ -65,6 +65,9 @@ _TIE = 1.0 - 1e-9
 # perhaps in another order: a margin of rounding before it prunes what they would not.
 _ROUNDING = 1.0 - 1e-12
 
+_UNKNOWN = object()   # a requirement not searched yet (a winner may be None: no plan delivers it)
+
+
 class CostTable:
     """A group's physical alternatives costed so far, the cheapest per delivered property set (a
     dearer plan delivering the same is never chosen), and its expressions not yet costed, in
@@ -258,11 +261,11 @@ class CascadesSearch:
         a group under each caller's cost bound, as Columbia does, repeated that work for every
         bound and requirement: a 12-relation star took 9-28 s.)
         """
-        if required in group.winners:
-            known = group.winners[required]
-        else:
-            known = group.winners[required] = self._winner(group, required)
-        return known
+        winners = group.winners
+        known = winners.get(required, _UNKNOWN)
+        if known is _UNKNOWN:
+            known = winners[required] = self._winner(group, required)
+        return known  # type: ignore[return-value]
 
     def _winner(self, group: Group, required: Required) -> Winner | None:
         table = self._table(group)

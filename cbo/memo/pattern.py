@@ -50,17 +50,25 @@ class Pattern:
         input's group (explored first) holds an expression of the sub-pattern's operator type."""
         return self.matches_operator(expr) and self.could_bind_inputs(expr, explore)
 
+    @cached_property
+    def patterned_inputs(self) -> tuple[tuple[int, type], ...]:
+        """(input position, its sub-pattern's operator) of the patterned inputs."""
+        return tuple((i, sub.operator) for i, sub in enumerate(self.inputs) if sub is not None)
+
     def could_bind_inputs(self, expr: Plan, explore: Callable[[Group], None] | None = None) -> bool:
         """``could_bind`` for an expression whose operator is known to match."""
-        for child, sub in zip(expr.children, self.inputs):
-            if sub is None:
+        children = expr.children
+        for index, operator in self.patterned_inputs:
+            if index >= len(children):
                 continue
-            group = group_of(child).find()
+            group = group_of(children[index]).find()
             if explore is not None and not group.explored:
                 explore(group)
                 group = group.find()
-            operator = sub.operator
-            for t in group.operator_types:
+            types = group.operator_types
+            if operator in types:
+                continue
+            for t in types:
                 if t is operator or issubclass(t, operator):
                     break
             else:

@@ -35,6 +35,7 @@ _ANY_INPUTS = {arity: (ANY,) * arity for arity in range(4)}
 # 003's 3.1 and 3.2 rewrites (``semijoin_distinct_above``, ``semijoin_distinct_below``), whose
 # inner join builds either side.
 BUILD_RIGHT_KINDS = ("inner", "left", "semi", "anti", "mark")
+_SHUFFLED_HASH_KINDS = BUILD_RIGHT_KINDS + ("full",)   # Spark builds right for full joins too
 
 
 def _physical(node: Plan, algorithm: Algorithm, logical: Plan, rule: str,
@@ -60,24 +61,38 @@ def orientations(expr: Join) -> tuple[Join, ...]:
     return (expr, swapped) if isinstance(swapped, Join) else (expr,)
 
 
-def _local(bounds: Bounds, join: Join, algorithm: Algorithm, group: Group) -> tuple[float, Group, Group]:
-    """The alternative's own cost, exactly as the search prices it, and its two input groups."""
-    left, right = group_of(join.left).find(), group_of(join.right).find()
-    return bounds.cost_model.local(join, algorithm, bounds.size(group), [bounds.size(left), bounds.size(right)]), \
-        left, right
+def _sides(join: Join) -> tuple[tuple[Group, Group], ...]:
+    """The (left, right) input groups of each of ``orientations(join)``, without making the
+    swapped join: a floor reads only the sides' sizes and plans (most joins an enumeration adds
+    are never implemented)."""
+    # Kept on the join: three rules' floors ask for it (floors are read after exploration, when
+    # no group merges any more).
+    found: tuple[tuple[Group, Group], ...] | None = join.__dict__.get("_sides")
+    if found is None:
+        left, right = group_of(join.left).find(), group_of(join.right).find()
+        found = ((left, right), (right, left)) if join.kind == "inner" else ((left, right),)
+        object.__setattr__(join, "_sides", found)
+    return found
 
 
-def _broadcast_floor(bounds: Bounds, join: Join, algorithm: Algorithm, group: Group) -> float:
-    """The floor of a join broadcasting its right input: its own cost, the probe side's cheapest
+def _local(bounds: Bounds, join: Join, algorithm: Algorithm, group: Group, left: Group, right: Group) -> float:
+    """The alternative's own cost with ``left`` and ``right`` as its inputs, exactly as the search
+    prices it (a join's price reads its kind and the sizes, not which plan is which side)."""
+    return bounds.cost_model.local(join, algorithm, bounds.size(group), [bounds.size(left), bounds.size(right)])
+
+
+def _broadcast_floor(bounds: Bounds, join: Join, algorithm: Algorithm, group: Group, probe: Group,
+                     build: Group) -> float:
+    """The floor of a join broadcasting its build input: its own cost, the probe side's cheapest
     plan, and the build side broadcast."""
-    local, probe, build = _local(bounds, join, algorithm, group)
-    return local + bounds.cheapest_cost(probe) + bounds.broadcast_floor(build)
+    return _local(bounds, join, algorithm, group, probe, build) + bounds.cheapest_cost(probe) \
+        + bounds.broadcast_floor(build)
 
 
-def _partitioned_floor(bounds: Bounds, join: Join, algorithm: Algorithm, group: Group) -> float:
+def _partitioned_floor(bounds: Bounds, join: Join, algorithm: Algorithm, group: Group, left: Group,
+                       right: Group) -> float:
     """The floor of a join needing both inputs hash-partitioned (and perhaps sorted) on its keys."""
-    local, left, right = _local(bounds, join, algorithm, group)
-    return local + bounds.hash_floor(left) + bounds.hash_floor(right)
+    return _local(bounds, join, algorithm, group, left, right) + bounds.hash_floor(left) + bounds.hash_floor(right)
 
 
 def _key_needs(join: Join, sorted_: bool) -> tuple[Required, Required]:
@@ -139,9 +154,9 @@ class BroadcastHashJoin(ImplementationRule):
 
     def floor(self, expr: Plan, group: Group, context, bounds: Bounds) -> float:
         assert isinstance(expr, Join)
-        return min((_broadcast_floor(bounds, join, Algorithm.BROADCAST_HASH_JOIN, group) for join in orientations(expr)
-                    if context.size_bytes(group_of(join.right)) <= context.settings.broadcast_limit_bytes),
-                   default=math.inf)
+        limit = context.settings.broadcast_limit_bytes
+        return min((_broadcast_floor(bounds, expr, Algorithm.BROADCAST_HASH_JOIN, group, probe, build)
+                    for probe, build in _sides(expr) if context.size_bytes(build) <= limit), default=math.inf)
 
 
 class ShuffledHashJoin(ImplementationRule):
@@ -157,7 +172,7 @@ class ShuffledHashJoin(ImplementationRule):
     operator = Join
 
     def matches(self, expr: Plan, group: Group, context: object) -> bool:
-        return isinstance(expr, Join) and expr.kind in BUILD_RIGHT_KINDS + ("full",) and expr.has_equi_key
+        return isinstance(expr, Join) and expr.kind in _SHUFFLED_HASH_KINDS and expr.has_equi_key
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
@@ -166,7 +181,8 @@ class ShuffledHashJoin(ImplementationRule):
 
     def floor(self, expr: Plan, group: Group, context: object, bounds: Bounds) -> float:
         assert isinstance(expr, Join)
-        return min(_partitioned_floor(bounds, join, Algorithm.SHUFFLED_HASH_JOIN, group) for join in orientations(expr))
+        return min(_partitioned_floor(bounds, expr, Algorithm.SHUFFLED_HASH_JOIN, group, left, right)
+                   for left, right in _sides(expr))
 
 
 class SortMergeJoin(ImplementationRule):
@@ -190,7 +206,8 @@ class SortMergeJoin(ImplementationRule):
 
     def floor(self, expr: Plan, group: Group, context: object, bounds: Bounds) -> float:
         assert isinstance(expr, Join)
-        return _partitioned_floor(bounds, expr, Algorithm.SORT_MERGE_JOIN, group)
+        (left, right), *_ = _sides(expr)
+        return _partitioned_floor(bounds, expr, Algorithm.SORT_MERGE_JOIN, group, left, right)
 
 
 class BroadcastNestedLoopJoin(ImplementationRule):
@@ -214,8 +231,8 @@ class BroadcastNestedLoopJoin(ImplementationRule):
 
     def floor(self, expr: Plan, group: Group, context: object, bounds: Bounds) -> float:
         assert isinstance(expr, Join)
-        return min(_broadcast_floor(bounds, join, Algorithm.BROADCAST_NESTED_LOOP_JOIN, group)
-                   for join in orientations(expr))
+        return min(_broadcast_floor(bounds, expr, Algorithm.BROADCAST_NESTED_LOOP_JOIN, group, probe, build)
+                   for probe, build in _sides(expr))
 
 
 class NullAwareAntiJoin(ImplementationRule):
@@ -242,7 +259,8 @@ class NullAwareAntiJoin(ImplementationRule):
 
     def floor(self, expr: Plan, group: Group, context: object, bounds: Bounds) -> float:
         assert isinstance(expr, Join)
-        return _broadcast_floor(bounds, expr, self._algorithm(expr), group)
+        (probe, build), = _sides(expr)
+        return _broadcast_floor(bounds, expr, self._algorithm(expr), group, probe, build)
 
     @staticmethod
     def _algorithm(expr: Join) -> Algorithm:

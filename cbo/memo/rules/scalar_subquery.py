@@ -29,7 +29,10 @@ def exactly_one_row(group: Group, depth: int = 0) -> bool:
     if depth > 8:
         return False
     group = group.find()
-    if not any(issubclass(t, (Aggregate, Project)) for t in group.operator_types):
+    for t in group.operator_types:
+        if t is Aggregate or t is Project or issubclass(t, (Aggregate, Project)):
+            break
+    else:
         return False   # a join's group (tens of thousands are asked after a join enumeration)
     for expr in group.expressions:
         if isinstance(expr, Aggregate) and not expr.group_by:
@@ -37,6 +40,13 @@ def exactly_one_row(group: Group, depth: int = 0) -> bool:
         if isinstance(expr, Project) and exactly_one_row(group_of(expr.input), depth + 1):
             return True
     return False
+
+
+def _one_row_side(join: Join) -> bool:
+    """Whether a side that ``orientations`` may put on the right returns exactly one row: asked
+    before the swapped join is made (an enumeration adds tens of thousands of joins, of which
+    hardly any has such a side)."""
+    return exactly_one_row(group_of(join.right)) or (join.kind == "inner" and exactly_one_row(group_of(join.left)))
 
 
 def _is_true(condition: object) -> bool:
@@ -65,6 +75,8 @@ class ScalarSubqueryJoin(ImplementationRule):
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
+        if not _one_row_side(expr):
+            return
         for join in orientations(expr):
             if exactly_one_row(group_of(join.right)):
                 yield PhysicalExpr(join, Algorithm.SCALAR_SUBQUERY, (ANY, ANY), expr, self.name)
@@ -72,6 +84,8 @@ class ScalarSubqueryJoin(ImplementationRule):
     def floor(self, expr: Plan, group: Group, context: object, bounds: Bounds) -> float:
         assert isinstance(expr, Join)
         best = math.inf
+        if not _one_row_side(expr):
+            return best
         for join in orientations(expr):
             if exactly_one_row(group_of(join.right)):
                 left, right = group_of(join.left).find(), group_of(join.right).find()
