@@ -35,6 +35,7 @@ import json
 import time
 from pathlib import Path
 
+from benchmarks.calibrate.report import print_fit
 from benchmarks.calibrate.workload import Item, held_back, training
 from benchmarks.cli import run_main
 from benchmarks.machine import machine_info
@@ -197,16 +198,7 @@ def calibrate(args: argparse.Namespace, master) -> int:  # type: ignore[no-untyp
     report["scale_factor"] = args.sf
     report["cluster"] = shape.describe() if shape else "local mode"
 
-    print(f"{'quantity':<18} {'default':>11} {'fitted':>11}")
-    for name in QUANTITIES:
-        print(f"{name:<18} {defaults[name]:>11.3g} {constants[name]:>11.3g}"
-              + ("" if name in report["fitted"] else "  (no information: default kept)"))
-    print(f"training: {len(train)} queries, median relative error {report['median_relative_error']:.2f}, "
-          f"max {report['max_relative_error']:.2f}")
-    print(f"held back: {len(test)} queries, Spearman(cost, runtime) default constants "
-          f"{report['spearman_default']:.3f}, fitted {report['spearman_fitted']:.3f}"
-          + (f", previous profile {report['spearman_previous_profile']:.3f}"
-             if "spearman_previous_profile" in report else ""))
+    print_fit(QUANTITIES, defaults, constants, report, "default", "spearman_default")
 
     profile = CostProfile(constants=constants, source=str(args.profile), fit=report, executors=base.executors,
                           cores=base.cores)

@@ -32,7 +32,9 @@ import json
 import time
 from pathlib import Path
 
-from benchmarks.calibrate.remote_workload import RemoteItem, held_back, training
+from benchmarks.calibrate.remote_workload import held_back, training
+from benchmarks.calibrate.report import print_fit
+from benchmarks.calibrate.workload import Item
 from benchmarks.machine import machine_info
 from cbo.app.progress import say
 from cbo.cost import CostProfile
@@ -46,13 +48,16 @@ CEILING = 100.0   # of the default: the largest (a few items cannot make a rate 
 LONG_WARM_UP = 4.0   # seconds: a longer warm-up run counts as the item's time, not repeated
 
 
-def measure(sessions: dict, items: list[RemoteItem], repeat: int, label: str,  # type: ignore[type-arg]
+def measure(sessions: dict, items: list[Item], repeat: int, label: str,  # type: ignore[type-arg]
             plan_only: bool = False) -> list[dict]:
     from cbo.physical.algorithm import Algorithm
     from cbo.settings import OptimizerSettings
 
     records = []
     for index, item in enumerate(items, 1):
+        if item.placement not in sessions:
+            raise ValueError(f"remote calibration item {item.name}: placement {item.placement!r} is not one of "
+                             f"{', '.join(sessions)}")
         session = sessions[item.placement]
         session.planner.settings = OptimizerSettings().with_values(item.settings)
         planned = session.planner.plan(item.sql)
@@ -189,14 +194,7 @@ def calibrate_remote(args: argparse.Namespace) -> int:
     report["scale_factor"] = args.sf
     report["repeat"] = args.repeat
 
-    print(f"{'quantity':<20} {'before':>11} {'fitted':>11}")
-    for name in REMOTE:
-        print(f"{name:<20} {before[name]:>11.3g} {constants[name]:>11.3g}"
-              + ("" if name in report["fitted"] else "  (no information: kept)"))
-    print(f"training: {len(train)} queries, median relative error {report['median_relative_error']:.2f}, "
-          f"max {report['max_relative_error']:.2f}")
-    print(f"held back: {len(test)} queries, Spearman(cost, runtime) before {report['spearman_before']:.3f}, "
-          f"fitted {report['spearman_fitted']:.3f}")
+    print_fit(REMOTE, before, constants, report, "before", "spearman_before")
 
     fit_report = dict(base.fit, remote=report)
     profile = CostProfile(engine=base.engine, constants=constants, source=str(profile_path), fit=fit_report,

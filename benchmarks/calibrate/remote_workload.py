@@ -19,20 +19,11 @@ the same kinds over other tables and predicates, never seen by the fit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from benchmarks.calibrate.workload import Item
 from benchmarks.tpch.queries import all_queries
 
 EAGER = {"join_pushdown_strategy": "EAGER"}
 NONE = {"join_pushdown_strategy": "NONE"}
-
-
-@dataclass(frozen=True)
-class RemoteItem:
-    name: str
-    placement: str          # all-postgres (PostgreSQL) or federated3 (MariaDB tables)
-    sql: str
-    settings: dict[str, str] = field(default_factory=dict)
 
 
 POSTGRES_PUSHED = {
@@ -100,24 +91,24 @@ TPCH_TRAINING = (3, 5, 10, 12)
 TPCH_HELD_BACK = (4, 19)
 
 
-def _tpch(numbers: tuple[int, ...]) -> list[RemoteItem]:
+def _tpch(numbers: tuple[int, ...]) -> list[Item]:
     items = []
     for query in all_queries():
         if query.number in numbers:
-            items.append(RemoteItem(f"{query.name}/eager", "all-postgres", query.sql, EAGER))
-            items.append(RemoteItem(f"{query.name}/local", "all-postgres", query.sql, NONE))
+            items.append(Item(f"{query.name}/eager", query.sql, EAGER, placement="all-postgres"))
+            items.append(Item(f"{query.name}/local", query.sql, NONE, placement="all-postgres"))
     return items
 
 
-def training() -> list[RemoteItem]:
-    items = [RemoteItem(n, "all-postgres", s, EAGER) for n, s in POSTGRES_PUSHED.items()]
-    items += [RemoteItem(n, "all-postgres", s, NONE) for n, s in POSTGRES_LOCAL.items()]
-    items += [RemoteItem(n, "federated3", s, EAGER) for n, s in MARIADB_PUSHED.items()]
-    items += [RemoteItem(n, "federated3", s, NONE) for n, s in MARIADB_LOCAL.items()]
+def training() -> list[Item]:
+    items = [Item(n, s, EAGER, placement="all-postgres") for n, s in POSTGRES_PUSHED.items()]
+    items += [Item(n, s, NONE, placement="all-postgres") for n, s in POSTGRES_LOCAL.items()]
+    items += [Item(n, s, EAGER, placement="federated3") for n, s in MARIADB_PUSHED.items()]
+    items += [Item(n, s, NONE, placement="federated3") for n, s in MARIADB_LOCAL.items()]
     return items + _tpch(TPCH_TRAINING)
 
 
-def held_back() -> list[RemoteItem]:
-    items = [RemoteItem(n, "all-postgres", s, settings) for n, (s, settings) in HELD_BACK_POSTGRES.items()]
-    items += [RemoteItem(n, "federated3", s, settings) for n, (s, settings) in HELD_BACK_MARIADB.items()]
+def held_back() -> list[Item]:
+    items = [Item(n, s, settings, placement="all-postgres") for n, (s, settings) in HELD_BACK_POSTGRES.items()]
+    items += [Item(n, s, settings, placement="federated3") for n, (s, settings) in HELD_BACK_MARIADB.items()]
     return items + _tpch(TPCH_HELD_BACK)

@@ -25,6 +25,9 @@ class Item:
     name: str
     sql: str
     settings: dict[str, str] = field(default_factory=dict)
+    # the remote calibration's catalog to run it on: all-postgres (PostgreSQL) or federated3
+    # (MariaDB tables); None for the Spark calibration, which has one catalog
+    placement: str | None = None
 
 
 SCANS = {
@@ -36,7 +39,8 @@ SCANS = {
 }
 
 AGGREGATES = {
-    "agg_few_groups": "select l_returnflag, l_linestatus, sum(l_quantity) from lineitem group by l_returnflag, l_linestatus",
+    "agg_few_groups": "select l_returnflag, l_linestatus, sum(l_quantity) from lineitem "
+                      "group by l_returnflag, l_linestatus",
     "agg_many_groups": "select l_orderkey, sum(l_extendedprice) from lineitem group by l_orderkey",
     "agg_mid_groups": "select l_suppkey, count(*), avg(l_discount) from lineitem group by l_suppkey",
     "agg_orders_by_customer": "select o_custkey, max(o_totalprice) from orders group by o_custkey",
@@ -47,11 +51,15 @@ AGGREGATES = {
 }
 
 JOINS = {
-    "join_orders_customer": "select count(*) from orders, customer where o_custkey = c_custkey and c_mktsegment = 'AUTOMOBILE'",
+    "join_orders_customer": "select count(*) from orders, customer where o_custkey = c_custkey "
+                            "and c_mktsegment = 'AUTOMOBILE'",
     "join_lineitem_part": "select sum(l_quantity) from lineitem, part where l_partkey = p_partkey and p_size < 10",
-    "join_lineitem_orders": "select count(*) from lineitem, orders where l_orderkey = o_orderkey and o_orderdate < date '1993-06-01'",
-    "join_partsupp_supplier": "select sum(ps_supplycost) from partsupp, supplier where ps_suppkey = s_suppkey and s_acctbal > 0",
-    "join_lineitem_orders_all": "select o_orderpriority, count(*) from lineitem, orders where l_orderkey = o_orderkey group by o_orderpriority",
+    "join_lineitem_orders": "select count(*) from lineitem, orders where l_orderkey = o_orderkey "
+                            "and o_orderdate < date '1993-06-01'",
+    "join_partsupp_supplier": "select sum(ps_supplycost) from partsupp, supplier where ps_suppkey = s_suppkey "
+                              "and s_acctbal > 0",
+    "join_lineitem_orders_all": "select o_orderpriority, count(*) from lineitem, orders where l_orderkey = o_orderkey "
+                                "group by o_orderpriority",
 }
 
 # The build side of a semi or left join is its right input: with only broadcast joins allowed
@@ -60,17 +68,19 @@ JOINS = {
 LARGE_BROADCASTS = {
     "semi_lineitem_orders": "select count(*) from lineitem where l_quantity > 49 and exists "
                             "(select * from orders where o_orderkey = l_orderkey)",
-    "left_lineitem_part": "select count(p_size) from (select * from lineitem where l_discount = 0.1 and l_quantity < 5) l "
-                          "left join part on l_partkey = p_partkey",
+    "left_lineitem_part": "select count(p_size) from (select * from lineitem where l_discount = 0.1 "
+                          "and l_quantity < 5) l left join part on l_partkey = p_partkey",
     "semi_partsupp_part": "select count(*) from partsupp where ps_availqty < 100 and exists "
                           "(select * from part where p_partkey = ps_partkey)",
 }
 
 OTHERS = {
-    "sort_orders": "select o_orderkey, o_totalprice from orders where o_orderdate < date '1992-06-01' order by o_totalprice desc, o_orderkey",
+    "sort_orders": "select o_orderkey, o_totalprice from orders where o_orderdate < date '1992-06-01' "
+                   "order by o_totalprice desc, o_orderkey",
     "top_customers": "select c_custkey, c_acctbal from customer order by c_acctbal desc, c_custkey limit 20",
     "nested_loop_nation": "select count(*) from supplier, nation where s_acctbal > n_nationkey * 400",
-    "semi_orders": "select count(*) from orders where exists (select * from lineitem where l_orderkey = o_orderkey and l_quantity > 49)",
+    "semi_orders": "select count(*) from orders where exists (select * from lineitem where l_orderkey = o_orderkey "
+                   "and l_quantity > 49)",
 }
 
 
