@@ -14,15 +14,26 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from typing import Callable
+from collections.abc import Callable
 
 from sqlglot import exp
 
-from cbo.ir.intervals import IntervalValue
 from cbo.ir import types as T
 from cbo.ir.dispatch import UnsupportedOperator
-from cbo.ir.expressions import (ROW_ID, TRUE, AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm,
-                                SubqueryExpr, columns_of)
+from cbo.ir.expressions import (
+    ROW_ID,
+    TRUE,
+    AggregateCall,
+    Call,
+    Column,
+    ColumnRef,
+    Constant,
+    Expr,
+    SpecialForm,
+    SubqueryExpr,
+    columns_of,
+)
+from cbo.ir.intervals import IntervalValue
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 
 TableRenderer = Callable[[Scan], exp.Expression]
