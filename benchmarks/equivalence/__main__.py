@@ -55,7 +55,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 CORPUS = ROOT / "tests" / "data" / "equivalence_regressions.txt"
 SERVERS = ROOT / ".cache" / "equivalence"   # the benchmark's own throwaway servers, never the user's
 FAMILY_NAMES = ("decorrelation", "reorder", "semijoin", "table-pushdown", "eager-aggregation", "pushdown")
-BATCH = 100
+BATCH = 500   # cases per hypothesis run (each run starts over from the simplest cases)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -94,6 +94,7 @@ class Run:
     def __init__(self, family: str, checker: Any, strategy: st.SearchStrategy[dict], deadline: float | None):
         self.family, self.checker, self.strategy, self.deadline = family, checker, strategy, deadline
         self.cases = self.plans = self.tlp = self.shrink_runs = 0
+        self.distinct: set[int] = set()   # hashes of the distinct cases (hypothesis repeats some)
         self.by_reference: dict[str, int] = {}
         self.failures: list[dict] = []
 
@@ -121,6 +122,7 @@ class Run:
                                trace=traceback.format_exc(limit=6))
                 raise
             if not failing:
+                self.distinct.add(hash(json.dumps(case, sort_keys=True)))
                 self.plans += report.plans
                 self.tlp += report.tlp
                 self.by_reference[report.reference] = self.by_reference.get(report.reference, 0) + 1
@@ -203,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         "mismatches": sum(f["kind"] == "mismatch" for f in run.failures),
         "errors": sum(f["kind"] == "error" for f in run.failures),
         "shrink_runs": run.shrink_runs,
-        "distinct_queries": len(getattr(checker, "queries", ())),
+        "distinct_cases": len(run.distinct), "distinct_queries": len(getattr(checker, "queries", ())),
         "plannings": getattr(checker, "planned", None), "plannings_reused": getattr(checker, "reused", None),
         "cases_by_reference": run.by_reference,
         "reference_failures": checker.reference_counts(),

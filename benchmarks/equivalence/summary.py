@@ -21,6 +21,7 @@ class Totals:
     family: str
     runs: int = 0
     cases: int = 0
+    distinct: int = 0                # distinct cases within each run, summed (runs may repeat a case)
     mismatches: int = 0
     errors: int = 0
     plans: int = 0
@@ -61,6 +62,7 @@ def totals(runs: Iterable[dict]) -> list[Totals]:
         entry = found.setdefault(key, Totals(commit, run["family"]))
         entry.runs += 1
         entry.cases += run["cases"]
+        entry.distinct += run.get("distinct_cases", run["cases"])
         entry.mismatches += run["mismatches"]
         entry.errors += run["errors"]
         entry.plans += run.get("plans_checked", 0)
@@ -85,13 +87,13 @@ def _stamp(when: str) -> float:
 
 
 def markdown(entries: list[Totals]) -> str:
-    lines = ["| commit | family | runs | cases | mismatches | errors | plans checked | TLP checked | "
+    lines = ["| commit | family | runs | cases | distinct | mismatches | errors | plans checked | TLP checked | "
              "cases/s | cases/CPU s |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for t in entries:
         lines.append(f"| `{t.commit[:10]}{'+uncommitted' if t.commit.endswith('+uncommitted') else ''}` "
-                     f"| {t.family} | {t.runs} | {t.cases:,} | {t.mismatches} | {t.errors} | {t.plans:,} | "
-                     f"{t.tlp:,} | {t.cases_per_second:.2f} | {t.cases_per_cpu_second:.2f} |")
+                     f"| {t.family} | {t.runs} | {t.cases:,} | {t.distinct:,} | {t.mismatches} | {t.errors} "
+                     f"| {t.plans:,} | {t.tlp:,} | {t.cases_per_second:.2f} | {t.cases_per_cpu_second:.2f} |")
     return "\n".join(lines)
 
 
@@ -100,9 +102,9 @@ def print_totals(directory: Path) -> None:
     if not entries:
         print(f"no saved runs in {directory}")
         return
-    print(f"{'commit':<24}{'family':<19}{'runs':>5}{'cases':>9}{'mismatch':>9}{'errors':>7}{'plans':>9}"
+    print(f"{'commit':<24}{'family':<19}{'runs':>5}{'cases':>9}{'distinct':>9}{'mismatch':>9}{'errors':>7}{'plans':>9}"
           f"{'TLP':>8}{'cases/s':>9}{'per CPU s':>10}")
     for t in entries:
         commit = t.commit[:10] + ("+uncommitted" if t.commit.endswith("+uncommitted") else "")
-        print(f"{commit:<24}{t.family:<19}{t.runs:>5}{t.cases:>9}{t.mismatches:>9}{t.errors:>7}{t.plans:>9}"
+        print(f"{commit:<24}{t.family:<19}{t.runs:>5}{t.cases:>9}{t.distinct:>9}{t.mismatches:>9}{t.errors:>7}{t.plans:>9}"
               f"{t.tlp:>8}{t.cases_per_second:>9.2f}{t.cases_per_cpu_second:>10.2f}")
