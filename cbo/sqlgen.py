@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 from collections.abc import Callable
+from typing import Any
 
 from sqlglot import exp
 
@@ -376,7 +377,7 @@ class SqlRenderer:
         return builder(this=arg)
 
 
-def _select(columns: list[exp.Expression], source: exp.Expression) -> exp.Select:
+def _select(columns: list[Any], source: exp.Expression) -> exp.Select:
     """``SELECT columns FROM source``, built in place (``copy=False``): every node handed in is
     fresh, and sqlglot's builders otherwise deep-copy the whole input subtree at each level,
     which makes rendering quadratic in the plan's depth."""

@@ -202,7 +202,8 @@ class Checker:
             expected = None
         if self.references.duckdb_faults > faults and expected is not None:
             report.reference = "postgres"
-        outcomes, ran = [], {}
+        outcomes: list[list[tuple] | str] = []
+        ran: dict[str, Any] = {}
         for label, plan in plans:
             try:
                 actual = self._run(plan, planned.names, ran)

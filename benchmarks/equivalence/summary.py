@@ -28,7 +28,7 @@ class Totals:
     tlp: int = 0
     seconds: float = 0.0
     cpu_seconds: float = 0.0
-    seeds: list[int] = field(default_factory=list)
+    seeds: list[int | None] = field(default_factory=list)
     last: str = ""                   # when the latest run started (UTC)
 
     @property
