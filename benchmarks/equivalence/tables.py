@@ -9,6 +9,7 @@ ask SQLite (``RandomTables.sqlite_answer``), which needs no server.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -134,7 +135,8 @@ class References:
         them only if a query needs it."""
         if self._connection is None:
             self.tables.write_schema()
-            self._connection = duckdb.connect(config={"threads": 1})   # tiny tables: one thread is faster
+            # one thread: the tables hold a few rows, and the machine is shared with other jobs
+            self._connection = duckdb.connect(config={"threads": 1})
         self.tables.fill(self._connection, data)
         self._data = data
         self._postgres_loaded = False
@@ -151,7 +153,8 @@ class References:
                 return error_outcome(exc)
         self.duckdb_faults += 1
         # an internal error invalidates the database it happened in: a new one, the same rows
-        self._connection.close()
+        with contextlib.suppress(duckdb.Error):
+            self._connection.close()
         self._connection = duckdb.connect(config={"threads": 1})
         self.tables.fill(self._connection, self._data)
         try:

@@ -160,3 +160,32 @@ def test_the_results_readme_draws_the_summary(tmp_path):
         (tmp_path / "equivalence" / f"r{i}.json").write_text(json.dumps(_saved_run("semijoin", "c" * 40, cases)))
     text = "<!-- table: equivalence equivalence/*.json -->\nstale\n<!-- /table -->\n"
     assert "| `cccccccccc` | semijoin | 2 | 10,000 | 10,000 | 0 |" in regenerate(text, tmp_path)
+
+
+def test_a_duckdb_failure_renews_the_runs_connection_with_the_same_rows(tmp_path, monkeypatch):
+    """DuckDB's internal error invalidates its database: the run's one connection is replaced
+    and refilled with the case's rows (PostgreSQL, here unavailable, would answer instead)."""
+    import duckdb
+
+    from benchmarks.equivalence.tables import ReferenceUnavailable
+    from tests.quick.test_reference_fallback import DUCKDB_FAILS, DUCKDB_FAILS_ON
+
+    tables = RandomTables(tmp_path, {name: ("a", "b") for name in DUCKDB_FAILS_ON})
+    references = References(tables, tmp_path / "postgres")
+
+    def no_postgres(sql):  # type: ignore[no-untyped-def]
+        raise ReferenceUnavailable("no PostgreSQL in this test")
+
+    monkeypatch.setattr(references, "_run_postgres", no_postgres)
+    references.load(DUCKDB_FAILS_ON)
+    first = references._connection
+    try:
+        with pytest.raises(ReferenceUnavailable):
+            references.run(DUCKDB_FAILS)
+    except pytest.fail.Exception:
+        pytest.skip("this DuckDB answers the query (the failure is fixed upstream)")
+    assert references.duckdb_faults == 1 and references.unanswered == 1
+    assert references._connection is not first
+    assert references.run("select count(*) from t2") == [(3,)]
+    references.close()
+    assert isinstance(first, duckdb.DuckDBPyConnection)
