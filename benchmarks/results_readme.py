@@ -11,7 +11,7 @@ two markers naming what draws it and from which files (a glob, relative to the r
 
 Kinds: ``files`` (every saved JSON: what it is and when it was measured), ``native``,
 ``stats-collection``, ``cardinality``, ``join-enumeration``, ``tpch-run``, ``calibration``,
-``existential``, ``tpch-scale``. A new result gets a table by adding a marker (and, for a new
+``existential``, ``tpch-scale``, ``equivalence``. A new result gets a table by adding a marker (and, for a new
 kind of JSON, a function in ``KINDS``). Figures in the prose that come from runs whose JSON was
 later replaced stay as the prose says; a marker names a file that exists.
 """
@@ -202,10 +202,21 @@ def tpch_scale_table(paths: list[Path]) -> str:
     return "\n".join(lines)
 
 
+def equivalence_table(paths: list[Path]) -> str:
+    """The equivalence runs added up per commit and family (``benchmarks.equivalence.summary``)."""
+    from benchmarks.equivalence.summary import markdown, totals
+
+    runs = [body for body in map(_load, paths) if isinstance(body, dict) and body.get("benchmark") == "equivalence"]
+    if not runs:
+        raise ReadmeError("no equivalence runs")
+    return markdown(totals(runs))
+
+
 KINDS: dict[str, Callable[[list[Path]], str]] = {
     "files": files_table, "native": native_table, "stats-collection": stats_collection_table,
     "cardinality": cardinality_table, "join-enumeration": join_enumeration_table, "tpch-run": tpch_run_table,
     "calibration": calibration_table, "existential": existential_table, "tpch-scale": tpch_scale_table,
+    "equivalence": equivalence_table,
 }
 
 

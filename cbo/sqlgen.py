@@ -33,16 +33,27 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 from collections import Counter
-from collections.abc import Hashable
-from typing import Callable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 from sqlglot import exp
 
-from cbo.ir.intervals import IntervalValue
 from cbo.ir import types as T
 from cbo.ir.dispatch import UnsupportedOperator
-from cbo.ir.expressions import (ROW_ID, TRUE, AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm,
-                                SubqueryExpr, columns_of)
+from cbo.ir.expressions import (
+    ROW_ID,
+    TRUE,
+    AggregateCall,
+    Call,
+    Column,
+    ColumnRef,
+    Constant,
+    Expr,
+    SpecialForm,
+    SubqueryExpr,
+    columns_of,
+)
+from cbo.ir.intervals import IntervalValue
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from cbo.ir.shape import shape
 
@@ -88,7 +99,7 @@ class SqlRenderer:
 
     def statement(self, plan: Plan, names: tuple[str, ...] | None = None) -> str:
         """SQL for the whole plan, with output columns named ``names`` (default: column names)."""
-        return self.statement_ast(plan, names).sql(dialect=self.dialect)
+        return self.statement_ast(plan, names).sql(dialect=self.dialect, copy=False)
 
     def statement_ast(self, plan: Plan, names: tuple[str, ...] | None = None) -> exp.Select:
         names = names or tuple(c.name for c in plan.output)
@@ -108,16 +119,16 @@ class SqlRenderer:
         if project is not None:
             columns = [self._alias(self.expr(e), name) for (_, e), name in zip(project.assignments, names)]
         else:
-            columns = [self._alias(exp.column(ident(c)), name) for c, name in zip(plan.output, names)]
-        select = exp.select(*columns).from_(source)
+            columns = [self._alias(exp.column(ident(c), copy=False), name) for c, name in zip(plan.output, names)]
+        select = _select(columns, source)
         if sort is not None:
-            select = select.order_by(*[self._ordered(k) for k in sort.keys])
+            select = select.order_by(*[self._ordered(k) for k in sort.keys], copy=False)
         if limit is not None:
             select = self._apply_limit(select, limit)
         return select
 
     def _alias(self, value: exp.Expression, name: str) -> exp.Expression:
-        return exp.alias_(value, exp.to_identifier(name, quoted=True))
+        return exp.alias_(value, exp.to_identifier(name, quoted=True), copy=False)
 
     def query(self, plan: Plan) -> exp.Query:
         """A query whose columns are named by column identity."""
@@ -170,47 +181,48 @@ class SqlRenderer:
         return exp.TableAlias(this=exp.to_identifier(f"t{self._aliases}"), columns=columns)
 
     def _columns(self, columns: tuple[Column, ...]) -> list[exp.Expression]:
-        return [exp.column(ident(c)) for c in columns]
+        return [exp.column(ident(c), copy=False) for c in columns]
 
     # -- operators ---------------------------------------------------------------------------------
 
     def _Scan(self, scan: Scan) -> exp.Query:
-        columns = [exp.alias_(exp.column(exp.to_identifier(name, quoted=True)), ident(c))
+        columns = [exp.alias_(exp.column(exp.to_identifier(name, quoted=True), copy=False), ident(c), copy=False)
                    for c, name in zip(scan.columns, scan.column_names)]
-        return exp.select(*columns).from_(self.tables(scan))
+        return _select(columns, self.tables(scan))
 
     def _Filter(self, node: Filter) -> exp.Query:
         if self.flat_joins and _joins_below(node):
             return self._flat(node)
-        return exp.select(*self._columns(node.output)).from_(self._derived(node.input)).where(self.expr(node.predicate))
+        return _select(self._columns(node.output), self._derived(node.input)) \
+            .where(self.expr(node.predicate), copy=False)
 
     def _Project(self, node: Project) -> exp.Query:
         if self.flat_joins and _passes_through(node) and _joins_below(node):
             return self._flat(node)
-        columns = [exp.alias_(self.expr(e), ident(c)) for c, e in node.assignments]
+        columns = [exp.alias_(self.expr(e), ident(c), copy=False) for c, e in node.assignments]
         if not columns:
-            columns = [exp.alias_(exp.Literal.number(1), "_empty")]
-        return exp.select(*columns).from_(self._derived(node.input))
+            columns = [exp.alias_(exp.Literal.number(1), "_empty", copy=False)]
+        return _select(columns, self._derived(node.input))
 
     def _Join(self, node: Join) -> exp.Query:
         if self.flat_joins and node.kind == "inner":
             return self._flat(node)
         left = self._derived(node.left)
         if node.kind == "null_aware_anti":
-            return exp.select(*self._columns(node.output)).from_(left).where(self.not_in(node))
+            return _select(self._columns(node.output), left).where(self.not_in(node), copy=False)
         if node.kind in ("semi", "anti", "mark"):
             right = self._derived(node.right)
 
             def exists(extra: exp.Expression | None = None) -> exp.Expression:
                 condition = self.expr(node.condition)
                 if extra is not None:
-                    condition = exp.and_(_paren(condition), _paren(extra))
-                return exp.Exists(this=exp.select(exp.Literal.number(1)).from_(right.copy()).where(condition))
+                    condition = exp.and_(_paren(condition), _paren(extra), copy=False)
+                return exp.Exists(this=_select([exp.Literal.number(1)], right.copy()).where(condition, copy=False))
 
             if node.kind == "semi":
-                return exp.select(*self._columns(node.output)).from_(left).where(exists())
+                return _select(self._columns(node.output), left).where(exists(), copy=False)
             if node.kind == "anti":
-                return exp.select(*self._columns(node.output)).from_(left).where(exp.Not(this=exists()))
+                return _select(self._columns(node.output), left).where(exp.Not(this=exists()), copy=False)
             assert node.mark is not None and node.mark_predicate is not None
             predicate = self.expr(node.mark_predicate)
             if isinstance(predicate, exp.Boolean) and predicate.this:
@@ -220,15 +232,15 @@ class SqlRenderer:
                                      exp.If(this=exists(exp.Is(this=_paren(predicate.copy()), expression=exp.Null())),
                                             true=exp.Null())],
                                 default=exp.false())
-            columns = self._columns(node.left.output) + [exp.alias_(mark, ident(node.mark))]
-            return exp.select(*columns).from_(left)
+            columns = self._columns(node.left.output) + [exp.alias_(mark, ident(node.mark), copy=False)]
+            return _select(columns, left)
         right = self._derived(node.right)
         if node.kind == "inner" and node.condition == TRUE:
             join = exp.Join(this=right, kind="CROSS")
         else:
             side = {"inner": None, "left": "LEFT", "right": "RIGHT", "full": "FULL"}[node.kind]
             join = exp.Join(this=right, on=self.expr(node.condition), side=side)
-        select = exp.select(*self._columns(node.output)).from_(left)
+        select = _select(self._columns(node.output), left)
         select.append("joins", join)
         return select
 
@@ -251,21 +263,22 @@ class SqlRenderer:
         """A null-aware anti join's filter: ``x NOT IN (SELECT y FROM right)``, which every
         engine evaluates with NOT IN's NULL semantics (the join's own)."""
         x, y = null_aware_key(node)
-        subquery = exp.select(self.expr(y)).from_(self._derived(node.right))
+        subquery = _select([self.expr(y)], self._derived(node.right))
         return exp.Not(this=exp.In(this=_paren(self.expr(x)), query=exp.Subquery(this=subquery)))
 
     def _Aggregate(self, node: Aggregate) -> exp.Query:
-        columns = self._columns(node.group_by) + [exp.alias_(self.aggregate(a), ident(c)) for c, a in node.aggregates]
+        columns = self._columns(node.group_by) + [exp.alias_(self.aggregate(a), ident(c), copy=False)
+                                                  for c, a in node.aggregates]
         if not columns:  # a global aggregation of nothing still has its one row
-            columns = [exp.alias_(exp.Count(this=exp.Star()), "_empty")]
-        select = exp.select(*columns).from_(self._derived(node.input))
+            columns = [exp.alias_(exp.Count(this=exp.Star()), "_empty", copy=False)]
+        select = _select(columns, self._derived(node.input))
         if node.group_by:
-            select = select.group_by(*self._columns(node.group_by))
+            select = select.group_by(*self._columns(node.group_by), copy=False)
         return select
 
     def _Sort(self, node: Sort) -> exp.Query:
-        return exp.select(*self._columns(node.output)).from_(self._derived(node.input)).order_by(
-            *[self._ordered(k) for k in node.keys])
+        return _select(self._columns(node.output), self._derived(node.input)) \
+            .order_by(*[self._ordered(k) for k in node.keys], copy=False)
 
     def _ordered(self, key) -> exp.Ordered:  # type: ignore[no-untyped-def]
         return exp.Ordered(this=exp.column(ident(key.column)), desc=not key.ascending, nulls_first=key.nulls_first)
@@ -273,34 +286,35 @@ class SqlRenderer:
     def _Limit(self, node: Limit) -> exp.Query:
         if isinstance(node.input, Sort):
             inner = node.input
-            select = exp.select(*self._columns(node.output)).from_(self._derived(inner.input)).order_by(
-                *[self._ordered(k) for k in inner.keys])
+            select = _select(self._columns(node.output), self._derived(inner.input)) \
+                .order_by(*[self._ordered(k) for k in inner.keys], copy=False)
         else:
-            select = exp.select(*self._columns(node.output)).from_(self._derived(node.input))
+            select = _select(self._columns(node.output), self._derived(node.input))
         return self._apply_limit(select, node)
 
     def _apply_limit(self, select: exp.Select, node: Limit) -> exp.Select:
         if node.count is not None:
-            select = select.limit(node.count)
+            select = select.limit(node.count, copy=False)
         if node.offset:
-            select = select.offset(node.offset)
+            select = select.offset(node.offset, copy=False)
         return select
 
     def _SetOp(self, node: SetOp) -> exp.Query:
         branches = []
         for child, columns in zip(node.inputs, node.inputs_columns):
-            renamed = [exp.alias_(exp.column(ident(src)), ident(dst)) for src, dst in zip(columns, node.columns)]
-            branches.append(exp.select(*renamed).from_(self._derived(child)))
+            renamed = [exp.alias_(exp.column(ident(src)), ident(dst), copy=False)
+                       for src, dst in zip(columns, node.columns)]
+            branches.append(_select(renamed, self._derived(child)))
         builder = {"union": exp.Union, "intersect": exp.Intersect, "except": exp.Except}[node.kind]
         combined = builder(this=branches[0], expression=branches[1], distinct=node.distinct)
-        return exp.select(*self._columns(node.output)).from_(exp.Subquery(this=combined, alias=self._next_alias()))
+        return _select(self._columns(node.output), exp.Subquery(this=combined, alias=self._next_alias()))
 
     def _Values(self, node: Values) -> exp.Query:
         if not node.columns:
-            return exp.select(exp.alias_(exp.Literal.number(1), "_empty"))
+            return exp.select(exp.alias_(exp.Literal.number(1), "_empty", copy=False), copy=False)
         rows = [exp.Tuple(expressions=[self._typed(v, c.type) for v, c in zip(row, node.columns)]) for row in node.rows]
         alias = self._next_alias([ident(c) for c in node.columns])
-        return exp.select(*self._columns(node.columns)).from_(exp.Values(expressions=rows, alias=alias))
+        return _select(self._columns(node.columns), exp.Values(expressions=rows, alias=alias))
 
     def _typed(self, value: Expr, type_: T.DataType) -> exp.Expression:
         rendered = self.expr(value)
@@ -312,7 +326,7 @@ class SqlRenderer:
 
     def expr(self, e: Expr) -> exp.Expression:
         if isinstance(e, ColumnRef):
-            return exp.column(ident(e.column))
+            return exp.column(ident(e.column), copy=False)
         if isinstance(e, Constant):
             return self.constant(e)
         if isinstance(e, Call):
@@ -406,9 +420,9 @@ class SqlRenderer:
     def special(self, s: SpecialForm) -> exp.Expression:
         args = [_paren(self.expr(a)) for a in s.args]
         if s.form == "AND":
-            return exp.and_(*args)
+            return exp.and_(*args, copy=False)
         if s.form == "OR":
-            return exp.or_(*args)
+            return exp.or_(*args, copy=False)
         if s.form == "NOT":
             return exp.Not(this=args[0])
         if s.form == "IN":
@@ -478,6 +492,13 @@ def flat_inputs(node: Plan) -> tuple[list[Plan], list[Expr]]:
 
     visit(node)
     return inputs, conditions
+
+
+def _select(columns: list[Any], source: exp.Expression) -> exp.Select:
+    """``SELECT columns FROM source``, built in place (``copy=False``): every node handed in is
+    fresh, and sqlglot's builders otherwise deep-copy the whole input subtree at each level,
+    which makes rendering quadratic in the plan's depth."""
+    return exp.select(*columns, copy=False).from_(source, copy=False)
 
 
 def _paren(node: exp.Expression) -> exp.Expression:

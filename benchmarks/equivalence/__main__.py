@@ -4,6 +4,7 @@ forces out of the memo checked against a reference engine and against TLP.
     python -m benchmarks.equivalence --family reorder --cases 10000 --minutes 30
     python -m benchmarks.equivalence --family semijoin --cases 200 --seed 7
     python -m benchmarks.equivalence --family pushdown --cases 100
+    python -m benchmarks.equivalence --summary
 
 Families (``benchmarks.equivalence.families``; ``pushdown`` in ``benchmarks.equivalence.pushdown``):
 ``decorrelation``, ``reorder``, ``semijoin``, ``table-pushdown``, ``eager-aggregation`` and
@@ -15,19 +16,27 @@ in batches until ``--cases`` cases ran or ``--minutes`` passed. For each case:
   counted as reference failures);
 * TLP (ternary logic partitioning, Rigger and Su, OOPSLA 2020), which needs no reference
   engine: Q's rows are the multiset union of Q WHERE p, Q WHERE NOT p and Q WHERE p IS NULL
-  (p random over Q's output columns), each partition planned by cbo (its chosen plan and a
-  memo draw).
+  (p random over Q's output columns), each partition planned by cbo (its chosen plan).
 
 A failure is shrunk by hypothesis to a minimal case, printed, saved in the JSON and appended to
 ``tests/data/equivalence_regressions.txt``, which ``tests/quick/test_equivalence_families.py``
-replays. JSON goes to ``benchmarks/results/equivalence-<family>.json``.
+replays.
+
+Runs add up: each saves its own JSON, ``benchmarks/results/equivalence/<family>-<commit>-<time>.json``,
+with the git commit it ran (and whether cbo or the benchmark had uncommitted changes), its seed
+(drawn fresh unless ``--seed`` is given, so every run is new and reproducible), its counts and its
+cases per second. ``--summary`` adds up the runs of each commit per family (runs of uncommitted
+code apart); ``benchmarks/results/README.md`` shows the same table.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
+import secrets
+import subprocess
 import tempfile
 import time
 import traceback
@@ -46,18 +55,37 @@ RESULTS = ROOT / "benchmarks" / "results"
 CORPUS = ROOT / "tests" / "data" / "equivalence_regressions.txt"
 SERVERS = ROOT / ".cache" / "equivalence"   # the benchmark's own throwaway servers, never the user's
 FAMILY_NAMES = ("decorrelation", "reorder", "semijoin", "table-pushdown", "eager-aggregation", "pushdown")
-BATCH = 100
+BATCH = 500   # cases per hypothesis run (each run starts over from the simplest cases)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.equivalence", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--family", required=True, choices=FAMILY_NAMES)
+    parser.add_argument("--family", choices=FAMILY_NAMES)
     parser.add_argument("--cases", type=int, default=1000, help="cases to run (default 1000)")
     parser.add_argument("--minutes", type=float, help="stop after this many minutes even if fewer cases ran")
-    parser.add_argument("--seed", type=int, help="hypothesis seed (default: fresh randomness)")
-    parser.add_argument("--out", type=Path, help="JSON file (default benchmarks/results/equivalence-<family>.json)")
+    parser.add_argument("--seed", type=int, help="hypothesis seed (default: a fresh one, saved in the JSON)")
+    parser.add_argument("--out", type=Path, help="JSON file (default: a new file in benchmarks/results/equivalence/)")
     parser.add_argument("--no-corpus", action="store_true", help="do not append failures to the regression corpus")
-    return parser.parse_args(argv)
+    parser.add_argument("--summary", action="store_true",
+                        help="print the saved runs added up per commit and family, and run nothing")
+    args = parser.parse_args(argv)
+    if not args.summary and args.family is None:
+        parser.error("--family is required (or --summary)")
+    return args
+
+
+def git_commit() -> tuple[str, bool]:
+    """The commit of the checkout the benchmark runs from, and whether cbo or the benchmark
+    differ from it (such a run counts for no commit)."""
+    def git(*words: str) -> str:
+        return subprocess.run(["git", "-C", str(ROOT), *words], capture_output=True, text=True, check=True).stdout
+
+    try:
+        commit = git("rev-parse", "HEAD").strip()
+        dirty = bool(git("status", "--porcelain", "--", "cbo", "benchmarks/equivalence").strip())
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown", True
+    return commit, dirty
 
 
 class Run:
@@ -66,6 +94,7 @@ class Run:
     def __init__(self, family: str, checker: Any, strategy: st.SearchStrategy[dict], deadline: float | None):
         self.family, self.checker, self.strategy, self.deadline = family, checker, strategy, deadline
         self.cases = self.plans = self.tlp = self.shrink_runs = 0
+        self.distinct: set[int] = set()   # hashes of the distinct cases (hypothesis repeats some)
         self.by_reference: dict[str, int] = {}
         self.failures: list[dict] = []
 
@@ -93,6 +122,7 @@ class Run:
                                trace=traceback.format_exc(limit=6))
                 raise
             if not failing:
+                self.distinct.add(hash(json.dumps(case, sort_keys=True)))
                 self.plans += report.plans
                 self.tlp += report.tlp
                 self.by_reference[report.reference] = self.by_reference.get(report.reference, 0) + 1
@@ -142,7 +172,15 @@ def make_checker(family: str, workdir: Path):  # type: ignore[no-untyped-def]
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    started = time.monotonic()
+    if args.summary:
+        from benchmarks.equivalence.summary import print_totals
+
+        print_totals(RESULTS / "equivalence")
+        return 0
+    commit, dirty = git_commit()
+    seed = args.seed if args.seed is not None else secrets.randbelow(2 ** 31)
+    started, cpu_started = time.monotonic(), time.process_time()
+    when = dt.datetime.now(dt.UTC)
     deadline = started + args.minutes * 60 if args.minutes else None
     with tempfile.TemporaryDirectory(prefix=f"cbo-equivalence-{args.family}-") as directory:
         checker, strategy, close = make_checker(args.family, Path(directory))
@@ -150,22 +188,25 @@ def main(argv: list[str] | None = None) -> int:
         index = 0
         try:
             while run.cases < args.cases and not run.out_of_time():
-                run.batch(min(BATCH, args.cases - run.cases), None if args.seed is None else args.seed + index)
+                run.batch(min(BATCH, args.cases - run.cases), seed + index)
                 index += 1
                 elapsed = time.monotonic() - started
                 print(f"{args.family}: {run.cases} cases, {len(run.failures)} failures, "
                       f"{run.cases / elapsed:.2f} cases/s", flush=True)
         finally:
             close()
-    elapsed = time.monotonic() - started
+    elapsed, cpu = time.monotonic() - started, time.process_time() - cpu_started
     report = {
-        "benchmark": "equivalence", "family": args.family, "seed": args.seed,
-        "requested_cases": args.cases, "minutes": args.minutes,
+        "benchmark": "equivalence", "family": args.family, "commit": commit, "uncommitted_changes": dirty,
+        "seed": seed, "requested_cases": args.cases, "minutes": args.minutes,
         "cases": run.cases, "seconds": round(elapsed, 1), "cases_per_second": round(run.cases / elapsed, 3),
+        "cpu_seconds": round(cpu, 1), "cases_per_cpu_second": round(run.cases / cpu, 3) if cpu else None,
         "plans_checked": run.plans, "tlp_checked": run.tlp,
         "mismatches": sum(f["kind"] == "mismatch" for f in run.failures),
         "errors": sum(f["kind"] == "error" for f in run.failures),
         "shrink_runs": run.shrink_runs,
+        "distinct_cases": len(run.distinct), "distinct_queries": len(getattr(checker, "queries", ())),
+        "plannings": getattr(checker, "planned", None), "plannings_reused": getattr(checker, "reused", None),
         "cases_by_reference": run.by_reference,
         "reference_failures": checker.reference_counts(),
         "failures": [{k: f[k] for k in ("kind", "case", "error")} for f in run.failures],
@@ -174,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     if not args.no_corpus:
         report["added_to_corpus"] = sum(append_to_corpus(args.family, f) for f in run.failures)
-    out = args.out or RESULTS / f"equivalence-{args.family}.json"
+    out = args.out or RESULTS / "equivalence" / f"{args.family}-{commit[:10]}-{when:%Y%m%dT%H%M%S}-{seed}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
     print_summary(report)

@@ -10,6 +10,7 @@ regression corpus (``tests/data/equivalence_regressions.txt``).
 from __future__ import annotations
 
 import random
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -112,28 +113,85 @@ def _same(expected: list[tuple] | str, actual: list[tuple] | str) -> tuple[bool,
     return verdict.matches, verdict.detail
 
 
+class Cache(OrderedDict):
+    """A bounded map that forgets the least recently used entry."""
+
+    def __init__(self, size: int):
+        super().__init__()
+        self.size = size
+
+    def get_or_make(self, key: Any, make: Callable[[], Any]) -> tuple[Any, bool]:
+        """The value for ``key`` (made and kept if absent), and whether it was there."""
+        if key in self:
+            self.move_to_end(key)
+            return self[key], True
+        value = self[key] = make()
+        if len(self) > self.size:
+            self.popitem(last=False)
+        return value, False
+
+
 class Checker:
     """Checks cases of one family: every alternative against DuckDB (PostgreSQL where DuckDB
-    fails internally), then TLP through cbo alone."""
+    fails internally), then TLP through cbo alone.
+
+    Planning reads no rows (the catalog's tables carry no statistics) and is deterministic, so
+    a query planned once gives the plan (and the memo) planning it again would: queries, TLP
+    partitions and rendered SQL are cached across cases, and a case whose query was seen
+    before costs only its draws and its runs on the new rows."""
 
     def __init__(self, family: Family, tables: RandomTables, references: References):
         self.family, self.tables, self.references = family, tables, references
+        self._planners: dict[OptimizerSettings, Planner] = {}
+        self._planned = Cache(256)          # (settings, sql) -> PlannedQuery (with its memo)
+        self._partitions = Cache(20_000)    # (settings, TLP partition sql) -> (plan, names)
+        self._rendered = Cache(50_000)      # (plan, names) -> its DuckDB SQL
+        self.queries: set[str] = set()      # the distinct queries checked
+        self.planned = self.reused = 0      # plannings done, and plannings a cache saved
 
     def reference_counts(self) -> dict[str, int]:
         refs = self.references
         return {"duckdb_internal_errors": refs.duckdb_faults, "answered_by_postgres": refs.postgres_answers,
                 "unanswered": refs.unanswered}
 
-    def _run(self, plan: Plan, names: tuple[str, ...]) -> list[tuple] | str:
-        return self.references.run(to_sql(plan, names, "duckdb"), lambda: to_sql(plan, names, "postgres"))
+    def _planner(self, settings: OptimizerSettings) -> Planner:
+        planner = self._planners.get(settings)
+        if planner is None:
+            planner = self._planners[settings] = Planner(self.tables.catalog, settings=settings)
+        return planner
+
+    def _plan(self, cache: Cache, planner: Planner, sql: str,
+              keep: Callable[[PlannedQuery], Any] = lambda planned: planned) -> Any:
+        """``keep`` of the planned ``sql``, from ``cache`` when planned before."""
+        value, hit = cache.get_or_make((planner.settings, sql), lambda: keep(planner.plan(sql)))
+        self.reused += hit
+        self.planned += not hit
+        return value
+
+    def _run(self, plan: Plan, names: tuple[str, ...], ran: dict[str, Any] | None = None) -> list[tuple] | str:
+        """The plan's answer on the case's rows. ``ran`` holds the answers of the SQL run so
+        far on these rows: a plan rendered to the same SQL as another (a draw often repeats
+        the chosen plan) has its answer."""
+        sql, _ = self._rendered.get_or_make((plan, names), lambda: to_sql(plan, names, "duckdb"))
+        if ran is None:
+            return self.references.run(sql, lambda: to_sql(plan, names, "postgres"))
+        if sql not in ran:
+            try:
+                ran[sql] = self.references.run(sql, lambda: to_sql(plan, names, "postgres"))
+            except ReferenceUnavailable as exc:
+                ran[sql] = exc
+        if isinstance(ran[sql], ReferenceUnavailable):
+            raise ran[sql]
+        return ran[sql]
 
     def check(self, case: dict) -> CaseReport:
         family, report = self.family, CaseReport()
         sql, rng = case["sql"], random.Random(case["seed"])
+        self.queries.add(sql)
         data = {name: [tuple(row) for row in rows] for name, rows in case["tables"].items()}
         self.references.load(data)
-        planner = Planner(self.tables.catalog, settings=family.settings(case))
-        planned = planner.plan(sql)
+        planner = self._planner(family.settings(case))
+        planned = self._plan(self._planned, planner, sql)
         plans = [("chosen", planned.plan)] + [(label, restore_output_order(plan, planned.plan))
                                               for label, plan in family.alternatives(planned, rng, case)]
         faults = self.references.duckdb_faults
@@ -144,10 +202,11 @@ class Checker:
             expected = None
         if self.references.duckdb_faults > faults and expected is not None:
             report.reference = "postgres"
-        outcomes = []
+        outcomes: list[list[tuple] | str] = []
+        ran: dict[str, Any] = {}
         for label, plan in plans:
             try:
-                actual = self._run(plan, planned.names)
+                actual = self._run(plan, planned.names, ran)
             except ReferenceUnavailable:
                 continue
             outcomes.append(actual)
@@ -162,16 +221,17 @@ class Checker:
 
     def _tlp(self, planner: Planner, planned: PlannedQuery, whole: list[tuple], rng: random.Random) -> bool:
         """Ternary logic partitioning: Q's rows (its chosen plan's) are the multiset union of
-        Q WHERE p, Q WHERE NOT p and Q WHERE p IS NULL, each planned by cbo. False when a
-        partition errs or no engine runs it (not checked)."""
+        Q WHERE p, Q WHERE NOT p and Q WHERE p IS NULL, each planned by cbo (its chosen plan).
+        False when a partition errs or no engine runs it (not checked)."""
         names = [f"c{i}" for i in range(len(planned.names))]
         p = tlp_predicate([c.type.name for c in planned.plan.output], names, rng)
         base = f"select * from ({planned.sql}) as tlp({', '.join(names)})"
         union: list[tuple] = []
         for where in (p, f"not ({p})", f"({p}) is null"):
-            part = planner.plan(f"{base} where {where}")
+            part_plan, part_names = self._plan(self._partitions, planner, f"{base} where {where}",
+                                               lambda part: (part.plan, part.names))   # not the memo
             try:
-                rows = self._run(part.plan, part.names)
+                rows = self._run(part_plan, part_names)
             except ReferenceUnavailable:
                 return False
             if isinstance(rows, str):

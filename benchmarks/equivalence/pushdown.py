@@ -13,6 +13,8 @@ or an aggregation. TLP is not applied here (each partition is three more Spark q
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +52,24 @@ def catalog_text(directory: Path, dialect: str, server: Path) -> str:
 class Postgres:
     dialect = "postgres"
 
-    def __init__(self, address) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, address, keep: bool = False) -> None:  # type: ignore[no-untyped-def]
         self.address = address
+        self.keep = keep          # one connection for every reset (a long run), else one per reset
+        self._kept: Any = None
+
+    @contextmanager
+    def _connection(self) -> Iterator[Any]:
+        if not self.keep:
+            with postgres.connect(self.address) as conn:
+                yield conn
+            return
+        if self._kept is None or self._kept.closed:
+            self._kept = postgres.connect(self.address)
+        yield self._kept
 
     def reset(self, data: dict[str, list[tuple]] | None) -> None:
         """Create the tables (data None) or replace their rows."""
-        with postgres.connect(self.address) as conn:
+        with self._connection() as conn:
             if data is None:
                 conn.execute(pgsql.SQL("drop schema if exists {} cascade").format(pgsql.Identifier(SCHEMA)))
                 conn.execute(pgsql.SQL("create schema {}").format(pgsql.Identifier(SCHEMA)))
@@ -76,21 +90,35 @@ class Postgres:
             return [tuple(r) for r in conn.execute(text).fetchall()]
 
     def drop(self) -> None:
-        with postgres.connect(self.address) as conn:
+        with self._connection() as conn:
             conn.execute(pgsql.SQL("drop schema if exists {} cascade").format(pgsql.Identifier(SCHEMA)))
+        if self._kept is not None:
+            self._kept.close()
 
 
 class MariaDB:
     dialect = "mysql"
 
-    def __init__(self, address) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, address, keep: bool = False) -> None:  # type: ignore[no-untyped-def]
         self.address = address
+        self.keep = keep          # one connection for every reset (a long run), else one per reset
+        self._kept: Any = None
+
+    @contextmanager
+    def _connection(self) -> Iterator[Any]:
+        if not self.keep:
+            with mariadb.connect(self.address) as conn:
+                yield conn
+            return
+        if self._kept is None or not self._kept.open:
+            self._kept = mariadb.connect(self.address)
+        yield self._kept
 
     def _table(self, name: str) -> str:
         return exp.table_(name, db=SCHEMA, quoted=True).sql(dialect="mysql")
 
     def reset(self, data: dict[str, list[tuple]] | None) -> None:
-        with mariadb.connect(self.address) as conn, conn.cursor() as cur:
+        with self._connection() as conn, conn.cursor() as cur:
             database = exp.to_identifier(SCHEMA, quoted=True).sql(dialect="mysql")
             if data is None:
                 cur.execute(f"drop database if exists {database}")
@@ -104,15 +132,20 @@ class MariaDB:
                     cur.executemany(f"insert into {self._table(name)} values (%s, %s)", data[name])
 
     def drop(self) -> None:
-        with mariadb.connect(self.address) as conn, conn.cursor() as cur:
+        with self._connection() as conn, conn.cursor() as cur:
             cur.execute(f"drop database if exists {exp.to_identifier(SCHEMA, quoted=True).sql(dialect='mysql')}")
+        if self._kept is not None:
+            self._kept.close()
+
+
+def arrow(rows: list[tuple]) -> pa.Table:
+    columns = list(zip(*rows)) if rows else [(), ()]
+    return pa.table({"a": pa.array(columns[0], pa.int32()), "b": pa.array(columns[1], pa.int32())})
 
 
 def write_local(directory: Path, data: dict[str, list[tuple]]) -> None:
     for name, rows in data.items():
-        columns = list(zip(*rows)) if rows else [(), ()]
-        table = pa.table({"a": pa.array(columns[0], pa.int32()), "b": pa.array(columns[1], pa.int32())})
-        pq.write_table(table, directory / f"{name}.parquet")
+        pq.write_table(arrow(rows), directory / f"{name}.parquet")
 
 
 def load(directory: Path, database, data: dict[str, list[tuple]]) -> duckdb.DuckDBPyConnection:  # type: ignore[no-untyped-def]
@@ -171,6 +204,12 @@ class PushdownChecker:
                         LocalMariaDB(servers / "pushdown" / "mariadb")]
         self.setups: dict[str, tuple[Path, Any, dict[str, Any]]] = {}
         self.duckdb_faults = self.postgres_answers = 0
+        # Planning reads no rows (no statistics are collected) and is deterministic: each
+        # (dialect, strategy, query) is planned once. One DuckDB connection holds the rows.
+        self._planned: dict[tuple[str, str, str], Any] = {}
+        self._reference: duckdb.DuckDBPyConnection | None = None
+        self.queries: set[str] = set()
+        self.planned = self.reused = 0
         for server, dialect in zip(self.servers, ("postgres", "mysql")):
             server.start()
             directory = workdir / dialect
@@ -178,8 +217,8 @@ class PushdownChecker:
             path = directory / "catalog.toml"
             path.write_text(catalog_text(directory, dialect, server.root))
             source = load_catalog(path).sources["db"]
-            database = Postgres(postgres.address_of(source)) if dialect == "postgres" \
-                else MariaDB(mariadb.address_of(source))
+            database = Postgres(postgres.address_of(source), keep=True) if dialect == "postgres" \
+                else MariaDB(mariadb.address_of(source), keep=True)
             database.reset(None)
             write_local(directory, {name: [] for name in LOCAL})
             sessions = {}
@@ -194,10 +233,33 @@ class PushdownChecker:
             {name: ROWS for name in REMOTE + LOCAL}), "seed": st.just(0),
             "dialect": st.sampled_from(["postgres", "mysql"])})
 
+    def _load(self, directory: Path, database, data: dict[str, list[tuple]]) -> duckdb.DuckDBPyConnection:  # type: ignore[no-untyped-def]
+        """``load`` for a long run: the rows into the database and the Parquet file, and as
+        Arrow tables into one DuckDB connection kept for the run."""
+        database.reset(data)
+        write_local(directory, {name: data[name] for name in LOCAL})
+        if self._reference is None:
+            self._reference = duckdb.connect(config={"threads": 1})
+        for name in REMOTE + LOCAL:
+            self._reference.register(name, arrow(data[name]))
+        return self._reference
+
+    def _plan(self, dialect: str, strategy: str, session, sql: str):  # type: ignore[no-untyped-def]
+        key = (dialect, strategy, sql)
+        if key in self._planned:
+            self.reused += 1
+        else:
+            if len(self._planned) >= 2000:
+                self._planned.clear()
+            self._planned[key] = session.planner.plan(sql)
+            self.planned += 1
+        return self._planned[key]
+
     def check(self, case: dict) -> CaseReport:
         directory, database, sessions = self.setups[case["dialect"]]
         data = {name: [tuple(r) for r in rows] for name, rows in case["tables"].items()}
-        reference = load(directory, database, data)
+        self.queries.add(case["sql"])
+        reference = self._load(directory, database, data)
         report = CaseReport()
         try:
             expected = reference.execute(case["sql"]).fetchall()
@@ -205,6 +267,8 @@ class PushdownChecker:
             if not is_engine_fault(exc):
                 raise
             self.duckdb_faults += 1
+            reference.close()   # an internal error invalidates the database it happened in
+            self._reference = None
             if case["dialect"] != "postgres" or any(f" {t} " in f" {case['sql']} " for t in LOCAL):
                 report.reference = "none"
                 return report
@@ -212,7 +276,7 @@ class PushdownChecker:
             self.postgres_answers += 1
             report.reference = "postgres"
         for strategy, session in sessions.items():
-            planned = session.planner.plan(case["sql"])
+            planned = self._plan(case["dialect"], strategy, session, case["sql"])
             _, actual = session.run(planned)
             verdict = compare(expected, actual, ordered=False)
             if not verdict.matches:
@@ -228,6 +292,8 @@ class PushdownChecker:
     def close(self, stop_spark: bool = True) -> None:
         """Drop the tables and stop both servers (their data directories stay for the next
         run); stop Spark unless the caller shares it (a test session)."""
+        if self._reference is not None:
+            self._reference.close()
         for _, database, _ in self.setups.values():
             try:
                 database.drop()

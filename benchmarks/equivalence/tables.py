@@ -9,6 +9,7 @@ ask SQLite (``RandomTables.sqlite_answer``), which needs no server.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,15 +49,36 @@ class RandomTables:
         text = '[sources.lake]\ntype = "spark"\n' + "\n".join(lines) + "\n"
         self.catalog = parse_catalog(text, directory / "catalog.toml")
 
+    def arrow(self, name: str, rows: list[tuple]) -> pa.Table:
+        """The rows of table ``name`` as an Arrow table of its two nullable integer columns."""
+        first, second = self.tables[name]
+        columns = list(zip(*rows)) if rows else [(), ()]
+        return pa.table({first: pa.array(columns[0], pa.int32()), second: pa.array(columns[1], pa.int32())})
+
+    def write_schema(self) -> None:
+        """Empty Parquet files, once: cbo's catalog reads the tables' columns from them, and
+        planning reads nothing else from the files (no statistics), so the rows of a case need
+        not be written for cbo."""
+        for name in self.tables:
+            path = self.directory / f"{name}.parquet"
+            if not path.exists():
+                pq.write_table(self.arrow(name, []), path)
+
     def load(self, data: dict[str, list[tuple]]) -> duckdb.DuckDBPyConnection:
         """Write the drawn rows as each table's Parquet file; a DuckDB connection holding them."""
         connection = duckdb.connect()
-        for name, (first, second) in self.tables.items():
-            columns = list(zip(*data[name])) if data[name] else [(), ()]
-            table = pa.table({first: pa.array(columns[0], pa.int32()), second: pa.array(columns[1], pa.int32())})
-            pq.write_table(table, self.directory / f"{name}.parquet")
+        for name in self.tables:
+            pq.write_table(self.arrow(name, data[name]), self.directory / f"{name}.parquet")
             connection.execute(f"create table {name} as select * from read_parquet('{self.directory / name}.parquet')")
         return connection
+
+    def fill(self, connection: duckdb.DuckDBPyConnection, data: dict[str, list[tuple]]) -> None:
+        """The drawn rows as the tables of a long-lived DuckDB connection: Arrow tables
+        registered under the tables' names, replacing the last case's (a new connection per
+        case costs more than the case's queries; copying the rows into DuckDB tables buys
+        nothing for a few rows)."""
+        for name in self.tables:
+            connection.register(name, self.arrow(name, data[name]))
 
     def reconnect(self) -> duckdb.DuckDBPyConnection:
         """A new DuckDB connection over the tables last loaded (an internal error invalidates
@@ -109,9 +131,13 @@ class References:
     _postgres_loaded: bool = False
 
     def load(self, data: dict[str, list[tuple]]) -> None:
-        if self._connection is not None:
-            self._connection.close()
-        self._connection = self.tables.load(data)
+        """The case's rows into DuckDB (one connection for the whole run); PostgreSQL gets
+        them only if a query needs it."""
+        if self._connection is None:
+            self.tables.write_schema()
+            # one thread: the tables hold a few rows, and the machine is shared with other jobs
+            self._connection = duckdb.connect(config={"threads": 1})
+        self.tables.fill(self._connection, data)
         self._data = data
         self._postgres_loaded = False
 
@@ -126,7 +152,11 @@ class References:
             if not is_engine_fault(exc):
                 return error_outcome(exc)
         self.duckdb_faults += 1
-        self._connection = self.tables.reconnect()
+        # an internal error invalidates the database it happened in: a new one, the same rows
+        with contextlib.suppress(duckdb.Error):
+            self._connection.close()
+        self._connection = duckdb.connect(config={"threads": 1})
+        self.tables.fill(self._connection, self._data)
         try:
             answer = self._run_postgres(postgres_sql() if postgres_sql else sql)
         except ReferenceUnavailable:
