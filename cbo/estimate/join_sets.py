@@ -267,6 +267,22 @@ def _fan_out(members: Sequence[Column], pair: tuple[Column, Column], leaves: Seq
     return max(matching_tuples(columns) / alone, 1.0)
 
 
+def _key_of(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf],
+            leaf_of: dict[Column, int]) -> tuple[tuple[RelEstimate, ...], tuple]:
+    """The leaf estimates of ``columns`` and the cache key of ``what`` over them (list
+    comprehensions, not generators: a 10-relation clique asks 25,000 times)."""
+    estimates = tuple([leaves[leaf_of[c]].estimate for c in columns])
+    return estimates, (what, tuple([id(e) for e in estimates]))
+
+
+def _alive(refs: tuple[weakref.ref, ...], estimates: tuple[RelEstimate, ...]) -> bool:
+    """Whether the remembered estimates are these very objects (an id may be reused)."""
+    for ref, estimate in zip(refs, estimates):
+        if ref() is not estimate:
+            return False
+    return True
+
+
 # Weak references to the leaf estimates: the cache must not keep every estimate it met alive
 # (tens of thousands of them, each with its columns and sample masks, which every full garbage
 # collection then walks).
@@ -278,10 +294,9 @@ def _remembered(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf], 
     """A class's (or a leaf's) factor, computed once for the same columns of the same leaf
     estimates: the sets of one join tree, and the groups of one memo, share their leaves, and
     a class or leaf met again is not measured again (its notes are repeated)."""
-    estimates = tuple(leaves[leaf_of[c]].estimate for c in columns)
-    key = (what, tuple(id(e) for e in estimates))
+    estimates, key = _key_of(what, columns, leaves, leaf_of)
     found = _REMEMBERED.get(key)
-    if found is not None and all(a() is b for a, b in zip(found[0], estimates)):
+    if found is not None and _alive(found[0], estimates):
         notes.extend(found[2])
         return found[1]
     own: list[str] = []
@@ -302,10 +317,9 @@ _KEPT: dict[tuple, tuple[tuple[weakref.ref, ...], Any]] = {}
 def _kept(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
           compute: Callable[[], T]) -> T:
     """``compute()``, computed once for the same columns of the same leaf estimates."""
-    estimates = tuple(leaves[leaf_of[c]].estimate for c in columns)
-    key = (what, tuple(id(e) for e in estimates))
+    estimates, key = _key_of(what, columns, leaves, leaf_of)
     found = _KEPT.get(key)
-    if found is not None and all(a() is b for a, b in zip(found[0], estimates)):
+    if found is not None and _alive(found[0], estimates):
         return found[1]
     value = compute()
     if len(_KEPT) > 20_000:

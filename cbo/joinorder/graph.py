@@ -128,11 +128,16 @@ class JoinGraph:
         found: list[Expr] = []
         pairs: list[tuple[Column, Column]] = []
         for cls in self.classes:
-            mask = cls.mask
-            if mask & left and mask & right:
-                conjunct, pair = cls.equality_and_pair(left, right)
-                found.append(conjunct)
-                pairs.append(pair)
+            # (equality_and_pair inlined: a 10-relation clique asks 28,501 pairs of 9 classes)
+            on_left = cls.mask & left
+            if on_left:
+                on_right = cls.mask & right
+                if on_right:
+                    known = cls._pairs.get((on_left & -on_left, on_right & -on_right))
+                    if known is None:
+                        known = cls.equality_and_pair(left, right)
+                    found.append(known[0])
+                    pairs.append(known[1])
         for t, conjunct in self.predicates:
             if t & union == t and t & left and t & right:
                 found.append(conjunct)

@@ -119,8 +119,9 @@ class CascadesSearch:
         # every alternative they would have had was beaten, as if each had been floored.
         self._skipped: dict[int, Plan] = {}
         self._by_operator: dict[type, list] = {}
-        self._patterns_by_operator: dict[type, list[tuple[TransformationRule, Pattern,
-                                                          Callable[[Plan], bool] | None, bool]]] = {}
+        self._patterns_by_operator: dict[tuple[type, str | None],
+                                         list[tuple[Callable[[Plan], bool] | None,
+                                                    list[tuple[TransformationRule, Pattern, bool]]]]] = {}
         # The expressions the rules have seen, by identity. The objects are kept (not only their
         # ids): a merge drops rebuilt expressions, and a freed object's id could be reused by a
         # new expression, which would then never be explored.
@@ -177,7 +178,7 @@ class CascadesSearch:
             self.explore_group(group)
             group = group.find()
             for expr in group.expressions:
-                stack.extend(group_of(child) for child in expr.children)
+                stack.extend([group_of(child) for child in expr.children])
 
     def explore_group(self, group: Group) -> None:
         """Apply every transformation rule to every binding of its patterns at every expression
@@ -193,44 +194,53 @@ class CascadesSearch:
             if id(expr) in self._explored:
                 continue
             self._explored[id(expr)] = expr
-            tested: dict[object, bool] = {}   # a test several patterns share runs once per expression
-            for rule, pattern, test, patterned in self._patterns_of(type(expr)):
-                if test is not None:
-                    passed = tested.get(test)
-                    if passed is None:
-                        passed = tested[test] = test(expr)
-                    if not passed:
+            expr_type = type(expr)
+            for test, entries in self._patterns_of(expr_type, expr.kind if expr_type is Join else None):  # type: ignore[attr-defined]
+                # a test several adjacent patterns share runs once per expression
+                if test is not None and not test(expr):
+                    continue
+                for rule, pattern, patterned in entries:
+                    if not patterned:
+                        # The binding is the expression itself: no generator (the join
+                        # enumeration adds tens of thousands of joins that ReorderJoins'
+                        # pattern matches).
+                        if self.context.out_of_budget():
+                            return
+                        if rule.matches(expr, group, self.context):
+                            self.apply_rule(rule, expr, group)
                         continue
-                if not patterned:
-                    # The binding is the expression itself: no generator (the join enumeration
-                    # adds tens of thousands of joins that ReorderJoins' pattern matches).
-                    if self.context.out_of_budget():
-                        return
-                    if rule.matches(expr, group, self.context):
-                        self.apply_rule(rule, expr, group)
-                    continue
-                if not pattern.could_bind_inputs(expr, self.explore_group):   # most do not: skip the generator
-                    continue
-                for binding in bindings(pattern, expr, self.explore_group):
-                    if self.context.out_of_budget():
-                        return
-                    if rule.matches(binding, group, self.context):
-                        self.apply_rule(rule, binding, group)
+                    if not pattern.could_bind_inputs(expr, self.explore_group):   # most do not: skip the generator
+                        continue
+                    for binding in bindings(pattern, expr, self.explore_group):
+                        if self.context.out_of_budget():
+                            return
+                        if rule.matches(binding, group, self.context):
+                            self.apply_rule(rule, binding, group)
             if group.merged_into is not None:   # a rule found it equal to another group
                 group = group.find()
                 group.explored = True
                 index = 0
 
-    def _patterns_of(self, operator: type) -> list[tuple[TransformationRule, Pattern, Callable[[Plan], bool] | None,
-                                                         bool]]:
-        """(rule, pattern, its test, whether its inputs are patterned) for the patterns whose
-        operator ``operator`` is, in rule order: the join enumeration adds tens of thousands of
-        joins, and a Project pattern need not be tried on any of them."""
-        found = self._patterns_by_operator.get(operator)
+    def _patterns_of(self, operator: type, kind: str | None) -> list[tuple[Callable[[Plan], bool] | None,
+                                                                          list[tuple[TransformationRule, Pattern, bool]]]]:
+        """The patterns whose operator ``operator`` is (and, for a join, that accept its ``kind``:
+        ``Pattern.kinds``), in rule order, as runs of adjacent patterns sharing one test: (the
+        test, [(rule, pattern, whether its inputs are patterned)]). The join enumeration adds
+        tens of thousands of inner joins: neither a Project pattern nor a semi-join pattern
+        need be tried on any of them, and the four table-pushdown patterns test each once."""
+        key = (operator, kind)
+        found = self._patterns_by_operator.get(key)
         if found is None:
-            found = self._patterns_by_operator[operator] = [
-                (rule, pattern, pattern.test, pattern.inputs_patterned) for rule in self.transformations
-                for pattern in rule.patterns if issubclass(operator, pattern.operator)]
+            found = self._patterns_by_operator[key] = []
+            for rule in self.transformations:
+                for pattern in rule.patterns:
+                    if not issubclass(operator, pattern.operator) or \
+                            (kind is not None and pattern.kinds is not None and kind not in pattern.kinds):
+                        continue
+                    if found and found[-1][0] is pattern.test:
+                        found[-1][1].append((rule, pattern, pattern.inputs_patterned))
+                    else:
+                        found.append((pattern.test, [(rule, pattern, pattern.inputs_patterned)]))
         return found
 
     def apply_rule(self, rule, expr: Plan, group: Group) -> None:
@@ -289,20 +299,28 @@ class CascadesSearch:
             self.explore_group(group)
             pending = []
             out: tuple[float, float] | None = None
+            size = self.size
+            join_floor = self.cost_model.join_floor
             for index, expr in enumerate(group.expressions):
                 if type(expr) is Join:
                     # (the common case, tens of thousands after a join enumeration, without
-                    # the general loop)
-                    left, right = group_of(expr.left), group_of(expr.right)
-                    a, b = self.optimize_group(left, ANY), self.optimize_group(right, ANY)
+                    # the general loop; a winner already known is read without a call)
+                    left, right = expr.left.group, expr.right.group   # type: ignore[attr-defined]
+                    a = left.winners.get(ANY, _UNKNOWN)
+                    if a is _UNKNOWN:
+                        a = self.optimize_group(left, ANY)
+                    b = right.winners.get(ANY, _UNKNOWN)
+                    if b is _UNKNOWN:
+                        b = self.optimize_group(right, ANY)
                     if a is None or b is None:
                         lower = math.inf
                     else:
                         # What any strategy of the join itself costs at least: orders and prunes
                         # the expressions before any is implemented (in a star, most of them).
                         if out is None:
-                            out = self.size(group)
-                        lower = a.cost + b.cost + self.cost_model.join_floor(out, [self.size(left), self.size(right)])
+                            out = size(group)
+                        lower = a.cost + b.cost + join_floor(out, [left.size or size(left),   # type: ignore[union-attr]
+                                                                   right.size or size(right)])
                 else:
                     lower = 0.0
                     for child in expr.children:

@@ -155,6 +155,7 @@ class Group:
         # The operator types among the expressions: a pattern skips a group without its operator
         # without reading the expressions (a 10-relation clique's join groups hold hundreds).
         self.operator_types: set[type] = {type(first)}
+        self._holds: dict[type, bool] = {}   # see holds; cleared when operator_types grows
         self.winners: dict[Required, Winner | None] = {}   # None: no plan delivers it
         self.size: tuple[float, float] | None = None   # (rows, bytes per row), see SearchContext.size
         self.ref = GroupRef(self)
@@ -162,6 +163,15 @@ class Group:
     @property
     def first(self) -> Plan:
         return self.expressions[0]
+
+    def holds(self, operator: type) -> bool:
+        """Whether some expression of the group is an ``operator`` (or of a subclass): what a
+        pattern's input asks of a group, kept per operator until the group gains a new type
+        (the patterns of each of a clique's 28,501 joins ask it of both its inputs)."""
+        found = self._holds.get(operator)
+        if found is None:
+            found = self._holds[operator] = any(t is operator or issubclass(t, operator) for t in self.operator_types)
+        return found
 
     def winner(self, required: Required) -> Winner:
         """The search's winner under ``required`` (after a search that chose a plan using it)."""
@@ -311,8 +321,14 @@ class Memo:
     def _register(self, expr: Plan, group: Group) -> None:
         self.additions += 1
         self._index[expr] = group
+        parents = self._parents
         for child in expr.children:
-            self._parents.setdefault(group_of(child).id, []).append(expr)
+            gid = group_of(child).id
+            readers = parents.get(gid)
+            if readers is None:
+                parents[gid] = [expr]
+            else:
+                readers.append(expr)
 
     def add(self, expr: Plan, group: Group | None = None, rule: str | None = None) -> tuple[Group, bool]:
         """Add ``expr`` (children group references) to ``group`` (a new group when None).
@@ -334,7 +350,9 @@ class Memo:
         if group is None:
             return self._new_group(expr), True
         group.expressions.append(expr)
-        group.operator_types.add(type(expr))
+        if type(expr) not in group.operator_types:
+            group.operator_types.add(type(expr))
+            group._holds.clear()
         self._register(expr, group)
         if rule is not None:
             self.added_by[expr] = rule
@@ -343,7 +361,10 @@ class Memo:
     def _canonical(self, expr: Plan) -> Plan:
         """``expr`` with every input naming the group that stands for it."""
         children = expr.children
-        if not children or all(group_of(c).merged_into is None for c in children):
+        for child in children:
+            if group_of(child).merged_into is not None:
+                break
+        else:   # (a loop, not all() over a generator: every enumerated join passes here)
             return expr
         return expr.with_children(tuple(group_of(c).find().ref for c in children))
 
@@ -360,6 +381,7 @@ class Memo:
             keep.explored = keep.explored and gone.explored
             self.counters.merges += 1
             keep.operator_types |= gone.operator_types
+            keep._holds.clear()
             for expr in gone.expressions:
                 keep.expressions.append(expr)
                 self._index[expr] = keep

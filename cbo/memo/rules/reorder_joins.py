@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from cbo.ir.expressions import conjunction
 from cbo.ir.operators import Filter, Join, Plan
 from cbo.joinorder.dphyp import DPhyp
-from cbo.joinorder.graph import JoinGraph, is_region_join, region_of
+from cbo.joinorder.graph import MOVABLE_KINDS, JoinGraph, is_region_join, region_of
 from cbo.joinorder.greedy import greedy_order
 from cbo.memo.memo import Group, Memo, group_of
 from cbo.memo.pattern import Pattern
@@ -41,7 +41,8 @@ class ReorderJoins(TransformationRule):
     """Enumerate the bushy join trees of a join region (DPhyp; greedy above the limit)."""
 
     name = "ReorderJoins"
-    patterns = (Pattern(Join, test=is_region_join, label="Join[inner|left|semi|anti]"),)
+    patterns = (Pattern(Join, test=is_region_join, label="Join[inner|left|semi|anti]",
+                        kinds=frozenset({"inner", *MOVABLE_KINDS})),)
 
     def __init__(self) -> None:
         # Per memo, the groups already inside an enumerated region (a region is read once, from

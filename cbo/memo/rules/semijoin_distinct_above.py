@@ -85,7 +85,7 @@ class SemiJoinToInnerDistinctAbove(TransformationRule):
     """A semi join as an inner join with a DISTINCT on the left side's key above (seed 003's 3.1)."""
 
     name = "SemiJoinToInnerDistinctAbove"
-    patterns = (Pattern(Join, test=_semi, label="Join[semi]"),)
+    patterns = (Pattern(Join, test=_semi, label="Join[semi]", kinds=frozenset({"semi"})),)
 
     def __init__(self) -> None:
         # Per memo: the row-id column of each left group (one per group, so the numbered

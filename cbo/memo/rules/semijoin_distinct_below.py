@@ -65,7 +65,7 @@ class SemiJoinToInnerDistinctBelow(TransformationRule):
     """A semi join on equalities as an inner join with the filtering side made distinct (seed 003's 3.2)."""
 
     name = "SemiJoinToInnerDistinctBelow"
-    patterns = (Pattern(Join, test=_semi, label="Join[semi]"),)
+    patterns = (Pattern(Join, test=_semi, label="Join[semi]", kinds=frozenset({"semi"})),)
 
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
         settings = context.settings

@@ -79,7 +79,7 @@ class PushTableIntoAggregate(TransformationRule):
     name = "PushTableIntoAggregate"
     # The aggregation (or the Project over it) on either side, bound to every such expression
     # of the side's group; the other side is any plan of its group.
-    patterns = tuple(Pattern(Join, sides, _conditioned_inner, "Join[inner]")
+    patterns = tuple(Pattern(Join, sides, _conditioned_inner, "Join[inner]", frozenset({"inner"}))
                      for side in _AGGREGATED for sides in ((side, None), (None, side)))
 
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
