@@ -178,7 +178,7 @@ class CascadesSearch:
             self.explore_group(group)
             group = group.find()
             for expr in group.expressions:
-                stack.extend([group_of(child) for child in expr.children])
+                stack.extend([child.group for child in expr.children])   # (group references)
 
     def explore_group(self, group: Group) -> None:
         """Apply every transformation rule to every binding of its patterns at every expression
@@ -187,13 +187,14 @@ class CascadesSearch:
         if group.explored:
             return
         group.explored = True
+        explored, explore, context = self._explored, self.explore_group, self.context
         index = 0
         while index < len(group.expressions):
             expr = group.expressions[index]
             index += 1
-            if id(expr) in self._explored:
+            if id(expr) in explored:
                 continue
-            self._explored[id(expr)] = expr
+            explored[id(expr)] = expr
             expr_type = type(expr)
             for test, entries in self._patterns_of(expr_type, expr.kind if expr_type is Join else None):  # type: ignore[attr-defined]
                 # a test several adjacent patterns share runs once per expression
@@ -204,17 +205,17 @@ class CascadesSearch:
                         # The binding is the expression itself: no generator (the join
                         # enumeration adds tens of thousands of joins that ReorderJoins'
                         # pattern matches).
-                        if self.context.out_of_budget():
+                        if context.out_of_budget():
                             return
-                        if rule.matches(expr, group, self.context):
+                        if rule.matches(expr, group, context):
                             self.apply_rule(rule, expr, group)
                         continue
-                    if not pattern.could_bind_inputs(expr, self.explore_group):   # most do not: skip the generator
+                    if not pattern.could_bind_inputs(expr, explore):   # most do not: skip the generator
                         continue
-                    for binding in bindings(pattern, expr, self.explore_group):
-                        if self.context.out_of_budget():
+                    for binding in bindings(pattern, expr, explore):
+                        if context.out_of_budget():
                             return
-                        if rule.matches(binding, group, self.context):
+                        if rule.matches(binding, group, context):
                             self.apply_rule(rule, binding, group)
             if group.merged_into is not None:   # a rule found it equal to another group
                 group = group.find()
@@ -327,7 +328,7 @@ class CascadesSearch:
                         winner = self.optimize_group(group_of(child), ANY)
                         lower = math.inf if winner is None else lower + winner.cost
                 pending.append((lower, index, expr))
-            pending.sort(key=lambda entry: (entry[0], entry[1]))
+            pending.sort()   # by bound, then index: indexes differ, so expressions are never compared
             table = self._tables[group.id] = CostTable(pending)
         return table
 
@@ -550,7 +551,8 @@ class CascadesSearch:
         found: list[Delivered] = []
         pairs = [(a.id, b.id) for a, b in join.equi_keys]
         if pairs and join.kind not in ("full", "right", "mark"):
-            keys = tuple(frozenset({a, b}) if join.kind == "inner" else frozenset({a}) for a, b in pairs)
+            keys = tuple([frozenset((a, b)) for a, b in pairs] if join.kind == "inner" else
+                         [frozenset((a,)) for a, _ in pairs])
             found.append(Delivered("hash", keys, keys))
         probes = (join.left, join.right) if join.kind == "inner" else (join.left,)
         for probe in probes:

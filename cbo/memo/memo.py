@@ -323,7 +323,7 @@ class Memo:
         self._index[expr] = group
         parents = self._parents
         for child in expr.children:
-            gid = group_of(child).id
+            gid = child.group.id   # type: ignore[attr-defined]   # (group references: see _canonical)
             readers = parents.get(gid)
             if readers is None:
                 parents[gid] = [expr]

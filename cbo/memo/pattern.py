@@ -67,7 +67,7 @@ class Pattern:
         for index, operator in self.patterned_inputs:
             if index >= len(children):
                 continue
-            group = group_of(children[index]).find()
+            group = children[index].group.find()   # type: ignore[attr-defined]   # (a group reference)
             if explore is not None and not group.explored:
                 explore(group)
                 group = group.find()

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from cbo.ir.expressions import conjunction
-from cbo.ir.operators import Filter, Join, Plan
+from cbo.ir.operators import Filter, Join, Plan, enumerated_join
 from cbo.joinorder.dphyp import DPhyp
 from cbo.joinorder.graph import MOVABLE_KINDS, JoinGraph, is_region_join, region_of
 from cbo.joinorder.greedy import greedy_order
@@ -118,10 +118,8 @@ class RegionBuilder:
         kind, swap = self.graph.join_kind(a, b)
         left, right = (b, a) if swap else (a, b)
         condition, keys = self.graph.condition_and_keys(left, right, kind)
-        join = Join(kind, self.sets[left].ref, self.sets[right].ref, condition)
-        if keys is not None:   # known from the graph: the search would read them from the condition
-            object.__setattr__(join, "_equi_keys", keys)
-        return join
+        # (keys known from the graph: the search would read them from the condition)
+        return enumerated_join(kind, self.sets[left].ref, self.sets[right].ref, condition, keys)
 
     def join(self, a: int, b: int) -> None:
         self.context.counters.join_pairs += 1
