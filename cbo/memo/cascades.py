@@ -68,6 +68,24 @@ _ROUNDING = 1.0 - 1e-12
 _UNKNOWN = object()   # a requirement not searched yet (a winner may be None: no plan delivers it)
 
 
+# A run of adjacent patterns sharing a test (see CascadesSearch._patterns_of).
+_Block = tuple[Callable[[Plan], bool] | None, list[tuple[TransformationRule, Pattern, bool]],
+               tuple[tuple[int, tuple[type, ...]], ...] | None]
+
+
+def _single_inputs(entries: list[tuple[TransformationRule, Pattern, bool]]
+                   ) -> tuple[tuple[int, tuple[type, ...]], ...] | None:
+    """For a run of patterns each patterning exactly one input: (input position, the operators
+    the run's patterns ask of it), positions in the order the patterns first name them; else None."""
+    inputs: dict[int, list[type]] = {}
+    for _, pattern, _ in entries:
+        if len(pattern.patterned_inputs) != 1:
+            return None
+        index, operator = pattern.patterned_inputs[0]
+        inputs.setdefault(index, []).append(operator)
+    return tuple((index, tuple(operators)) for index, operators in inputs.items())
+
+
 class CostTable:
     """A group's physical alternatives costed so far, the cheapest per delivered property set (a
     dearer plan delivering the same is never chosen), and its expressions not yet costed, in
@@ -119,9 +137,7 @@ class CascadesSearch:
         # every alternative they would have had was beaten, as if each had been floored.
         self._skipped: dict[int, Plan] = {}
         self._by_operator: dict[type, list] = {}
-        self._patterns_by_operator: dict[tuple[type, str | None],
-                                         list[tuple[Callable[[Plan], bool] | None,
-                                                    list[tuple[TransformationRule, Pattern, bool]]]]] = {}
+        self._patterns_by_operator: dict[tuple[type, str | None], list[_Block]] = {}
         # The expressions the rules have seen, by identity. The objects are kept (not only their
         # ids): a merge drops rebuilt expressions, and a freed object's id could be reused by a
         # new expression, which would then never be explored.
@@ -178,7 +194,7 @@ class CascadesSearch:
             self.explore_group(group)
             group = group.find()
             for expr in group.expressions:
-                stack.extend([child.group for child in expr.children])   # (group references)
+                stack.extend([child.group for child in expr.children])   # type: ignore[attr-defined]   # (group references)
 
     def explore_group(self, group: Group) -> None:
         """Apply every transformation rule to every binding of its patterns at every expression
@@ -196,9 +212,11 @@ class CascadesSearch:
                 continue
             explored[id(expr)] = expr
             expr_type = type(expr)
-            for test, entries in self._patterns_of(expr_type, expr.kind if expr_type is Join else None):  # type: ignore[attr-defined]
+            for test, entries, inputs in self._patterns_of(expr_type, expr.kind if expr_type is Join else None):  # type: ignore[attr-defined]
                 # a test several adjacent patterns share runs once per expression
                 if test is not None and not test(expr):
+                    continue
+                if inputs is not None and not self._could_bind_any(expr, inputs):
                     continue
                 for rule, pattern, patterned in entries:
                     if not patterned:
@@ -222,13 +240,14 @@ class CascadesSearch:
                 group.explored = True
                 index = 0
 
-    def _patterns_of(self, operator: type, kind: str | None) -> list[tuple[Callable[[Plan], bool] | None,
-                                                                          list[tuple[TransformationRule, Pattern, bool]]]]:
+    def _patterns_of(self, operator: type, kind: str | None) -> list[_Block]:
         """The patterns whose operator ``operator`` is (and, for a join, that accept its ``kind``:
         ``Pattern.kinds``), in rule order, as runs of adjacent patterns sharing one test: (the
-        test, [(rule, pattern, whether its inputs are patterned)]). The join enumeration adds
-        tens of thousands of inner joins: neither a Project pattern nor a semi-join pattern
-        need be tried on any of them, and the four table-pushdown patterns test each once."""
+        test, [(rule, pattern, whether its inputs are patterned)], and for a run of patterns
+        each patterning one input, those inputs as ``_could_bind_any`` reads them). The join
+        enumeration adds tens of thousands of inner joins: neither a Project pattern nor a
+        semi-join pattern need be tried on any of them, and the four table-pushdown patterns
+        test each once and ask each input group once whether it holds what they need."""
         key = (operator, kind)
         found = self._patterns_by_operator.get(key)
         if found is None:
@@ -241,8 +260,27 @@ class CascadesSearch:
                     if found and found[-1][0] is pattern.test:
                         found[-1][1].append((rule, pattern, pattern.inputs_patterned))
                     else:
-                        found.append((pattern.test, [(rule, pattern, pattern.inputs_patterned)]))
+                        found.append((pattern.test, [(rule, pattern, pattern.inputs_patterned)], None))
+            found[:] = [(test, entries, _single_inputs(entries)) for test, entries, _ in found]
         return found
+
+    def _could_bind_any(self, expr: Plan, inputs: tuple[tuple[int, tuple[type, ...]], ...]) -> bool:
+        """Whether some pattern of a run, each patterning one input, could bind ``expr``: each
+        input group in the order the patterns first name it, explored first (as each pattern's
+        ``could_bind_inputs`` would explore it, in the same order, since a pattern that cannot
+        bind changes nothing), holds one of the operators the run's patterns ask of it."""
+        children = expr.children
+        for index, operators in inputs:
+            if index >= len(children):
+                return True   # (could_bind_inputs passes an input the expression lacks)
+            group = children[index].group.find()   # type: ignore[attr-defined]   # (a group reference)
+            if not group.explored:
+                self.explore_group(group)
+                group = group.find()
+            for operator in operators:
+                if group.holds(operator):
+                    return True
+        return False
 
     def apply_rule(self, rule, expr: Plan, group: Group) -> None:
         self.context.spend()
@@ -320,7 +358,7 @@ class CascadesSearch:
                         # the expressions before any is implemented (in a star, most of them).
                         if out is None:
                             out = size(group)
-                        lower = a.cost + b.cost + join_floor(out, [left.size or size(left),   # type: ignore[union-attr]
+                        lower = a.cost + b.cost + join_floor(out, [left.size or size(left),
                                                                    right.size or size(right)])
                 else:
                     lower = 0.0
