@@ -284,6 +284,17 @@ def conjunction(parts: Iterable[Expr]) -> Expr:
     return unique[0] if len(unique) == 1 else SpecialForm("AND", tuple(unique), BOOLEAN)
 
 
+def and_of_distinct(parts: tuple[Expr, ...]) -> Expr:
+    """``SpecialForm("AND", parts, BOOLEAN)`` for at least two distinct, flat conjuncts, built for
+    a join enumeration (one per join pair): the fields set at once, without a frozen
+    dataclass's setter per field, and the hash kept as ``cache_hash`` would keep it, computed
+    as the dataclass computes it (the memo hashes every join it is given)."""
+    made = object.__new__(SpecialForm)
+    fields = made.__dict__
+    fields.update(form="AND", args=parts, type=BOOLEAN)
+    fields["_hash"] = hash(("AND", parts, BOOLEAN))
+    return made
+
 
 def negate(expr: Expr) -> Expr:
     return SpecialForm("NOT", (expr,), BOOLEAN)

@@ -502,6 +502,9 @@ def enumerated_join(kind: str, left: Plan, right: Plan, condition: Expr,
     fields.update(kind=kind, left=left, right=right, condition=condition, mark=None, mark_predicate=None)
     if equi_keys is not None:
         fields["_equi_keys"] = equi_keys
+    # The hash kept as cache_hash keeps it, computed as the dataclass computes it (the memo
+    # hashes every join it is given).
+    fields["_hash"] = hash((kind, left, right, condition, None, None))
     return join
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from cbo.ir import types as T
-from cbo.ir.expressions import TRUE, Call, Column, ColumnRef, Expr, SpecialForm, columns_of, conjuncts
+from cbo.ir.expressions import TRUE, Call, Column, ColumnRef, Expr, and_of_distinct, columns_of, conjuncts
 from cbo.ir.operators import Join, equated_columns
 from cbo.joinorder.dphyp import Hypergraph
 from cbo.memo.memo import Group, group_of
@@ -152,7 +152,7 @@ class JoinGraph:
             return TRUE, ()
         # Distinct by construction (each class and conjunct once): no need for conjunction()'s
         # flattening and de-duplication, which would cost more than the rest of a join pair.
-        return (found[0] if len(found) == 1 else SpecialForm("AND", tuple(found), T.BOOLEAN)), tuple(pairs)
+        return (found[0] if len(found) == 1 else and_of_distinct(tuple(found))), tuple(pairs)
 
     def _equated(self, conjunct: Expr) -> tuple[tuple[Column, int], tuple[Column, int]] | None:
         """``a = b`` as ((a, a's relation bit), (b, b's relation bit)), else None."""

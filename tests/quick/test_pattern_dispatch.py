@@ -16,7 +16,7 @@ from benchmarks.join_enumeration.shapes import build
 from benchmarks.tpch.queries import all_queries
 from cbo.estimate import Estimator
 from cbo.ir import types as T
-from cbo.ir.expressions import Call, Column, ColumnRef
+from cbo.ir.expressions import Call, Column, ColumnRef, SpecialForm, and_of_distinct
 from cbo.ir.operators import JOIN_KINDS, Join, Scan, enumerated_join
 from cbo.memo import cascades, search
 from cbo.memo.search import Optimizer, default_rules
@@ -78,6 +78,14 @@ def test_an_enumerated_join_is_the_join():
     assert made == written and hash(made) == hash(written)
     assert made.equi_keys == written.equi_keys == keys
     assert enumerated_join("left", left, right, equal, None).equi_keys == Join("left", left, right, equal).equi_keys
+    # a condition of several conjuncts, with the hash it is built with, as the dataclass's
+    other = Call("eq", (ColumnRef(left.columns[1]), ColumnRef(right.columns[1])), T.BOOLEAN)
+    both = and_of_distinct((equal, other))
+    assert both == SpecialForm("AND", (equal, other), T.BOOLEAN)
+    assert hash(both) == hash(SpecialForm("AND", (equal, other), T.BOOLEAN))
+    made = enumerated_join("inner", left, right, both, None)
+    assert made == Join("inner", left, right, both) and hash(made) == hash(Join("inner", left, right, both))
+    assert {made: 1}.get(Join("inner", left, right, SpecialForm("AND", (equal, other), T.BOOLEAN))) == 1
 
 
 @pytest.mark.parametrize("shape", ["star", "clique", "snowflake"])
