@@ -51,6 +51,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=3, help="timed rounds per case and form (default 3)")
     parser.add_argument("--no-sweep", action="store_true", help="skip the threshold sweep")
     parser.add_argument("--out", type=Path, help="JSON file (default benchmarks/results/existential-sf<X>.json)")
+    parser.add_argument("--case", action="append", default=[],
+                        help="run only the cases whose name contains this string (repeatable; e.g. "
+                             "'20 %% / orders (' or '/ customer'): for re-measuring a few")
     return parser.parse_args(argv)
 
 
@@ -87,9 +90,14 @@ def main(argv: list[str] | None = None) -> int:
     tables.create("tpch_plain")
     reference = DuckDBEngine(load_catalog(catalog_path))
 
+    selected = cases()
+    if args.case:
+        selected = [c for c in selected if any(w in c.name for w in args.case)]
+        if not selected:
+            raise SystemExit(f"error: no case name contains any of {args.case!r}")
     records = []
     print(f"{'case':<48}" + "".join(f"{c:>9}" for c in CONFIGS) + "  free chose  answers", flush=True)
-    for case in cases():
+    for case in selected:
         record = run_case(case, session, tables, reference, args.repeat)
         if not args.no_sweep:
             record["sweep"] = sweep(case, session, reference)
