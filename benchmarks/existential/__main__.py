@@ -32,6 +32,7 @@ from benchmarks.machine import machine_info
 from benchmarks.tpch.run import SparkTables, ensure_statistics
 from cbo.answers import compare
 from cbo.app.progress import say
+from cbo.errors import CboError
 from cbo.sources.catalog import load_catalog
 from cbo.workloads import tpch
 
@@ -51,7 +52,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=3, help="timed rounds per case and form (default 3)")
     parser.add_argument("--no-sweep", action="store_true", help="skip the threshold sweep")
     parser.add_argument("--out", type=Path, help="JSON file (default benchmarks/results/existential-sf<X>.json)")
+    parser.add_argument("--case", action="append", default=[],
+                        help="run only the cases whose name contains this string (repeatable; e.g. "
+                             "'20 %% / orders (' or '/ customer'): for re-measuring a few")
     return parser.parse_args(argv)
+
+
+def select_cases(wanted: list[str]) -> list[Case]:
+    """The family's cases whose name contains one of ``wanted`` (all of them when it is empty)."""
+    found = [c for c in cases() if not wanted or any(w in c.name for w in wanted)]
+    if not found:
+        raise CboError(f"no existential case name contains any of {wanted!r}")
+    return found
 
 
 def chosen_forms(planned) -> list[str]:  # type: ignore[no-untyped-def]
@@ -87,9 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     tables.create("tpch_plain")
     reference = DuckDBEngine(load_catalog(catalog_path))
 
+    selected = select_cases(args.case)
     records = []
     print(f"{'case':<48}" + "".join(f"{c:>9}" for c in CONFIGS) + "  free chose  answers", flush=True)
-    for case in cases():
+    for case in selected:
         record = run_case(case, session, tables, reference, args.repeat)
         if not args.no_sweep:
             record["sweep"] = sweep(case, session, reference)
