@@ -122,10 +122,14 @@ class Run:
                                trace=traceback.format_exc(limit=6))
                 raise
             if not failing:
-                self.distinct.add(hash(json.dumps(case, sort_keys=True)))
+                # a case of several queries over one set of rows counts each query as a case
+                subcases = report.subcases or [case]
+                self.cases += len(subcases) - 1
+                self.distinct.update(hash(json.dumps(c, sort_keys=True)) for c in subcases)
                 self.plans += report.plans
                 self.tlp += report.tlp
-                self.by_reference[report.reference] = self.by_reference.get(report.reference, 0) + 1
+                for reference, count in (report.references or {report.reference: 1}).items():
+                    self.by_reference[reference] = self.by_reference.get(reference, 0) + count
 
         test = settings(max_examples=size, deadline=None, database=None, derandomize=False,
                         phases=(Phase.generate, Phase.shrink), suppress_health_check=list(HealthCheck),
@@ -188,7 +192,9 @@ def main(argv: list[str] | None = None) -> int:
         index = 0
         try:
             while run.cases < args.cases and not run.out_of_time():
-                run.batch(min(BATCH, args.cases - run.cases), seed + index)
+                # (a pushdown case holds several queries, each counted as a case)
+                per_example = getattr(checker, "queries_per_example", 1)
+                run.batch(min(BATCH, -(-(args.cases - run.cases) // per_example)), seed + index)
                 index += 1
                 elapsed = time.monotonic() - started
                 print(f"{args.family}: {run.cases} cases, {len(run.failures)} failures, "

@@ -100,6 +100,10 @@ class CaseReport:
     plans: int = 0                 # plans of cbo's checked against the reference
     tlp: bool = False              # whether the TLP oracle checked the case
     reference: str = "duckdb"      # duckdb, postgres (DuckDB failed internally) or none
+    # A case of several queries over one set of rows (the pushdown family): each query with the
+    # rows is a case of its own, and each query's reference is counted.
+    subcases: list[dict] = field(default_factory=list)
+    references: dict[str, int] | None = None
 
 
 def _same(expected: list[tuple] | str, actual: list[tuple] | str) -> tuple[bool, str]:

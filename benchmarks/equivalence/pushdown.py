@@ -9,6 +9,13 @@ Three small tables of two nullable integer columns live in the database (``p1``,
 one more in Parquet (``q1``). Each query joins two or three of them (self-joins too) with inner,
 left, right, full, cross, semi (EXISTS) and anti (NOT EXISTS) joins, sometimes under a DISTINCT
 or an aggregation. TLP is not applied here (each partition is three more Spark queries).
+
+A case of the benchmark is one set of rows and 1-16 queries over it, each query with the rows
+counted as a case: the rows are loaded once (database, Parquet, DuckDB), and every plan of
+every query (three strategies each) runs in one Spark job (``cbo.Session.run_together``), each
+plan's Spark statement unchanged as a branch of a UNION ALL, so every pushed query still runs
+in the real database through Spark's JDBC reader. Spark's fixed cost per query (analysis,
+planning, a job's scheduling), not the few rows, was what a case cost.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ VALUES = st.one_of(st.none(), st.integers(0, 3))
 ROWS = st.lists(st.tuples(VALUES, VALUES), max_size=6)
 KINDS = ("inner", "left", "right", "full", "cross", "semi", "anti")
 STRATEGIES = ("EAGER", "NONE", "AUTOMATIC")
+QUERIES_PER_CASE = 16   # queries over one set of rows, run together (see PushdownChecker)
 
 
 def catalog_text(directory: Path, dialect: str, server: Path) -> str:
@@ -191,8 +199,11 @@ def join_queries(draw) -> str:  # type: ignore[no-untyped-def]
 
 
 class PushdownChecker:
-    """Both databases' tables created once; per case, the rows loaded where the case's dialect
-    says and the query run under the three strategies."""
+    """Both databases' tables created once; per case, one set of rows loaded where the case's
+    dialect says, and each of the case's queries (1 to ``QUERIES_PER_CASE``) planned under the
+    three strategies and run on Spark together (``cbo.Session.run_together``, one Spark job for
+    all of them: Spark's cost per query, not the few rows, is what a case cost). Each query
+    with the case's rows counts as a case of its own."""
 
     def __init__(self, workdir: Path, servers: Path):
         import cbo
@@ -202,14 +213,15 @@ class PushdownChecker:
 
         self.servers = [LocalPostgres(servers / "pushdown" / "postgres"),
                         LocalMariaDB(servers / "pushdown" / "mariadb")]
-        self.setups: dict[str, tuple[Path, Any, dict[str, Any]]] = {}
+        self.setups: dict[str, tuple[Path, Any, Any]] = {}
         self.duckdb_faults = self.postgres_answers = 0
         # Planning reads no rows (no statistics are collected) and is deterministic: each
         # (dialect, strategy, query) is planned once. One DuckDB connection holds the rows.
         self._planned: dict[tuple[str, str, str], Any] = {}
         self._reference: duckdb.DuckDBPyConnection | None = None
         self.queries: set[str] = set()
-        self.planned = self.reused = 0
+        self.planned = self.reused = self.alone = 0
+        self.queries_per_example = (1 + QUERIES_PER_CASE) // 2   # about, for the run's batch sizes
         for server, dialect in zip(self.servers, ("postgres", "mysql")):
             server.start()
             directory = workdir / dialect
@@ -221,23 +233,24 @@ class PushdownChecker:
                 else MariaDB(mariadb.address_of(source), keep=True)
             database.reset(None)
             write_local(directory, {name: [] for name in LOCAL})
-            sessions = {}
-            for strategy in STRATEGIES:
-                session = cbo.Session(path)
-                session.set(join_pushdown_strategy=strategy)
-                sessions[strategy] = session
-            self.setups[dialect] = (directory, database, sessions)
+            # One session per dialect: the strategy is a planning setting, set before each planning.
+            self.setups[dialect] = (directory, database, cbo.Session(path))
 
     def cases(self) -> st.SearchStrategy[dict]:
-        return st.fixed_dictionaries({"sql": join_queries(), "tables": st.fixed_dictionaries(
+        queries = st.integers(1, QUERIES_PER_CASE).flatmap(
+            lambda n: st.lists(join_queries(), min_size=n, max_size=n))
+        return st.fixed_dictionaries({"queries": queries, "tables": st.fixed_dictionaries(
             {name: ROWS for name in REMOTE + LOCAL}), "seed": st.just(0),
             "dialect": st.sampled_from(["postgres", "mysql"])})
 
-    def _load(self, directory: Path, database, data: dict[str, list[tuple]]) -> duckdb.DuckDBPyConnection:  # type: ignore[no-untyped-def]
+    def _load(self, directory: Path, database, data: dict[str, list[tuple]]) -> None:  # type: ignore[no-untyped-def]
         """``load`` for a long run: the rows into the database and the Parquet file, and as
         Arrow tables into one DuckDB connection kept for the run."""
         database.reset(data)
         write_local(directory, {name: data[name] for name in LOCAL})
+        self._fill_reference(data)
+
+    def _fill_reference(self, data: dict[str, list[tuple]]) -> duckdb.DuckDBPyConnection:
         if self._reference is None:
             self._reference = duckdb.connect(config={"threads": 1})
         for name in REMOTE + LOCAL:
@@ -251,39 +264,72 @@ class PushdownChecker:
         else:
             if len(self._planned) >= 2000:
                 self._planned.clear()
+            session.set(join_pushdown_strategy=strategy)
             self._planned[key] = session.planner.plan(sql)
             self.planned += 1
         return self._planned[key]
 
-    def check(self, case: dict) -> CaseReport:
-        directory, database, sessions = self.setups[case["dialect"]]
-        data = {name: [tuple(r) for r in rows] for name, rows in case["tables"].items()}
-        self.queries.add(case["sql"])
-        reference = self._load(directory, database, data)
-        report = CaseReport()
+    def _expected(self, sql: str, dialect: str, database, data: dict[str, list[tuple]]):  # type: ignore[no-untyped-def]
+        """DuckDB's answer (PostgreSQL's where DuckDB fails internally and every table is
+        PostgreSQL's), and which engine gave it; None where neither can."""
         try:
-            expected = reference.execute(case["sql"]).fetchall()
+            reference = self._reference if self._reference is not None else self._fill_reference(data)
+            return reference.execute(sql).fetchall(), "duckdb"
         except duckdb.Error as exc:
             if not is_engine_fault(exc):
                 raise
-            self.duckdb_faults += 1
-            reference.close()   # an internal error invalidates the database it happened in
-            self._reference = None
-            if case["dialect"] != "postgres" or any(f" {t} " in f" {case['sql']} " for t in LOCAL):
-                report.reference = "none"
-                return report
-            expected = database.query(case["sql"])   # every table is PostgreSQL's: it answers
-            self.postgres_answers += 1
-            report.reference = "postgres"
-        for strategy, session in sessions.items():
-            planned = self._plan(case["dialect"], strategy, session, case["sql"])
-            _, actual = session.run(planned)
+        self.duckdb_faults += 1
+        assert self._reference is not None
+        self._reference.close()   # an internal error invalidates the database it happened in
+        self._reference = None
+        if dialect != "postgres" or any(f" {t} " in f" {sql} " for t in LOCAL):
+            return None, "none"
+        self.postgres_answers += 1
+        return database.query(sql), "postgres"   # every table is PostgreSQL's: it answers
+
+    def check(self, case: dict) -> CaseReport:
+        dialect = case["dialect"]
+        directory, database, session = self.setups[dialect]
+        data = {name: [tuple(r) for r in rows] for name, rows in case["tables"].items()}
+        self._load(directory, database, data)
+        references: dict[str, int] = {}
+        report = CaseReport(references=references)
+        runs: list[tuple[str, str, Any, list[tuple]]] = []   # (query, strategy, plan, expected)
+        for sql in case["queries"]:
+            self.queries.add(sql)
+            report.subcases.append({"sql": sql, "tables": case["tables"], "dialect": dialect})
+            expected, reference = self._expected(sql, dialect, database, data)
+            references[reference] = references.get(reference, 0) + 1
+            if expected is not None:
+                runs += [(sql, strategy, self._plan(dialect, strategy, session, sql), expected)
+                         for strategy in STRATEGIES]
+        for (sql, strategy, planned, expected), actual in zip(runs, self._run(session, [r[2] for r in runs])):
             verdict = compare(expected, actual, ordered=False)
             if not verdict.matches:
-                raise Mismatch(f"pushdown ({case['dialect']}, {strategy}): {verdict.detail}\n"
+                raise Mismatch(f"pushdown ({dialect}, {strategy}): {verdict.detail}\n{sql}\n"
                                f"{planned.physical.text() if planned.physical else planned.plan}")
             report.plans += 1
         return report
+
+    def _run(self, session, planned: list[Any]) -> list[list[tuple]]:  # type: ignore[no-untyped-def]
+        """The plans' answers: together in one Spark job where their types allow; alone where
+        not, or where the job failed (the plan that fails then raises on its own)."""
+        from cbo.errors import CboError
+        from cbo.exec.spark_exec import can_collect_together
+
+        together = [i for i, p in enumerate(planned) if can_collect_together(p.plan)]
+        answers: dict[int, list[tuple]] = {}
+        try:
+            # one shuffle partition: the count changes no answer, and a batch of tiny queries
+            # spends most of its time scheduling tasks
+            answers.update(zip(together, session.run_together([planned[i] for i in together], shuffle_partitions=1)))
+        except CboError:
+            pass
+        for i, p in enumerate(planned):
+            if i not in answers:
+                self.alone += 1
+                answers[i] = session.run(p)[1]
+        return [answers[i] for i in range(len(planned))]
 
     def reference_counts(self) -> dict[str, int]:
         return {"duckdb_internal_errors": self.duckdb_faults, "answered_by_postgres": self.postgres_answers,

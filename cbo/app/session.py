@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -383,6 +384,25 @@ class Session:
     def run(self, planned: PlannedQuery, engine: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run an already planned query (e.g. one planned with other statistics or settings)."""
         return self._run(planned, engine)
+
+    def run_together(self, planned: Sequence[PlannedQuery],
+                     shuffle_partitions: int | None = None) -> list[list[tuple[Any, ...]]]:
+        """The rows of several planned queries, each in no particular order, from one Spark job
+        (``cbo.exec.spark_exec.collect_together``): for many small queries, whose cost is
+        Spark's per query. Their output columns must be integers, booleans or strings.
+        ``shuffle_partitions`` replaces the planned partition count (which changes no answer)."""
+        from cbo.exec.spark_exec import can_collect_together, collect_together
+
+        for number, query in enumerate(planned):
+            if not can_collect_together(query.plan):
+                raise CboError(f"query {number} returns a type run_together cannot carry "
+                               f"({', '.join(str(c.type) for c in query.plan.output)}): run it alone")
+        try:
+            return collect_together([(self._spark(q), q.plan, q.names) for q in planned], shuffle_partitions)
+        except CboError:
+            raise
+        except Exception as exc:  # one of them failed while running: which one, run alone says
+            raise CboError(f"queries failed on spark: {_reason(exc)}") from exc
 
     def _run(self, planned: PlannedQuery, engine: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         engine = engine or self.engine

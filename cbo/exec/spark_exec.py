@@ -12,7 +12,9 @@ shuffle has the partition count the plan was costed with. Output columns get the
 from __future__ import annotations
 
 import copy
+import json
 import time
+from collections.abc import Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -93,3 +95,54 @@ class SparkExecutor:
                     self.spark.conf.unset(key)
                 else:
                     self.spark.conf.set(key, value)
+
+
+# Output types ``collect_together`` carries through JSON unchanged (a JSON number, string or
+# boolean is the same Python value Spark's own rows give).
+TOGETHER_TYPES = frozenset({"integer", "bigint", "boolean", "varchar"})
+
+
+def can_collect_together(plan: Plan) -> bool:
+    return bool(plan.output) and all(c.type.name in TOGETHER_TYPES for c in plan.output)
+
+
+def collect_together(runs: Sequence[tuple[SparkExecutor, Plan, tuple[str, ...]]],
+                     shuffle_partitions: int | None = None) -> list[list[tuple[Any, ...]]]:
+    """The rows of several plans (``can_collect_together``), each in no particular order, from
+    one Spark job: each plan's statement, exactly as ``collect`` would run it, is a branch of
+    a UNION ALL whose rows are the branch's number and its row as JSON; equal statements (two
+    plans run alike) are one branch.
+
+    Spark's cost per query (parsing, analysis, planning and scheduling a job) dwarfs running a
+    query over a few rows; a caller checking many small queries (the equivalence benchmark)
+    pays it once per batch. The executors must share one Spark session; the first one's
+    settings run the batch, with ``shuffle_partitions`` if given (the partition count changes
+    no answer; one partition spares a batch of tiny queries most of its tasks). Rows are
+    decoded by position, nulls included (``ignoreNullFields`` off).
+    """
+    if not runs:
+        return []
+    branches: dict[str, int] = {}   # statement -> its branch
+    of_run = []
+    for number, (executor, plan, names) in enumerate(runs):
+        if not can_collect_together(plan):
+            raise CboError(f"plan {number} has an output type a batch cannot carry: "
+                           f"{', '.join(str(c.type) for c in plan.output)}")
+        of_run.append(branches.setdefault(executor.statement(plan, names), len(branches)))
+    selects = []
+    for statement, branch in branches.items():
+        width = len(runs[of_run.index(branch)][1].output)
+        positions = [f"c{i}" for i in range(width)]
+        fields = ", ".join(f"'{p}', {p}" for p in positions)
+        selects.append(f"SELECT {branch} AS cbo_plan, to_json(named_struct({fields}), map('ignoreNullFields', "
+                       f"'false')) AS cbo_row FROM ({statement}) AS cbo_q{branch}({', '.join(positions)})")
+    first = runs[0][0]
+    if shuffle_partitions is not None:
+        first = copy.copy(first)
+        first.shuffle_partitions = shuffle_partitions
+    found: list[list[tuple[Any, ...]]] = [[] for _ in branches]
+    with first.own_join_order():
+        for branch, row in first.spark.sql("\nUNION ALL\n".join(selects)).collect():
+            values = json.loads(row)
+            found[branch].append(tuple(values[f"c{i}"] for i in range(len(values))))
+    return [list(found[branch]) for branch in of_run]

@@ -53,7 +53,7 @@ from cbo.ir.operators import Join, Plan
 from cbo.memo.context import SearchContext
 from cbo.memo.delivery import deliver
 from cbo.memo.memo import UNPREDICTED, Counters, Group, PhysicalExpr, Winner, group_of
-from cbo.memo.pattern import Pattern, bindings
+from cbo.memo.pattern import Pattern, bindings, current
 from cbo.memo.properties import ANY, BROADCAST, Delivered, Required, delivered_by
 from cbo.memo.rules.base import RuleSet, TransformationRule
 
@@ -225,6 +225,7 @@ class CascadesSearch:
                         # pattern matches).
                         if context.out_of_budget():
                             return
+                        expr = current(expr)   # an earlier rule may have merged an input group
                         if rule.matches(expr, group, context):
                             self.apply_rule(rule, expr, group)
                         continue

@@ -11,13 +11,13 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from cbo.engines.duckdb_engine import DuckDBEngine
 from cbo.estimate import Estimator
 from cbo.ir.operators import Join, walk
 from cbo.planner import Planner
 from cbo.sources.catalog import load_catalog
-from cbo.sqlgen import SqlRenderer, flat_inputs, to_sql
+from cbo.sqlgen import SqlRenderer, flat_inputs
 from cbo.workloads.tpch_queries import QUERY_DIR
+from tests.duckdb_answers import assert_answers_as_planned
 from tests.quick.test_pushdown_records import plan
 from tests.quick.test_rule_files import _stored
 
@@ -47,13 +47,7 @@ def test_the_flat_rendering_answers_as_the_nested_one(planner, tpch_parquet_cata
     outer = sum(1 for j in joins if j.kind != "inner")
     # an outer join keeps its JOIN ... ON; inner joins have none
     assert flat.upper().count(" JOIN ") == outer
-    engine = DuckDBEngine(load_catalog(tpch_parquet_catalog))
-    try:
-        _, expected, _ = engine.run(to_sql(planned.plan, planned.names, "duckdb"))
-        _, rows, _ = engine.run(flat)
-    finally:
-        engine.close()
-    assert expected and sorted(map(repr, rows)) == sorted(map(repr, expected))
+    assert_answers_as_planned(tpch_parquet_catalog, planned, flat)
 
 
 def test_flat_inputs_stop_at_outer_joins_and_computed_projections(planner):

@@ -95,3 +95,26 @@ def test_patterns_are_described_and_required():
     import pytest
     with pytest.raises(ValueError, match="declares no patterns"):
         RuleSet([NoPattern()])
+
+
+def test_a_binding_names_the_groups_that_stand_after_exploring_its_inputs_merged_some():
+    """Binding ``Join(*, Filter)`` explores the right input first; exploring it here proves the
+    left input equal to another group, which absorbs and empties it. The binding must read the
+    group that stays: an emptied group has no expression to derive keys from (a crash that the
+    reorder family of the equivalence benchmark found in PushTableIntoAggregate)."""
+    from cbo.ir.operators import Join
+
+    c = Column(3, "c", T.BIGINT, True)
+    right = Filter(Scan("lake.u", (c,), ("c",)), compare("gt", ColumnRef(c), Constant(1, T.BIGINT)))
+    memo = Memo(Estimator({}))
+    stays = memo.insert(COMBINED)
+    top = memo.insert(Join("inner", NESTED, right, compare("eq", ColumnRef(A), ColumnRef(c))))
+    absorbed = top.first.left.group
+
+    def explore(group: Group) -> None:   # what MergeFilters derives in the left input
+        memo.add(Filter(memo.insert(X).ref, conjunction([P, Q])), absorbed)
+
+    bound = list(bindings(Pattern(Join, (None, Pattern(Filter))), top.first, explore))
+    assert absorbed.find() is stays and not absorbed.expressions
+    assert len(bound) == 1 and bound[0].left.group is stays
+    assert bound[0].left.unique_keys == stays.unique_keys and bound[0].left.output == (A, B)

@@ -14,7 +14,6 @@ import pytest
 import sqlglot
 
 import cbo.sources.capabilities as capabilities
-from cbo.engines.duckdb_engine import DuckDBEngine
 from cbo.estimate import Estimator
 from cbo.ir.operators import Aggregate, walk
 from cbo.ir.shape import shape
@@ -22,8 +21,9 @@ from cbo.memo.rules.jdbc_pushdown import remote_work
 from cbo.physical.algorithm import Algorithm
 from cbo.planner import Planner
 from cbo.sources.catalog import load_catalog
-from cbo.sqlgen import SqlRenderer, repeated_aggregations, to_sql
+from cbo.sqlgen import SqlRenderer, repeated_aggregations
 from cbo.workloads.tpch_queries import QUERY_DIR
+from tests.duckdb_answers import assert_answers_as_planned
 from tests.quick.test_pushdown_records import plan
 from tests.quick.test_rule_files import _stored
 
@@ -62,13 +62,7 @@ def test_the_shared_rendering_answers_as_the_inlined_one(planner, tpch_parquet_c
     shared = renderer.with_ctes(sqlglot.exp.select(*columns).from_(query.subquery("q"))).sql(dialect="duckdb")
     assert shared.count("WITH") == (1 if sql == Q15 else 0)
     assert shared.count('"lineitem"') == (1 if sql == Q15 else 2)
-    engine = DuckDBEngine(load_catalog(tpch_parquet_catalog))
-    try:
-        _, expected, _ = engine.run(to_sql(planned.plan, planned.names, "duckdb"))
-        _, rows, _ = engine.run(shared)
-    finally:
-        engine.close()
-    assert expected and sorted(map(repr, rows)) == sorted(map(repr, expected))
+    assert_answers_as_planned(tpch_parquet_catalog, planned, shared)
 
 
 def _remote_root(planned):  # type: ignore[no-untyped-def]
