@@ -81,14 +81,16 @@ class RemoteWork:
 
 @dataclass(frozen=True)
 class SharedWork:
-    """An aggregation inside a pushed subplan, by shape (``cbo.ir.shape``): its work (rows,
-    aggregated, all of its subtree's) and the shapes of the aggregations inside it. A dialect
-    that computes a repeated aggregation once (``Capabilities.shares_repeated``; ``cbo.sqlgen``
-    renders it as one materialized CTE) is charged its work once."""
+    """An aggregation or a join inside a pushed subplan, by shape (``cbo.ir.shape``): its work
+    (rows, aggregated, all of its subtree's), the rows it outputs, and the shapes of the
+    aggregations and joins inside it. A dialect that computes a repeated one once
+    (``Capabilities.shares_repeated``; ``cbo.sqlgen`` renders it as one materialized CTE) is
+    charged its work once, and each repetition the rows of the CTE it reads instead."""
 
     rows: float
     aggregated: float
     inner: frozenset[Hashable]
+    output: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -99,14 +101,15 @@ class Pushable:
     aggregated: float      # rows its aggregations read (RemoteWork.aggregated)
     has_join: bool
     single_table: bool     # a [Project] [Filter] Scan: the per-table fold
-    # the aggregations inside, by shape (only where the dialect shares repeated ones)
+    # the aggregations and inner joins inside, by shape (only where the dialect shares repeated ones)
     shared: tuple[tuple[Hashable, SharedWork], ...] = ()
 
 
 def merge_shared(inputs: Iterable[Pushable]) -> tuple[dict[Hashable, SharedWork], float, float]:
-    """The aggregations inside ``inputs`` by shape, and the rows and aggregated rows of those
-    repeated across them (an aggregation computed once is charged once). Of a repeated
-    aggregation, what is inside it is repeated too, and not taken off again."""
+    """The aggregations and joins inside ``inputs`` by shape, and the rows and aggregated rows to
+    take off for those repeated across them (one computed once is charged once, and a repetition
+    the rows it reads from the CTE). Of a repeated one, what is inside it is repeated too, and
+    not taken off again."""
     merged: dict[Hashable, SharedWork] = {}
     rows = aggregated = 0.0
     for pushed in inputs:
@@ -116,7 +119,7 @@ def merge_shared(inputs: Iterable[Pushable]) -> tuple[dict[Hashable, SharedWork]
             if key in covered:
                 continue
             if key in merged:
-                rows += work.rows
+                rows += max(work.rows - work.output, 0.0)
                 aggregated += work.aggregated
                 covered |= work.inner
             else:
@@ -302,8 +305,8 @@ class PushSubplanToSource(ImplementationRule):
                 continue
             single = isinstance(expr, (Filter, Project)) and pushed[0].single_table
             plan = expr.with_children(tuple(i.plan for i in pushed))
-            if shares and isinstance(plan, Aggregate):
-                shared[shape(plan)] = SharedWork(rows, aggregated, frozenset(shared))
+            if shares and (isinstance(plan, Aggregate) or isinstance(plan, Join) and plan.kind == "inner"):
+                shared[shape(plan)] = SharedWork(rows, aggregated, frozenset(shared), context.size(group)[0])
             found = Pushable(plan, pushed[0].source, rows, aggregated,
                              isinstance(expr, Join) or any(i.has_join for i in pushed), single,
                              tuple(shared.items()))
