@@ -15,9 +15,10 @@ common table expression ``WITH w1 AS MATERIALIZED (...)`` that each occurrence r
 own column names (TPC-H Q15 names its view twice; inlined, the source would aggregate lineitem
 twice; Q17's outer join of lineitem and part is also what its subquery aggregates, after
 ``cbo.memo.rules.table_copy``). Not a repeated table or filtered table: reading it again costs
-about what reading the CTE would, and a CTE hides the table's indexes. The remote cost charges
-a repeated one once (``cbo.memo.rules.jdbc_pushdown``), so cost decides whether a plan with a
-large repeated join is worth it.
+about what reading the CTE would, and a CTE hides the table's indexes. Repeated joins are
+shared only where ``shared_joins`` lists them (the remote cost decides, ``cbo.memo.rules.
+jdbc_pushdown``: outside a CTE PostgreSQL runs without parallel workers, which a small join does
+not pay for).
 
 With ``flat_joins`` (pushed queries), a tree of inner joins, with the filters and pass-through
 projections among them, is one ``SELECT ... FROM a, b, c WHERE ...`` over its other inputs
@@ -87,13 +88,15 @@ def default_tables(scan: Scan) -> exp.Expression:
 
 class SqlRenderer:
     def __init__(self, dialect: str = "duckdb", tables: TableRenderer = default_tables, share_repeated: bool = False,
-                 flat_joins: bool = False, order: InputOrder | None = None):
+                 flat_joins: bool = False, order: InputOrder | None = None,
+                 shared_joins: frozenset[Hashable] | None = None):
         self.dialect = dialect
         self.tables = tables
         self.flat_joins = flat_joins
         self.order = order
         self._aliases = 0
         self.share_repeated = share_repeated
+        self.shared_joins = shared_joins   # the repeated joins computed once (None: all of them)
         self._repeated: set[Hashable] = set()          # shapes of the aggregations computed once
         self._shared: dict[Hashable, tuple[str, tuple[Column, ...]]] = {}   # shape -> (CTE, its columns)
         self.ctes: list[tuple[str, exp.Query]] = []     # in order of definition (a CTE reads earlier ones)
@@ -162,7 +165,7 @@ class SqlRenderer:
         """``query(plan)``, each aggregation or inner join repeated in it read from a common table
         expression (``self.ctes``, for ``with_ctes``) when ``share_repeated`` is set."""
         if self.share_repeated:
-            self._repeated = repeated_subtrees(plan)
+            self._repeated = repeated_subtrees(plan, self.shared_joins)
         return self.query(plan)
 
     def with_ctes(self, select: exp.Select) -> exp.Select:
@@ -534,14 +537,15 @@ def _shareable(plan: Plan) -> bool:
     return isinstance(plan, Aggregate) or isinstance(plan, Join) and plan.kind == "inner"
 
 
-def repeated_subtrees(plan: Plan) -> set[Hashable]:
+def repeated_subtrees(plan: Plan, joins: frozenset[Hashable] | None = None) -> set[Hashable]:
     """Shapes of the aggregations and inner joins ``plan`` reads more than once, counting what
-    is inside a repeated one once (it is computed once)."""
+    is inside a repeated one once (it is computed once); of the joins only those in ``joins``
+    (None: all)."""
     counts: Counter[Hashable] = Counter()
 
     def visit(node: Plan) -> None:
-        if _shareable(node):
-            key = shape(node)
+        key = shape(node) if _shareable(node) else None
+        if key is not None and (joins is None or isinstance(node, Aggregate) or key in joins):
             counts[key] += 1
             if counts[key] > 1:
                 return
