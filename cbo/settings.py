@@ -46,7 +46,8 @@ Seed 003's and 001's switches, named as Presto names them:
 * ``exploit_constraints``: use declared keys (primary keys, UNIQUE) as facts: dropping joins
   that only check a foreign key, and 3.1's DISTINCT on A's key instead of a generated row id.
   Keys proved by the plan itself (a GROUP BY) are used either way by other rules.
-* ``push_table_through_subquery``: seed 001's table pushdown (``PushTableIntoAggregate``).
+* ``push_table_through_subquery``: seed 001's table pushdown (``PushTableIntoAggregate``), and its
+  variant that copies the table instead (``CopyTableIntoAggregate``).
 * ``existential_form``: ``AUTOMATIC`` (cost picks among the forms in the memo) or one form
   forced wherever it holds, to measure it: ``SEMI_JOIN`` (3.3; the rewrites are off),
   ``DISTINCT_ABOVE`` (3.1) or ``DISTINCT_BELOW`` (3.2, whatever the threshold): in a group
@@ -146,7 +147,7 @@ class OptimizerSettings:
         if not self.in_predicates_as_inner_joins_enabled or self.existential_form == "SEMI_JOIN":
             implied |= {"SemiJoinToInnerDistinctAbove", "SemiJoinToInnerDistinctBelow"}
         if not self.push_table_through_subquery:
-            implied.add("PushTableIntoAggregate")
+            implied |= {"PushTableIntoAggregate", "CopyTableIntoAggregate"}
         if not self.exploit_constraints:
             implied.add("EliminateForeignKeyJoin")
         return self.disabled_rules | implied

@@ -9,12 +9,16 @@ a mark join becomes a CASE over two EXISTS that yields TRUE, NULL or FALSE. The 
 Limit and final Project share one SELECT so the order of the answer is that of the outermost
 query.
 
-With ``share_repeated`` (a pushed query in PostgreSQL), an aggregation whose shape
-(``cbo.ir.shape``: equal up to column ids) appears more than once is computed once, as a
+With ``share_repeated`` (a pushed query in PostgreSQL), an aggregation or an inner join whose
+shape (``cbo.ir.shape``: equal up to column ids) appears more than once is computed once, as a
 common table expression ``WITH w1 AS MATERIALIZED (...)`` that each occurrence reads with its
 own column names (TPC-H Q15 names its view twice; inlined, the source would aggregate lineitem
-twice). Only aggregations: their result is small, while materializing a repeated table or join
-would copy it and hide its indexes.
+twice; Q17's outer join of lineitem and part is also what its subquery aggregates, after
+``cbo.memo.rules.table_copy``). Not a repeated table or filtered table: reading it again costs
+about what reading the CTE would, and a CTE hides the table's indexes. Repeated joins are
+shared only where ``shared_joins`` lists them (the remote cost decides, ``cbo.memo.rules.
+jdbc_pushdown``: outside a CTE PostgreSQL runs without parallel workers, which a small join does
+not pay for).
 
 With ``flat_joins`` (pushed queries), a tree of inner joins, with the filters and pass-through
 projections among them, is one ``SELECT ... FROM a, b, c WHERE ...`` over its other inputs
@@ -84,13 +88,15 @@ def default_tables(scan: Scan) -> exp.Expression:
 
 class SqlRenderer:
     def __init__(self, dialect: str = "duckdb", tables: TableRenderer = default_tables, share_repeated: bool = False,
-                 flat_joins: bool = False, order: InputOrder | None = None):
+                 flat_joins: bool = False, order: InputOrder | None = None,
+                 shared_joins: frozenset[Hashable] | None = None):
         self.dialect = dialect
         self.tables = tables
         self.flat_joins = flat_joins
         self.order = order
         self._aliases = 0
         self.share_repeated = share_repeated
+        self.shared_joins = shared_joins   # the repeated joins computed once (None: all of them)
         self._repeated: set[Hashable] = set()          # shapes of the aggregations computed once
         self._shared: dict[Hashable, tuple[str, tuple[Column, ...]]] = {}   # shape -> (CTE, its columns)
         self.ctes: list[tuple[str, exp.Query]] = []     # in order of definition (a CTE reads earlier ones)
@@ -144,19 +150,22 @@ class SqlRenderer:
 
     def _derived(self, plan: Plan) -> exp.Expression:
         alias = self._next_alias()  # numbered before the inputs are
-        if self._repeated and isinstance(plan, Aggregate):
+        if self._repeated and _shareable(plan):
             key = shape(plan)
             if key in self._repeated:
                 return exp.Subquery(this=self._read_shared(plan, key), alias=alias)
         return exp.Subquery(this=self.query(plan), alias=alias)
 
+    def _is_shared(self, plan: Plan) -> bool:
+        return bool(self._repeated) and _shareable(plan) and shape(plan) in self._repeated
+
     # -- repeated aggregations, computed once ------------------------------------------------------
 
     def shared_query(self, plan: Plan) -> exp.Query:
-        """``query(plan)``, each aggregation repeated in it read from a common table expression
-        (``self.ctes``, for ``with_ctes``) when ``share_repeated`` is set."""
+        """``query(plan)``, each aggregation or inner join repeated in it read from a common table
+        expression (``self.ctes``, for ``with_ctes``) when ``share_repeated`` is set."""
         if self.share_repeated:
-            self._repeated = repeated_aggregations(plan)
+            self._repeated = repeated_subtrees(plan, self.shared_joins)
         return self.query(plan)
 
     def with_ctes(self, select: exp.Select) -> exp.Select:
@@ -165,7 +174,7 @@ class SqlRenderer:
             select = select.with_(name, as_=body, materialized=self.dialect == "postgres")
         return select
 
-    def _read_shared(self, plan: Aggregate, key: Hashable) -> exp.Query:
+    def _read_shared(self, plan: Plan, key: Hashable) -> exp.Query:
         found = self._shared.get(key)
         if found is None:
             body = self.query(plan)   # may define the CTEs it reads itself first
@@ -247,7 +256,8 @@ class SqlRenderer:
     def _flat(self, node: Plan) -> exp.Query:
         """An inner-join tree as one SELECT over a comma-separated FROM list, every join
         condition and filter in WHERE (in the tree's order, bottom up)."""
-        inputs, conditions = flat_inputs(node)
+        # A repeated join below is one input: it is read from its CTE.
+        inputs, conditions = flat_inputs(node, self._is_shared if self._repeated else None)
         if self.order is not None:
             inputs = self.order(inputs)
         derived = [self._derived(i) for i in inputs]
@@ -469,15 +479,18 @@ def _joins_below(node: Plan) -> bool:
     return isinstance(node, Join) and node.kind == "inner"
 
 
-def flat_inputs(node: Plan) -> tuple[list[Plan], list[Expr]]:
+def flat_inputs(node: Plan, stop: Callable[[Plan], bool] | None = None) -> tuple[list[Plan], list[Expr]]:
     """The inputs of the tree of inner joins, filters and pass-through projections at ``node``,
-    left to right, and its join conditions and filter predicates, bottom up. Columns are named
-    by identity, so every input's columns keep their names in the one flat scope."""
+    left to right, and its join conditions and filter predicates, bottom up; a join below
+    ``node`` for which ``stop`` holds is an input. Columns are named by identity, so every
+    input's columns keep their names in the one flat scope."""
     inputs: list[Plan] = []
     conditions: list[Expr] = []
 
     def visit(n: Plan) -> None:
-        if isinstance(n, Join) and n.kind == "inner":
+        if n is not node and stop is not None and stop(n):
+            inputs.append(n)
+        elif isinstance(n, Join) and n.kind == "inner":
             visit(n.left)
             visit(n.right)
             if n.condition != TRUE:
@@ -519,14 +532,20 @@ def _interval(value: IntervalValue) -> exp.Expression:
     return result
 
 
-def repeated_aggregations(plan: Plan) -> set[Hashable]:
-    """Shapes of the aggregations ``plan`` reads more than once, counting what is inside a
-    repeated one once (it is computed once)."""
+def _shareable(plan: Plan) -> bool:
+    """Whether a repeated ``plan`` is computed once (an aggregation or an inner join)."""
+    return isinstance(plan, Aggregate) or isinstance(plan, Join) and plan.kind == "inner"
+
+
+def repeated_subtrees(plan: Plan, joins: frozenset[Hashable] | None = None) -> set[Hashable]:
+    """Shapes of the aggregations and inner joins ``plan`` reads more than once, counting what
+    is inside a repeated one once (it is computed once); of the joins only those in ``joins``
+    (None: all)."""
     counts: Counter[Hashable] = Counter()
 
     def visit(node: Plan) -> None:
-        if isinstance(node, Aggregate):
-            key = shape(node)
+        key = shape(node) if _shareable(node) else None
+        if key is not None and (joins is None or isinstance(node, Aggregate) or key in joins):
             counts[key] += 1
             if counts[key] > 1:
                 return

@@ -143,9 +143,12 @@ class RemoteQueries:
         split = self._split(plan, operator)
         # A repeated aggregation is computed once (a materialized CTE) where the dialect can; not
         # in a partitioned read, whose key range the source cannot move into a materialized CTE.
+        # which repeated joins the remote cost shared (``cbo.memo.rules.jdbc_pushdown``'s RemoteWork)
+        work = plan.__dict__.get("_remote_work") if hasattr(plan, "__dict__") else None
         renderer = SqlRenderer(dialect, remote_table,
                                share_repeated=split is None and CAPABILITIES[dialect].shares_repeated,
-                               flat_joins=dialect == "postgres", order=self._referencing_first)
+                               flat_joins=dialect == "postgres", order=self._referencing_first,
+                               shared_joins=getattr(work, "shared_joins", frozenset()))
         query = renderer.shared_query(plan)
         # Aggregates come back in the source's types (PostgreSQL's sum of a decimal is an
         # unbounded numeric, MariaDB's sum of integers a DECIMAL): cast to cbo's. Other computed

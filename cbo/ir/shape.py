@@ -6,17 +6,20 @@ bound into two copies of the view's plan with fresh column ids; their shapes are
 equal shapes compute the same rows, column for column in ``output`` order (the shape holds the
 output's numbers too). The JDBC pushdown uses this to have a source compute a repeated
 aggregation once (``cbo.sqlgen``: a ``WITH ... AS MATERIALIZED`` common table expression) and to
-charge its work once (``cbo.memo.rules.jdbc_pushdown``).
+charge its work once (``cbo.memo.rules.jdbc_pushdown``). A repeated join is shared the same way:
+``cbo.memo.rules.table_copy`` makes an aggregation read a copy of the join its outer side reads
+(``fresh_copy``: the same plan, every column renamed, so of the same shape).
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import fields, is_dataclass
 from typing import Any
 
 from cbo.ir.expressions import Column
 from cbo.ir.operators import Plan
+from cbo.ir.types import DataType
 
 
 def shape(plan: Plan) -> Hashable:
@@ -37,3 +40,31 @@ def shape(plan: Plan) -> Hashable:
 
     body = of(plan)
     return body, tuple(numbers.get(c.id, -1) for c in plan.output)
+
+
+def fresh_copy(plan: Plan, new_column: Callable[[str, DataType, bool], Column]) -> tuple[Plan, dict[Column, Column]]:
+    """A copy of ``plan`` (no group references) with every column it names replaced by a new
+    one from ``new_column``, and the replacements (old -> new). The copy computes the same rows
+    under new column ids, so it may stand in the same plan as ``plan``; its shape is ``plan``'s
+    (columns are renamed one to one, in the order ``shape`` numbers them)."""
+    renamed: dict[Column, Column] = {}
+
+    def of(value: Any) -> Any:
+        if isinstance(value, Column):
+            found = renamed.get(value)
+            if found is None:
+                found = renamed[value] = new_column(value.name, value.type, value.nullable)
+            return found
+        if isinstance(value, DataType):
+            return value
+        if is_dataclass(value) and not isinstance(value, type):
+            return type(value)(**{f.name: of(getattr(value, f.name)) for f in fields(value) if f.init})
+        if isinstance(value, (tuple, list)):
+            return type(value)(of(v) for v in value)
+        if isinstance(value, (set, frozenset)):
+            return type(value)(of(v) for v in value)
+        if isinstance(value, Plan):
+            raise TypeError(f"fresh_copy copies dataclass operators only, not {type(value).__name__}")
+        return value
+
+    return of(plan), renamed

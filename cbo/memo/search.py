@@ -34,6 +34,7 @@ from cbo.memo.rules.reorder_joins import ReorderJoins
 from cbo.memo.rules.scalar_subquery import ScalarSubqueryJoin
 from cbo.memo.rules.semijoin_distinct_above import SemiJoinToInnerDistinctAbove
 from cbo.memo.rules.semijoin_distinct_below import SemiJoinToInnerDistinctBelow
+from cbo.memo.rules.table_copy import CopyTableIntoAggregate
 from cbo.memo.rules.table_pushdown import PushTableIntoAggregate
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
@@ -48,9 +49,9 @@ __all__ = ["Optimized", "Optimizer", "RemoteSource", "SearchContext", "default_r
 
 
 def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset()) -> RuleSet:
-    rules = [ReorderJoins(), PushTableIntoAggregate(), EagerAggregation(), EliminateForeignKeyJoin(),
-             SemiJoinToInnerDistinctAbove(), SemiJoinToInnerDistinctBelow(), *implementation_rules(),
-             ScalarSubqueryJoin(), *connector_rules(source_types)]
+    rules = [ReorderJoins(), PushTableIntoAggregate(), CopyTableIntoAggregate(), EagerAggregation(),
+             EliminateForeignKeyJoin(), SemiJoinToInnerDistinctAbove(), SemiJoinToInnerDistinctBelow(),
+             *implementation_rules(), ScalarSubqueryJoin(), *connector_rules(source_types)]
     return RuleSet(rules, disabled, [ForcedExistentialForm(), EagerPushdown()])
 
 

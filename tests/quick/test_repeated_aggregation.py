@@ -21,7 +21,7 @@ from cbo.memo.rules.jdbc_pushdown import remote_work
 from cbo.physical.algorithm import Algorithm
 from cbo.planner import Planner
 from cbo.sources.catalog import load_catalog
-from cbo.sqlgen import SqlRenderer, repeated_aggregations
+from cbo.sqlgen import SqlRenderer, repeated_subtrees
 from cbo.workloads.tpch_queries import QUERY_DIR
 from tests.duckdb_answers import assert_answers_as_planned
 from tests.quick.test_pushdown_records import plan
@@ -48,8 +48,8 @@ def test_the_two_copies_of_a_view_have_one_shape(planner):
     assert shape(aggregations[0]) == shape(aggregations[1])
     other = [n for n in walk(planner.plan(Q15_OTHER_QUARTER).plan) if isinstance(n, Aggregate) and n.group_by]
     assert len(other) == 2 and shape(other[0]) != shape(other[1])
-    assert len(repeated_aggregations(planner.plan(Q15).plan)) == 1
-    assert not repeated_aggregations(planner.plan(Q15_OTHER_QUARTER).plan)
+    assert len(repeated_subtrees(planner.plan(Q15).plan)) == 1
+    assert not repeated_subtrees(planner.plan(Q15_OTHER_QUARTER).plan)
 
 
 @pytest.mark.parametrize("sql", [Q15, Q15_OTHER_QUARTER], ids=["q15", "other-quarter"])
