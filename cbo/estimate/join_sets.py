@@ -585,7 +585,7 @@ def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[
     keyed = _against_whole_key(chosen, arrays, leaves, leaf_of)
     if keyed is not None:
         return _key_tuples(chosen, leaves, leaf_of) * keyed
-    weighted = _over_filtered_key(chosen, arrays, leaves, leaf_of, notes)
+    weighted = _over_filtered_key(chosen, arrays, leaves, leaf_of)
     if weighted is not None:
         return weighted
     index = _class_index([o for _, o in chosen], arrays)
@@ -722,23 +722,25 @@ def _against_whole_key(chosen: Sequence[tuple[Column, Origin]], arrays: Sequence
 
 
 def _over_filtered_key(chosen: Sequence[tuple[Column, Origin]], arrays: Sequence[tuple[np.ndarray, np.ndarray]],
-                       leaves: Sequence[Leaf], leaf_of: dict[Column, int], notes: list[str] | None = None) -> float | None:
+                       leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float | None:
     """A foreign key matched with the unique key of a filtered table (posts' editors with the
     users created in 2013), in two strata by the foreign key's most common values.
 
     * **Busy keys** (the foreign key's most common values): their rows are known from the
-      unfiltered distribution; each counts them once if the key's sample holds it (passing its
-      filters or not), else times the share of sampled keys that pass. A few busy editors
+      unfiltered distribution. Each the key's sample holds counts them if it passes the
+      key's filters; the others pass as those do, weighted by their rows. A few busy editors
       hold a quarter of all edits; counted on pairs of sampled rows instead, one of them
       missing from (or present in) the key's sample moved every estimate through it the same
       way (most STATS posts-users joins came out about 0.8 of the truth).
-    * **The other keys**: the sampled pairs (a foreign-key sampled row passing its filters,
-      the key's sampled row of its value passing the key's), scaled by both samples'
-      fractions: unbiased, and it sees which keys are referenced at all (excerpt posts are
-      never answers).
+    * **The other keys**: their unfiltered matching tuples times the share of their sampled
+      pairs (a foreign-key sampled row, the key's sampled row of its value) whose two rows
+      pass their filters. The pairs see which keys are referenced at all (excerpt posts are
+      never answers); as a ratio, filters that keep nearly everything keep the exact total.
 
     Filters on the foreign-key side scale the busy stratum by the share of its sampled rows
-    (with a value) they pass. None for other classes, or samples too small."""
+    (with a value) they pass. None for other classes, where the samples meet fewer than
+    ``MIN_SAMPLE_TUPLES`` times, or where no sampled pair of the other keys passes (near
+    empty: the general count, with its floor and note, decides)."""
     if len(chosen) != 2:
         return None
     for position, (column, origin) in enumerate(chosen):
@@ -767,7 +769,8 @@ def _over_filtered_key(chosen: Sequence[tuple[Column, Origin]], arrays: Sequence
         where = np.clip(np.searchsorted(sorted_values, other_values), 0, len(order) - 1)
         rows_hit = order[where]
         met = (sorted_values[where] == other_values) & present
-        passed = met & other_mask & mask[rows_hit]
+        key_passed = met & mask[rows_hit]
+        passed = key_passed & other_mask
         light_pairs = met & ~heavy[rows_hit]
         # Busy keys the key's sample lacks pass as the busy keys it holds do, weighted by
         # their rows (a stratum's sample stands for the stratum: high-reputation users hold
@@ -776,7 +779,7 @@ def _over_filtered_key(chosen: Sequence[tuple[Column, Origin]], arrays: Sequence
         pairs = int(met.sum())
         if pairs < MIN_SAMPLE_TUPLES:
             return None
-        prior = float(passed.sum()) / pairs
+        prior = float(key_passed.sum()) / pairs
         held_rows = sum(common[v] for v in held)
         held_passing = sum(common[v] for v, row in held.items() if mask[row])
         busy_rows = sum(common.values())
@@ -784,11 +787,9 @@ def _over_filtered_key(chosen: Sequence[tuple[Column, Origin]], arrays: Sequence
         unsampled_share = (held_passing + prior * one_key) / (held_rows + one_key) if common else prior
         busy = (held_passing + (busy_rows - held_rows) * unsampled_share) \
             * float(other_mask.sum()) / int(present.sum())
-        # The other keys: their unfiltered matching tuples times the share of their sampled
-        # pairs that pass (a ratio: filters that keep nearly everything keep the exact total).
         hits = int((passed & light_pairs).sum())
         if hits == 0:
-            return None    # near empty: the general count, with its floor and note, decides
+            return None
         light_rows = max(_key_tuples(chosen, leaves, leaf_of) - busy_rows, 0.0)
         return busy + light_rows * hits / max(int(light_pairs.sum()), 1)
     return None
@@ -800,7 +801,7 @@ def _key_tuples(chosen: Sequence[tuple[Column, Origin]], leaves: Sequence[Leaf],
     there; the histograms, matched bucket by bucket, lose a little at the edges and
     under-estimated every whole-key join), else the two distributions matched."""
     (a, origin_a), (b, origin_b) = chosen
-    for (column, origin), (key, key_origin) in (((a, origin_a), (b, origin_b)), ((b, origin_b), (a, origin_a))):
+    for (column, origin), key_origin in (((a, origin_a), origin_b), ((b, origin_b), origin_a)):
         table = getattr(key_origin.scan, "table", None)
         if origin.base is None or table is None or key_origin.name is None:
             continue
