@@ -758,20 +758,11 @@ def _over_filtered_key(chosen: Sequence[tuple[Column, Origin]], arrays: Sequence
                 or fraction <= 0 or other_fraction <= 0:
             return None
         common = {value: rows for value, rows in other.base.live.mcv}
-        order, heavy, held = _key_layout(origin, values, nulls, other.base)
+        rows_hit, met, light_pairs, held = _key_pairs(origin, values, nulls, other, other_values, other_nulls)
         mask = origin.view.mask & ~nulls
         other_mask = present if other.view.mask is None else other.view.mask & present
-        if not len(order):
-            return None
-        # The sampled pairs, each foreign-key sampled row meeting at most one key row: all
-        # of them, and those whose two rows pass their filters.
-        sorted_values = values[order]
-        where = np.clip(np.searchsorted(sorted_values, other_values), 0, len(order) - 1)
-        rows_hit = order[where]
-        met = (sorted_values[where] == other_values) & present
         key_passed = met & mask[rows_hit]
         passed = key_passed & other_mask
-        light_pairs = met & ~heavy[rows_hit]
         # Busy keys the key's sample lacks pass as the busy keys it holds do, weighted by
         # their rows (a stratum's sample stands for the stratum: high-reputation users hold
         # the most badges), with the sampled pairs' keys as one more busy key (referenced
@@ -812,23 +803,33 @@ def _key_tuples(chosen: Sequence[tuple[Column, Origin]], leaves: Sequence[Leaf],
     return _base_tuples([origin_a, origin_b])
 
 
-_LAYOUTS: dict[tuple[int, str, int], tuple[object, object, tuple[np.ndarray, np.ndarray, dict]]] = {}
+_PAIRS: dict[tuple[int, str, int, str], tuple[object, object, object, tuple]] = {}
 
 
-def _key_layout(key: Origin, values: np.ndarray, nulls: np.ndarray, foreign: ColumnEstimate) \
-        -> tuple[np.ndarray, np.ndarray, dict]:
-    """For a key's sample: the order of its non-NULL rows by value, which rows hold one of the
-    foreign key's most common values, and the row of each such value it holds. Built once per
-    key sample and foreign-key distribution."""
-    assert key.sample is not None
-    sample = key.sample.sample
-    cache_key = (id(sample), key.name or "", id(foreign))
-    found = _LAYOUTS.get(cache_key)
-    if found is not None and found[0] is sample and found[1] is foreign:
-        return found[2]
-    common = {value for value, _ in foreign.live.mcv}
+def _key_pairs(key: Origin, values: np.ndarray, nulls: np.ndarray, foreign: Origin, foreign_values: np.ndarray,
+               foreign_nulls: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+    """The sampled pairs of a key and a foreign key, whatever the filters: per foreign-key
+    sampled row, the key's sampled row of its value (``rows_hit``, meaningful where ``met``),
+    which pairs hold a value the foreign key does not list as most common (``light``), and
+    the key's sampled row of each most common value it holds (``held``). Built once per pair
+    of samples: each filter then only masks them."""
+    assert key.sample is not None and foreign.sample is not None and foreign.base is not None
+    sample, other = key.sample.sample, foreign.sample.sample
+    cache_key = (id(sample), key.name or "", id(other), foreign.name or "")
+    found = _PAIRS.get(cache_key)
+    if found is not None and found[0] is sample and found[1] is other and found[2] is foreign.base:
+        return found[3]
+    common = {value for value, _ in foreign.base.live.mcv}
     valid = np.flatnonzero(~nulls)
     order = valid[np.argsort(values[valid], kind="stable")]
+    if len(order):
+        sorted_values = values[order]
+        where = np.clip(np.searchsorted(sorted_values, foreign_values), 0, len(order) - 1)
+        rows_hit = order[where]
+        met = (sorted_values[where] == foreign_values) & ~foreign_nulls
+    else:
+        rows_hit = np.zeros(len(foreign_values), dtype=np.int64)
+        met = np.zeros(len(foreign_values), dtype=bool)
     listed = values.tolist()
     heavy = np.zeros(len(values), dtype=bool)
     held = {}
@@ -836,10 +837,10 @@ def _key_layout(key: Origin, values: np.ndarray, nulls: np.ndarray, foreign: Col
         if listed[row] in common:
             heavy[row] = True
             held[listed[row]] = row
-    value = (order, heavy, held)
-    if len(_LAYOUTS) > 1_000:
-        _LAYOUTS.clear()
-    _LAYOUTS[cache_key] = (sample, foreign, value)
+    value = (rows_hit, met, met & ~heavy[rows_hit], held)
+    if len(_PAIRS) > 1_000:
+        _PAIRS.clear()
+    _PAIRS[cache_key] = (sample, other, foreign.base, value)
     return value
 
 
