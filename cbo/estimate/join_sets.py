@@ -739,8 +739,10 @@ def _over_filtered_key(chosen: Sequence[tuple[Column, Origin]], arrays: Sequence
 
     Filters on the foreign-key side scale the busy stratum by the share of its sampled rows
     (with a value) they pass. None for other classes, where the samples meet fewer than
-    ``MIN_SAMPLE_TUPLES`` times, or where no sampled pair of the other keys passes (near
-    empty: the general count, with its floor and note, decides)."""
+    ``MIN_SAMPLE_TUPLES`` times, or where fewer than ``defaults.MIN_SAMPLE_HITS`` sampled
+    pairs of the other keys pass: near empty, the general count (with its floor and note)
+    decides, and a few sampled pairs (TPC-H's one part type in 150) must not override the
+    distributions."""
     if len(chosen) != 2:
         return None
     for position, (column, origin) in enumerate(chosen):
@@ -779,10 +781,11 @@ def _over_filtered_key(chosen: Sequence[tuple[Column, Origin]], arrays: Sequence
         busy = (held_passing + (busy_rows - held_rows) * unsampled_share) \
             * float(other_mask.sum()) / int(present.sum())
         hits = int((passed & light_pairs).sum())
-        if hits == 0:
+        light = int(light_pairs.sum())
+        if hits < defaults.MIN_SAMPLE_HITS:
             return None
         light_rows = max(_key_tuples(chosen, leaves, leaf_of) - busy_rows, 0.0)
-        return busy + light_rows * hits / max(int(light_pairs.sum()), 1)
+        return busy + light_rows * hits / max(light, 1)
     return None
 
 
