@@ -741,10 +741,12 @@ def _over_filtered_key(chosen: Sequence[tuple[Column, Origin]], arrays: Sequence
     (with a value) they pass. None for other classes, where the samples meet fewer than
     ``MIN_SAMPLE_TUPLES`` times, or where no sampled pair of the other keys passes (near
     empty: the general count, with its floor and note, decides). The other keys' pairs give
-    their share only when at least ``defaults.MIN_SAMPLE_HITS`` pass and depart from the
-    filters' shares as if independent by more than two standard deviations (Poisson); else
-    those shares stand: a few dozen sampled pairs of TPC-H's orders and lineitems must not
-    override them (Q08's two years of orders came out 0.69 of the truth)."""
+    their share only where they depart from the filters' shares as if independent by more
+    than two standard deviations (Poisson), upwards only on ``defaults.MIN_SAMPLE_HITS`` pairs
+    or more; else those shares stand: a few dozen sampled pairs of TPC-H's orders and
+    lineitems must not override them (Q08's two years of orders came out 0.69 of the truth),
+    but do show that Q03's lineitems shipped after the date come from orders placed before it
+    only rarely."""
     if len(chosen) != 2:
         return None
     for position, (column, origin) in enumerate(chosen):
@@ -788,9 +790,11 @@ def _over_filtered_key(chosen: Sequence[tuple[Column, Origin]], arrays: Sequence
             * float(other_mask.sum()) / int(present.sum())
         if hits == 0:
             return None
-        # The other keys' sampled pairs override independent filters only when they are
-        # enough and depart from them by more than two standard deviations (Poisson).
-        measured = hits >= defaults.MIN_SAMPLE_HITS and abs(hits - expected) > 2.0 * math.sqrt(max(expected, 1.0))
+        # The other keys' sampled pairs override independent filters where they depart from
+        # them by more than two standard deviations (Poisson), and, upwards, rest on at least
+        # ``MIN_SAMPLE_HITS`` pairs (as ``_sampled``).
+        measured = abs(hits - expected) > 2.0 * math.sqrt(max(expected, 1.0)) \
+            and (hits < expected or hits >= defaults.MIN_SAMPLE_HITS)
         light_rows = max(_key_tuples(chosen, leaves, leaf_of) - busy_rows, 0.0)
         return busy + light_rows * (hits if measured else expected) / max(light, 1)
     return None
