@@ -102,6 +102,9 @@ class Leaf:
     key: frozenset[Column]
     estimate: RelEstimate
     unique: frozenset[frozenset[Column]]
+    # Declared foreign keys of the input (``ForeignKeyRef``): a column that references a whole
+    # table's key matches it once per non-NULL row.
+    foreign: frozenset = frozenset()
 
 
 @dataclass(frozen=True, eq=False)
