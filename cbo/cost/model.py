@@ -23,6 +23,7 @@ from cbo.ir.expressions import Column
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from cbo.memo.properties import Required
 from cbo.physical.algorithm import Algorithm
+from cbo.physical.remote_work import remote_work
 
 BHJ, SHJ = Algorithm.BROADCAST_HASH_JOIN, Algorithm.SHUFFLED_HASH_JOIN
 SMJ, BNLJ = Algorithm.SORT_MERGE_JOIN, Algorithm.BROADCAST_NESTED_LOOP_JOIN
@@ -122,7 +123,7 @@ class CostModel:
         ``remote_agg_row_<dialect>`` for rows fed to aggregations), one query's latency, and its
         result sent through JDBC into Spark (``jdbc_row``, ``jdbc_byte``, as a table read). The
         connector rule records the remote work on the subplan's root."""
-        work = node.__dict__.get("_remote_work")
+        work = remote_work(node)
         if work is None:
             raise ValueError("a remote query's subplan carries no remote work (made by a connector rule)")
         rows, width = out

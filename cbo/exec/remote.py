@@ -38,6 +38,7 @@ from cbo.exec.remote_partitions import ROWS_PER_PARTITION, Partitioning, choose
 from cbo.ir.expressions import can_raise, uses_row_id
 from cbo.ir.operators import Aggregate, Filter, Plan, Project, Scan, walk
 from cbo.physical.algorithm import Algorithm
+from cbo.physical.remote_work import remote_work
 from cbo.sources.capabilities import CAPABILITIES
 from cbo.sources.catalog import Catalog, Source, TableDef
 from cbo.sqlgen import SqlRenderer, ident, name_of
@@ -143,12 +144,12 @@ class RemoteQueries:
         split = self._split(plan, operator)
         # A repeated aggregation is computed once (a materialized CTE) where the dialect can; not
         # in a partitioned read, whose key range the source cannot move into a materialized CTE.
-        # which repeated joins the remote cost shared (``cbo.memo.rules.jdbc_pushdown``'s RemoteWork)
-        work = plan.__dict__.get("_remote_work") if hasattr(plan, "__dict__") else None
+        # which repeated joins the remote cost shared (the connector rule's record)
+        work = remote_work(plan)
         renderer = SqlRenderer(dialect, remote_table,
                                share_repeated=split is None and CAPABILITIES[dialect].shares_repeated,
                                flat_joins=dialect == "postgres", order=self._referencing_first,
-                               shared_joins=getattr(work, "shared_joins", frozenset()))
+                               shared_joins=work.shared_joins if work is not None else frozenset())
         query = renderer.shared_query(plan)
         # Aggregates come back in the source's types (PostgreSQL's sum of a decimal is an
         # unbounded numeric, MariaDB's sum of integers a DECIMAL): cast to cbo's. Other computed

@@ -10,7 +10,7 @@ import pytest
 
 from cbo.cost.model import CostModel
 from cbo.ir.operators import Aggregate, Join, Scan, walk
-from cbo.memo.rules.jdbc_pushdown import remote_work
+from cbo.physical.remote_work import remote_work
 from cbo.physical.algorithm import Algorithm
 from cbo.planner import Planner
 from cbo.sources.catalog import load_catalog

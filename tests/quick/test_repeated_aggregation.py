@@ -17,7 +17,7 @@ import cbo.sources.capabilities as capabilities
 from cbo.estimate import Estimator
 from cbo.ir.operators import Aggregate, walk
 from cbo.ir.shape import shape
-from cbo.memo.rules.jdbc_pushdown import remote_work
+from cbo.physical.remote_work import remote_work
 from cbo.physical.algorithm import Algorithm
 from cbo.planner import Planner
 from cbo.sources.catalog import load_catalog

@@ -44,6 +44,7 @@ from cbo.ir.shape import shape
 from cbo.memo.memo import Group, PhysicalExpr, group_of
 from cbo.memo.rules.base import ImplementationRule, register_connector_rules
 from cbo.physical.algorithm import Algorithm
+from cbo.physical.remote_work import RemoteWork, record_remote_work, remote_work
 from cbo.sources.capabilities import CAPABILITIES, Capabilities
 
 if TYPE_CHECKING:
@@ -65,20 +66,6 @@ class RemoteSource:
 
 
 _INTEGERS = ("integer", "bigint")
-
-
-@dataclass(frozen=True)
-class RemoteWork:
-    """What a pushed subplan costs its source, as the memo estimates it: rows its scans,
-    filters, joins and limits read (a scan its table's rows, a join both inputs and its
-    output), and rows fed to its aggregations (hashed and accumulated: dearer per row)."""
-
-    source: str
-    dialect: str
-    rows: float
-    aggregated: float = 0.0
-    # the repeated joins the source computes once (shapes; repeated aggregations always are)
-    shared_joins: frozenset[Hashable] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -134,12 +121,6 @@ def merge_shared(inputs: Iterable[Pushable], joins: dict[Hashable, tuple[float, 
             else:
                 merged[key] = work
     return merged, rows, aggregated
-
-
-def remote_work(node: Plan) -> RemoteWork | None:
-    """The remote work recorded on a pushed subplan's root by the rule (None for other nodes)."""
-    found = node.__dict__.get("_remote_work") if hasattr(node, "__dict__") else None
-    return found if isinstance(found, RemoteWork) else None
 
 
 def _cannot(expr: Expr, caps: Capabilities) -> str | None:
@@ -251,8 +232,7 @@ class PushSubplanToSource(ImplementationRule):
         rows, aggregated, shared_joins = _sharing(pushable)
         # The root is a node of its own (with_children builds it; a bare copy for a leaf would
         # not exist): the cost model reads the remote work from it, the SQL what to share.
-        object.__setattr__(plan, "_remote_work", RemoteWork(pushable.source.name, self.dialect, rows, aggregated,
-                                                            shared_joins))
+        record_remote_work(plan, RemoteWork(pushable.source.name, self.dialect, rows, aggregated, shared_joins))
         return PhysicalExpr(plan, Algorithm.REMOTE_QUERY, (), plan, self.name)
 
     def pushable(self, group: Group, context: Any, state: PushdownState, under_limit: bool = False) -> Pushable | None:
