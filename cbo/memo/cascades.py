@@ -52,8 +52,8 @@ from cbo.cost import CostModel
 from cbo.ir.operators import Join, Plan
 from cbo.memo.context import SearchContext
 from cbo.memo.delivery import deliver
-from cbo.memo.memo import UNPREDICTED, Counters, Group, PhysicalExpr, Winner, group_of
-from cbo.memo.pattern import Pattern, bindings, current
+from cbo.memo.memo import UNPREDICTED, Counters, Group, PhysicalExpr, Winner, current, group_of
+from cbo.memo.pattern import Pattern, bindings
 from cbo.memo.properties import ANY, BROADCAST, Delivered, Required, delivered_by
 from cbo.memo.rules.base import RuleSet, TransformationRule
 

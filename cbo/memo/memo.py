@@ -72,6 +72,25 @@ def group_of(plan: Plan) -> Group:
     return plan.group
 
 
+def current(plan: Plan) -> Plan:
+    """``plan`` with every group reference naming the group that stands for it now.
+
+    Exploring a group can merge groups (``Memo.merge``): the absorbed group is emptied and the
+    memo's expressions that read it are rebuilt, but an expression read before the merge (the
+    one a binding is rooted at, or one bound in an input group) still names the empty group,
+    whose logical properties cannot be read. Rules are given bindings as the memo holds them
+    after the merge, and the memo files expressions under the groups that stand.
+    """
+    children = plan.children
+    for child in children:
+        if type(child) is not GroupRef or child.group.merged_into is not None:
+            break
+    else:   # (a loop, not all() over a generator: every enumerated join passes here)
+        return plan
+    return plan.with_children(tuple((c.group.find().ref if c.group.merged_into is not None else c)
+                                    if type(c) is GroupRef else current(c) for c in children))
+
+
 @dataclass
 class Winner:
     """The cheapest plan found for a group under one required property set: a physical
@@ -360,13 +379,7 @@ class Memo:
 
     def _canonical(self, expr: Plan) -> Plan:
         """``expr`` with every input naming the group that stands for it."""
-        children = expr.children
-        for child in children:
-            if group_of(child).merged_into is not None:
-                break
-        else:   # (a loop, not all() over a generator: every enumerated join passes here)
-            return expr
-        return expr.with_children(tuple(group_of(c).find().ref for c in children))
+        return current(expr)
 
     def merge(self, a: Group, b: Group) -> Group:
         """Make ``a`` and ``b`` one group (and any groups that become equal through them)."""

@@ -24,7 +24,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from cbo.ir.operators import Plan
-from cbo.memo.memo import GroupRef, group_of
+from cbo.memo.memo import current, group_of
 
 if TYPE_CHECKING:
     from cbo.memo.memo import Group
@@ -118,21 +118,3 @@ def bindings(pattern: Pattern, expr: Plan, explore: Callable[[Group], None] | No
 
     yield from product(0, ())
 
-
-def current(plan: Plan) -> Plan:
-    """``plan`` with every group reference naming the group that stands for it now.
-
-    Exploring a group can merge groups (``Memo.merge``): the absorbed group is emptied and the
-    memo's expressions that read it are rebuilt, but an expression read before the merge (the
-    one a binding is rooted at, or one bound in an input group) still names the empty group,
-    whose logical properties cannot be read. A rule is given the expression as the memo holds
-    it after the merge.
-    """
-    children = plan.children
-    if not children:
-        return plan
-    fresh = tuple((c if c.group.merged_into is None else c.group.find().ref) if type(c) is GroupRef else current(c)
-                  for c in children)
-    if all(a is b for a, b in zip(fresh, children)):
-        return plan
-    return plan.with_children(fresh)
