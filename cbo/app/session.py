@@ -391,13 +391,9 @@ class Session:
         (``cbo.exec.spark_exec.collect_together``): for many small queries, whose cost is
         Spark's per query. Their output columns must be integers, booleans or strings.
         ``shuffle_partitions`` replaces the planned partition count (which changes no answer)."""
-        from cbo.exec.spark_exec import can_collect_together, collect_together
+        from cbo.exec.spark_exec import collect_together
 
-        for number, query in enumerate(planned):
-            if not can_collect_together(query.plan):
-                raise CboError(f"query {number} returns a type run_together cannot carry "
-                               f"({', '.join(str(c.type) for c in query.plan.output)}): run it alone")
-        try:
+        try:   # (a plan whose output a batch cannot carry is a CboError naming it)
             return collect_together([(self._spark(q), q.plan, q.names) for q in planned], shuffle_partitions)
         except CboError:
             raise

@@ -126,8 +126,8 @@ def collect_together(runs: Sequence[tuple[SparkExecutor, Plan, tuple[str, ...]]]
     of_run = []
     for number, (executor, plan, names) in enumerate(runs):
         if not can_collect_together(plan):
-            raise CboError(f"plan {number} has an output type a batch cannot carry: "
-                           f"{', '.join(str(c.type) for c in plan.output)}")
+            raise CboError(f"query {number} returns a type a batch cannot carry "
+                           f"({', '.join(str(c.type) for c in plan.output)}): run it alone")
         of_run.append(branches.setdefault(executor.statement(plan, names), len(branches)))
     selects = []
     for statement, branch in branches.items():
