@@ -39,12 +39,26 @@ def merge(reports: list[dict]) -> dict:
     return merged
 
 
+def read_run(path: Path) -> dict:
+    """One run's JSON, or a one-line exit naming the file and what is wrong with it."""
+    try:
+        report = json.loads(path.read_text())
+    except OSError as exc:
+        raise SystemExit(f"merge_runs: cannot read {path}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise SystemExit(f"merge_runs: {path} is not JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(report, dict) or report.get("benchmark") != "tpch-run" \
+            or not isinstance(report.get("queries"), list):
+        raise SystemExit(f"merge_runs: {path} is not a benchmarks.tpch.run report")
+    return report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    report = merge([json.loads(p.read_text()) for p in args.runs])
+    report = merge([read_run(p) for p in args.runs])
     print_summary(report["summary"])
     save(args.out, report, plot_too=True)
     print(f"saved {args.out} and {args.out.with_suffix('.png')}")
