@@ -10,6 +10,7 @@ import numpy as np
 
 from cbo.estimate.column import ColumnEstimate
 from cbo.ir.expressions import Column, Expr
+from cbo.ir.operators import ForeignKeyRef
 from stats.sample import RowSample
 
 
@@ -104,7 +105,7 @@ class Leaf:
     unique: frozenset[frozenset[Column]]
     # Declared foreign keys of the input (``ForeignKeyRef``): a column that references a whole
     # table's key matches it once per non-NULL row.
-    foreign: frozenset = frozenset()
+    foreign: frozenset[ForeignKeyRef] = frozenset()
 
 
 @dataclass(frozen=True, eq=False)
