@@ -16,23 +16,29 @@ over the larger group domain. A side whose join columns hold one of its unique k
 each row of the other side at most once, which caps the estimate.
 
 Semi and anti joins use the share of probe rows whose value is present on the other side;
-outer joins add the unmatched rows of their preserved side, so they are never below it.
+outer joins add the unmatched rows of their preserved side, so they are never below it. A semi
+or anti join of a table's rows with the same table's rows on one column, asking for *another*
+row of the group (``l1.orderkey = l3.orderkey AND l1.suppkey <> l3.suppkey``, TPC-H Q21), is
+decided by the sizes of the groups: every probe row finds itself and the ``<>`` rejects it, so
+what counts is whether its group holds more rows (``_other_row_share``).
 """
 
 from __future__ import annotations
 
 import math
 from collections import ChainMap
+from dataclasses import replace
 
 import numpy as np
 
+from cbo.estimate.aggregates import group_sizes
 from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.estimate.filters import generic_selectivity
 from cbo.estimate.matching import matched_histogram
 from cbo.estimate.relation import DerivedColumns, Origin, RelEstimate
 from cbo.estimate.values import is_discrete, position
-from cbo.ir.expressions import Column, conjuncts
-from cbo.ir.operators import Join, key_columns
+from cbo.ir.expressions import Call, Column, ColumnRef, Expr, conjuncts
+from cbo.ir.operators import Join, Scan, key_columns
 
 
 def _uniform(notes: list[str] | None, what: str) -> None:
@@ -96,8 +102,6 @@ def matched_rows(a: ColumnEstimate, b: ColumnEstimate, notes: list[str] | None =
 
 def _without_mcv(estimate: ColumnEstimate) -> ColumnEstimate:
     """The column's histogram alone (its values that are not most common)."""
-    from dataclasses import replace
-
     return replace(estimate.live, mcv=())
 
 
@@ -198,6 +202,10 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate) -> RelEstim
     if residual_share < 1.0:
         left_share = _with_residual(left_share, inner, L, residual_share)
         right_share = _with_residual(right_share, inner, R, residual_share)
+    if node.kind in ("semi", "anti") and len(pairs) == 1 and residual and L > 0 and R > 0:
+        found = _other_row_share(pairs[0], residual, left, right, residual_share)
+        if found is not None:
+            left_share = found
 
     kind = node.kind
     if kind == "null_aware_anti":
@@ -360,6 +368,55 @@ def _key_selectivity(pairs: tuple[tuple[Column, Column], ...], left: RelEstimate
     return product
 
 
+def _other_row_share(pair: tuple[Column, Column], residual: list[Expr], left: RelEstimate, right: RelEstimate,
+                     residual_share: float) -> float | None:
+    """Share of the probe rows with another row of their group, for ``a = b AND x <> y`` where
+    ``a, b`` and ``x, y`` are each one column of one table, the probe rows are rows of the build
+    side (its sample's rows passing the probe's filters pass the build's: every probe row
+    matches itself), and ``x <> y`` is the only residual. Each probe row sits in a group of
+    ``n`` build rows (the sizes of ``aggregates.group_sizes``, a row as likely in any row's
+    group); itself excluded by the ``<>``, it has another row when one of the ``n - 1`` others
+    passes the residual (each with its selectivity). None where the shape does not hold."""
+    a, b = pair
+    if not (_same_column(left.origins.get(a), right.origins.get(b))):
+        return None
+    origin_a, origin_b = left.origins[a], right.origins[b]
+    if origin_b.unique:
+        return None
+    for conjunct in residual:
+        if not (isinstance(conjunct, Call) and conjunct.name == "neq" and len(conjunct.args) == 2):
+            return None
+        first, second = conjunct.args
+        if not (isinstance(first, ColumnRef) and isinstance(second, ColumnRef)):
+            return None
+        x, y = first.column, second.column
+        if x in right.origins and y in left.origins:
+            x, y = y, x
+        if not _same_column(left.origins.get(x), right.origins.get(y)) \
+                or left.origins[x].scan != origin_a.scan or right.origins[y].scan != origin_b.scan:
+            return None
+    view_a, view_b = origin_a.sample, origin_b.sample
+    if view_a is None or view_b is None or view_a.sample is not view_b.sample:
+        return None
+    if view_b.mask is not None and (view_a.mask is None or bool(np.any(view_a.mask & ~view_b.mask))):
+        return None
+    key = right.column(b)
+    groups = max(key.distinct, 1.0)
+    sizes = group_sizes(replace(right, rows=key.non_null), (b,), groups)
+    weight = sum(share * n for share, n in sizes)
+    if weight <= 0:
+        return None
+    alone = sum(share * n * (1.0 - residual_share) ** max(n - 1.0, 0.0) for share, n in sizes) / weight
+    present = 1.0 - left.column(a).null_fraction
+    return present * (1.0 - alone)
+
+
+def _same_column(x: Origin | None, y: Origin | None) -> bool:
+    """Two plan columns that read the same column of the same table."""
+    return x is not None and y is not None and isinstance(x.scan, Scan) and isinstance(y.scan, Scan) \
+        and x.scan.table == y.scan.table and x.name is not None and x.name == y.name
+
+
 def _with_residual(share: float, inner: float, rows: float, residual: float) -> float:
     """Share of rows with a match that also passes the residual condition."""
     if share <= 0 or rows <= 0:
@@ -371,8 +428,6 @@ def _with_residual(share: float, inner: float, rows: float, residual: float) -> 
 
 
 def _plus_nulls(estimate: ColumnEstimate, nulls: float) -> ColumnEstimate:
-    from dataclasses import replace
-
     return replace(estimate, nulls=estimate.nulls + nulls)
 
 
