@@ -131,17 +131,23 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
             rows *= found if found is not None else selectivities[k]
         for i, j, ks in grouped:
             rows *= _group_correction(i, j, [classes[k] for k in ks], leaves, leaf_of)
+        # A composite key's classes are already matched jointly (``_group_correction``): for
+        # each of its two leaves they count as one class, its first, so the dependence between
+        # them (a lineitem's part and supplier are one partsupp row) is not corrected twice.
+        merged = {(index, k) for _, _, ks in grouped for k in sorted(ks)[1:] for index in _pair_of(grouped, ks)}
         in_classes = [0] * len(leaves)
-        for members in classes:
+        for k, members in enumerate(classes):
             for index in {leaf_of[c] for c in members}:
-                in_classes[index] += 1
+                if (index, k) not in merged:
+                    in_classes[index] += 1
         for index, count in enumerate(in_classes):
             if count >= 2 and leaves[index].estimate.sample is not None:
-                involved = tuple(m for m in classes if any(leaf_of[c] == index for c in m))
+                own_classes = [m for k, m in enumerate(classes) if (index, k) not in merged]
+                involved = tuple(m for m in own_classes if any(leaf_of[c] == index for c in m))
                 members_of = tuple(c for m in involved for c in m)
 
-                def correlation(_: list[str], i: int = index) -> float:
-                    return _leaf_correlation(i, classes, leaves, leaf_of)
+                def correlation(_: list[str], i: int = index, these: list = own_classes) -> float:
+                    return _leaf_correlation(i, these, leaves, leaf_of)
 
                 rows *= _remembered(("leaf", involved, index), members_of, leaves, leaf_of, correlation, notes)
         scale = max((leaf.estimate.rows for leaf in leaves), default=1.0)
@@ -482,6 +488,11 @@ def _composite_pairs(classes: Sequence[tuple[Column, ...]], leaves: Sequence[Lea
         if on_i in leaves[i].estimate.groups or on_j in leaves[j].estimate.groups:
             found.append((i, j, ks))
     return found
+
+
+def _pair_of(grouped: Sequence[tuple[int, int, list[int]]], ks: list[int]) -> tuple[int, int]:
+    """The two leaves of the composite key whose classes are ``ks``."""
+    return next((i, j) for i, j, found in grouped if found is ks)
 
 
 def _member_in(members: Sequence[Column], leaf: int, leaf_of: dict[Column, int]) -> Column:
