@@ -742,6 +742,14 @@ def _against_whole_key(chosen: Sequence[tuple[Column, Origin]], arrays: Sequence
         rows = int(present.sum())
         if rows < MIN_SAMPLE_TUPLES:
             return None
+        passing = int(other.view.mask.sum())
+        base = other.base
+        leaf_rows = leaves[leaf_of[other_column]].estimate.rows
+        if passing >= MIN_SAMPLE_TUPLES and base is not None and base.non_null > 0 and other.base_rows > 0:
+            # The leaf's own estimate of its passing rows (histograms where they answer
+            # exactly), times the share of them with a value as the sample sees it: the
+            # sample then only measures the NULLs, not the filter again.
+            return leaf_rows * float((other.view.mask & present).sum()) / passing / base.non_null
         return float((other.view.mask & present).sum()) / rows
     return None
 

@@ -362,3 +362,26 @@ def test_a_composite_key_is_not_corrected_twice_for_the_dependence_of_its_column
                                                          compare("eq", col(line, "sk"), col(partsupp, "sk"))]))
     truth = sum(1 for d in day if d <= 90)
     assert 1 / 1.1 <= estimator.rows(joined) / truth <= 1.1, (estimator.rows(joined), truth)
+
+
+def test_a_foreign_key_into_a_whole_key_keeps_the_filtered_side_s_own_estimate():
+    # posts filtered on a range ⋈ all users: every post with an owner matches once, so the
+    # join has the filtered posts' rows (less NULL owners). Those rows come from the filter's
+    # estimate (its histogram, exact here); the sample only measures the share with an owner.
+    # Taken from the sampled rows passing the filter instead (82 of 1,000), it moved by up
+    # to 15 %.
+    for seed in range(5):
+        rng = random.Random(seed)
+        users = list(range(1, 2_001))
+        owner = [rng.choice(users) for _ in range(100_000)]
+        day = [rng.randint(1, 365) for _ in owner]
+        stats = {"t.users": table_stats("t.users", {"id": users}),
+                 "t.posts": table_stats("t.posts", {"owner": owner, "day": day}, sample_size=1_000)}
+        factory = ColumnFactory()
+        user = make_scan(factory, "t.users", ["id"], keys=("id",))
+        post = make_scan(factory, "t.posts", ["owner", "day"])
+        joined = Join("inner", Filter(post, compare("lte", col(post, "day"), num(30))), user,
+                      compare("eq", col(post, "owner"), col(user, "id")))
+        truth = sum(1 for d in day if d <= 30)
+        estimate = Estimator(stats).rows(joined)
+        assert 1 / 1.02 <= estimate / truth <= 1.02, (seed, estimate, truth)
