@@ -385,3 +385,41 @@ def test_a_foreign_key_into_a_whole_key_keeps_the_filtered_side_s_own_estimate()
         truth = sum(1 for d in day if d <= 30)
         estimate = Estimator(stats).rows(joined)
         assert 1 / 1.02 <= estimate / truth <= 1.02, (seed, estimate, truth)
+
+
+def _busy_users(sample_size: int):  # type: ignore[no-untyped-def]
+    """Users, their posts and badges: one user in a hundred is busy (20 to 60 of each)."""
+    rng = random.Random(3)
+    users = list(range(1, 5_001))
+    activity = {u: (rng.randint(20, 60) if u % 100 == 0 else rng.choice((0, 0, 1, 2))) for u in users}
+    stats = {"t.u": table_stats("t.u", {"id": users, "up": [activity[u] * 10 for u in users]}),
+             "t.p": table_stats("t.p", {"owner": [u for u in users for _ in range(activity[u])]},
+                                sample_size=sample_size),
+             "t.b": table_stats("t.b", {"uid": [u for u in users for _ in range(activity[u])]},
+                                sample_size=sample_size)}
+    factory = ColumnFactory()
+    user = make_scan(factory, "t.u", ["id", "up"], keys=("id",))
+    post = make_scan(factory, "t.p", ["owner"])
+    badge = make_scan(factory, "t.b", ["uid"])
+    busy = Filter(user, compare("gte", col(user, "up"), num(200)))
+    return Estimator(stats), busy, post, badge, user
+
+
+def test_foreign_keys_meeting_at_a_key_are_bounded_below_by_equally_busy_keys():
+    # Chebyshev's sum inequality: busy in posts, busy in badges, so the class holds at least
+    # (posts of the passing users) x (their badges) / (passing users) tuples; a class found
+    # empty by its samples keeps the bound where the bound expects under three sampled tuples
+    from cbo.estimate.join_sets import _busy_everywhere_floor, leaves_of
+
+    for sample_size, empty_refuses in ((100_000, True), (20, False)):
+        estimator, busy, post, badge, user = _busy_users(sample_size)
+        pairs = [estimator.rows(Join("inner", other, busy, compare("eq", col(other, name), col(user, "id"))))
+                 for other, name in ((post, "owner"), (badge, "uid"))]
+        leaves = [leaves_of(estimator.estimate(p), p)[0][0] for p in (post, busy, badge)]
+        members = (post.columns[0], user.columns[0], badge.columns[0])
+        leaf_of = {c: i for i, leaf in enumerate(leaves) for c in leaf.key}
+        floor = _busy_everywhere_floor(members, leaves, leaf_of, False)
+        keys, rows = leaves[1].estimate.rows, leaves[0].estimate.rows * leaves[2].estimate.rows
+        assert floor is not None and math.isclose(floor * keys * rows, pairs[0] * pairs[1] / keys, rel_tol=1e-6)
+        refused = _busy_everywhere_floor(members, leaves, leaf_of, True) is None
+        assert refused == empty_refuses, sample_size
