@@ -226,11 +226,17 @@ def _pairs_found_empty(members: tuple[Column, ...], leaves: Sequence[Leaf], leaf
     """The estimates of the class's pairs of members (of different leaves) that the samples
     find empty: a class of three is empty where two of its members never meet (recent users
     and old badges), which its own sampled tuples, few under all filters at once, may not
-    show. Pairs are measured as a two-leaf set of the same leaves would be (and remembered)."""
-    found = []
-    for x in range(len(members)):
-        for y in range(x + 1, len(members)):
-            a, b = members[x], members[y]
+    show. Pairs are measured as a two-leaf set of the same leaves would be (and remembered).
+
+    Only members whose leaf has a sample can be in such a pair: a pair is found empty by its
+    samples alone (``_from_base`` and ``_sampled`` read both members' samples, and say nothing
+    where one lacks it), so the others are not measured (a clique of leaves without samples
+    has dozens of pairs per class, asked for every set)."""
+    found: list[float] = []
+    sampled = [c for c in members if leaves[leaf_of[c]].estimate.sample is not None]
+    for x in range(len(sampled)):
+        for y in range(x + 1, len(sampled)):
+            a, b = sampled[x], sampled[y]
             if leaf_of[a] == leaf_of[b]:
                 continue
             pair = (a, b)
