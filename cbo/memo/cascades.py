@@ -76,13 +76,15 @@ _Block = tuple[Callable[[Plan], bool] | None, list[tuple[TransformationRule, Pat
 def _single_inputs(entries: list[tuple[TransformationRule, Pattern, bool]]
                    ) -> tuple[tuple[int, tuple[type, ...]], ...] | None:
     """For a run of patterns each patterning exactly one input: (input position, the operators
-    the run's patterns ask of it), positions in the order the patterns first name them; else None."""
-    inputs: dict[int, list[type]] = {}
+    the run's patterns ask of it, each once), positions in the order the patterns first name
+    them; else None. (Two rules ask the same operators of the same inputs: asking a group
+    twice whether it holds one would only repeat the answer, for each of a clique's joins.)"""
+    inputs: dict[int, dict[type, None]] = {}
     for _, pattern, _ in entries:
         if len(pattern.patterned_inputs) != 1:
             return None
         index, operator = pattern.patterned_inputs[0]
-        inputs.setdefault(index, []).append(operator)
+        inputs.setdefault(index, {})[operator] = None
     return tuple((index, tuple(operators)) for index, operators in inputs.items())
 
 
@@ -204,6 +206,7 @@ class CascadesSearch:
             return
         group.explored = True
         explored, explore, context = self._explored, self.explore_group, self.context
+        known_patterns = self._patterns_by_operator
         index = 0
         while index < len(group.expressions):
             expr = group.expressions[index]
@@ -212,7 +215,12 @@ class CascadesSearch:
                 continue
             explored[id(expr)] = expr
             expr_type = type(expr)
-            for test, entries, inputs in self._patterns_of(expr_type, expr.kind if expr_type is Join else None):  # type: ignore[attr-defined]
+            kind = expr.kind if expr_type is Join else None   # type: ignore[attr-defined]
+            # (the patterns read without a call when known: once per each of a clique's joins)
+            blocks = known_patterns.get((expr_type, kind))
+            if blocks is None:
+                blocks = self._patterns_of(expr_type, kind)
+            for test, entries, inputs in blocks:
                 # a test several adjacent patterns share runs once per expression
                 if test is not None and not test(expr):
                     continue
