@@ -97,6 +97,7 @@ class JoinGraph:
     _column_bits: dict[int, int] | None = None   # column id -> its relation's bit (see _equated)
     # condition_and_keys' answers by the identity of the class equalities they join on: a
     # 10-relation clique's 28,501 pairs join on 45 distinct conditions
+    _class_rows: list[tuple[int, dict, EquivalenceClass]] | None = None   # (mask, its _pairs, class)
     _conditions: dict[tuple[int, ...], tuple[Expr, tuple[tuple[Column, Column], ...]]] = \
         field(default_factory=dict)
 
@@ -130,13 +131,16 @@ class JoinGraph:
             return self.non_inner[right].condition, None
         union = left | right
         joined = []   # each class's (equality, pair), kept by the class for the graph's life
-        for cls in self.classes:
+        rows = self._class_rows
+        if rows is None or len(rows) != len(self.classes):
+            rows = self._class_rows = [(cls.mask, cls._pairs, cls) for cls in self.classes]
+        for mask, known_pairs, cls in rows:
             # (equality_and_pair inlined: a 10-relation clique asks 28,501 pairs of 9 classes)
-            on_left = cls.mask & left
+            on_left = mask & left
             if on_left:
-                on_right = cls.mask & right
+                on_right = mask & right
                 if on_right:
-                    known = cls._pairs.get((on_left & -on_left, on_right & -on_right))
+                    known = known_pairs.get((on_left & -on_left, on_right & -on_right))
                     if known is None:
                         known = cls.equality_and_pair(left, right)
                     joined.append(known)

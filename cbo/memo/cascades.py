@@ -352,7 +352,11 @@ class CascadesSearch:
             pending = []
             out: tuple[float, float] | None = None
             size = self.size
-            join_floor = self.cost_model.join_floor
+            # joins whose inputs have plans: (their inputs' cost, index, expression), and their
+            # inputs' rows, for the least the join itself costs (``CostModel.join_floors``)
+            joins: list[tuple[float, int, Plan]] = []
+            left_rows: list[float] = []
+            right_rows: list[float] = []
             for index, expr in enumerate(group.expressions):
                 if type(expr) is Join:
                     # (the common case, tens of thousands after a join enumeration, without
@@ -371,14 +375,20 @@ class CascadesSearch:
                         # the expressions before any is implemented (in a star, most of them).
                         if out is None:
                             out = size(group)
-                        lower = a.cost + b.cost + join_floor(out, [left.size or size(left),
-                                                                   right.size or size(right)])
+                        joins.append((a.cost + b.cost, index, expr))
+                        left_rows.append((left.size or size(left))[0])
+                        right_rows.append((right.size or size(right))[0])
+                        continue
                 else:
                     lower = 0.0
                     for child in expr.children:
                         winner = self.optimize_group(group_of(child), ANY)
                         lower = math.inf if winner is None else lower + winner.cost
                 pending.append((lower, index, expr))
+            if joins:
+                assert out is not None
+                floors = self.cost_model.join_floors(out, left_rows, right_rows)
+                pending += [(inputs + floor, index, expr) for (inputs, index, expr), floor in zip(joins, floors)]
             pending.sort()   # by bound, then index: indexes differ, so expressions are never compared
             table = self._tables[group.id] = CostTable(pending)
         return table
