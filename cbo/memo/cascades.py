@@ -286,13 +286,14 @@ class CascadesSearch:
         for index, operators in inputs:
             if index >= len(children):
                 return True   # (could_bind_inputs passes an input the expression lacks)
-            group = children[index].group.find()   # type: ignore[attr-defined]   # (a group reference)
+            group = children[index].group   # type: ignore[attr-defined]   # (a group reference)
+            if group.merged_into is not None:
+                group = group.find()
             if not group.explored:
                 self.explore_group(group)
                 group = group.find()
-            for operator in operators:
-                if group.holds(operator):
-                    return True
+            if group.holds_any(operators):
+                return True
         return False
 
     def apply_rule(self, rule, expr: Plan, group: Group) -> None:
