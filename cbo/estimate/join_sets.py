@@ -83,10 +83,14 @@ def leaves_of(estimate: RelEstimate, plan: Plan) -> tuple[tuple[Leaf, ...], froz
     return (leaf,), frozenset()
 
 
+def _leaf_order(leaf: Leaf) -> int:
+    return leaf.order
+
+
 def join_set_of(node: Join, left: RelEstimate, right: RelEstimate) -> JoinSet:
     left_leaves, left_conjuncts = leaves_of(left, node.left)
     right_leaves, right_conjuncts = leaves_of(right, node.right)
-    leaves = sorted(left_leaves + right_leaves, key=lambda leaf: min((c.id for c in leaf.key), default=-1))
+    leaves = sorted(left_leaves + right_leaves, key=_leaf_order)
     return JoinSet(tuple(leaves), left_conjuncts | right_conjuncts | frozenset(conjuncts(node.condition)))
 
 

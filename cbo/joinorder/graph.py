@@ -52,18 +52,22 @@ class EquivalenceClass:
 
     def __post_init__(self) -> None:
         self.mask = sum(1 << i for i in self.members)
+        # _pairs' keys: the lowest member bit on the right shifted past every member's bit, or
+        # the lowest on the left (one int, not a pair: read for each class of each join pair)
+        self.shift = self.mask.bit_length()
         self._equalities: dict[tuple[int, int], Expr] = {}
-        self._pairs: dict[tuple[int, int], tuple[Expr, tuple[Column, Column]]] = {}   # by lowest bits
+        self._pairs: dict[int, tuple[Expr, tuple[Column, Column]]] = {}   # by lowest bits (see shift)
         for i, j, conjunct in self.written:
             self._equalities[(i, j)] = self._equalities[(j, i)] = conjunct
 
     def equality_and_pair(self, left: int, right: int) -> tuple[Expr, tuple[Column, Column]]:
         """``equality`` and the pair (member in ``left``, member in ``right``) it equates."""
         low_left, low_right = left & self.mask, right & self.mask
-        key = (low_left & -low_left, low_right & -low_right)
+        lowest_left, lowest_right = low_left & -low_left, low_right & -low_right
+        key = (lowest_right << self.shift) | lowest_left
         found = self._pairs.get(key)
         if found is None:
-            i, j = key[0].bit_length() - 1, key[1].bit_length() - 1
+            i, j = lowest_left.bit_length() - 1, lowest_right.bit_length() - 1
             found = self._pairs[key] = (self.equality(left, right), (self.members[i], self.members[j]))
         return found
 
@@ -97,7 +101,7 @@ class JoinGraph:
     _column_bits: dict[int, int] | None = None   # column id -> its relation's bit (see _equated)
     # condition_and_keys' answers by the identity of the class equalities they join on: a
     # 10-relation clique's 28,501 pairs join on 45 distinct conditions
-    _class_rows: list[tuple[int, dict, EquivalenceClass]] | None = None   # (mask, its _pairs, class)
+    _class_rows: list[tuple[int, int, dict, EquivalenceClass]] | None = None   # (mask, shift, _pairs, class)
     _conditions: dict[tuple[int, ...], tuple[Expr, tuple[tuple[Column, Column], ...]]] = \
         field(default_factory=dict)
 
@@ -133,14 +137,14 @@ class JoinGraph:
         joined = []   # each class's (equality, pair), kept by the class for the graph's life
         rows = self._class_rows
         if rows is None or len(rows) != len(self.classes):
-            rows = self._class_rows = [(cls.mask, cls._pairs, cls) for cls in self.classes]
-        for mask, known_pairs, cls in rows:
+            rows = self._class_rows = [(cls.mask, cls.shift, cls._pairs, cls) for cls in self.classes]
+        for mask, shift, known_pairs, cls in rows:
             # (equality_and_pair inlined: a 10-relation clique asks 28,501 pairs of 9 classes)
             on_left = mask & left
             if on_left:
                 on_right = mask & right
                 if on_right:
-                    known = known_pairs.get((on_left & -on_left, on_right & -on_right))
+                    known = known_pairs.get(((on_right & -on_right) << shift) | (on_left & -on_left))
                     if known is None:
                         known = cls.equality_and_pair(left, right)
                     joined.append(known)
