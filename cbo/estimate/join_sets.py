@@ -108,7 +108,9 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
     for leaf in leaves:
         rows *= leaf.estimate.rows
     combined: ChainMap[Column, ColumnEstimate] = ChainMap(*[leaf.estimate.columns for leaf in leaves])  # type: ignore[arg-type]
-    class_of = {c: k for k, members in enumerate(classes) for c in members}
+    # each class member's class, filled when a column is first derived (a memo reads the
+    # columns of few of its join sets)
+    class_of: dict[Column, int] = {}
     empty_alone: list[float] = []
     if rows > 0:
         grouped = _composite_pairs(classes, leaves, leaf_of)
@@ -169,6 +171,8 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
     kept: dict[int, float] = {}
 
     def derive(c: Column, e: ColumnEstimate) -> ColumnEstimate:
+        if not class_of and classes:
+            class_of.update({member: k for k, members in enumerate(classes) for member in members})
         k = class_of.get(c)
         if k is None:
             index = leaf_of.get(c)
