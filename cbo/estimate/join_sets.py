@@ -83,10 +83,14 @@ def leaves_of(estimate: RelEstimate, plan: Plan) -> tuple[tuple[Leaf, ...], froz
     return (leaf,), frozenset()
 
 
+def _leaf_order(leaf: Leaf) -> int:
+    return leaf.order
+
+
 def join_set_of(node: Join, left: RelEstimate, right: RelEstimate) -> JoinSet:
     left_leaves, left_conjuncts = leaves_of(left, node.left)
     right_leaves, right_conjuncts = leaves_of(right, node.right)
-    leaves = sorted(left_leaves + right_leaves, key=lambda leaf: min((c.id for c in leaf.key), default=-1))
+    leaves = sorted(left_leaves + right_leaves, key=_leaf_order)
     return JoinSet(tuple(leaves), left_conjuncts | right_conjuncts | frozenset(conjuncts(node.condition)))
 
 
@@ -104,7 +108,9 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
     for leaf in leaves:
         rows *= leaf.estimate.rows
     combined: ChainMap[Column, ColumnEstimate] = ChainMap(*[leaf.estimate.columns for leaf in leaves])  # type: ignore[arg-type]
-    class_of = {c: k for k, members in enumerate(classes) for c in members}
+    # each class member's class, filled when a column is first derived (a memo reads the
+    # columns of few of its join sets)
+    class_of: dict[Column, int] = {}
     empty_alone: list[float] = []
     if rows > 0:
         grouped = _composite_pairs(classes, leaves, leaf_of)
@@ -178,6 +184,8 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
     kept: dict[int, float] = {}
 
     def derive(c: Column, e: ColumnEstimate) -> ColumnEstimate:
+        if not class_of and classes:
+            class_of.update({member: k for k, members in enumerate(classes) for member in members})
         k = class_of.get(c)
         if k is None:
             index = leaf_of.get(c)
@@ -239,11 +247,17 @@ def _pairs_found_empty(members: tuple[Column, ...], leaves: Sequence[Leaf], leaf
     """The estimates of the class's pairs of members (of different leaves) that the samples
     find empty: a class of three is empty where two of its members never meet (recent users
     and old badges), which its own sampled tuples, few under all filters at once, may not
-    show. Pairs are measured as a two-leaf set of the same leaves would be (and remembered)."""
-    found = []
-    for x in range(len(members)):
-        for y in range(x + 1, len(members)):
-            a, b = members[x], members[y]
+    show. Pairs are measured as a two-leaf set of the same leaves would be (and remembered).
+
+    Only members whose leaf has a sample can be in such a pair: a pair is found empty by its
+    samples alone (``_from_base`` and ``_sampled`` read both members' samples, and say nothing
+    where one lacks it), so the others are not measured (a clique of leaves without samples
+    has dozens of pairs per class, asked for every set)."""
+    found: list[float] = []
+    sampled = [c for c in members if leaves[leaf_of[c]].estimate.sample is not None]
+    for x in range(len(sampled)):
+        for y in range(x + 1, len(sampled)):
+            a, b = sampled[x], sampled[y]
             if leaf_of[a] == leaf_of[b]:
                 continue
             pair = (a, b)

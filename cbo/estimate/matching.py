@@ -148,7 +148,29 @@ _SMALL = 12
 def _pieces_small(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...] | None:
     """``_pieces`` in plain Python: the same operations in the same order on the same doubles,
     so the same result to the last bit (``tests/quick/test_matching_small.py`` holds them equal)."""
-    members = [tuple(a.tolist() for a in member) for member in arrays]
+    found = _sweep_small(arrays)
+    return None if found is None else tuple(np.array(column) for column in found)
+
+
+_LISTS: dict[int, tuple[tuple[np.ndarray, ...], tuple[list[float], ...]]] = {}
+
+
+def _as_lists(member: tuple[np.ndarray, ...]) -> tuple[list[float], ...]:
+    """A member's arrays as lists, kept per arrays object (``_discrete_arrays`` keeps those per
+    segments: a memo's join sets sweep the same columns in thousands of combinations)."""
+    found = _LISTS.get(id(member))
+    if found is not None and found[0] is member:
+        return found[1]
+    lists = tuple(a.tolist() for a in member)
+    if len(_LISTS) > 10_000:
+        _LISTS.clear()
+    _LISTS[id(member)] = (member, lists)   # (the arrays kept: their id stays theirs)
+    return lists
+
+
+def _sweep_small(arrays: Sequence[tuple[np.ndarray, ...]]) -> list[list[float]] | None:
+    """The columns (lower, upper, rows, distinct, domain) of ``_pieces_small`` as lists."""
+    members = [_as_lists(member) for member in arrays]
     points = sorted({p for lo, hi, *_ in members for p in (*lo, *(h + 1.0 for h in hi))})
     if len(points) < 2:
         return None
@@ -172,7 +194,34 @@ def _pieces_small(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray,
                 column.append(value)
     if not found[0]:
         return None
-    return tuple(np.array(column) for column in found)
+    return found
+
+
+def _array_sum(values: list[float]) -> float:
+    """``float(np.array(values).sum())`` to the last bit, without the array: numpy adds fewer
+    than eight doubles in order, and more in eight running sums (its pairwise summation's
+    unrolled block, up to 128 values) combined pairwise, then the rest in order
+    (``tests/quick/test_matching_small.py`` holds the two equal)."""
+    n = len(values)
+    if n < 8:
+        total = 0.0
+        for value in values:
+            total += value
+        return total
+    if n > 128:
+        return float(np.array(values).sum())
+    r = values[:8]
+    i = 8
+    end = n - n % 8
+    while i < end:
+        for j in range(8):
+            r[j] += values[i + j]
+        i += 8
+    total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    while i < n:
+        total += values[i]
+        i += 1
+    return total
 
 
 def matched_histogram(a: tuple[Segment, ...], b: tuple[Segment, ...]) -> float | None:
@@ -201,6 +250,10 @@ def matched_histogram(a: tuple[Segment, ...], b: tuple[Segment, ...]) -> float |
 
 
 def _histogram_tuples(arrays: Sequence[tuple[np.ndarray, ...]]) -> float:
+    if sum(len(a[0]) for a in arrays) <= _SMALL:
+        # (the rows column alone, summed as numpy would: no arrays made for a few segments)
+        swept = _sweep_small(arrays)
+        return 0.0 if swept is None else _array_sum(swept[2])
     found = _pieces(arrays)
     return 0.0 if found is None else float(found[2].sum())
 

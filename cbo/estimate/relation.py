@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -106,6 +107,12 @@ class Leaf:
     # Declared foreign keys of the input (``ForeignKeyRef``): a column that references a whole
     # table's key matches it once per non-NULL row.
     foreign: frozenset[ForeignKeyRef] = frozenset()
+
+    @cached_property
+    def order(self) -> int:
+        """Where the leaf sorts among a join set's leaves: its least column id (-1 without
+        columns), kept (a leaf is sorted again in every set holding it)."""
+        return min((c.id for c in self.key), default=-1)
 
 
 @dataclass(frozen=True, eq=False)

@@ -52,18 +52,22 @@ class EquivalenceClass:
 
     def __post_init__(self) -> None:
         self.mask = sum(1 << i for i in self.members)
+        # _pairs' keys: the lowest member bit on the right shifted past every member's bit, or
+        # the lowest on the left (one int, not a pair: read for each class of each join pair)
+        self.shift = self.mask.bit_length()
         self._equalities: dict[tuple[int, int], Expr] = {}
-        self._pairs: dict[tuple[int, int], tuple[Expr, tuple[Column, Column]]] = {}   # by lowest bits
+        self._pairs: dict[int, tuple[Expr, tuple[Column, Column]]] = {}   # by lowest bits (see shift)
         for i, j, conjunct in self.written:
             self._equalities[(i, j)] = self._equalities[(j, i)] = conjunct
 
     def equality_and_pair(self, left: int, right: int) -> tuple[Expr, tuple[Column, Column]]:
         """``equality`` and the pair (member in ``left``, member in ``right``) it equates."""
         low_left, low_right = left & self.mask, right & self.mask
-        key = (low_left & -low_left, low_right & -low_right)
+        lowest_left, lowest_right = low_left & -low_left, low_right & -low_right
+        key = (lowest_right << self.shift) | lowest_left
         found = self._pairs.get(key)
         if found is None:
-            i, j = key[0].bit_length() - 1, key[1].bit_length() - 1
+            i, j = lowest_left.bit_length() - 1, lowest_right.bit_length() - 1
             found = self._pairs[key] = (self.equality(left, right), (self.members[i], self.members[j]))
         return found
 
@@ -95,6 +99,11 @@ class JoinGraph:
     left_join_groups: dict[int, int] = field(default_factory=dict)
     hypergraph: Hypergraph = field(default_factory=lambda: Hypergraph(0))
     _column_bits: dict[int, int] | None = None   # column id -> its relation's bit (see _equated)
+    # condition_and_keys' answers by the identity of the class equalities they join on: a
+    # 10-relation clique's 28,501 pairs join on 45 distinct conditions
+    _class_rows: list[tuple[int, int, dict, EquivalenceClass]] | None = None   # (mask, shift, _pairs, class)
+    _conditions: dict[tuple[int, ...], tuple[Expr, tuple[tuple[Column, Column], ...]]] = \
+        field(default_factory=dict)
 
     @property
     def size(self) -> int:
@@ -125,19 +134,51 @@ class JoinGraph:
         if kind != "inner":
             return self.non_inner[right].condition, None
         union = left | right
-        found: list[Expr] = []
-        pairs: list[tuple[Column, Column]] = []
-        for cls in self.classes:
+        joined = []   # each class's (equality, pair), kept by the class for the graph's life
+        rows = self._class_rows
+        if rows is None or len(rows) != len(self.classes):
+            rows = self._class_rows = [(cls.mask, cls.shift, cls._pairs, cls) for cls in self.classes]
+        for mask, shift, known_pairs, cls in rows:
             # (equality_and_pair inlined: a 10-relation clique asks 28,501 pairs of 9 classes)
-            on_left = cls.mask & left
+            on_left = mask & left
             if on_left:
-                on_right = cls.mask & right
+                on_right = mask & right
                 if on_right:
-                    known = cls._pairs.get((on_left & -on_left, on_right & -on_right))
+                    known = known_pairs.get(((on_right & -on_right) << shift) | (on_left & -on_left))
                     if known is None:
                         known = cls.equality_and_pair(left, right)
-                    found.append(known[0])
-                    pairs.append(known[1])
+                    joined.append(known)
+        placed = False
+        for t, _ in self.predicates:
+            if t & union == t and t & left and t & right:
+                placed = True
+                break
+        if not placed:
+            # Only class equalities: the same ones (by identity) make the same condition.
+            key = tuple([id(known) for known in joined])
+            answer = self._conditions.get(key)
+            if answer is None:
+                answer = self._conditions[key] = self._joined_on(joined, None)
+            return answer
+        return self._joined_on(joined, (left, right))
+
+    def _joined_on(self, joined: list[tuple[Expr, tuple[Column, Column]]],
+                   sides: tuple[int, int] | None) -> tuple[Expr, tuple[tuple[Column, Column], ...]]:
+        """The condition and keys of ``condition_and_keys``: the classes' equalities, then (for
+        ``sides``, the two sets joined, if given) the conjuncts first covered by their union."""
+        found = [equality for equality, _ in joined]
+        pairs = [pair for _, pair in joined]
+        if sides is not None:
+            self._place_conjuncts(*sides, found, pairs)
+        if not found:
+            return TRUE, ()
+        # Distinct by construction (each class and conjunct once): no need for conjunction()'s
+        # flattening and de-duplication, which would cost more than the rest of a join pair.
+        return (found[0] if len(found) == 1 else and_of_distinct(tuple(found))), tuple(pairs)
+
+    def _place_conjuncts(self, left: int, right: int, found: list[Expr], pairs: list[tuple[Column, Column]]) -> None:
+        """Add the conjuncts first covered by ``left | right``, and the pairs they equate."""
+        union = left | right
         for t, conjunct in self.predicates:
             if t & union == t and t & left and t & right:
                 found.append(conjunct)
@@ -148,11 +189,6 @@ class JoinGraph:
                         pairs.append((a, b))
                     elif b_bit & left and a_bit & right:
                         pairs.append((b, a))
-        if not found:
-            return TRUE, ()
-        # Distinct by construction (each class and conjunct once): no need for conjunction()'s
-        # flattening and de-duplication, which would cost more than the rest of a join pair.
-        return (found[0] if len(found) == 1 else and_of_distinct(tuple(found))), tuple(pairs)
 
     def _equated(self, conjunct: Expr) -> tuple[tuple[Column, int], tuple[Column, int]] | None:
         """``a = b`` as ((a, a's relation bit), (b, b's relation bit)), else None."""

@@ -174,7 +174,8 @@ class Group:
         # The operator types among the expressions: a pattern skips a group without its operator
         # without reading the expressions (a 10-relation clique's join groups hold hundreds).
         self.operator_types: set[type] = {type(first)}
-        self._holds: dict[type, bool] = {}   # see holds; cleared when operator_types grows
+        # see holds and holds_any (by operator, or tuple of operators); cleared when operator_types grows
+        self._holds: dict[type | tuple[type, ...], bool] = {}
         self.winners: dict[Required, Winner | None] = {}   # None: no plan delivers it
         self.size: tuple[float, float] | None = None   # (rows, bytes per row), see SearchContext.size
         self.ref = GroupRef(self)
@@ -190,6 +191,14 @@ class Group:
         found = self._holds.get(operator)
         if found is None:
             found = self._holds[operator] = any(t is operator or issubclass(t, operator) for t in self.operator_types)
+        return found
+
+    def holds_any(self, operators: tuple[type, ...]) -> bool:
+        """Whether the group ``holds`` one of ``operators``, kept as ``holds`` keeps its answers
+        (the patterns of each of a clique's joins ask it of both its inputs)."""
+        found = self._holds.get(operators)
+        if found is None:
+            found = self._holds[operators] = any(self.holds(operator) for operator in operators)
         return found
 
     def winner(self, required: Required) -> Winner:

@@ -123,13 +123,18 @@ class Delivered:
             return self
 
         def widen(classes: Classes) -> Classes:
+            # Each pair in order, as a growing set would take it; a class no pair touches is
+            # kept as it is (the search widens a probe side's classes for each join it adds).
             out = []
             for members in classes:
-                grown = set(members)
+                grown = members
                 for a, b in equal:
-                    if a in grown or b in grown:
-                        grown |= {a, b}
-                out.append(frozenset(grown))
+                    if a in grown:
+                        if b not in grown:
+                            grown = grown | {b}
+                    elif b in grown:
+                        grown = grown | {a}
+                out.append(grown)
             return tuple(out)
 
         return Delivered(self.distribution, widen(self.partitioning), widen(self.ordering))

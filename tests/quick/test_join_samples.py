@@ -223,3 +223,58 @@ def test_a_foreign_key_with_all_of_an_unfiltered_key_keeps_its_own_filter_share(
     estimate = _both_orders(Estimator(stats), scored, users, on[0])
     truth = sum(1 for s in data["posts"]["Score"] if s >= 15)
     assert 0.95 <= estimate / truth <= 1.05, (estimate, truth)
+
+
+def test_pairs_found_empty_among_sampled_members_are_those_of_every_pair():
+    # ``_pairs_found_empty`` measures only the pairs whose two leaves have samples (only samples
+    # find a pair empty): with an empty owner-editor pair and a leaf without a sample in the
+    # class, it must find what measuring every pair finds, bound for bound.
+    from cbo.estimate import join_sets
+    from cbo.estimate.relation import Leaf
+
+    rng = random.Random(23)   # the data of the test above, and comments
+    ids = list(range(1, 2_001))
+    posts = 20_000
+    favourite = [0] * posts
+    for i in rng.sample(range(posts), 10):
+        favourite[i] = 100
+    data = {"posts": {"Id": list(range(1, posts + 1)), "OwnerUserId": [rng.choice(ids) for _ in range(posts)],
+                      "LastEditorUserId": [rng.choice(ids) for _ in range(posts)], "FavoriteCount": favourite},
+            "badges": {"Id": list(range(1, 100_001)), "UserId": [rng.choice(ids) for _ in range(100_000)]}}
+    data["comments"] = {"Id": list(range(1, 30_001)), "UserId": [rng.choice(ids) for _ in range(30_000)]}
+    factory = ColumnFactory()
+    stats = {f"q.{t}": table_stats(f"q.{t}", cols, sample_size=0 if t == "comments" else 2_000)
+             for t, cols in data.items()}
+    owned = make_scan(factory, "q.posts", list(data["posts"]), ("Id",))
+    edited = make_scan(factory, "q.posts", list(data["posts"]), ("Id",))
+    badges = make_scan(factory, "q.badges", list(data["badges"]), ("Id",))
+    comments = make_scan(factory, "q.comments", list(data["comments"]), ("Id",))
+    favourites = Filter(owned, compare("gte", col(owned, "FavoriteCount"), num(50)))
+    on = [compare("eq", col(owned, "OwnerUserId"), col(edited, "LastEditorUserId")),
+          compare("eq", col(badges, "UserId"), col(edited, "LastEditorUserId")),
+          compare("eq", col(comments, "UserId"), col(badges, "UserId"))]
+    plan = Join("inner", Join("inner", Join("inner", favourites, edited, on[0]), badges, on[1]), comments, on[2])
+    found = Estimator(stats).estimate(plan).join_set
+    assert found is not None
+    leaves = found.leaves
+    leaf_of = {c: i for i, leaf in enumerate(leaves) for c in leaf.key}
+    [members] = [m for m in join_sets._classes(found.conjuncts, leaf_of)[0] if len(m) == 4]
+    assert sum(leaves[leaf_of[c]].estimate.sample is None for c in members) == 1
+
+    def every_pair(leaves: tuple[Leaf, ...]) -> list[float]:   # the loop before the fast path
+        bounds = []
+        for x in range(len(members)):
+            for y in range(x + 1, len(members)):
+                a, b = members[x], members[y]
+                if leaf_of[a] == leaf_of[b]:
+                    continue
+                own: list[str] = []
+                selectivity = join_sets._class_selectivity((a, b), leaves, leaf_of, True, own)
+                if join_sets.EMPTY_NOTE in own:
+                    bound = selectivity * leaves[leaf_of[a]].estimate.rows * leaves[leaf_of[b]].estimate.rows
+                    bounds.append(bound * join_sets._fan_out(members, (a, b), leaves, leaf_of))
+        return bounds
+
+    expected = every_pair(leaves)
+    assert expected   # the owner-editor pair is found empty
+    assert join_sets._pairs_found_empty(members, leaves, leaf_of) == expected

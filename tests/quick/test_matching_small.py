@@ -8,7 +8,7 @@ import random
 import numpy as np
 
 from cbo.estimate.column import Segment
-from cbo.estimate.matching import _discrete_arrays, _histogram_tuples, _pieces_numpy, _pieces_small
+from cbo.estimate.matching import _array_sum, _discrete_arrays, _histogram_tuples, _pieces_numpy, _pieces_small
 
 
 def _segments(rng: random.Random) -> tuple[Segment, ...]:
@@ -44,3 +44,22 @@ def test_histogram_tuples_of_single_segments() -> None:
     # 50 shared values, 10 rows each on one side and 2 on the other.
     assert _histogram_tuples([a, b]) == 50 * 10.0 * 2.0  # type: ignore[list-item]
     assert np.isclose(_histogram_tuples([a, b, a]), 50 * 10.0 * 2.0 * 10.0)  # type: ignore[list-item]
+
+
+def test_array_sum_is_numpys_sum_to_the_last_bit() -> None:
+    # The small sweep's rows are summed without an array; numpy's pairwise summation adds in
+    # another order than a plain loop from eight values on, so the two must agree bit for bit.
+    rng = random.Random(11)
+    for _ in range(20000):
+        values = [rng.choice([rng.uniform(0, 1e9), rng.expovariate(1) * 10 ** rng.randint(-5, 12), 1.0, 0.0])
+                  for _ in range(rng.randint(0, 140))]
+        assert _array_sum(values) == float(np.array(values).sum()), values
+
+
+def test_histogram_tuples_of_a_few_segments_equal_the_numpy_sweep() -> None:
+    rng = random.Random(13)
+    for _ in range(2000):
+        arrays = [_discrete_arrays(_segments(rng)) for _ in range(rng.randint(2, 3))]
+        vectorized = _pieces_numpy(arrays)  # type: ignore[arg-type]
+        expected = 0.0 if vectorized is None else float(vectorized[2].sum())
+        assert _histogram_tuples(arrays) == expected  # type: ignore[arg-type]

@@ -195,3 +195,20 @@ def test_the_join_floor_is_the_least_price_of_every_strategy_and_side():
         least = min(model._join_price(strategy, out, sides) for sides in (inputs, swapped)
                     for strategy in JOIN_ALGORITHMS if strategy is not Algorithm.NULL_AWARE_BROADCAST_HASH_JOIN)
         assert model.join_floor(out, inputs) == least, (out, inputs)
+
+
+def test_join_floors_are_join_floor_of_each_join_to_the_last_bit():
+    # The search bounds a group's joins with ``join_floors`` at once: any difference from
+    # ``join_floor`` would reorder equal bounds and change which plan is found first.
+    import random
+
+    from cbo.cost import CostModel
+
+    model = CostModel(partitions=8)
+    rng = random.Random(7)
+    for _ in range(50):
+        out = (rng.choice([0.0, 1.0, rng.uniform(0, 1e8)]), rng.uniform(1, 200))
+        lefts = [rng.choice([0.0, 1.0, 2.0, rng.uniform(0, 1e8)]) for _ in range(20)]
+        rights = [rng.choice([0.0, 1.0, 2.0, rng.uniform(0, 1e9)]) for _ in range(19)] + [lefts[-1]]
+        expected = [model.join_floor(out, [(a, 8.0), (b, 16.0)]) for a, b in zip(lefts, rights)]
+        assert model.join_floors(out, lefts, rights) == expected

@@ -21,6 +21,8 @@ from cbo.memo.rules.base import Bounds, ImplementationRule
 from cbo.memo.rules.implement import orientations
 from cbo.physical.algorithm import Algorithm
 
+_ONE_ROW_OPERATORS = (Aggregate, Project)   # the operators that can make a group exactly one row
+
 
 def exactly_one_row(group: Group, depth: int = 0) -> bool:
     """Whether every plan of ``group`` returns exactly one row: an aggregation without grouping
@@ -29,10 +31,7 @@ def exactly_one_row(group: Group, depth: int = 0) -> bool:
     if depth > 8:
         return False
     group = group.find()
-    for t in group.operator_types:
-        if t is Aggregate or t is Project or issubclass(t, (Aggregate, Project)):
-            break
-    else:
+    if not group.holds_any(_ONE_ROW_OPERATORS):
         return False   # a join's group (tens of thousands are asked after a join enumeration)
     for expr in group.expressions:
         if isinstance(expr, Aggregate) and not expr.group_by:
