@@ -48,12 +48,15 @@ def pushdown_records(planned: PlannedQuery, remote: RemoteQueries) -> list[Pushd
     if planned.optimized is None:
         return []
     records = []
+    # the search's estimates: the SQL is the one execution sends (MariaDB's join order)
+    estimator = getattr(planned.optimized.memo, "estimator", None)
+    rows = estimator.rows if estimator is not None else None
     for choice in planned.optimized.pushdown:
         plan = choice.remote_plan
         tables = tuple(sorted({n.table for n in walk(plan) if isinstance(n, Scan)}))
         records.append(PushdownRecord(
             choice.source, choice.dialect, choice.pushed, type(plan).__name__, tables,
-            remote.remote_query(plan).sql, choice.rows, choice.remote_cost, choice.local_cost,
+            remote.remote_query(plan, estimate_rows=rows).sql, choice.rows, choice.remote_cost, choice.local_cost,
             choice.remote_bound, choice.local_bound))
     return records
 

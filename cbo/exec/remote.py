@@ -28,20 +28,22 @@ in it, a column that reaches a table scan, bounds and count from the statistics)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
 
 from cbo.errors import CboError
+from cbo.exec.remote_join_order import driving_order
 from cbo.exec.remote_partitions import ROWS_PER_PARTITION, Partitioning, choose
-from cbo.ir.expressions import can_raise, uses_row_id
+from cbo.ir.expressions import Expr, can_raise, uses_row_id
 from cbo.ir.operators import Aggregate, Filter, Plan, Project, Scan, walk
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.remote_work import remote_work
 from cbo.sources.capabilities import CAPABILITIES
 from cbo.sources.catalog import Catalog, Source, TableDef
-from cbo.sqlgen import SqlRenderer, ident, name_of
+from cbo.sqlgen import InputOrder, SqlRenderer, ident, name_of
 
 PARTITIONED_READ_MIN_ROWS = 200_000
 # A pushed query estimated to return at most this many rows is read in one fetch (RemoteScan.
@@ -122,10 +124,12 @@ class RemoteQueries:
                 stack.extend(node.children)
         return found
 
-    def remote_query(self, plan: Plan, operator: Any = None) -> RemoteScan:
+    def remote_query(self, plan: Plan, operator: Any = None,
+                     estimate_rows: Callable[[Plan], float] | None = None) -> RemoteScan:
         """The query running a pushed subplan (every table in one JDBC source) in its source;
         with its physical operator (``PhysicalPlan``: estimated rows, width and memo group), read
-        in partitions where ``cbo.exec.remote_partitions`` allows."""
+        in partitions where ``cbo.exec.remote_partitions`` allows. The search's estimates (the
+        operator's memo's, else ``estimate_rows``) give MariaDB its join order."""
         folded = self.fold(plan)
         if folded is not None:
             return folded
@@ -146,9 +150,20 @@ class RemoteQueries:
         # in a partitioned read, whose key range the source cannot move into a materialized CTE.
         # which repeated joins the remote cost shared (the connector rule's record)
         work = remote_work(plan)
+        # MariaDB joins in the order cbo's estimates give (cbo.exec.remote_join_order), where
+        # the search's estimator is known; PostgreSQL plans the flat join itself
+        estimated = self._estimated_rows(operator) or estimate_rows
+        # (not in a partitioned read: see below)
+        straight = dialect == "mysql" and estimated is not None and split is None
+        order: InputOrder = self._referencing_first
+        if straight and estimated is not None:
+            known = estimated
+
+            def order(inputs: list[Plan], conditions: list[Expr]) -> list[Plan]:
+                return driving_order(inputs, conditions, known)
         renderer = SqlRenderer(dialect, remote_table,
                                share_repeated=split is None and CAPABILITIES[dialect].shares_repeated,
-                               flat_joins=dialect == "postgres", order=self._referencing_first,
+                               flat_joins=dialect == "postgres" or straight, order=order,
                                shared_joins=work.shared_joins if work is not None else frozenset())
         query = renderer.shared_query(plan)
         # Aggregates come back in the source's types (PostgreSQL's sum of a decimal is an
@@ -163,6 +178,18 @@ class RemoteQueries:
                 value = exp.Cast(this=value, to=column.type.to_sqlglot())
             columns.append(exp.alias_(value, ident(column)))
         query = renderer.with_ctes(exp.select(*columns).from_(_derived(query, "q")))
+        if straight:
+            # MariaDB merges derived tables into the query block around them and drops their
+            # modifiers: only a modifier on every SELECT reaches the block the join ends up in
+            for select in query.find_all(exp.Select):
+                select.set("operation_modifiers", [exp.var("STRAIGHT_JOIN")])
+            # Spark's reader wraps the query (SELECT cols FROM (<query>) alias), a block without
+            # the modifier that MariaDB would merge the query into (Q9's join: 12.0 s so, 0.9 s
+            # kept apart). A LIMIT above every row keeps the query a block of its own (its
+            # result materialized); a partitioned read's range could then not reach its scans,
+            # so a split query is left to MariaDB's order.
+            if query.args.get("limit") is None:
+                query = query.limit(exp.Literal.number("18446744073709551615"))
         if split is None:
             rows = getattr(operator, "rows", None)
             return RemoteScan(source.name, query.sql(dialect=dialect),
@@ -170,7 +197,14 @@ class RemoteQueries:
         return RemoteScan(source.name, query.sql(dialect=dialect), split.column, (split.lower, split.upper),
                           split.partitions)
 
-    def _referencing_first(self, inputs: list[Plan]) -> list[Plan]:
+    @staticmethod
+    def _estimated_rows(operator: Any) -> Callable[[Plan], float] | None:
+        """The search's estimate of a plan's rows (None without the remote query's memo group)."""
+        group = getattr(operator, "group", None)
+        estimator = getattr(group.find().memo, "estimator", None) if group is not None else None
+        return estimator.rows if estimator is not None else None
+
+    def _referencing_first(self, inputs: list[Plan], conditions: list[Expr] | None = None) -> list[Plan]:
         """A flat join's inputs with each table before the tables it references (foreign keys,
         through the other tables of the join), else in the join's order: PostgreSQL then applies
         the fact table's foreign keys first (``cbo.sqlgen``: TPC-H Q9's lineitem -> partsupp key
