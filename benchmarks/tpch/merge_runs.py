@@ -17,7 +17,7 @@ from pathlib import Path
 from benchmarks.tpch.run import print_summary, save, summarize
 
 SAME = ("benchmark", "placement", "scale_factor", "repeat", "max_rounds", "budget_seconds", "long_warm_up_s",
-        "postgres_timeout_s", "configs")
+        "cold_run", "postgres_timeout_s", "configs")
 
 
 def merge(reports: list[dict]) -> dict:
