@@ -68,6 +68,14 @@ class CostModel:
             return self._join_price(algorithm, out, inputs)
         return self.price(self.quantities(node, algorithm, out, inputs))
 
+    def join_local(self, node: Join, algorithm: Algorithm, out: Size, left: Size, right: Size) -> float:
+        """``local`` of a join with inputs of sizes ``left`` and ``right`` (the same value): the
+        implementation rules' floors price a join's strategies this way for each join an
+        enumeration adds, without building an input list for each."""
+        if algorithm is not REMOTE and node.kind != "mark":
+            return self._join_price(algorithm, out, (left, right))
+        return self.local(node, algorithm, out, [left, right])
+
     def join_floor(self, out: Size, inputs: list[Size]) -> float:
         """The least a join of these sizes can cost itself, whatever its strategy and whichever
         side builds: a lower bound the search can use before implementing the join."""
@@ -97,7 +105,7 @@ class CostModel:
             found.append(base + min(probe * fewer, cpu * (left + right), pair * left * right, pair * fewer))
         return found
 
-    def _join_price(self, algorithm: Algorithm, out: Size, inputs: list[Size]) -> float:
+    def _join_price(self, algorithm: Algorithm, out: Size, inputs: list[Size] | tuple[Size, Size]) -> float:
         """``price(quantities(join))`` without building the quantities: the search prices tens
         of thousands of join alternatives (a test holds the two equal)."""
         k = self.k

@@ -135,6 +135,7 @@ class CascadesSearch:
         self._deliverable: dict[int, list[Delivered] | None] = {}   # id(expression) -> see _deliverables
         self._input_floors: dict[tuple[int, int], float] = {}   # (group id, id(required)) -> _input_floor
         self._hash_floors: dict[int, float] = {}   # group id -> hash_floor
+        self._broadcast_floors: dict[int, float] = {}   # group id -> broadcast_floor
         # (id(join.equi_keys), kind) -> (the equi_keys, see _keyed_delivery)
         self._keyed: dict[tuple[int, str], tuple[object, list[tuple[int, int]], Delivered | None]] = {}
         self._keys_of: dict[int, tuple[Delivered, list[object]]] = {}   # id(delivered) -> _index_keys
@@ -417,25 +418,37 @@ class CascadesSearch:
         (``_floor``) at or above ``threshold``, from the rules' own bounds (``ImplementationRule.
         floor``) without making them. False when a rule cannot tell, or when no rule would make
         any (the expression is then implemented, as every expression was before)."""
-        if self.filters and any(f.excludes(expr, group, self.context) for f in self.filters):
+        context = self.context
+        if self.filters and any(f.excludes(expr, group, context) for f in self.filters):
             return False
         best = math.inf
-        for rule in self._implementations_of(type(expr)):
-            if rule.matches(expr, group, self.context):
-                found = rule.floor(expr, group, self.context, self)
+        rules = self._by_operator.get(type(expr))
+        if rules is None:
+            rules = self._implementations_of(type(expr))
+        for rule in rules:
+            if rule.matches(expr, group, context):
+                found = rule.floor(expr, group, context, self)
                 if found is None or found * _ROUNDING < threshold:
                     return False
-                best = min(best, found)
+                if found < best:
+                    best = found
         return best < math.inf
 
     # -- what rules' floors read (cbo.memo.rules.base.Bounds) -----------------------------------------
 
     def cheapest_cost(self, group: Group) -> float:
-        winner = self.optimize_group(group, ANY)
+        # (the winner read without a call when known: the floors of each of a star's joins ask)
+        winner = group.winners.get(ANY)
+        if winner is None and ANY not in group.winners:
+            winner = self.optimize_group(group, ANY)
         return math.inf if winner is None else winner.cost
 
     def broadcast_floor(self, group: Group) -> float:
-        return self._input_floor(group, BROADCAST)
+        # kept by group id (``_input_floor`` would build its key for each of a star's joins)
+        found = self._broadcast_floors.get(group.id)
+        if found is None:
+            found = self._broadcast_floors[group.id] = self._input_floor(group, BROADCAST)
+        return found
 
     def hash_floor(self, group: Group) -> float:
         """At most ``_input_floor`` under any hash partitioning (sorted or not): the cheapest plan

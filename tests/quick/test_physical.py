@@ -177,6 +177,33 @@ def test_the_fast_join_price_equals_the_priced_quantities():
             assert math.isclose(fast, slow, rel_tol=1e-12), (strategy, fast, slow)
 
 
+def test_join_local_is_local_to_the_last_bit():
+    # The rules' floors price a join with ``join_local`` (no input list), the search its
+    # alternatives with ``local``: a floor one bit above the alternative's own floor could
+    # skip the join that ties with the winner.
+    import random
+
+    from cbo.cost import CostModel
+    from cbo.ir import types as T
+    from cbo.ir.expressions import Column, ColumnRef, compare
+    from cbo.ir.operators import Scan
+
+    model = CostModel(partitions=8)
+    a, b = Column(1, "a", T.BIGINT, True), Column(2, "b", T.BIGINT, True)
+    condition = compare("eq", ColumnRef(a), ColumnRef(b))
+    rng = random.Random(11)
+    for kind in ("inner", "left", "semi", "anti", "mark"):
+        join = Join(kind, Scan("l", (a,), ("a",)), Scan("r", (b,), ("b",)), condition,
+                    mark=Column(3, "m", T.BOOLEAN, True) if kind == "mark" else None)
+        for _ in range(100):
+            out = (rng.choice([0.0, 1.0, rng.uniform(0, 1e8)]), rng.uniform(1, 200))
+            left = (rng.choice([0.0, 1.0, rng.uniform(0, 1e8)]), rng.uniform(1, 200))
+            right = (rng.choice([0.0, 1.0, rng.uniform(0, 1e9)]), rng.uniform(1, 400))
+            for strategy in JOIN_ALGORITHMS:
+                assert model.join_local(join, strategy, out, left, right) == \
+                    model.local(join, strategy, out, [left, right]), (kind, strategy)
+
+
 def test_the_join_floor_is_the_least_price_of_every_strategy_and_side():
     # The search orders and prunes joins by ``join_floor`` before implementing them: it must be
     # exactly the least of the strategies' prices, either side building (not merely close: it

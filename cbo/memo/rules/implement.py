@@ -78,7 +78,9 @@ def _sides(join: Join) -> tuple[tuple[Group, Group], ...]:
 def _local(bounds: Bounds, join: Join, algorithm: Algorithm, group: Group, left: Group, right: Group) -> float:
     """The alternative's own cost with ``left`` and ``right`` as its inputs, exactly as the search
     prices it (a join's price reads its kind and the sizes, not which plan is which side)."""
-    return bounds.cost_model.local(join, algorithm, bounds.size(group), [bounds.size(left), bounds.size(right)])
+    # (sizes kept on the groups read without a call: every floor of a star's joins asks for them)
+    return bounds.cost_model.join_local(join, algorithm, group.size or bounds.size(group),
+                                        left.size or bounds.size(left), right.size or bounds.size(right))
 
 
 def _broadcast_floor(bounds: Bounds, join: Join, algorithm: Algorithm, group: Group, probe: Group,
@@ -155,8 +157,14 @@ class BroadcastHashJoin(ImplementationRule):
     def floor(self, expr: Plan, group: Group, context, bounds: Bounds) -> float:
         assert isinstance(expr, Join)
         limit = context.settings.broadcast_limit_bytes
-        return min((_broadcast_floor(bounds, expr, Algorithm.BROADCAST_HASH_JOIN, group, probe, build)
-                    for probe, build in _sides(expr) if context.size_bytes(build) <= limit), default=math.inf)
+        best = math.inf
+        for probe, build in _sides(expr):
+            rows, width = build.size or context.size(build)
+            if rows * width <= limit:   # (context.size_bytes, as implement asks it)
+                found = _broadcast_floor(bounds, expr, Algorithm.BROADCAST_HASH_JOIN, group, probe, build)
+                if found < best:
+                    best = found
+        return best
 
 
 class ShuffledHashJoin(ImplementationRule):
@@ -181,8 +189,17 @@ class ShuffledHashJoin(ImplementationRule):
 
     def floor(self, expr: Plan, group: Group, context: object, bounds: Bounds) -> float:
         assert isinstance(expr, Join)
-        return min(_partitioned_floor(bounds, expr, Algorithm.SHUFFLED_HASH_JOIN, group, left, right)
-                   for left, right in _sides(expr))
+        # _partitioned_floor for each orientation, the sides' hash floors read once for both
+        # (the same sums, in the same order: the same value to the last bit)
+        sides = _sides(expr)
+        left, right = sides[0]
+        left_floor, right_floor = bounds.hash_floor(left), bounds.hash_floor(right)
+        best = _local(bounds, expr, Algorithm.SHUFFLED_HASH_JOIN, group, left, right) + left_floor + right_floor
+        if len(sides) == 2:
+            swapped = _local(bounds, expr, Algorithm.SHUFFLED_HASH_JOIN, group, right, left) + right_floor + left_floor
+            if swapped < best:
+                best = swapped
+        return best
 
 
 class SortMergeJoin(ImplementationRule):
