@@ -27,6 +27,7 @@ from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.estimate.filters import constant_value, estimate_filter
 from cbo.estimate.join_sets import estimate_join_set, join_set_of
 from cbo.estimate.joins import estimate_join
+from cbo.estimate.plan_facts import PlanFacts
 from cbo.estimate.relation import DerivedColumns, JoinSet, Origin, RelEstimate, SampleView
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ROW_ID, Call, Column, ColumnRef, Constant, Expr, SpecialForm, columns_of
@@ -44,6 +45,10 @@ class Estimator:
         self._base: dict[tuple[str, str], ColumnEstimate] = {}   # columns of stored statistics, converted once
         self._sets: dict[tuple, tuple[JoinSet, RelEstimate]] = {}   # inner-join sets, whatever order built them
         self._scans: dict[Scan, RelEstimate] = {}   # a scan's estimate is its statistics converted: kept
+        # What join sets read of plan nodes alone, kept for the trees ``estimate`` is given
+        # (as ``_cache`` keeps their nodes); not for the memo's nodes (``estimate_node``), each
+        # estimated once, whose group references would keep every memo alive.
+        self._facts = PlanFacts()
 
     def forget_plans(self) -> None:
         """Drop cached plan estimates (keeping converted statistics): for timing one estimate."""
@@ -79,14 +84,14 @@ class Estimator:
     def _set_below(self, join: Join) -> JoinSet:
         """``join_set_of`` for ``join``, each input an inner-join set taken from an estimate
         already made or built the same way, else estimated as a leaf."""
-        sides = []
+        sides: list[Any] = []   # estimates, or sets standing for them (_SetOnly)
         for child in (join.left, join.right):
             found = self._cache.get(child)
             if found is None and isinstance(child, Join) and child.kind == "inner":
                 sides.append(_SetOnly(self._set_below(child)))
             else:
                 sides.append(found if found is not None else self.estimate(child))
-        return join_set_of(join, sides[0], sides[1])  # type: ignore[arg-type]
+        return join_set_of(join, sides[0], sides[1], self._facts)
 
     def _combine(self, plan: Plan, inputs: list[RelEstimate]) -> RelEstimate:
         return ESTIMATES[plan](self, plan, inputs)
