@@ -91,16 +91,17 @@ def _arrays_of(segments: tuple[Segment, ...]) -> tuple[np.ndarray, ...] | None:
     first, last = segments[0], segments[-1]
     if not all(type(b) is int for b in (first.lower, first.upper, last.lower, last.upper)):
         return None
-    # One array of the five fields, converted to doubles as ``np.fromiter`` would one field at
-    # a time (the same conversion of each value), then split into its columns.
     try:
-        table = np.array([(s.lower, s.upper, s.rows, s.domain, s.distinct) for s in segments], dtype=np.float64)
+        lower = np.fromiter((s.lower for s in segments), dtype=np.float64, count=len(segments))
+        upper = np.fromiter((s.upper for s in segments), dtype=np.float64, count=len(segments))
     except (TypeError, ValueError):
         return None
-    lower, upper = table[:, 0].copy(), table[:, 1].copy()
     if not (np.all(lower == np.floor(lower)) and np.all(upper == np.floor(upper))):
         return None
-    return lower, upper, table[:, 2].copy(), table[:, 3].copy(), table[:, 4].copy()
+    rows = np.fromiter((s.rows for s in segments), dtype=np.float64, count=len(segments))
+    domain = np.fromiter((s.domain for s in segments), dtype=np.float64, count=len(segments))
+    distinct = np.fromiter((s.distinct for s in segments), dtype=np.float64, count=len(segments))
+    return lower, upper, rows, domain, distinct
 
 
 def _pieces(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...] | None:
