@@ -27,6 +27,7 @@ from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.estimate.filters import constant_value, estimate_filter
 from cbo.estimate.join_sets import estimate_join_set, join_set_of
 from cbo.estimate.joins import estimate_join
+from cbo.estimate.plan_facts import PlanFacts
 from cbo.estimate.relation import DerivedColumns, JoinSet, Origin, RelEstimate, SampleView
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ROW_ID, Call, Column, ColumnRef, Constant, Expr, SpecialForm, columns_of
@@ -44,6 +45,10 @@ class Estimator:
         self._base: dict[tuple[str, str], ColumnEstimate] = {}   # columns of stored statistics, converted once
         self._sets: dict[tuple, tuple[JoinSet, RelEstimate]] = {}   # inner-join sets, whatever order built them
         self._scans: dict[Scan, RelEstimate] = {}   # a scan's estimate is its statistics converted: kept
+        # What join sets read of plan nodes alone, kept for the trees ``estimate`` is given
+        # (as ``_cache`` keeps their nodes); not for the memo's nodes (``estimate_node``), each
+        # estimated once, whose group references would keep every memo alive.
+        self._facts = PlanFacts()
 
     def forget_plans(self) -> None:
         """Drop cached plan estimates (keeping converted statistics): for timing one estimate."""
@@ -66,7 +71,27 @@ class Estimator:
         return _sane(self._combine(node, inputs), node)
 
     def _estimate(self, plan: Plan) -> RelEstimate:
+        if isinstance(plan, Join) and plan.kind == "inner":
+            return self._join_estimate(plan)
         return self._combine(plan, [self.estimate(child) for child in plan.children])
+
+    def _join_estimate(self, join: Join) -> RelEstimate:
+        """An inner join's estimate from the set it joins (``_join``), the set found without
+        estimating the inner joins below it: their estimates would be computed only to be
+        read for their sets (a chain of n joins estimated n sets for one answer)."""
+        return self._of_set(self._set_below(join))
+
+    def _set_below(self, join: Join) -> JoinSet:
+        """``join_set_of`` for ``join``, each input an inner-join set taken from an estimate
+        already made or built the same way, else estimated as a leaf."""
+        sides: list[Any] = []   # estimates, or sets standing for them (_SetOnly)
+        for child in (join.left, join.right):
+            found = self._cache.get(child)
+            if found is None and isinstance(child, Join) and child.kind == "inner":
+                sides.append(_SetOnly(self._set_below(child)))
+            else:
+                sides.append(found if found is not None else self.estimate(child))
+        return join_set_of(join, sides[0], sides[1], self._facts)
 
     def _combine(self, plan: Plan, inputs: list[RelEstimate]) -> RelEstimate:
         return ESTIMATES[plan](self, plan, inputs)
@@ -76,7 +101,9 @@ class Estimator:
         estimate); other kinds from their two inputs."""
         if join.kind != "inner":
             return estimate_join(join, left, right)
-        join_set = join_set_of(join, left, right)
+        return self._of_set(join_set_of(join, left, right))
+
+    def _of_set(self, join_set: JoinSet) -> RelEstimate:
         key = (tuple(id(leaf.estimate) for leaf in join_set.leaves), join_set.conjuncts)
         found = self._sets.get(key)
         if found is not None and all(a.estimate is b.estimate for a, b in zip(found[0].leaves, join_set.leaves)):
@@ -124,6 +151,15 @@ class Estimator:
         origins = {c: Origin(scan, c in single_keys, name, columns[c] if name in stats.columns else None, rows, sample)
                    for c, name in zip(scan.columns, scan.column_names)}
         return RelEstimate(rows, columns, groups, origins, sample, frozenset(notes))
+
+
+class _SetOnly:
+    """Stands for an inner join's estimate where only its set is read (``leaves_of``)."""
+
+    __slots__ = ("join_set",)
+
+    def __init__(self, join_set: JoinSet):
+        self.join_set = join_set
 
 
 def _sane(estimate: RelEstimate, plan: Plan) -> RelEstimate:

