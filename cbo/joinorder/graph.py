@@ -104,8 +104,6 @@ class JoinGraph:
     _class_rows: list[tuple[int, int, dict, EquivalenceClass]] | None = None   # (mask, shift, _pairs, class)
     _conditions: dict[tuple[int, ...], tuple[Expr, tuple[tuple[Column, Column], ...]]] = \
         field(default_factory=dict)
-    # by left set: (mask, shift, lowest member bit in the set, _pairs, class) of the classes it meets
-    _left_rows: dict[int, list[tuple[int, int, int, dict, EquivalenceClass]]] = field(default_factory=dict)
 
     @property
     def size(self) -> int:
@@ -140,23 +138,16 @@ class JoinGraph:
         rows = self._class_rows
         if rows is None or len(rows) != len(self.classes):
             rows = self._class_rows = [(cls.mask, cls.shift, cls._pairs, cls) for cls in self.classes]
-            self._left_rows.clear()
-        # The classes ``left`` holds a member of, each with its lowest such member: read once
-        # per left set, since DPhyp pairs each connected set with all its complements in a row
-        # (a 10-relation clique's 28,501 pairs have 1,023 left sets).
-        on_left_rows = self._left_rows.get(left)
-        if on_left_rows is None:
-            on_left_rows = self._left_rows[left] = [
-                (mask, shift, (mask & left) & -(mask & left), known_pairs, cls)
-                for mask, shift, known_pairs, cls in rows if mask & left]
-        for mask, shift, lowest_left, known_pairs, cls in on_left_rows:
+        for mask, shift, known_pairs, cls in rows:
             # (equality_and_pair inlined: a 10-relation clique asks 28,501 pairs of 9 classes)
-            on_right = mask & right
-            if on_right:
-                known = known_pairs.get(((on_right & -on_right) << shift) | lowest_left)
-                if known is None:
-                    known = cls.equality_and_pair(left, right)
-                joined.append(known)
+            on_left = mask & left
+            if on_left:
+                on_right = mask & right
+                if on_right:
+                    known = known_pairs.get(((on_right & -on_right) << shift) | (on_left & -on_left))
+                    if known is None:
+                        known = cls.equality_and_pair(left, right)
+                    joined.append(known)
         placed = False
         for t, _ in self.predicates:
             if t & union == t and t & left and t & right:

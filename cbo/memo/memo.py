@@ -21,7 +21,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from cbo.ir.expressions import Column, ColumnFactory
-from cbo.ir.operators import ForeignKeyRef, Join, Plan, walk
+from cbo.ir.operators import ForeignKeyRef, Plan, walk
 
 if TYPE_CHECKING:
     from cbo.estimate import Estimator
@@ -385,32 +385,6 @@ class Memo:
         if rule is not None:
             self.added_by[expr] = rule
         return group, True
-
-    def add_join(self, expr: Join, group: Group | None, rule: str) -> Group:
-        """``add(expr, group, rule)``'s group, for a join an enumeration builds over two groups:
-        the common case (the group and both inputs not merged away, the join new) done in line,
-        every other case by ``add`` itself. A 10-relation clique adds 28,501 joins."""
-        left, right = expr.left, expr.right
-        if group is None or group.merged_into is not None or type(left) is not GroupRef \
-                or type(right) is not GroupRef or left.group.merged_into is not None \
-                or right.group.merged_into is not None or expr in self._index:
-            return self.add(expr, group, rule)[0]
-        group.expressions.append(expr)
-        if Join not in group.operator_types:
-            group.operator_types.add(Join)
-            group._holds.clear()
-        # (``_register`` in line)
-        self.additions += 1
-        self._index[expr] = group
-        parents = self._parents
-        for gid in (left.group.id, right.group.id):
-            readers = parents.get(gid)
-            if readers is None:
-                parents[gid] = [expr]
-            else:
-                readers.append(expr)
-        self.added_by[expr] = rule
-        return group
 
     def _canonical(self, expr: Plan) -> Plan:
         """``expr`` with every input naming the group that stands for it."""

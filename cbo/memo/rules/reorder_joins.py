@@ -126,7 +126,7 @@ class RegionBuilder:
         self.context.spend()
         expr = self.expression(a, b)
         union = a | b
-        group = self.memo.add_join(expr, self.sets.get(union), "ReorderJoins")
+        group, _ = self.memo.add(expr, self.sets.get(union), "ReorderJoins")
         self.sets[union] = group
         self.members.add(group.id)
 
