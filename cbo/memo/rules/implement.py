@@ -157,14 +157,8 @@ class BroadcastHashJoin(ImplementationRule):
     def floor(self, expr: Plan, group: Group, context, bounds: Bounds) -> float:
         assert isinstance(expr, Join)
         limit = context.settings.broadcast_limit_bytes
-        best = math.inf
-        for probe, build in _sides(expr):
-            rows, width = build.size or context.size(build)
-            if rows * width <= limit:   # (context.size_bytes, as implement asks it)
-                found = _broadcast_floor(bounds, expr, Algorithm.BROADCAST_HASH_JOIN, group, probe, build)
-                if found < best:
-                    best = found
-        return best
+        return min((_broadcast_floor(bounds, expr, Algorithm.BROADCAST_HASH_JOIN, group, probe, build)
+                    for probe, build in _sides(expr) if context.size_bytes(build) <= limit), default=math.inf)
 
 
 class ShuffledHashJoin(ImplementationRule):
@@ -189,17 +183,8 @@ class ShuffledHashJoin(ImplementationRule):
 
     def floor(self, expr: Plan, group: Group, context: object, bounds: Bounds) -> float:
         assert isinstance(expr, Join)
-        # _partitioned_floor for each orientation, the sides' hash floors read once for both
-        # (the same sums, in the same order: the same value to the last bit)
-        sides = _sides(expr)
-        left, right = sides[0]
-        left_floor, right_floor = bounds.hash_floor(left), bounds.hash_floor(right)
-        best = _local(bounds, expr, Algorithm.SHUFFLED_HASH_JOIN, group, left, right) + left_floor + right_floor
-        if len(sides) == 2:
-            swapped = _local(bounds, expr, Algorithm.SHUFFLED_HASH_JOIN, group, right, left) + right_floor + left_floor
-            if swapped < best:
-                best = swapped
-        return best
+        return min(_partitioned_floor(bounds, expr, Algorithm.SHUFFLED_HASH_JOIN, group, left, right)
+                   for left, right in _sides(expr))
 
 
 class SortMergeJoin(ImplementationRule):
