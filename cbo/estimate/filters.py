@@ -170,17 +170,17 @@ def _reweighted(estimate: ColumnEstimate, view: SampleView, column: Column, mask
     kept_nulls = nulls[mask]
     present = kept_values[~kept_nulls]
     try:
-        mcv = []
         counted = _counted_numbers(present, estimate.mcv)
-        for position, (value, _) in enumerate(estimate.mcv):
-            hits = counted[0][position] if counted is not None else int(np.count_nonzero(present == scalar(value)))
-            mcv.append((value, rows * hits / passing))
+        if counted is None:
+            hits = [int(np.count_nonzero(present == scalar(value))) for value, _ in estimate.mcv]
+        else:
+            hits, present = counted[0], counted[1]     # the values equal to no MCV, for the buckets
+        mcv = [(value, rows * h / passing) for (value, _), h in zip(estimate.mcv, hits)]
         null_rows = rows * int(kept_nulls.sum()) / passing
         rest_rows = max(rows - null_rows - sum(r for _, r in mcv), 0.0)
         segments = estimate.segments
         if segments and segments[0].lower is not None:
-            counts = _bucket_counts(present if counted is None else counted[1], estimate,
-                                    mcv if counted is None else [])
+            counts = _bucket_counts(present, estimate, mcv if counted is None else [])
             total = float(sum(counts))
             if total > 0:
                 new_segments = []

@@ -306,8 +306,8 @@ def _key_of(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf],
     return estimates, (what, tuple([id(e) for e in estimates]))
 
 
-def _alive(refs: tuple[weakref.ref, ...], estimates: tuple[RelEstimate, ...]) -> bool:
-    """Whether the remembered estimates are these very objects (an id may be reused)."""
+def _alive(refs: tuple[weakref.ref, ...], estimates: Sequence[object]) -> bool:
+    """Whether the remembered objects are these very objects (an id may be reused)."""
     for ref, estimate in zip(refs, estimates):
         if ref() is not estimate:
             return False
@@ -780,19 +780,21 @@ def _foreign_keys_tuples(chosen: Sequence[tuple[Column, Origin]],
     # A function of the two columns' statistics and samples alone (no filter reaches it):
     # kept for them, since each set joining the two tables asks again and the sum runs over
     # every sampled value.
+    # Held by weak references, as ``_KEPT`` holds its estimates: a statistics object and its
+    # samples are not kept alive by the cache.
     parts = (a.base, b.base, a.view.sample, b.view.sample)
     key = (tuple([id(p) for p in parts]), a.name, b.name)
     found = _FOREIGN_KEYS.get(key)
-    if found is not None and all(x is y for x, y in zip(found[0], parts)):
+    if found is not None and _alive(found[0], parts):
         return found[1]
     value = _foreign_keys_counted(a, b, arrays)
-    if len(_FOREIGN_KEYS) > 1_000:
+    if len(_FOREIGN_KEYS) > 20_000:
         _FOREIGN_KEYS.clear()
-    _FOREIGN_KEYS[key] = (parts, value)
+    _FOREIGN_KEYS[key] = (tuple(weakref.ref(p) for p in parts), value)
     return value
 
 
-_FOREIGN_KEYS: dict[tuple, tuple[tuple, float | None]] = {}
+_FOREIGN_KEYS: dict[tuple, tuple[tuple[weakref.ref, ...], float | None]] = {}
 
 
 def _foreign_keys_counted(a: Origin, b: Origin, arrays: Sequence[tuple[np.ndarray, np.ndarray]]) -> float | None:

@@ -9,9 +9,13 @@ a wide table's columns and keys, rebuilt each time, were a tenth of a two-join e
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from cbo.ir.expressions import Column, Expr, conjuncts
 from cbo.ir.operators import ForeignKeyRef, Join, Plan
 
+T = TypeVar("T")
 LeafFacts = tuple[frozenset[Column], frozenset[frozenset[Column]], frozenset[ForeignKeyRef]]
 
 
@@ -30,25 +34,25 @@ class PlanFacts:
 
     def __init__(self, limit: int = 50_000):
         self._leaves: dict[int, tuple[Plan, LeafFacts]] = {}
-        self._conjuncts: dict[int, tuple[Join, frozenset[Expr]]] = {}
+        self._conjuncts: dict[int, tuple[Plan, frozenset[Expr]]] = {}
         self._limit = limit
 
     def leaf(self, plan: Plan) -> LeafFacts:
-        found = self._leaves.get(id(plan))
-        if found is not None and found[0] is plan:
-            return found[1]
-        if len(self._leaves) >= self._limit:
-            self._leaves.clear()
-        facts = leaf_facts(plan)
-        self._leaves[id(plan)] = (plan, facts)
-        return facts
+        return self._kept(self._leaves, plan, leaf_facts)
 
     def conjuncts(self, join: Join) -> frozenset[Expr]:
-        found = self._conjuncts.get(id(join))
-        if found is not None and found[0] is join:
+        return self._kept(self._conjuncts, join, _own_conjuncts)
+
+    def _kept(self, table: dict[int, tuple[Plan, T]], node: Plan, compute: Callable[[Any], T]) -> T:
+        found = table.get(id(node))
+        if found is not None and found[0] is node:
             return found[1]
-        if len(self._conjuncts) >= self._limit:
-            self._conjuncts.clear()
-        own = frozenset(conjuncts(join.condition))
-        self._conjuncts[id(join)] = (join, own)
-        return own
+        if len(table) >= self._limit:
+            table.clear()
+        value = compute(node)
+        table[id(node)] = (node, value)
+        return value
+
+
+def _own_conjuncts(join: Join) -> frozenset[Expr]:
+    return frozenset(conjuncts(join.condition))
