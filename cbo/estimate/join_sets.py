@@ -120,31 +120,22 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
         grouped = _composite_pairs(classes, leaves, leaf_of)
         in_group = {k for _, _, ks in grouped for k in ks}
         selectivities = []
+        extremes = []   # the classes that may be an extreme joined back
         for k, members in enumerate(classes):
-            use_sample = k not in in_group
-
-            def measure(found: list[str], m: tuple[Column, ...] = members, sampled: bool = use_sample) -> float:
-                return _class_selectivity(m, leaves, leaf_of, sampled, found)
-
-            own: list[str] = []
-            selectivities.append(_remembered(("class", members, use_sample), members, leaves, leaf_of, measure, own))
-            if use_sample and len(members) >= 3:
-                floor = _busy_everywhere_floor(members, leaves, leaf_of, EMPTY_NOTE in own)
-                if floor is not None and floor > selectivities[-1]:
-                    selectivities[-1] = floor
-                    own = [n for n in own if n != EMPTY_NOTE] + [FLOOR_NOTE]
-            notes.extend(own)
-            if EMPTY_NOTE in own:
-                alone = selectivities[-1]
+            selectivity, own_notes, empty, caps, extreme = _class_outcome(members, k not in in_group, leaves, leaf_of)
+            selectivities.append(selectivity)
+            notes.extend(own_notes)
+            if empty:
+                # (in this set's order of leaves, as products are rounded in their order)
+                alone = selectivity
                 for index in {leaf_of[c] for c in members}:
                     alone *= leaves[index].estimate.rows
                 empty_alone.append(alone)
-            if use_sample and len(members) >= 3:
-                # Pairs of members that never meet in their samples still cap the set (the
-                # bound above is only about the class's own sampled tuples).
-                empty_alone.extend(_empty_pairs(members, leaves, leaf_of, notes))
+            empty_alone.extend(caps)
+            if extreme:
+                extremes.append(k)
         for k in range(len(classes)):
-            found = _extreme_of_same_rows(k, classes, selectivities, leaves, leaf_of)
+            found = _extreme_of_same_rows(k, classes, selectivities, leaves, leaf_of) if k in extremes else None
             rows *= found if found is not None else selectivities[k]
         for i, j, ks in grouped:
             rows *= _group_correction(i, j, [classes[k] for k in ks], leaves, leaf_of)
@@ -222,6 +213,42 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
         origins.update(leaf.estimate.origins)
         all_notes |= leaf.estimate.notes
     return RelEstimate(rows, columns, groups, origins, None, all_notes, join_set)
+
+
+def _class_outcome(members: tuple[Column, ...], use_sample: bool, leaves: Sequence[Leaf],
+                   leaf_of: dict[Column, int]) -> tuple[float, tuple[str, ...], bool, tuple[float, ...], bool]:
+    """``_class_result``, kept for the same members over the same leaf estimates: the sets of a
+    memo share most of their classes (a clique's class of ``t9.id`` is the same in every set
+    with the same referencing leaves), and each set would otherwise look up the class, its
+    floor's pairs and its empty pairs again."""
+    return _kept(("outcome", members, use_sample), members, leaves, leaf_of,
+                 lambda: _class_result(members, use_sample, leaves, leaf_of))
+
+
+def _class_result(members: tuple[Column, ...], use_sample: bool, leaves: Sequence[Leaf],
+                  leaf_of: dict[Column, int]) -> tuple[float, tuple[str, ...], bool, tuple[float, ...], bool]:
+    """What a class contributes to any set holding it, whatever the set's other classes: its
+    selectivity (floored by ``_busy_everywhere_floor``), its notes, whether the samples find
+    it empty, the caps its pairs found empty put on the set's rows, and whether it may be an
+    extreme joined back (``_extreme_candidate``). Nothing here depends on the set's order of
+    leaves (``leaf_of`` is read only to find each member's leaf)."""
+    def measure(found: list[str]) -> float:
+        return _class_selectivity(members, leaves, leaf_of, use_sample, found)
+
+    own: list[str] = []
+    selectivity = _remembered(("class", members, use_sample), members, leaves, leaf_of, measure, own)
+    if use_sample and len(members) >= 3:
+        floor = _busy_everywhere_floor(members, leaves, leaf_of, EMPTY_NOTE in own)
+        if floor is not None and floor > selectivity:
+            selectivity = floor
+            own = [n for n in own if n != EMPTY_NOTE] + [FLOOR_NOTE]
+    empty = EMPTY_NOTE in own
+    caps: tuple[float, ...] = ()
+    if use_sample and len(members) >= 3:
+        # Pairs of members that never meet in their samples still cap the set (the bound
+        # above is only about the class's own sampled tuples).
+        caps = tuple(_empty_pairs(members, leaves, leaf_of, own))
+    return selectivity, tuple(own), empty, caps, _extreme_candidate(members, leaves, leaf_of)
 
 
 def _residual_share(conjunct: Expr, combined: Mapping[Column, ColumnEstimate], scale: float,
@@ -1061,14 +1088,7 @@ def _extreme_of_same_rows(k: int, classes: Sequence[tuple[Column, ...]], selecti
     matched as independent would find almost no equal values. None when the class is not
     of that shape."""
     members = classes[k]
-    if len(members) != 2:
-        return None
-    for x, m in (members, members[::-1]):
-        source, extreme = leaves[leaf_of[x]].estimate.origins.get(x), leaves[leaf_of[m]].estimate.origins.get(m)
-        if source is None or extreme is None or extreme.extreme is None or source.extreme is not None:
-            continue
-        if getattr(source.scan, "table", None) != getattr(extreme.scan, "table", None) or source.name != extreme.name:
-            continue
+    for x, m in _extreme_orientations(members, leaves, leaf_of):
         own, other = leaf_of[x], leaf_of[m]
         linking = [j for j, c in enumerate(classes) if j != k and {own, other} <= {leaf_of[y] for y in c}]
         if not linking:
@@ -1078,6 +1098,29 @@ def _extreme_of_same_rows(k: int, classes: Sequence[tuple[Column, ...]], selecti
             per_group *= selectivities[j]
         return 1.0 / max(per_group, 1.0)
     return None
+
+
+def _extreme_orientations(members: Sequence[Column], leaves: Sequence[Leaf],
+                          leaf_of: dict[Column, int]) -> list[tuple[Column, Column]]:
+    """The (column, its extreme) orders of a class of two in which the second member is an
+    extreme of the first's column of the same table (the shape ``_extreme_of_same_rows``
+    looks for before it reads the set's other classes)."""
+    if len(members) != 2:
+        return []
+    found = []
+    for x, m in (members, members[::-1]):
+        source, extreme = leaves[leaf_of[x]].estimate.origins.get(x), leaves[leaf_of[m]].estimate.origins.get(m)
+        if source is None or extreme is None or extreme.extreme is None or source.extreme is not None:
+            continue
+        if getattr(source.scan, "table", None) != getattr(extreme.scan, "table", None) or source.name != extreme.name:
+            continue
+        found.append((x, m))
+    return found
+
+
+def _extreme_candidate(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> bool:
+    """Whether ``_extreme_of_same_rows`` may find the class an extreme joined back."""
+    return bool(_extreme_orientations(members, leaves, leaf_of))
 
 
 def _leaf_correlation(index: int, classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],
