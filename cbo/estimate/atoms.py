@@ -28,6 +28,24 @@ def atoms(estimate: ColumnEstimate, numbers_only: bool = False) -> tuple[np.ndar
     if estimate.kind is None or (numbers_only and estimate.kind != "number"):
         return None
     live = estimate.live
+    # Kept on the (immutable) estimate, read-only, as ``filters._uppers`` keeps its bounds: a
+    # table's column is compared or aggregated by every sub-plan reading it, with the same
+    # values; each of its 100 segments placed twice is most of the cost.
+    kept = live.__dict__.get("_atoms", _NOT_KEPT)
+    if kept is _NOT_KEPT:
+        kept = _placed(live)
+        if kept is not None:
+            for array in kept:
+                array.flags.writeable = False
+        object.__setattr__(live, "_atoms", kept)
+    return kept
+
+
+_NOT_KEPT = object()
+
+
+def _placed(live: ColumnEstimate) -> tuple[np.ndarray, np.ndarray] | None:
+    """``atoms`` of a live estimate, computed."""
     places, weights = [], []
     for value, rows in live.mcv:
         at = position(value)

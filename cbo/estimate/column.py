@@ -142,8 +142,10 @@ class ColumnEstimate:
         independently), above 1 a join that repeats rows (no new values)."""
         if factor == 1.0:
             return self
-        return replace(self, nulls=self.nulls * factor, factor=self.factor * factor,
-                       survival=self.survival * min(factor, 1.0))
+        # (the constructor, not ``dataclasses.replace``: every column of every filter and join
+        # is scaled, and ``replace`` reads the fields' list each time)
+        return ColumnEstimate(self.kind, self.nulls * factor, self.mcv, self.segments, self.width, self.default,
+                              self.factor * factor, self.survival * min(factor, 1.0))
 
     def with_rows(self, rows: float) -> ColumnEstimate:
         current = self.rows
@@ -278,21 +280,35 @@ class ColumnEstimate:
                     mcv.append((v, r))
             except TypeError:
                 return None
+        # Segments wholly outside the range are skipped here, by the tests ``fraction_within``
+        # makes first (it would say 0), in its order; that needs its test of the range itself
+        # not to raise (it does not where a bound is None, as for every comparison).
+        try:
+            skip = low is None or high is None or \
+                not (low > high or (low == high and not (low_inclusive and high_inclusive)))
+        except TypeError:
+            skip = False
         segments = []
         for s in self.segments:
+            lower, upper = s.lower, s.upper
             try:
-                inside = (low is None or s.lower > low) and (high is None or s.upper < high)
+                inside = (low is None or lower > low) and (high is None or upper < high)
+                if not inside and skip and lower is not None and upper is not None and \
+                        ((low is not None and (upper < low or (upper == low and not low_inclusive)))
+                         or (high is not None and (lower > high or (lower == high and not high_inclusive)))):
+                    continue   # wholly outside
             except TypeError:
                 return None
             if inside:   # wholly within the range: no interpolation needed
                 segments.append(s)
                 continue
-            share = fraction_within(s.lower, s.upper, low, high, low_inclusive, high_inclusive)
+            share = fraction_within(lower, upper, low, high, low_inclusive, high_inclusive)
             if share is None:
                 return None
             if share > 0:
                 segments.append(s.part(share))
-        return replace(self, nulls=0.0, mcv=tuple(mcv), segments=tuple(segments))
+        return ColumnEstimate(self.kind, 0.0, tuple(mcv), tuple(segments), self.width, self.default,
+                              self.factor, self.survival)
 
     def matching(self, test: Callable[[Any], bool], rest_share: float) -> ColumnEstimate:
         """MCVs kept by ``test``; ``rest_share`` of the other values kept (e.g. LIKE without a prefix)."""

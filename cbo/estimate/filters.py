@@ -113,7 +113,7 @@ def estimate_filter(rel: RelEstimate, predicate: Expr) -> RelEstimate:
     view = SampleView(sample.sample, sample.names, mask) if sample is not None and mask is not None else None
     origins = rel.origins
     if view is not None:
-        origins = {c: replace(o, sample=view) if o.sample is not None and o.sample.sample is view.sample else o
+        origins = {c: o.seen_through(view) if o.sample is not None and o.sample.sample is view.sample else o
                    for c, o in rel.origins.items()}
     return RelEstimate(rows, columns, rel.groups, origins, view, rel.notes | frozenset(notes))
 

@@ -680,6 +680,16 @@ def _counted(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Co
 
 def _sample_members(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) \
         -> tuple[list[tuple[Column, Origin]], list[tuple[np.ndarray, np.ndarray]]] | None:
+    """``_members_sampled``, kept for the same members over the same leaf estimates: a class is
+    asked for its samples by ``_from_base``, ``_sampled``, ``_bound_without_key`` and each
+    leaf's ``_leaf_correlation`` in turn (the lists returned are read, never changed)."""
+    members = tuple(members)
+    return _kept(("sample members", members), members, leaves, leaf_of,
+                 lambda: _members_sampled(members, leaves, leaf_of))
+
+
+def _members_sampled(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) \
+        -> tuple[list[tuple[Column, Origin]], list[tuple[np.ndarray, np.ndarray]]] | None:
     """The members whose samples are counted, with their sampled values; None when one has no
     sample. A unique key of an unfiltered leaf is left out when two other members remain: each
     of its values occurs once, and sampling it only adds noise."""

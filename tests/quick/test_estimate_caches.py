@@ -115,3 +115,22 @@ def test_a_class_met_again_in_a_set_of_other_leaves_is_what_it_is_alone():
                 assert _summary(shared, node) == alone
                 noted = noted or any(note in n for n in alone[2])
         assert noted
+
+
+def test_a_columns_atoms_are_kept_read_only_and_equal_to_them_computed_again():
+    """``atoms`` keeps its points on the estimate: the same arrays for the same estimate, equal
+    to a fresh computation, not writable (a caller changing them would change every later
+    comparison of the column), and a scaled estimate of the column gets its own weights."""
+    from cbo.estimate.atoms import _placed, atoms
+
+    stats = _schema(7, 500)
+    scan = make_scan(ColumnFactory(), "s.posts", ["Id", "Score"], ("Id",))
+    score = Estimator(stats).estimate(scan).column(scan.output[1])
+    first = atoms(score)
+    assert first is not None and atoms(score) is first
+    again = _placed(score.live)
+    assert again is not None and all((a == b).all() for a, b in zip(first, again))
+    for array in first:
+        assert not array.flags.writeable
+    halved = atoms(score.scaled(0.5))
+    assert halved is not None and (halved[1] * 2 == first[1]).all() and (halved[0] == first[0]).all()
