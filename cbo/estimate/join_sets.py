@@ -682,7 +682,12 @@ def _sample_members(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: 
         -> tuple[list[tuple[Column, Origin]], list[tuple[np.ndarray, np.ndarray]]] | None:
     """``_members_sampled``, kept for the same members over the same leaf estimates: a class is
     asked for its samples by ``_from_base``, ``_sampled``, ``_bound_without_key`` and each
-    leaf's ``_leaf_correlation`` in turn (the lists returned are read, never changed)."""
+    leaf's ``_leaf_correlation`` in turn (the lists returned are read, never changed). A
+    member whose leaf has no sample at all answers None at once, as ``_members_sampled``
+    would, without the cache (a memo of leaves without samples asks thousands of times)."""
+    for c in members:
+        if leaves[leaf_of[c]].estimate.sample is None:
+            return None
     members = tuple(members)
     return _kept(("sample members", members), members, leaves, leaf_of,
                  lambda: _members_sampled(members, leaves, leaf_of))
