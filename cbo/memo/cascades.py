@@ -7,7 +7,10 @@ depth-first, the plan's height bounding the recursion:
   per (group, required): the cheapest costed alternative that delivers it, or an enforcer
   (exchange, broadcast, sort) over the winner of a weaker requirement.
 * ``explore_group(g)``: apply every enabled transformation rule to every logical expression of
-  ``g`` once (``apply_rule``), including expressions the rules add while this runs.
+  ``g`` once (``apply_rule``), including expressions the rules add while this runs. A deferred
+  join (``cbo.memo.memo.Deferred``) is made only when a pattern could bind it (``_rules_need``);
+  the search orders expressions by their input groups and reads a deferred join's keys without
+  making it, so a join is made only when it is implemented (or a rule's floor reads it).
 * ``optimize_expression(e)``: the implementation rules' physical alternatives of ``e``.
 * ``optimize_inputs(p)``: cost a physical alternative: its own cost plus each input's winner
   under what the alternative requires of it.
@@ -67,6 +70,10 @@ _TIE = 1.0 - 1e-9
 _ROUNDING = 1.0 - 1e-12
 
 _UNKNOWN = object()   # a requirement not searched yet (a winner may be None: no plan delivers it)
+
+# What a run of patterns asks of a deferred join whose test passes (see _steps_for_deferred).
+_BIND, _BUDGET, _MAKE = object(), object(), object()
+_Step = tuple[Callable[[Deferred], bool] | None, object, tuple[tuple[int, tuple[type, ...]], ...] | None]
 
 
 # A run of adjacent patterns sharing a test (see CascadesSearch._patterns_of).
@@ -146,6 +153,7 @@ class CascadesSearch:
         self._skipped: dict[int, Plan] = {}
         self._by_operator: dict[type, list] = {}
         self._patterns_by_operator: dict[tuple[type, str | None], list[_Block]] = {}
+        self._deferred_steps: dict[str, list[_Step]] = {}   # join kind -> see _steps_for_deferred
         # The expressions the rules have seen, by identity. The objects are kept (not only their
         # ids): a merge drops rebuilt expressions, and a freed object's id could be reused by a
         # new expression, which would then never be explored.
@@ -279,33 +287,54 @@ class CascadesSearch:
         takes a deferred one. None when the budget ran out (the search stops exploring the
         group there, as it would at a made one). Exploring in the same order as for made
         joins matters: it decides which groups exist first."""
-        blocks = self._patterns_by_operator.get((record.operator, record.kind))
+        steps = self._deferred_steps.get(record.kind)
+        if steps is None:
+            steps = self._deferred_steps[record.kind] = self._steps_for_deferred(record.kind)
+        for deferred_test, action, inputs in steps:
+            if deferred_test is not None and not deferred_test(record):
+                continue
+            if action is _BIND:
+                if self._could_bind_groups(record.inputs, inputs):  # type: ignore[arg-type]
+                    return True
+            elif action is _BUDGET:
+                if self.context.out_of_budget():
+                    return None
+            else:
+                return True
+        return False
+
+    def _steps_for_deferred(self, kind: str) -> list[_Step]:
+        """``_rules_need``'s reading of the join patterns of ``kind``, once per kind: per run of
+        patterns (``_patterns_of``), its test as decided for a deferred join and what follows
+        when it passes: ``_BIND`` (ask the input groups), ``_BUDGET`` (only rules that take a
+        group's written expression: the budget is checked, as for a made join) or ``_MAKE``."""
+        steps: list[_Step] = []
+        blocks = self._patterns_by_operator.get((Join, kind))
         if blocks is None:
-            blocks = self._patterns_of(record.operator, record.kind)
+            blocks = self._patterns_of(Join, kind)
         for test, entries, inputs in blocks:
+            deferred_test = None
             if test is not None:
                 deferred_test = entries[0][1].deferred_test
                 if deferred_test is None or any(p.deferred_test is not deferred_test for _, p, _ in entries):
-                    return True
-                if not deferred_test(record):
-                    continue
+                    steps.append((None, _MAKE, None))   # (a test no deferred join can answer)
+                    break
             if inputs is not None:
-                if self._could_bind_groups(record.inputs, inputs):
-                    return True
-                continue
-            for rule, _, patterned in entries:
-                if patterned or not rule.written_only:
-                    return True
-                if self.context.out_of_budget():
-                    return None
-        return False
+                steps.append((deferred_test, _BIND, inputs))
+            elif all(not patterned and rule.written_only for rule, _, patterned in entries):
+                steps.append((deferred_test, _BUDGET, None))
+            else:
+                steps.append((deferred_test, _MAKE, None))
+        return steps
 
     def _could_bind_groups(self, groups: tuple[Group, ...], inputs: tuple[tuple[int, tuple[type, ...]], ...]) -> bool:
         """``_could_bind_any`` for an expression whose input groups are ``groups``."""
         for index, operators in inputs:
             if index >= len(groups):
                 return True
-            group = groups[index].find()
+            group = groups[index]
+            if group.merged_into is not None:
+                group = group.find()
             if not group.explored:
                 self.explore_group(group)
                 group = group.find()

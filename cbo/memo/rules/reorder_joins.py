@@ -154,7 +154,8 @@ class RegionBuilder:
             # more than its input groups (a 10-relation clique's search makes 1 in 20 or so).
             # The first pair of a set is made at once: it makes the group, whose logical
             # properties are read from it; non-inner joins (few) are made at once too.
-            kind, swap = self.graph.join_kind(a, b)
+            # (a region of inner joins only, the common case, asks no edge)
+            kind, swap = self.graph.join_kind(a, b) if self.graph.non_inner else ("inner", False)
             if kind == "inner":
                 left, right = (b, a) if swap else (a, b)
                 inputs = (self.sets[left].find(), self.sets[right].find())
