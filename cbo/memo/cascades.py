@@ -212,7 +212,11 @@ class CascadesSearch:
             group = group.find()
             for entry in group.entries:   # (deferred joins named by their input groups, left unmade)
                 if isinstance(entry, Deferred):
-                    stack.extend(entry.inputs)
+                    # (a group seen now would be skipped when popped: not pushed, the order of
+                    # the rest unchanged; a clique's joins name the same sets thousands of times)
+                    for child in entry.inputs:
+                        if child.id not in seen:
+                            stack.append(child)
                 else:
                     stack.extend([child.group for child in entry.children])   # type: ignore[attr-defined]   # (group references)
 
@@ -224,6 +228,7 @@ class CascadesSearch:
             return
         group.explored = True
         explored, explore, context = self._explored, self.explore_group, self.context
+        made_from = self.memo.made_from
         known_patterns = self._patterns_by_operator
         index = 0
         while index < len(group.entries):
@@ -231,6 +236,12 @@ class CascadesSearch:
             index += 1
             if id(entry) in explored:
                 continue
+            if made_from:
+                # a join the rules saw deferred (made since, e.g. by a binding's listing)
+                record = made_from.get(id(entry))
+                if record is not None and id(record) in explored:
+                    explored[id(entry)] = entry
+                    continue
             if isinstance(entry, Deferred):
                 # Made only when some pattern could bind it; ``None``: out of budget.
                 needed = self._rules_need(entry)
@@ -344,10 +355,7 @@ class CascadesSearch:
 
     def _make(self, record: Deferred) -> Plan:
         """The deferred join made (``Memo.make``); seen by the rules if the record was."""
-        made = self.memo.make(record)
-        if id(record) in self._explored:
-            self._explored[id(made)] = made
-        return made
+        return self.memo.make(record)
 
     def _pending(self, table: CostTable, position: int) -> Plan:
         """The expression at ``position`` of the table's order, made if deferred (what reads

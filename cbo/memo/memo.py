@@ -368,6 +368,9 @@ class Memo:
         # deferred: what tells whether a deferred join could equal an expression (see defer)
         self._join_pairs: dict[tuple[int, int], Group | Deferred] = {}
         self._waiting: list[Deferred] = []   # deferred expressions, in the order deferred
+        # id(made expression) -> the record it was made from (kept: ids stay theirs): the search
+        # does not apply rules twice to a join the rules saw while it was deferred
+        self.made_from: dict[int, Deferred] = {}
 
     def defer(self, group: Group, kind: str, inputs: tuple[Group, Group], source: JoinSource, args: tuple,
               rule: str | None = None) -> bool:
@@ -410,6 +413,7 @@ class Memo:
         if record.rule is not None:
             self.added_by[expr] = record.rule
         record.made = expr
+        self.made_from[id(expr)] = record
         return expr
 
     def make_all(self) -> None:
