@@ -354,8 +354,12 @@ class CascadesSearch:
         return False
 
     def _make(self, record: Deferred) -> Plan:
-        """The deferred join made (``Memo.make``); seen by the rules if the record was."""
-        return self.memo.make(record)
+        """The deferred join made (``Memo.make``), with what ``_deliverables`` found of it."""
+        made = self.memo.make(record)
+        known = self._deliverable.get(id(record), _UNKNOWN)
+        if known is not _UNKNOWN and id(made) not in self._deliverable:
+            self._deliverable[id(made)] = known  # type: ignore[assignment]   # (same keys, kind, inputs)
+        return made
 
     def _pending(self, table: CostTable, position: int) -> Plan:
         """The expression at ``position`` of the table's order, made if deferred (what reads

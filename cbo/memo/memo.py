@@ -23,7 +23,7 @@ adding each at once would have listed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
@@ -173,23 +173,29 @@ def with_inputs(node: Plan, inputs: tuple[Plan, ...]) -> Plan:
 
 
 class JoinSource(Protocol):
-    """What makes a deferred join (``RegionBuilder``), given the arguments it deferred it with."""
+    """What makes a deferred join (``RegionBuilder``), given the arguments it deferred it with:
+    ``join_parts(*args)`` its condition and equi-join keys, ``make_join(*args, parts=...)`` the
+    join (from those parts when known), ``has_condition(*args)`` whether it is not a cross
+    product."""
 
-    def make_join(self, *args: Any) -> Plan: ...
+    @property
+    def join_parts(self) -> Callable[..., tuple[Any, tuple[tuple[Column, Column], ...]]]: ...
 
-    def join_keys(self, *args: Any) -> tuple[tuple[Column, Column], ...]: ...
+    @property
+    def make_join(self) -> Callable[..., Plan]: ...
 
-    def has_condition(self, *args: Any) -> bool: ...
+    @property
+    def has_condition(self) -> Callable[..., bool]: ...
 
 
 class Deferred:
     """A join not made yet: its kind, its input groups, and the source that makes it
     (``source.make_join(*args)``, a join whose inputs are those groups' references) and tells
-    its equi-join keys (as ``Join.equi_keys``) and whether it has a condition (is not a cross
-    product) without making it. ``Memo.make`` makes it in its place in its group's list;
-    ``made`` is then the expression."""
+    its condition and equi-join keys (``join_parts``, kept: the join is made from them) and
+    whether it has a condition (is not a cross product) without making it. ``Memo.make`` makes
+    it in its place in its group's list; ``made`` is then the expression."""
 
-    __slots__ = ("kind", "inputs", "source", "args", "group", "position", "rule", "made")
+    __slots__ = ("kind", "inputs", "source", "args", "group", "position", "rule", "made", "parts")
     operator = Join
 
     def __init__(self, kind: str, inputs: tuple[Group, ...], source: JoinSource, args: tuple,
@@ -202,9 +208,14 @@ class Deferred:
         self.position = position    # its index in the group's list (no list shrinks while one waits)
         self.rule = rule
         self.made: Plan | None = None
+        self.parts: tuple[Any, tuple[tuple[Column, Column], ...]] | None = None
 
     def keys(self) -> tuple[tuple[Column, Column], ...]:
-        return self.source.join_keys(*self.args)
+        """Its equi-join keys, as ``Join.equi_keys`` of the join it makes."""
+        parts = self.parts
+        if parts is None:
+            parts = self.parts = self.source.join_parts(*self.args)
+        return parts[1]
 
     def conditioned(self) -> bool:
         """Whether its condition is other than TRUE."""
@@ -399,7 +410,7 @@ class Memo:
         made = record.made
         if made is not None:
             return made
-        expr = current(record.source.make_join(*record.args))
+        expr = current(record.source.make_join(*record.args, parts=record.parts))
         group = record.group.find()
         entries = group.entries
         position = record.position

@@ -25,7 +25,7 @@ import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
-from cbo.ir.expressions import Column, conjunction
+from cbo.ir.expressions import Column, Expr, conjunction
 from cbo.ir.operators import Filter, Join, Plan, enumerated_join
 from cbo.joinorder.dphyp import DPhyp
 from cbo.joinorder.graph import MOVABLE_KINDS, JoinGraph, is_region_join, region_of
@@ -129,16 +129,19 @@ class RegionBuilder:
 
     # -- making the joins of deferred pairs (``cbo.memo.memo.JoinSource``) --
 
-    def make_join(self, kind: str, left: int, right: int) -> Join:
-        condition, keys = self.graph.condition_and_keys(left, right, kind)
+    def make_join(self, kind: str, left: int, right: int,
+                  parts: tuple[Expr, tuple[tuple[Column, Column], ...]] | None = None) -> Join:
+        """The join, from its ``join_parts`` when already known (most are asked for first)."""
+        condition, keys = parts or self.graph.condition_and_keys(left, right, kind)
         # (keys known from the graph: the search would read them from the condition)
         return enumerated_join(kind, self.sets[left].ref, self.sets[right].ref, condition, keys)
 
-    def join_keys(self, kind: str, left: int, right: int) -> tuple[tuple[Column, Column], ...]:
-        """An inner join's equi-join keys (what the search asks of deferred joins the most)."""
-        keys = self.graph.condition_and_keys(left, right, kind)[1]
+    def join_parts(self, kind: str, left: int, right: int) -> tuple[Expr, tuple[tuple[Column, Column], ...]]:
+        """An inner join's condition and equi-join keys (the keys are what the search asks of
+        deferred joins the most)."""
+        condition, keys = self.graph.condition_and_keys(left, right, kind)
         assert keys is not None, "a deferred join is an inner join"
-        return keys
+        return condition, keys
 
     def has_condition(self, kind: str, left: int, right: int) -> bool:
         """Whether the join has a condition (what patterns of conditioned joins ask first)."""
