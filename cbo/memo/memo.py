@@ -355,10 +355,10 @@ class Memo:
 
     Deferred expressions (``defer``) are made when first read: by ``Group.expressions``, by the
     search (``make``), and before anything could find one of them equal to another expression,
-    so the memo deduplicates and merges exactly as if each had been added at once: a join over
-    the same two groups added or looked up makes its group's deferred ones first (only such a
-    join can equal one), a merge makes all of them first, and ``defer`` refuses (the caller adds
-    the expression) when a join over those groups is already held.
+    so the memo deduplicates and merges exactly as if each had been added at once: a join added
+    or looked up makes the deferred join over the same two groups first (only that one could
+    equal it; there is at most one per pair of groups), a merge makes all of them first, and
+    ``defer`` refuses (the caller adds the expression) when a join over those groups is held.
     """
 
     def __init__(self, estimator: Estimator | OracleEstimator):
