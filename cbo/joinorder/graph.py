@@ -122,6 +122,19 @@ class JoinGraph:
             return edge.kind, True
         return "inner", False
 
+    def has_condition(self, left: int, right: int) -> bool:
+        """Whether an inner join of ``left`` and ``right`` joins on something (its condition
+        from ``condition_and_keys`` is not TRUE): some class or conjunct spans both sides."""
+        for cls in self.classes:
+            mask = cls.mask
+            if mask & left and mask & right:
+                return True
+        union = left | right
+        for t, _ in self.predicates:
+            if t & union == t and t & left and t & right:
+                return True
+        return False
+
     def condition(self, left: int, right: int, kind: str) -> Expr:
         """The conjuncts that join ``left`` and ``right``: those first covered by their union."""
         return self.condition_and_keys(left, right, kind)[0]

@@ -7,7 +7,10 @@ depth-first, the plan's height bounding the recursion:
   per (group, required): the cheapest costed alternative that delivers it, or an enforcer
   (exchange, broadcast, sort) over the winner of a weaker requirement.
 * ``explore_group(g)``: apply every enabled transformation rule to every logical expression of
-  ``g`` once (``apply_rule``), including expressions the rules add while this runs.
+  ``g`` once (``apply_rule``), including expressions the rules add while this runs. A deferred
+  join (``cbo.memo.memo.Deferred``) is made only when a pattern could bind it (``_rules_need``);
+  the search orders expressions by their input groups and reads a deferred join's keys without
+  making it, so a join is made only when it is implemented (or a rule's floor reads it).
 * ``optimize_expression(e)``: the implementation rules' physical alternatives of ``e``.
 * ``optimize_inputs(p)``: cost a physical alternative: its own cost plus each input's winner
   under what the alternative requires of it.
@@ -49,10 +52,11 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from cbo.cost import CostModel
+from cbo.ir.expressions import Column
 from cbo.ir.operators import Join, Plan
 from cbo.memo.context import SearchContext
 from cbo.memo.delivery import deliver
-from cbo.memo.memo import UNPREDICTED, Counters, Group, PhysicalExpr, Winner, current, group_of
+from cbo.memo.memo import UNPREDICTED, Counters, Deferred, Group, PhysicalExpr, Winner, current, group_of
 from cbo.memo.pattern import Pattern, bindings
 from cbo.memo.properties import ANY, BROADCAST, Delivered, Required, delivered_by
 from cbo.memo.rules.base import RuleSet, TransformationRule
@@ -66,6 +70,10 @@ _TIE = 1.0 - 1e-9
 _ROUNDING = 1.0 - 1e-12
 
 _UNKNOWN = object()   # a requirement not searched yet (a winner may be None: no plan delivers it)
+
+# What a run of patterns asks of a deferred join whose test passes (see _steps_for_deferred).
+_BIND, _BUDGET, _MAKE = object(), object(), object()
+_Step = tuple[Callable[[Deferred], bool] | None, object, tuple[tuple[int, tuple[type, ...]], ...] | None]
 
 
 # A run of adjacent patterns sharing a test (see CascadesSearch._patterns_of).
@@ -95,7 +103,7 @@ class CostTable:
 
     __slots__ = ("pending", "next", "by_delivered", "best_any", "index", "indexed")
 
-    def __init__(self, pending: list[tuple[float, int, Plan]]):
+    def __init__(self, pending: list[tuple[float, int, Plan | Deferred]]):
         self.pending = pending
         self.index: dict[object, float] | None = None   # see CascadesSearch._natural_floor
         self.indexed = 0                                  # how many of ``pending`` the index holds
@@ -145,10 +153,11 @@ class CascadesSearch:
         self._skipped: dict[int, Plan] = {}
         self._by_operator: dict[type, list] = {}
         self._patterns_by_operator: dict[tuple[type, str | None], list[_Block]] = {}
+        self._deferred_steps: dict[str, list[_Step]] = {}   # join kind -> see _steps_for_deferred
         # The expressions the rules have seen, by identity. The objects are kept (not only their
         # ids): a merge drops rebuilt expressions, and a freed object's id could be reused by a
         # new expression, which would then never be explored.
-        self._explored: dict[int, Plan] = {}
+        self._explored: dict[int, Plan | Deferred] = {}
         self.size = context.size
 
     def expression_costs(self) -> dict[tuple[int, int], float | None]:
@@ -181,7 +190,8 @@ class CascadesSearch:
             table = self._tables.get(group.id)
             if table is None:
                 continue
-            for lower, index, expr in table.pending:
+            for lower, index, entry in table.pending:
+                expr = entry.made if isinstance(entry, Deferred) else entry   # (made by Group.expressions)
                 if index < len(group.expressions) and group.expressions[index] is expr:
                     bounds[(group.id, index)] = lower
         return bounds
@@ -200,8 +210,15 @@ class CascadesSearch:
             seen.add(group.id)
             self.explore_group(group)
             group = group.find()
-            for expr in group.expressions:
-                stack.extend([child.group for child in expr.children])   # type: ignore[attr-defined]   # (group references)
+            for entry in group.entries:   # (deferred joins named by their input groups, left unmade)
+                if isinstance(entry, Deferred):
+                    # (a group seen now would be skipped when popped: not pushed, the order of
+                    # the rest unchanged; a clique's joins name the same sets thousands of times)
+                    for child in entry.inputs:
+                        if child.id not in seen:
+                            stack.append(child)
+                else:
+                    stack.extend([child.group for child in entry.children])   # type: ignore[attr-defined]   # (group references)
 
     def explore_group(self, group: Group) -> None:
         """Apply every transformation rule to every binding of its patterns at every expression
@@ -211,13 +228,31 @@ class CascadesSearch:
             return
         group.explored = True
         explored, explore, context = self._explored, self.explore_group, self.context
+        made_from = self.memo.made_from
         known_patterns = self._patterns_by_operator
         index = 0
-        while index < len(group.expressions):
-            expr = group.expressions[index]
+        while index < len(group.entries):
+            entry = group.entries[index]
             index += 1
-            if id(expr) in explored:
+            if id(entry) in explored:
                 continue
+            if made_from:
+                # a join the rules saw deferred (made since, e.g. by a binding's listing)
+                record = made_from.get(id(entry))
+                if record is not None and id(record) in explored:
+                    explored[id(entry)] = entry
+                    continue
+            if isinstance(entry, Deferred):
+                # Made only when some pattern could bind it; ``None``: out of budget.
+                needed = self._rules_need(entry)
+                if needed is None:
+                    return
+                if not needed:
+                    explored[id(entry)] = entry
+                    continue
+                expr = self._make(entry)
+            else:
+                expr = entry
             explored[id(expr)] = expr
             expr_type = type(expr)
             kind = expr.kind if expr_type is Join else None   # type: ignore[attr-defined]
@@ -253,6 +288,88 @@ class CascadesSearch:
                 group = group.find()
                 group.explored = True
                 index = 0
+
+    def _rules_need(self, record: Deferred) -> bool | None:
+        """Whether some transformation rule could bind the deferred join ``record``, decided as
+        for a made one without making it: by its kind, by each pattern's test as its
+        ``deferred_test`` decides it (a pattern without one needs the join made), by its input
+        groups for a run of single-input patterns (explored first, as ``_could_bind_any``
+        does), and a rule that takes a group's written expression only (``written_only``) never
+        takes a deferred one. None when the budget ran out (the search stops exploring the
+        group there, as it would at a made one). Exploring in the same order as for made
+        joins matters: it decides which groups exist first."""
+        steps = self._deferred_steps.get(record.kind)
+        if steps is None:
+            steps = self._deferred_steps[record.kind] = self._steps_for_deferred(record.kind)
+        for deferred_test, action, inputs in steps:
+            if deferred_test is not None and not deferred_test(record):
+                continue
+            if action is _BIND:
+                if self._could_bind_groups(record.inputs, inputs):  # type: ignore[arg-type]
+                    return True
+            elif action is _BUDGET:
+                if self.context.out_of_budget():
+                    return None
+            else:
+                return True
+        return False
+
+    def _steps_for_deferred(self, kind: str) -> list[_Step]:
+        """``_rules_need``'s reading of the join patterns of ``kind``, once per kind: per run of
+        patterns (``_patterns_of``), its test as decided for a deferred join and what follows
+        when it passes: ``_BIND`` (ask the input groups), ``_BUDGET`` (only rules that take a
+        group's written expression: the budget is checked, as for a made join) or ``_MAKE``."""
+        steps: list[_Step] = []
+        blocks = self._patterns_by_operator.get((Join, kind))
+        if blocks is None:
+            blocks = self._patterns_of(Join, kind)
+        for test, entries, inputs in blocks:
+            deferred_test = None
+            if test is not None:
+                deferred_test = entries[0][1].deferred_test
+                if deferred_test is None or any(p.deferred_test is not deferred_test for _, p, _ in entries):
+                    steps.append((None, _MAKE, None))   # (a test no deferred join can answer)
+                    break
+            if inputs is not None:
+                steps.append((deferred_test, _BIND, inputs))
+            elif all(not patterned and rule.written_only for rule, _, patterned in entries):
+                steps.append((deferred_test, _BUDGET, None))
+            else:
+                steps.append((deferred_test, _MAKE, None))
+        return steps
+
+    def _could_bind_groups(self, groups: tuple[Group, ...], inputs: tuple[tuple[int, tuple[type, ...]], ...]) -> bool:
+        """``_could_bind_any`` for an expression whose input groups are ``groups``."""
+        for index, operators in inputs:
+            if index >= len(groups):
+                return True
+            group = groups[index]
+            if group.merged_into is not None:
+                group = group.find()
+            if not group.explored:
+                self.explore_group(group)
+                group = group.find()
+            if group.holds_any(operators):
+                return True
+        return False
+
+    def _make(self, record: Deferred) -> Plan:
+        """The deferred join made (``Memo.make``), with what ``_deliverables`` found of it."""
+        made = self.memo.make(record)
+        known = self._deliverable.get(id(record), _UNKNOWN)
+        if known is not _UNKNOWN and id(made) not in self._deliverable:
+            self._deliverable[id(made)] = known  # type: ignore[assignment]   # (same keys, kind, inputs)
+        return made
+
+    def _pending(self, table: CostTable, position: int) -> Plan:
+        """The expression at ``position`` of the table's order, made if deferred (what reads
+        the expression itself, not only its input groups, goes through here)."""
+        lower, index, entry = table.pending[position]
+        if isinstance(entry, Deferred):
+            made = self._make(entry)
+            table.pending[position] = (lower, index, made)
+            return made
+        return entry
 
     def _patterns_of(self, operator: type, kind: str | None) -> list[_Block]:
         """The patterns whose operator ``operator`` is (and, for a join, that accept its ``kind``:
@@ -351,19 +468,24 @@ class CascadesSearch:
         table = self._tables.get(group.id)
         if table is None:
             self.explore_group(group)
-            pending = []
+            pending: list[tuple[float, int, Plan | Deferred]] = []
             out: tuple[float, float] | None = None
             size = self.size
             # joins whose inputs have plans: (their inputs' cost, index, expression), and their
             # inputs' rows, for the least the join itself costs (``CostModel.join_floors``)
-            joins: list[tuple[float, int, Plan]] = []
+            joins: list[tuple[float, int, Plan | Deferred]] = []
             left_rows: list[float] = []
             right_rows: list[float] = []
-            for index, expr in enumerate(group.expressions):
-                if type(expr) is Join:
+            for index, expr in enumerate(group.entries):
+                expr_type = type(expr)
+                if expr_type is Join or expr_type is Deferred:
                     # (the common case, tens of thousands after a join enumeration, without
-                    # the general loop; a winner already known is read without a call)
-                    left, right = expr.left.group, expr.right.group   # type: ignore[attr-defined]
+                    # the general loop; a winner already known is read without a call; a
+                    # deferred join is ordered by its input groups, left unmade)
+                    if expr_type is Deferred:
+                        left, right = expr.inputs   # type: ignore[union-attr]
+                    else:
+                        left, right = expr.left.group, expr.right.group   # type: ignore[union-attr]
                     a = left.winners.get(ANY, _UNKNOWN)
                     if a is _UNKNOWN:
                         a = self.optimize_group(left, ANY)
@@ -377,13 +499,13 @@ class CascadesSearch:
                         # the expressions before any is implemented (in a star, most of them).
                         if out is None:
                             out = size(group)
-                        joins.append((a.cost + b.cost, index, expr))
+                        joins.append((a.cost + b.cost, index, expr))   # type: ignore[union-attr]   # (winners)
                         left_rows.append((left.size or size(left))[0])
                         right_rows.append((right.size or size(right))[0])
                         continue
                 else:
                     lower = 0.0
-                    for child in expr.children:
+                    for child in expr.children:   # type: ignore[union-attr]
                         winner = self.optimize_group(group_of(child), ANY)
                         lower = math.inf if winner is None else lower + winner.cost
                 pending.append((lower, index, expr))
@@ -401,9 +523,10 @@ class CascadesSearch:
         alternative only when its floor (``_floor``) is under it too."""
         pending = table.pending
         while table.next < len(pending):
-            lower, _, expr = pending[table.next]
+            lower = pending[table.next][0]
             if self.prune and lower >= table.best_any * _TIE:
                 return
+            expr = self._pending(table, table.next)
             table.next += 1
             if self.prune and table.best_any < math.inf and self._beaten(expr, group, table.best_any * _TIE):
                 # No alternative of it could beat the winner: not even implemented.
@@ -482,11 +605,13 @@ class CascadesSearch:
         join delivers is known before it is costed (its strategy's partitioning, or its probe
         side's cheapest plan's), so a join that cannot deliver a requirement is not even
         implemented for it."""
-        for lower, _, expr in table.pending:
-            if lower >= threshold * _TIE:
+        pending = table.pending
+        for position in range(len(pending)):
+            if pending[position][0] >= threshold * _TIE:
                 return
-            if not self._may_deliver(expr, group, required):
+            if not self._may_deliver(pending[position][2], group, required):
                 continue
+            expr = self._pending(table, position)
             for physical in self.optimize_expression(expr, group):
                 if physical.costed:
                     continue
@@ -593,12 +718,12 @@ class CascadesSearch:
         self._keys_of[id(delivered)] = (delivered, keys)   # (the delivery kept: its id stays its own)
         return keys
 
-    def _may_deliver(self, expr: Plan, group: Group, required: Required) -> bool:
+    def _may_deliver(self, expr: Plan | Deferred, group: Group, required: Required) -> bool:
         """Whether some physical alternative of ``expr`` could deliver ``required``."""
         found = self._deliverables(expr, group)
         return found is None or any(d.satisfies(required) for d in found)
 
-    def _deliverables(self, expr: Plan, group: Group) -> list[Delivered] | None:
+    def _deliverables(self, expr: Plan | Deferred, group: Group) -> list[Delivered] | None:
         """What the expression's physical alternatives could deliver beyond "any", known before
         costing them (a superset of the truth, see ``cbo.memo.delivery``), or None when that
         cannot be known (an alternative whose delivery depends on an input it requires more of
@@ -606,11 +731,17 @@ class CascadesSearch:
         keys' partitioning and order, a broadcast or nested-loop join its probe side's (the
         left input, or either for an inner join), with the join's equalities merged in; an
         operator whose inputs are required as "any" delivers what it makes of their cheapest
-        plans."""
+        plans. A deferred join's are known from its keys and input groups, without making it."""
         key = id(expr)
         if key in self._deliverable:
             return self._deliverable[key]
-        found = self._join_deliverables(expr) if type(expr) is Join else self._other_deliverables(expr, group)
+        found: list[Delivered] | None
+        if isinstance(expr, Deferred):
+            found = self._join_deliverables(expr.kind, expr.keys(), expr.inputs)
+        elif type(expr) is Join:
+            found = self._join_deliverables(expr.kind, expr.equi_keys, (group_of(expr.left), group_of(expr.right)))
+        else:
+            found = self._other_deliverables(expr, group)
         self._deliverable[key] = found
         return found
 
@@ -628,16 +759,18 @@ class CascadesSearch:
                 found.append(delivered)
         return found
 
-    def _join_deliverables(self, join: Join) -> list[Delivered]:
+    def _join_deliverables(self, kind: str, keys: tuple[tuple[Column, Column], ...],
+                           inputs: tuple[Group, ...]) -> list[Delivered]:
+        """``_deliverables`` of a join of ``kind`` on ``keys`` over the groups ``inputs``."""
         found: list[Delivered] = []
-        pairs, keyed = self._keyed_delivery(join)
+        pairs, keyed = self._keyed_delivery(keys, kind)
         if keyed is not None:
             found.append(keyed)
-        probes = (join.left, join.right) if join.kind == "inner" else (join.left,)
+        probes = inputs if kind == "inner" else inputs[:1]
         for probe in probes:
-            winner = self.optimize_group(group_of(probe), ANY)
+            winner = self.optimize_group(probe, ANY)
             if winner is not None and winner.delivered.distribution != "any":
-                found.append(self._merged(winner.delivered, pairs) if join.kind == "inner" else winner.delivered)
+                found.append(self._merged(winner.delivered, pairs) if kind == "inner" else winner.delivered)
         return found
 
     def _merged(self, delivered: Delivered, pairs: list[tuple[int, int]]) -> Delivered:
@@ -649,22 +782,22 @@ class CascadesSearch:
             cached = self._merges[key] = (delivered, pairs, delivered.merged(pairs))   # (both kept: ids stay theirs)
         return cached[2]
 
-    def _keyed_delivery(self, join: Join) -> tuple[list[tuple[int, int]], Delivered | None]:
+    def _keyed_delivery(self, keys: tuple[tuple[Column, Column], ...],
+                        kind: str) -> tuple[list[tuple[int, int]], Delivered | None]:
         """The join's equalities as column id pairs, and what a join partitioned on its keys
         delivers (None for a kind that cannot be): kept per equalities object and kind, which a
         join enumeration shares among the joins of one condition (45 in a 10-relation clique's
         28,501 joins)."""
-        keys = join.equi_keys
-        cached = self._keyed.get((id(keys), join.kind))
+        cached = self._keyed.get((id(keys), kind))
         if cached is not None and cached[0] is keys:
             return cached[1], cached[2]
         pairs = [(a.id, b.id) for a, b in keys]
         delivered = None
-        if pairs and join.kind not in ("full", "right", "mark"):
-            classes = tuple([frozenset((a, b)) for a, b in pairs] if join.kind == "inner" else
+        if pairs and kind not in ("full", "right", "mark"):
+            classes = tuple([frozenset((a, b)) for a, b in pairs] if kind == "inner" else
                             [frozenset((a,)) for a, _ in pairs])
             delivered = Delivered("hash", classes, classes)
-        self._keyed[(id(keys), join.kind)] = (keys, pairs, delivered)   # (keys kept: ids stay theirs)
+        self._keyed[(id(keys), kind)] = (keys, pairs, delivered)   # (keys kept: ids stay theirs)
         return pairs, delivered
 
     def _predict(self, physical: PhysicalExpr) -> Delivered | None:

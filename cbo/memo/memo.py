@@ -11,17 +11,25 @@ Each group carries its logical properties, derived once from the expression that
 estimated rows (the estimator, from the input groups' estimates), unique keys and not-null
 columns. The search records per group and per required physical property set the best
 physical alternative and its cost (``winners``), so no group is optimized twice for the same need.
+
+An expression may be *deferred* (``Deferred``): known by its operator, kind and input groups,
+and made (with its condition, and registered like any other) only when something reads more of
+it. A join enumeration meets tens of thousands of join pairs, of which the search implements a
+few in twenty; the rest need only their input groups, which exploration and the search's
+ordering read from the record. A group's expressions and deferred records form one ordered
+list, so ``Group.expressions`` (which makes every deferred one first) lists exactly what
+adding each at once would have listed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cbo.ir.expressions import Column, ColumnFactory
-from cbo.ir.operators import ForeignKeyRef, Plan, walk
+from cbo.ir.operators import ForeignKeyRef, Join, Plan, walk
 
 if TYPE_CHECKING:
     from cbo.estimate import Estimator
@@ -164,11 +172,69 @@ def with_inputs(node: Plan, inputs: tuple[Plan, ...]) -> Plan:
     return build(node)
 
 
+class JoinSource(Protocol):
+    """What makes a deferred join (``RegionBuilder``), given the arguments it deferred it with:
+    ``join_parts(*args)`` its condition and equi-join keys, ``make_join(*args, parts=...)`` the
+    join (from those parts when known), ``has_condition(*args)`` whether it is not a cross
+    product."""
+
+    @property
+    def join_parts(self) -> Callable[..., tuple[Any, tuple[tuple[Column, Column], ...]]]: ...
+
+    @property
+    def make_join(self) -> Callable[..., Plan]: ...
+
+    @property
+    def has_condition(self) -> Callable[..., bool]: ...
+
+
+class Deferred:
+    """A join not made yet: its kind, its input groups, and the source that makes it
+    (``source.make_join(*args)``, a join whose inputs are those groups' references) and tells
+    its condition and equi-join keys (``join_parts``, kept: the join is made from them) and
+    whether it has a condition (is not a cross product) without making it. ``Memo.make`` makes
+    it in its place in its group's list; ``made`` is then the expression."""
+
+    __slots__ = ("kind", "inputs", "source", "args", "group", "position", "rule", "made", "parts")
+    operator = Join
+
+    def __init__(self, kind: str, inputs: tuple[Group, ...], source: JoinSource, args: tuple,
+                 group: Group, position: int, rule: str | None):
+        self.kind = kind
+        self.inputs = inputs
+        self.source = source
+        self.args = args
+        self.group = group
+        self.position = position    # its index in the group's list (no list shrinks while one waits)
+        self.rule = rule
+        self.made: Plan | None = None
+        self.parts: tuple[Any, tuple[tuple[Column, Column], ...]] | None = None
+
+    def keys(self) -> tuple[tuple[Column, Column], ...]:
+        """Its equi-join keys, as ``Join.equi_keys`` of the join it makes."""
+        parts = self.parts
+        if parts is None:
+            parts = self.parts = self.source.join_parts(*self.args)
+        return parts[1]
+
+    def conditioned(self) -> bool:
+        """Whether its condition is other than TRUE."""
+        return self.source.has_condition(*self.args)
+
+    def __repr__(self) -> str:
+        return f"Deferred(Join[{self.kind}], {', '.join(f'G{g.id}' for g in self.inputs)})"
+
+
 class Group:
+    """Logically equivalent expressions (``entries``: made ones and ``Deferred`` records, in the
+    order they were added) and the logical properties they share, read from the first (always
+    made)."""
+
     def __init__(self, memo: Memo, gid: int, first: Plan):
         self.memo = memo
         self.id = gid
-        self.expressions: list[Plan] = [first]
+        self.entries: list[Plan | Deferred] = [first]
+        self.deferred = 0   # how many entries are ``Deferred`` still
         self.explored = False
         self.merged_into: Group | None = None   # set when merged: that group stands for this one
         # The operator types among the expressions: a pattern skips a group without its operator
@@ -181,8 +247,20 @@ class Group:
         self.ref = GroupRef(self)
 
     @property
+    def expressions(self) -> list[Plan]:
+        """Every expression of the group, in order, deferred ones made first (``Memo.make``)."""
+        if self.deferred:
+            self.memo.make_group(self)
+        return self.entries  # type: ignore[return-value]   # (none deferred now)
+
+    @expressions.setter
+    def expressions(self, value: list[Plan]) -> None:
+        self.entries = value  # type: ignore[assignment]
+        self.deferred = sum(type(e) is Deferred for e in value)
+
+    @property
     def first(self) -> Plan:
-        return self.expressions[0]
+        return self.entries[0]  # type: ignore[return-value]   # (the first is always made)
 
     def holds(self, operator: type) -> bool:
         """Whether some expression of the group is an ``operator`` (or of a subclass): what a
@@ -243,7 +321,7 @@ class Group:
         return self.estimate.rows
 
     def __repr__(self) -> str:
-        return f"Group(G{self.id}, {len(self.expressions)} expressions)"
+        return f"Group(G{self.id}, {len(self.entries)} expressions)"
 
 
 @dataclass
@@ -274,6 +352,13 @@ class Memo:
     whose inputs named the absorbed group are rebuilt with the one that stays, and where that
     makes two of them equal, their groups merge in turn. Merges happen while the memo is
     explored, before anything is costed.
+
+    Deferred expressions (``defer``) are made when first read: by ``Group.expressions``, by the
+    search (``make``), and before anything could find one of them equal to another expression,
+    so the memo deduplicates and merges exactly as if each had been added at once: a join added
+    or looked up makes the deferred join over the same two groups first (only that one could
+    equal it; there is at most one per pair of groups), a merge makes all of them first, and
+    ``defer`` refuses (the caller adds the expression) when a join over those groups is held.
     """
 
     def __init__(self, estimator: Estimator | OracleEstimator):
@@ -290,14 +375,91 @@ class Memo:
         # the memo dump shows it, and tests force one rule's alternatives with it.
         self.added_by: dict[Plan, str] = {}
         self._columns: ColumnFactory | None = None   # fresh column ids for rules (new_column)
+        # (left group id, right group id) -> the group holding a join over them, made or
+        # deferred: what tells whether a deferred join could equal an expression (see defer)
+        self._join_pairs: dict[tuple[int, int], Group | Deferred] = {}
+        self._waiting: list[Deferred] = []   # deferred expressions, in the order deferred
+        # id(made expression) -> the record it was made from (kept: ids stay theirs): the search
+        # does not apply rules twice to a join the rules saw while it was deferred
+        self.made_from: dict[int, Deferred] = {}
+
+    def defer(self, group: Group, kind: str, inputs: tuple[Group, Group], source: JoinSource, args: tuple,
+              rule: str | None = None) -> bool:
+        """Add to ``group`` a join of ``kind`` over ``inputs``, made by ``source.make_join(*args)``
+        only when read. False (nothing added) when the memo already holds a join over the same
+        two groups: the caller adds it with ``add``, which deduplicates (or merges) at once."""
+        group = group.find()
+        key = (inputs[0].id, inputs[1].id)
+        pairs = self._join_pairs
+        if key in pairs:
+            return False
+        entries = group.entries
+        record = Deferred(kind, inputs, source, args, group, len(entries), rule)
+        entries.append(record)
+        group.deferred += 1
+        if Join not in group.operator_types:
+            group.operator_types.add(Join)
+            group._holds.clear()
+        self._waiting.append(record)
+        pairs[key] = record
+        self.additions += 1
+        return True
+
+    def make(self, record: Deferred) -> Plan:
+        """The deferred expression, made and registered in its place in its group's list."""
+        made = record.made
+        if made is not None:
+            return made
+        expr = current(record.source.make_join(*record.args, parts=record.parts))
+        group = record.group.find()
+        entries = group.entries
+        position = record.position
+        if position >= len(entries) or entries[position] is not record:
+            position = next(i for i, e in enumerate(entries) if e is record)
+        # Never a duplicate: whatever could equal it made it first (see the class docstring).
+        assert expr not in self._index, f"deferred {record} made twice"
+        entries[position] = expr
+        group.deferred -= 1
+        self._register(expr, group, counted=False)
+        if record.rule is not None:
+            self.added_by[expr] = record.rule
+        record.made = expr
+        self.made_from[id(expr)] = record
+        return expr
+
+    def make_all(self) -> None:
+        """Make every deferred expression, in the order they were deferred."""
+        waiting, self._waiting = self._waiting, []
+        for record in waiting:
+            if record.made is None:
+                self.make(record)
+
+    def _make_pair(self, expr: Plan) -> None:
+        """Before ``expr`` (a join) is looked up: make the deferred join over the same two groups,
+        the only deferred expression it could equal (``defer`` keeps one per pair of groups)."""
+        children = expr.children
+        if len(children) == 2 and type(children[0]) is GroupRef and type(children[1]) is GroupRef:
+            holder = self._join_pairs.get((children[0].group.find().id, children[1].group.find().id))
+            if type(holder) is Deferred and holder.made is None:
+                self.make(holder)
+
+    def make_group(self, group: Group) -> None:
+        """Make the group's deferred expressions, in their order."""
+        if group.deferred:
+            for entry in list(group.entries):
+                if type(entry) is Deferred:
+                    self.make(entry)
 
     def parents(self, group: Group) -> list[Plan]:
         """The expressions that read ``group``, some perhaps no longer held (see ``owner``): a merge
         files the readers of the absorbed group under the group that stays."""
+        self.make_all()   # (deferred expressions read groups too)
         return list(self._parents.get(group.find().id, []))
 
     def owner(self, expr: Plan) -> Group | None:
         """The group holding ``expr``, if the memo still holds it (merges rebuild expressions)."""
+        if self._waiting and isinstance(expr, Join):
+            self._make_pair(expr)
         found = self._index.get(expr)
         return found.find() if found is not None else None
 
@@ -308,7 +470,10 @@ class Memo:
         if self._columns is None:
             largest = 0
             for group in self.groups:
-                for expr in group.expressions:
+                # (deferred joins left unmade: a join defines no column its inputs do not)
+                for expr in group.entries:
+                    if isinstance(expr, Deferred):
+                        continue
                     for node in walk(expr):
                         for column in node.output:
                             largest = max(largest, column.id)
@@ -335,6 +500,8 @@ class Memo:
             return plan.group.find()
         refs = tuple(self.insert(child).ref for child in plan.children)
         expr = plan.with_children(refs) if refs else plan
+        if self._waiting and isinstance(expr, Join):
+            self._make_pair(expr)
         found = self._index.get(expr)
         if found is not None:
             return found.find()
@@ -346,8 +513,9 @@ class Memo:
         self._register(expr, group)
         return group
 
-    def _register(self, expr: Plan, group: Group) -> None:
-        self.additions += 1
+    def _register(self, expr: Plan, group: Group, counted: bool = True) -> None:
+        if counted:   # (a deferred expression was counted when deferred)
+            self.additions += 1
         self._index[expr] = group
         parents = self._parents
         for child in expr.children:
@@ -357,6 +525,10 @@ class Memo:
                 parents[gid] = [expr]
             else:
                 readers.append(expr)
+        if isinstance(expr, Join):
+            left, right = expr.children
+            if type(left) is GroupRef and type(right) is GroupRef:
+                self._join_pairs[(left.group.id, right.group.id)] = group
 
     def add(self, expr: Plan, group: Group | None = None, rule: str | None = None) -> tuple[Group, bool]:
         """Add ``expr`` (children group references) to ``group`` (a new group when None).
@@ -368,6 +540,8 @@ class Memo:
         expr = self._canonical(expr)
         if group is not None:
             group = group.find()
+        if self._waiting and isinstance(expr, Join):
+            self._make_pair(expr)
         found = self._index.get(expr)
         if found is not None:
             found = found.find()
@@ -377,7 +551,7 @@ class Memo:
             return found, False
         if group is None:
             return self._new_group(expr), True
-        group.expressions.append(expr)
+        group.entries.append(expr)
         if type(expr) not in group.operator_types:
             group.operator_types.add(type(expr))
             group._holds.clear()
@@ -392,6 +566,8 @@ class Memo:
 
     def merge(self, a: Group, b: Group) -> Group:
         """Make ``a`` and ``b`` one group (and any groups that become equal through them)."""
+        # Deferred expressions read groups too: made first, they are rebuilt as the rest are.
+        self.make_all()
         pending = [(a, b)]
         while pending:
             first, second = pending.pop()
@@ -440,7 +616,7 @@ class Memo:
 
     @property
     def expression_count(self) -> int:
-        return sum(len(g.expressions) for g in self.live)
+        return sum(len(g.entries) for g in self.live)
 
     def __iter__(self) -> Iterator[Group]:
         return iter(self.live)

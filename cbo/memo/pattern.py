@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cbo.ir.operators import Plan
 from cbo.memo.memo import current, group_of
@@ -41,6 +41,10 @@ class Pattern:
     # tens of thousands of inner joins an enumeration adds never meet a semi-join pattern. The
     # test must still reject the other kinds itself (it decides; this only skips).
     kinds: frozenset[str] | None = None
+    # The test decided for a deferred join (``cbo.memo.memo.Deferred``: its kind, whether it has
+    # a condition) without making it; None: such a join is made to be tested. The search skips
+    # the pattern for a deferred join whose ``deferred_test`` fails, as the test would.
+    deferred_test: Callable[[Any], bool] | None = None
 
     @cached_property
     def inputs_patterned(self) -> bool:

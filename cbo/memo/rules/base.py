@@ -48,6 +48,9 @@ class TransformationRule(Rule):
 
     kind = "transformation"
     patterns: ClassVar[tuple[Pattern, ...]] = ()
+    # True when ``matches`` accepts only a group's first (written) expression: the search then
+    # need not make a deferred expression (never a group's first) to offer it to the rule.
+    written_only: ClassVar[bool] = False
 
     def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
         """Equivalent expressions for ``group``: plans whose leaves may be group references."""

@@ -6,6 +6,7 @@ for every pair of connected sets of its relations (S1, S2), the expression S1 â‹
 group of S1 âˆª S2, creating that group the first time. The written tree's groups are the groups
 of their sets, so its joins gain the alternatives too, and the enumeration builds nothing twice:
 DPhyp meets each pair once (``join_pairs`` in the counters equals the number of csg-cmp pairs).
+Most pairs are deferred (``RegionBuilder``): their join is made only when the search reads it.
 
 Equivalence: inner joins are commutative and associative as bags of rows when each conjunct
 is applied at the first join holding all the relations it reads; equalities are transitive
@@ -22,9 +23,9 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
-from cbo.ir.expressions import conjunction
+from cbo.ir.expressions import Column, Expr, conjunction
 from cbo.ir.operators import Filter, Join, Plan, enumerated_join
 from cbo.joinorder.dphyp import DPhyp
 from cbo.joinorder.graph import MOVABLE_KINDS, JoinGraph, is_region_join, region_of
@@ -41,8 +42,10 @@ class ReorderJoins(TransformationRule):
     """Enumerate the bushy join trees of a join region (DPhyp; greedy above the limit)."""
 
     name = "ReorderJoins"
+    written_only = True   # matches a group's first expression only (see matches)
     patterns = (Pattern(Join, test=is_region_join, label="Join[inner|left|semi|anti]",
-                        kinds=frozenset({"inner", *MOVABLE_KINDS})),)
+                        kinds=frozenset({"inner", *MOVABLE_KINDS}),
+                        deferred_test=lambda d: d.kind == "inner" or d.kind in MOVABLE_KINDS),)
 
     def __init__(self) -> None:
         # Per memo, the groups already inside an enumerated region (a region is read once, from
@@ -88,8 +91,13 @@ class RegionBuilder:
 
     The one place a rule adds to the memo itself: every join set needs one group that all its
     join pairs go to, found by the set (as CockroachDB's join order builder does), which a
-    rule returning plans could not express.
+    rule returning plans could not express. A set's first pair is made at once (it makes the
+    set's group); its further inner pairs are deferred (``Memo.defer``): recorded by their
+    input groups, their condition and keys computed only when the search reads the join.
     """
+
+    # False: every pair made as the enumeration meets it (tests compare the two)
+    deferred: ClassVar[bool] = True
 
     def __init__(self, memo: Memo, graph: JoinGraph, context: SearchContext, members: set[int]):
         self.memo = memo
@@ -117,16 +125,46 @@ class RegionBuilder:
     def expression(self, a: int, b: int) -> Join:
         kind, swap = self.graph.join_kind(a, b)
         left, right = (b, a) if swap else (a, b)
-        condition, keys = self.graph.condition_and_keys(left, right, kind)
+        return self.make_join(kind, left, right)
+
+    # -- making the joins of deferred pairs (``cbo.memo.memo.JoinSource``) --
+
+    def make_join(self, kind: str, left: int, right: int,
+                  parts: tuple[Expr, tuple[tuple[Column, Column], ...]] | None = None) -> Join:
+        """The join, from its ``join_parts`` when already known (most are asked for first)."""
+        condition, keys = parts or self.graph.condition_and_keys(left, right, kind)
         # (keys known from the graph: the search would read them from the condition)
         return enumerated_join(kind, self.sets[left].ref, self.sets[right].ref, condition, keys)
+
+    def join_parts(self, kind: str, left: int, right: int) -> tuple[Expr, tuple[tuple[Column, Column], ...]]:
+        """An inner join's condition and equi-join keys (the keys are what the search asks of
+        deferred joins the most)."""
+        condition, keys = self.graph.condition_and_keys(left, right, kind)
+        assert keys is not None, "a deferred join is an inner join"
+        return condition, keys
+
+    def has_condition(self, kind: str, left: int, right: int) -> bool:
+        """Whether the join has a condition (what patterns of conditioned joins ask first)."""
+        return self.graph.has_condition(left, right)
 
     def join(self, a: int, b: int) -> None:
         self.context.counters.join_pairs += 1
         self.context.spend()
-        expr = self.expression(a, b)
         union = a | b
-        group, _ = self.memo.add(expr, self.sets.get(union), "ReorderJoins")
+        group = self.sets.get(union)
+        if group is not None and self.deferred:
+            # A further pair of a set: deferred (``Memo.defer``), made only if the search reads
+            # more than its input groups (a 10-relation clique's search makes 1 in 20 or so).
+            # The first pair of a set is made at once: it makes the group, whose logical
+            # properties are read from it; non-inner joins (few) are made at once too.
+            # (a region of inner joins only, the common case, asks no edge)
+            kind, swap = self.graph.join_kind(a, b) if self.graph.non_inner else ("inner", False)
+            if kind == "inner":
+                left, right = (b, a) if swap else (a, b)
+                inputs = (self.sets[left].find(), self.sets[right].find())
+                if self.memo.defer(group, kind, inputs, self, (kind, left, right), "ReorderJoins"):
+                    return
+        group, _ = self.memo.add(self.expression(a, b), group, "ReorderJoins")
         self.sets[union] = group
         self.members.add(group.id)
 

@@ -54,7 +54,7 @@ from cbo.ir.expressions import (
     conjuncts,
 )
 from cbo.ir.operators import Aggregate, Filter, Join, Plan, Project, equated_columns
-from cbo.memo.memo import Group, GroupRef, Memo
+from cbo.memo.memo import Deferred, Group, GroupRef, Memo
 from cbo.memo.pattern import Pattern
 from cbo.memo.rules.base import TransformationRule
 from cbo.memo.rules.eager_aggregation import partial_columns
@@ -73,13 +73,19 @@ def _conditioned_inner(expr: Plan) -> bool:
     return expr.kind == "inner" and (type(condition) is not Constant or condition != TRUE)  # type: ignore[attr-defined]
 
 
+def _conditioned_deferred(record: Deferred) -> bool:
+    """``_conditioned_inner`` of a deferred join, without making it."""
+    return record.kind == "inner" and record.conditioned()
+
+
 class PushTableIntoAggregate(TransformationRule):
     """Join a table on its unique key below the aggregation it joins (table pushdown, seed 001)."""
 
     name = "PushTableIntoAggregate"
     # The aggregation (or the Project over it) on either side, bound to every such expression
     # of the side's group; the other side is any plan of its group.
-    patterns = tuple(Pattern(Join, sides, _conditioned_inner, "Join[inner]", frozenset({"inner"}))
+    patterns = tuple(Pattern(Join, sides, _conditioned_inner, "Join[inner]", frozenset({"inner"}),
+                             _conditioned_deferred)
                      for side in _AGGREGATED for sides in ((side, None), (None, side)))
 
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
