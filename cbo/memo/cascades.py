@@ -48,7 +48,7 @@ search returns the cheapest plan among those.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from cbo.cost import CostModel
@@ -338,11 +338,15 @@ class CascadesSearch:
                 steps.append((deferred_test, _MAKE, None))
         return steps
 
-    def _could_bind_groups(self, groups: tuple[Group, ...], inputs: tuple[tuple[int, tuple[type, ...]], ...]) -> bool:
-        """``_could_bind_any`` for an expression whose input groups are ``groups``."""
+    def _could_bind_groups(self, groups: Sequence[Group], inputs: tuple[tuple[int, tuple[type, ...]], ...]) -> bool:
+        """Whether some pattern of a run, each patterning one input, could bind an expression
+        whose input groups are ``groups``: each input group in the order the patterns first
+        name it, explored first (as each pattern's ``could_bind_inputs`` would explore it, in
+        the same order, since a pattern that cannot bind changes nothing), holds one of the
+        operators the run's patterns ask of it. (A deferred join is asked by its groups.)"""
         for index, operators in inputs:
             if index >= len(groups):
-                return True
+                return True   # (could_bind_inputs passes an input the expression lacks)
             group = groups[index]
             if group.merged_into is not None:
                 group = group.find()
@@ -396,23 +400,9 @@ class CascadesSearch:
         return found
 
     def _could_bind_any(self, expr: Plan, inputs: tuple[tuple[int, tuple[type, ...]], ...]) -> bool:
-        """Whether some pattern of a run, each patterning one input, could bind ``expr``: each
-        input group in the order the patterns first name it, explored first (as each pattern's
-        ``could_bind_inputs`` would explore it, in the same order, since a pattern that cannot
-        bind changes nothing), holds one of the operators the run's patterns ask of it."""
-        children = expr.children
-        for index, operators in inputs:
-            if index >= len(children):
-                return True   # (could_bind_inputs passes an input the expression lacks)
-            group = children[index].group   # type: ignore[attr-defined]   # (a group reference)
-            if group.merged_into is not None:
-                group = group.find()
-            if not group.explored:
-                self.explore_group(group)
-                group = group.find()
-            if group.holds_any(operators):
-                return True
-        return False
+        """Whether some pattern of a run, each patterning one input, could bind ``expr``
+        (``_could_bind_groups`` over its input groups)."""
+        return self._could_bind_groups([child.group for child in expr.children], inputs)  # type: ignore[attr-defined]   # (group references)
 
     def apply_rule(self, rule, expr: Plan, group: Group) -> None:
         self.context.spend()
