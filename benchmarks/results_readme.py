@@ -99,7 +99,10 @@ def cardinality_table(paths: list[Path]) -> str:
     timing = body.get("cbo_estimate_ms") or {}
     if timing:
         lines += ["", f"cbo's estimation time per sub-plan, statistics loaded: median {timing['median']:.2f} ms, "
-                      f"p95 {timing['p95']:.1f} ms; the first time a table or column pair is met: median "
+                      f"p95 {timing['p95']:.1f} ms"
+                      + (f" (CPU time: median {timing['cpu_median']:.2f} ms, p95 {timing['cpu_p95']:.1f} ms)"
+                         if "cpu_median" in timing else "")
+                      + f"; the first time a table or column pair is met: median "
                       f"{timing['first_time_median']:.2f} ms. Sub-plans skipped: {len(body.get('skipped', []))}."]
     return "\n".join(lines)
 
