@@ -76,9 +76,13 @@ def _sides(join: Join) -> tuple[tuple[Group, Group], ...]:
 
 
 def _deferred_sides(record: Deferred) -> tuple[tuple[Group, Group], ...]:
-    """``_sides`` of the join a deferred record would make (an inner join: both ways round)."""
-    left, right = record.inputs[0].find(), record.inputs[1].find()
-    return ((left, right), (right, left)) if record.kind == "inner" else ((left, right),)
+    """``_sides`` of the join a deferred record would make (an inner join: both ways round),
+    kept on the record (three rules' floors ask; no group merges once floors are read)."""
+    found: tuple[tuple[Group, Group], ...] | None = record.sides
+    if found is None:
+        left, right = record.inputs[0].find(), record.inputs[1].find()
+        found = record.sides = ((left, right), (right, left)) if record.kind == "inner" else ((left, right),)
+    return found
 
 
 def _local(bounds: Bounds, kind: str, algorithm: Algorithm, group: Group, left: Group, right: Group) -> float:
@@ -95,6 +99,14 @@ def _broadcast_floor(bounds: Bounds, kind: str, algorithm: Algorithm, group: Gro
     plan, and the build side broadcast."""
     return _local(bounds, kind, algorithm, group, probe, build) + bounds.cheapest_cost(probe) \
         + bounds.broadcast_floor(build)
+
+
+def _fits(context, group: Group, limit: float) -> bool:
+    """Whether the group's estimated bytes are at most ``limit`` (the broadcast size limit)."""
+    size = group.size   # (read without a call when kept: every floor of a star's joins asks)
+    if size is None:
+        return context.size_bytes(group) <= limit
+    return size[0] * size[1] <= limit
 
 
 def _partitioned_floor(bounds: Bounds, kind: str, algorithm: Algorithm, group: Group, left: Group,
@@ -191,8 +203,13 @@ class BroadcastHashJoin(_JoinRule):
     def floor_over(self, kind: str, sides: tuple[tuple[Group, Group], ...], expr: Join | Deferred, group: Group,
                    context, bounds: Bounds) -> float:
         limit = context.settings.broadcast_limit_bytes
-        return min((_broadcast_floor(bounds, kind, Algorithm.BROADCAST_HASH_JOIN, group, probe, build)
-                    for probe, build in sides if context.size_bytes(build) <= limit), default=math.inf)
+        best = math.inf
+        for probe, build in sides:
+            if _fits(context, build, limit):
+                found = _broadcast_floor(bounds, kind, Algorithm.BROADCAST_HASH_JOIN, group, probe, build)
+                if found < best:
+                    best = found
+        return best
 
 
 class ShuffledHashJoin(_JoinRule):
@@ -216,8 +233,12 @@ class ShuffledHashJoin(_JoinRule):
 
     def floor_over(self, kind: str, sides: tuple[tuple[Group, Group], ...], expr: Join | Deferred, group: Group,
                    context, bounds: Bounds) -> float:
-        return min(_partitioned_floor(bounds, kind, Algorithm.SHUFFLED_HASH_JOIN, group, left, right)
-                   for left, right in sides)
+        best = math.inf
+        for left, right in sides:
+            found = _partitioned_floor(bounds, kind, Algorithm.SHUFFLED_HASH_JOIN, group, left, right)
+            if found < best:
+                best = found
+        return best
 
 
 class SortMergeJoin(_JoinRule):
