@@ -139,9 +139,11 @@ class _JoinRule(ImplementationRule):
         return self.floor_over(expr.kind, _sides(expr), expr, group, context, bounds)
 
     def deferred_floor(self, record: Deferred, group: Group, context, bounds: Bounds) -> float:
-        if not self.takes(record.kind, record.has_equi_key):
+        # (what was kept on the record read without a call: every floor of a star's joins asks)
+        parts = record.parts
+        if not self.takes(record.kind, bool(parts[1] if parts is not None else record.keys())):
             return math.inf
-        return self.floor_over(record.kind, _deferred_sides(record), record, group, context, bounds)
+        return self.floor_over(record.kind, record.sides or _deferred_sides(record), record, group, context, bounds)
 
 
 def _key_needs(join: Join, sorted_: bool) -> tuple[Required, Required]:
