@@ -72,9 +72,17 @@ class CostModel:
         """``local`` of a join with inputs of sizes ``left`` and ``right`` (the same value): the
         implementation rules' floors price a join's strategies this way for each join an
         enumeration adds, without building an input list for each."""
-        if algorithm is not REMOTE and node.kind != "mark":
+        if algorithm is REMOTE:
+            return self.local(node, algorithm, out, [left, right])
+        return self.join_kind_local(node.kind, algorithm, out, left, right)
+
+    def join_kind_local(self, kind: str, algorithm: Algorithm, out: Size, left: Size, right: Size) -> float:
+        """``join_local`` of a join of ``kind`` run by ``algorithm`` (not a remote query): a join's
+        price reads nothing of it but its kind, so the rules' floors price a deferred join
+        (``cbo.memo.memo.Deferred``, known by its kind and input groups) without making it."""
+        if kind != "mark":
             return self._join_price(algorithm, out, (left, right))
-        return self.local(node, algorithm, out, [left, right])
+        return self.price(self._join_quantities(kind, algorithm, out, [left, right]))
 
     def join_floor(self, out: Size, inputs: list[Size]) -> float:
         """The least a join of these sizes can cost itself, whatever its strategy and whichever
@@ -219,6 +227,9 @@ class CostModel:
         return {"cpu_row": out[0]}
 
     def _join(self, node: Join, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
+        return self._join_quantities(node.kind, algorithm, out, inputs)
+
+    def _join_quantities(self, kind: str, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         (left_rows, _), (right_rows, right_width) = inputs
         found: Quantities = {"cpu_row": out[0]}
         if algorithm is BHJ or algorithm is NAAJ:
@@ -242,7 +253,7 @@ class CostModel:
             found["nested_loop_pair"] = left_rows
         else:
             raise ValueError(f"not a join algorithm: {algorithm}")
-        if node.kind == "mark":
+        if kind == "mark":
             # run as a left join whose rows are grouped back per left row (see exec.spark_exec)
             _add(found, self.exchange(out[0], out[1]))
             found["agg_row"] = found.get("agg_row", 0.0) + out[0]

@@ -150,7 +150,7 @@ class CascadesSearch:
         self._merges: dict[tuple[int, int], tuple[Delivered, list[tuple[int, int]], Delivered]] = {}   # _merged
         # Expressions ``_evaluate_any`` skipped unimplemented (by identity; kept, as in _explored):
         # every alternative they would have had was beaten, as if each had been floored.
-        self._skipped: dict[int, Plan] = {}
+        self._skipped: dict[int, Plan | Deferred] = {}
         self._by_operator: dict[type, list] = {}
         self._patterns_by_operator: dict[tuple[type, str | None], list[_Block]] = {}
         self._deferred_steps: dict[str, list[_Step]] = {}   # join kind -> see _steps_for_deferred
@@ -167,7 +167,8 @@ class CascadesSearch:
         for group in self.memo:
             for index, expr in enumerate(group.expressions):
                 physicals = self._physical.get(id(expr)) or []
-                if id(expr) not in self._skipped and all(p.local_cost is None for p in physicals):
+                skipped = id(expr) in self._skipped or id(self.memo.made_from.get(id(expr))) in self._skipped
+                if not skipped and all(p.local_cost is None for p in physicals):
                     continue
                 found = [p.best_cost for p in physicals if p.best_cost is not None]
                 costs[(group.id, index)] = min(found) if found else None
@@ -513,25 +514,30 @@ class CascadesSearch:
         alternative only when its floor (``_floor``) is under it too."""
         pending = table.pending
         while table.next < len(pending):
-            lower = pending[table.next][0]
+            lower, _, entry = pending[table.next]
             if self.prune and lower >= table.best_any * _TIE:
                 return
+            if self.prune and table.best_any < math.inf and self._beaten(entry, group, table.best_any * _TIE):
+                # No alternative of it could beat the winner: not even implemented (a deferred
+                # join not even made).
+                table.next += 1
+                self._skipped[id(entry)] = entry
+                continue
             expr = self._pending(table, table.next)
             table.next += 1
-            if self.prune and table.best_any < math.inf and self._beaten(expr, group, table.best_any * _TIE):
-                # No alternative of it could beat the winner: not even implemented.
-                self._skipped[id(expr)] = expr
-                continue
             for physical in self.optimize_expression(expr, group):
                 if not physical.costed and (not self.prune or self._floor(physical, group) < table.best_any * _TIE):
                     self._cost(physical, group, table)
 
-    def _beaten(self, expr: Plan, group: Group, threshold: float) -> bool:
+    def _beaten(self, expr: Plan | Deferred, group: Group, threshold: float) -> bool:
         """Whether every alternative the implementation rules would make of ``expr`` has a floor
         (``_floor``) at or above ``threshold``, from the rules' own bounds (``ImplementationRule.
         floor``) without making them. False when a rule cannot tell, or when no rule would make
-        any (the expression is then implemented, as every expression was before)."""
+        any (the expression is then implemented, as every expression was before). A deferred
+        join is asked by its record (``deferred_floor``, ``excludes_deferred``), unmade."""
         context = self.context
+        if isinstance(expr, Deferred):
+            return self._deferred_beaten(expr, group, threshold)
         if self.filters and any(f.excludes(expr, group, context) for f in self.filters):
             return False
         best = math.inf
@@ -545,6 +551,25 @@ class CascadesSearch:
                     return False
                 if found < best:
                     best = found
+        return best < math.inf
+
+    def _deferred_beaten(self, record: Deferred, group: Group, threshold: float) -> bool:
+        """``_beaten`` of the join ``record`` would make, asked of the record: the same answer
+        (``tests/quick/test_deferred_joins.py``), or False when a rule or filter cannot tell."""
+        context = self.context
+        for narrowing in self.filters:
+            if narrowing.excludes_deferred(record, group, context) is not False:
+                return False
+        best = math.inf
+        rules = self._by_operator.get(Join)
+        if rules is None:
+            rules = self._implementations_of(Join)
+        for rule in rules:
+            found = rule.deferred_floor(record, group, context, self)
+            if found is None or found * _ROUNDING < threshold:
+                return False
+            if found < best:
+                best = found
         return best < math.inf
 
     # -- what rules' floors read (cbo.memo.rules.base.Bounds) -----------------------------------------

@@ -195,7 +195,7 @@ class Deferred:
     whether it has a condition (is not a cross product) without making it. ``Memo.make`` makes
     it in its place in its group's list; ``made`` is then the expression."""
 
-    __slots__ = ("kind", "inputs", "source", "args", "group", "position", "rule", "made", "parts")
+    __slots__ = ("kind", "inputs", "source", "args", "group", "position", "rule", "made", "parts", "sides")
     operator = Join
 
     def __init__(self, kind: str, inputs: tuple[Group, ...], source: JoinSource, args: tuple,
@@ -209,6 +209,9 @@ class Deferred:
         self.rule = rule
         self.made: Plan | None = None
         self.parts: tuple[Any, tuple[tuple[Column, Column], ...]] | None = None
+        # the (left, right) input groups of each way the join may run, as the implementation
+        # rules' floors read them (``cbo.memo.rules.implement``: kept, three rules ask)
+        self.sides: tuple[tuple[Group, Group], ...] | None = None
 
     def keys(self) -> tuple[tuple[Column, Column], ...]:
         """Its equi-join keys, as ``Join.equi_keys`` of the join it makes."""
@@ -216,6 +219,11 @@ class Deferred:
         if parts is None:
             parts = self.parts = self.source.join_parts(*self.args)
         return parts[1]
+
+    @property
+    def has_equi_key(self) -> bool:
+        """Whether the join it makes has an equi-join key (``Join.has_equi_key``)."""
+        return bool(self.keys())
 
     def conditioned(self) -> bool:
         """Whether its condition is other than TRUE."""

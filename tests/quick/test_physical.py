@@ -202,6 +202,9 @@ def test_join_local_is_local_to_the_last_bit():
             for strategy in JOIN_ALGORITHMS:
                 assert model.join_local(join, strategy, out, left, right) == \
                     model.local(join, strategy, out, [left, right]), (kind, strategy)
+                # (a deferred join's floors price it by its kind alone)
+                assert model.join_kind_local(kind, strategy, out, left, right) == \
+                    model.local(join, strategy, out, [left, right]), (kind, strategy)
 
 
 def test_the_join_floor_is_the_least_price_of_every_strategy_and_side():

@@ -23,7 +23,7 @@ from cbo.memo.pattern import Pattern
 if TYPE_CHECKING:
     from cbo.cost import CostModel
     from cbo.memo.context import SearchContext
-    from cbo.memo.memo import Group, PhysicalExpr
+    from cbo.memo.memo import Deferred, Group, PhysicalExpr
 
 
 class Rule:
@@ -96,6 +96,15 @@ class ImplementationRule(Rule):
         beat their group's winner; with every rule's floor the search skips them unimplemented."""
         return None
 
+    def deferred_floor(self, record: Deferred, group: Group, context: SearchContext,
+                       bounds: Bounds) -> float | None:
+        """``floor`` of the join a deferred record (``cbo.memo.memo.Deferred``) would make, read
+        from the record (its kind, equi-join keys and input groups) without making the join;
+        ``math.inf`` when the rule would not match it; None when it cannot tell (the default:
+        the search then makes the join and asks ``matches`` and ``floor`` of it). Most joins a
+        join enumeration adds are beaten this way and never made."""
+        return None
+
 
 class ImplementationFilter:
     """Keeps expressions or alternatives from running: a setting that forces one form among
@@ -108,6 +117,12 @@ class ImplementationFilter:
 
     def excludes(self, expr: Plan, group: Group, context: SearchContext) -> bool:
         return False
+
+    def excludes_deferred(self, record: Deferred, group: Group, context: SearchContext) -> bool | None:
+        """``excludes`` of the join a deferred record would make, without making it; None when
+        it cannot tell (the default for a filter that excludes anything: the search then makes
+        the join and asks ``excludes``)."""
+        return False if type(self).excludes is ImplementationFilter.excludes else None
 
     def narrow(self, alternatives: list[PhysicalExpr], expr: Plan, group: Group,
                context: SearchContext) -> list[PhysicalExpr]:

@@ -17,7 +17,7 @@ from cbo.memo.rules.base import ImplementationFilter
 
 if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
-    from cbo.memo.memo import Group
+    from cbo.memo.memo import Deferred, Group
 
 # existential_form -> the rule whose alternatives it forces (cbo.settings).
 FORCED_RULE = {"DISTINCT_ABOVE": "SemiJoinToInnerDistinctAbove", "DISTINCT_BELOW": "SemiJoinToInnerDistinctBelow"}
@@ -35,3 +35,7 @@ class ForcedExistentialForm(ImplementationFilter):
         added = context.memo.added_by
         rival = (isinstance(expr, Join) and expr.kind == "semi") or added.get(expr) in FORCED_RULE.values()
         return rival and added.get(expr) != forced and any(added.get(e) == forced for e in group.expressions)
+
+    def excludes_deferred(self, record: Deferred, group: Group, context: SearchContext) -> bool | None:
+        # (unforced, the common case, excludes nothing; forced, the made join is asked)
+        return False if context.settings.existential_form not in FORCED_RULE else None

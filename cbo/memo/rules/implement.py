@@ -18,7 +18,7 @@ import math
 from collections.abc import Iterable
 
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
-from cbo.memo.memo import Group, PhysicalExpr, group_of
+from cbo.memo.memo import Deferred, Group, PhysicalExpr, group_of
 from cbo.memo.properties import ANY, BROADCAST, Required, required
 from cbo.memo.rules.base import Bounds, ImplementationRule
 from cbo.physical.algorithm import Algorithm
@@ -75,26 +75,75 @@ def _sides(join: Join) -> tuple[tuple[Group, Group], ...]:
     return found
 
 
-def _local(bounds: Bounds, join: Join, algorithm: Algorithm, group: Group, left: Group, right: Group) -> float:
+def _deferred_sides(record: Deferred) -> tuple[tuple[Group, Group], ...]:
+    """``_sides`` of the join a deferred record would make (an inner join: both ways round),
+    kept on the record (three rules' floors ask; no group merges once floors are read)."""
+    found: tuple[tuple[Group, Group], ...] | None = record.sides
+    if found is None:
+        left, right = record.inputs[0].find(), record.inputs[1].find()
+        found = record.sides = ((left, right), (right, left)) if record.kind == "inner" else ((left, right),)
+    return found
+
+
+def _local(bounds: Bounds, kind: str, algorithm: Algorithm, group: Group, left: Group, right: Group) -> float:
     """The alternative's own cost with ``left`` and ``right`` as its inputs, exactly as the search
     prices it (a join's price reads its kind and the sizes, not which plan is which side)."""
     # (sizes kept on the groups read without a call: every floor of a star's joins asks for them)
-    return bounds.cost_model.join_local(join, algorithm, group.size or bounds.size(group),
-                                        left.size or bounds.size(left), right.size or bounds.size(right))
+    return bounds.cost_model.join_kind_local(kind, algorithm, group.size or bounds.size(group),
+                                             left.size or bounds.size(left), right.size or bounds.size(right))
 
 
-def _broadcast_floor(bounds: Bounds, join: Join, algorithm: Algorithm, group: Group, probe: Group,
+def _broadcast_floor(bounds: Bounds, kind: str, algorithm: Algorithm, group: Group, probe: Group,
                      build: Group) -> float:
     """The floor of a join broadcasting its build input: its own cost, the probe side's cheapest
     plan, and the build side broadcast."""
-    return _local(bounds, join, algorithm, group, probe, build) + bounds.cheapest_cost(probe) \
+    return _local(bounds, kind, algorithm, group, probe, build) + bounds.cheapest_cost(probe) \
         + bounds.broadcast_floor(build)
 
 
-def _partitioned_floor(bounds: Bounds, join: Join, algorithm: Algorithm, group: Group, left: Group,
+def _fits(context, group: Group, limit: float) -> bool:
+    """Whether the group's estimated bytes are at most ``limit`` (the broadcast size limit)."""
+    size = group.size   # (read without a call when kept: every floor of a star's joins asks)
+    if size is None:
+        return context.size_bytes(group) <= limit
+    return size[0] * size[1] <= limit
+
+
+def _partitioned_floor(bounds: Bounds, kind: str, algorithm: Algorithm, group: Group, left: Group,
                        right: Group) -> float:
     """The floor of a join needing both inputs hash-partitioned (and perhaps sorted) on its keys."""
-    return _local(bounds, join, algorithm, group, left, right) + bounds.hash_floor(left) + bounds.hash_floor(right)
+    return _local(bounds, kind, algorithm, group, left, right) + bounds.hash_floor(left) + bounds.hash_floor(right)
+
+
+class _JoinRule(ImplementationRule):
+    """A join strategy: which joins it takes (``takes``: by kind and whether an equality links the
+    sides) and its floor over the (left, right) input groups of each orientation it would run
+    (``floor_over``, which reads nothing else of the join ``expr`` but its equi-join keys), asked
+    alike of a made join and of a deferred one: a deferred join its floors show beaten is never
+    made (most of a 12-relation star's)."""
+
+    operator = Join
+
+    def takes(self, kind: str, has_equi_key: bool) -> bool:
+        raise NotImplementedError
+
+    def floor_over(self, kind: str, sides: tuple[tuple[Group, Group], ...], expr: Join | Deferred, group: Group,
+                   context, bounds: Bounds) -> float:
+        raise NotImplementedError
+
+    def matches(self, expr: Plan, group: Group, context: object) -> bool:
+        return isinstance(expr, Join) and self.takes(expr.kind, expr.has_equi_key)
+
+    def floor(self, expr: Plan, group: Group, context, bounds: Bounds) -> float:
+        assert isinstance(expr, Join)
+        return self.floor_over(expr.kind, _sides(expr), expr, group, context, bounds)
+
+    def deferred_floor(self, record: Deferred, group: Group, context, bounds: Bounds) -> float:
+        # (what was kept on the record read without a call: every floor of a star's joins asks)
+        parts = record.parts
+        if not self.takes(record.kind, bool(parts[1] if parts is not None else record.keys())):
+            return math.inf
+        return self.floor_over(record.kind, record.sides or _deferred_sides(record), record, group, context, bounds)
 
 
 def _key_needs(join: Join, sorted_: bool) -> tuple[Required, Required]:
@@ -133,7 +182,7 @@ class ImplementOperator(ImplementationRule):
         yield _physical(expr, self.algorithm, expr, self.name)
 
 
-class BroadcastHashJoin(ImplementationRule):
+class BroadcastHashJoin(_JoinRule):
     """Join on equalities by broadcasting the build side to every task and probing it there.
 
     Pattern: a join with at least one conjunct ``l = r`` across its inputs, of a kind that can
@@ -143,10 +192,9 @@ class BroadcastHashJoin(ImplementationRule):
     """
 
     name = "BroadcastHashJoin"
-    operator = Join
 
-    def matches(self, expr: Plan, group: Group, context: object) -> bool:
-        return isinstance(expr, Join) and expr.kind in BUILD_RIGHT_KINDS and expr.has_equi_key
+    def takes(self, kind: str, has_equi_key: bool) -> bool:
+        return kind in BUILD_RIGHT_KINDS and has_equi_key
 
     def implement(self, expr: Plan, group: Group, context) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
@@ -154,14 +202,19 @@ class BroadcastHashJoin(ImplementationRule):
             if context.size_bytes(group_of(join.right)) <= context.settings.broadcast_limit_bytes:
                 yield _physical(join, Algorithm.BROADCAST_HASH_JOIN, expr, self.name, (ANY, BROADCAST))
 
-    def floor(self, expr: Plan, group: Group, context, bounds: Bounds) -> float:
-        assert isinstance(expr, Join)
+    def floor_over(self, kind: str, sides: tuple[tuple[Group, Group], ...], expr: Join | Deferred, group: Group,
+                   context, bounds: Bounds) -> float:
         limit = context.settings.broadcast_limit_bytes
-        return min((_broadcast_floor(bounds, expr, Algorithm.BROADCAST_HASH_JOIN, group, probe, build)
-                    for probe, build in _sides(expr) if context.size_bytes(build) <= limit), default=math.inf)
+        best = math.inf
+        for probe, build in sides:
+            if _fits(context, build, limit):
+                found = _broadcast_floor(bounds, kind, Algorithm.BROADCAST_HASH_JOIN, group, probe, build)
+                if found < best:
+                    best = found
+        return best
 
 
-class ShuffledHashJoin(ImplementationRule):
+class ShuffledHashJoin(_JoinRule):
     """Join on equalities with both inputs hash-partitioned on the join keys; each task hashes its
     partition of the build (right) side and probes it with the left.
 
@@ -171,23 +224,26 @@ class ShuffledHashJoin(ImplementationRule):
     """
 
     name = "ShuffledHashJoin"
-    operator = Join
 
-    def matches(self, expr: Plan, group: Group, context: object) -> bool:
-        return isinstance(expr, Join) and expr.kind in _SHUFFLED_HASH_KINDS and expr.has_equi_key
+    def takes(self, kind: str, has_equi_key: bool) -> bool:
+        return kind in _SHUFFLED_HASH_KINDS and has_equi_key
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
         for join in orientations(expr):
             yield _physical(join, Algorithm.SHUFFLED_HASH_JOIN, expr, self.name, _key_needs(join, sorted_=False))
 
-    def floor(self, expr: Plan, group: Group, context: object, bounds: Bounds) -> float:
-        assert isinstance(expr, Join)
-        return min(_partitioned_floor(bounds, expr, Algorithm.SHUFFLED_HASH_JOIN, group, left, right)
-                   for left, right in _sides(expr))
+    def floor_over(self, kind: str, sides: tuple[tuple[Group, Group], ...], expr: Join | Deferred, group: Group,
+                   context, bounds: Bounds) -> float:
+        best = math.inf
+        for left, right in sides:
+            found = _partitioned_floor(bounds, kind, Algorithm.SHUFFLED_HASH_JOIN, group, left, right)
+            if found < best:
+                best = found
+        return best
 
 
-class SortMergeJoin(ImplementationRule):
+class SortMergeJoin(_JoinRule):
     """Join on equalities by sorting both hash-partitioned inputs on the keys and merging them.
 
     Pattern: an equi-join of any kind but mark. Requires each input hash-partitioned and sorted
@@ -197,22 +253,21 @@ class SortMergeJoin(ImplementationRule):
     """
 
     name = "SortMergeJoin"
-    operator = Join
 
-    def matches(self, expr: Plan, group: Group, context: object) -> bool:
-        return isinstance(expr, Join) and expr.kind not in ("mark", "null_aware_anti") and expr.has_equi_key
+    def takes(self, kind: str, has_equi_key: bool) -> bool:
+        return kind not in ("mark", "null_aware_anti") and has_equi_key
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
         yield _physical(expr, Algorithm.SORT_MERGE_JOIN, expr, self.name, _key_needs(expr, sorted_=True))
 
-    def floor(self, expr: Plan, group: Group, context: object, bounds: Bounds) -> float:
-        assert isinstance(expr, Join)
-        (left, right), *_ = _sides(expr)
-        return _partitioned_floor(bounds, expr, Algorithm.SORT_MERGE_JOIN, group, left, right)
+    def floor_over(self, kind: str, sides: tuple[tuple[Group, Group], ...], expr: Join | Deferred, group: Group,
+                   context, bounds: Bounds) -> float:
+        (left, right), *_ = sides
+        return _partitioned_floor(bounds, kind, Algorithm.SORT_MERGE_JOIN, group, left, right)
 
 
-class BroadcastNestedLoopJoin(ImplementationRule):
+class BroadcastNestedLoopJoin(_JoinRule):
     """A join without an equality between its sides: broadcast one side and compare every pair.
 
     Pattern: a join whose condition has no ``l = r`` conjunct across its inputs (cross joins,
@@ -221,23 +276,22 @@ class BroadcastNestedLoopJoin(ImplementationRule):
     """
 
     name = "BroadcastNestedLoopJoin"
-    operator = Join
 
-    def matches(self, expr: Plan, group: Group, context: object) -> bool:
-        return isinstance(expr, Join) and not expr.has_equi_key and expr.kind != "null_aware_anti"
+    def takes(self, kind: str, has_equi_key: bool) -> bool:
+        return not has_equi_key and kind != "null_aware_anti"
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
         for join in orientations(expr):
             yield _physical(join, Algorithm.BROADCAST_NESTED_LOOP_JOIN, expr, self.name, (ANY, BROADCAST))
 
-    def floor(self, expr: Plan, group: Group, context: object, bounds: Bounds) -> float:
-        assert isinstance(expr, Join)
-        return min(_broadcast_floor(bounds, expr, Algorithm.BROADCAST_NESTED_LOOP_JOIN, group, probe, build)
-                   for probe, build in _sides(expr))
+    def floor_over(self, kind: str, sides: tuple[tuple[Group, Group], ...], expr: Join | Deferred, group: Group,
+                   context, bounds: Bounds) -> float:
+        return min(_broadcast_floor(bounds, kind, Algorithm.BROADCAST_NESTED_LOOP_JOIN, group, probe, build)
+                   for probe, build in sides)
 
 
-class NullAwareAntiJoin(ImplementationRule):
+class NullAwareAntiJoin(_JoinRule):
     """Single-column NOT IN as Spark runs it: broadcast the subquery's side as a hash table on
     its one key, noting while building it whether it is empty and whether it holds a NULL; probe
     it with the left side (keep every row if it was empty, none if it held a NULL, else the rows
@@ -250,24 +304,23 @@ class NullAwareAntiJoin(ImplementationRule):
     """
 
     name = "NullAwareAntiJoin"
-    operator = Join
 
-    def matches(self, expr: Plan, group: Group, context: object) -> bool:
-        return isinstance(expr, Join) and expr.kind == "null_aware_anti"
+    def takes(self, kind: str, has_equi_key: bool) -> bool:
+        return kind == "null_aware_anti"
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
-        yield _physical(expr, self._algorithm(expr), expr, self.name, (ANY, BROADCAST))
+        yield _physical(expr, self._algorithm(len(expr.equi_keys)), expr, self.name, (ANY, BROADCAST))
 
-    def floor(self, expr: Plan, group: Group, context: object, bounds: Bounds) -> float:
-        assert isinstance(expr, Join)
-        (probe, build), = _sides(expr)
-        return _broadcast_floor(bounds, expr, self._algorithm(expr), group, probe, build)
+    def floor_over(self, kind: str, sides: tuple[tuple[Group, Group], ...], expr: Join | Deferred, group: Group,
+                   context, bounds: Bounds) -> float:
+        (probe, build), = sides
+        keys = expr.keys() if isinstance(expr, Deferred) else expr.equi_keys
+        return _broadcast_floor(bounds, kind, self._algorithm(len(keys)), group, probe, build)
 
     @staticmethod
-    def _algorithm(expr: Join) -> Algorithm:
-        return Algorithm.NULL_AWARE_BROADCAST_HASH_JOIN if len(expr.equi_keys) == 1 \
-            else Algorithm.BROADCAST_NESTED_LOOP_JOIN
+    def _algorithm(key_count: int) -> Algorithm:
+        return Algorithm.NULL_AWARE_BROADCAST_HASH_JOIN if key_count == 1 else Algorithm.BROADCAST_NESTED_LOOP_JOIN
 
 
 class HashAggregate(ImplementationRule):

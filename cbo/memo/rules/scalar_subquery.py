@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from cbo.ir.expressions import Constant
 from cbo.ir.operators import Aggregate, Join, Plan, Project
-from cbo.memo.memo import Group, PhysicalExpr, group_of
+from cbo.memo.memo import Deferred, Group, PhysicalExpr, group_of
 from cbo.memo.properties import ANY
 from cbo.memo.rules.base import Bounds, ImplementationRule
 from cbo.memo.rules.implement import orientations
@@ -92,3 +92,10 @@ class ScalarSubqueryJoin(ImplementationRule):
                                                 [bounds.size(left), bounds.size(right)])
                 best = min(best, local + bounds.cheapest_cost(left) + bounds.cheapest_cost(right))
         return best
+
+    def deferred_floor(self, record: Deferred, group: Group, context: object, bounds: Bounds) -> float | None:
+        # A deferred join is an inner join; hardly any has a one-row side (then it is made).
+        if record.kind != "inner":
+            return None
+        left, right = record.inputs
+        return None if exactly_one_row(right) or exactly_one_row(left) else math.inf
