@@ -220,11 +220,6 @@ class Deferred:
             parts = self.parts = self.source.join_parts(*self.args)
         return parts[1]
 
-    @property
-    def has_equi_key(self) -> bool:
-        """Whether the join it makes has an equi-join key (``Join.has_equi_key``)."""
-        return bool(self.keys())
-
     def conditioned(self) -> bool:
         """Whether its condition is other than TRUE."""
         return self.source.has_condition(*self.args)

@@ -12,6 +12,7 @@ the same either way.
 
 from __future__ import annotations
 
+import math
 import random
 import re
 
@@ -176,5 +177,46 @@ def test_a_wrong_deferred_floor_is_caught(monkeypatch):
         return ((record.inputs[0].find(), record.inputs[1].find()),)
 
     monkeypatch.setattr(implement, "_deferred_sides", one_way)
-    with pytest.raises(AssertionError):
+    with pytest.raises(AssertionError) as caught:
         _compare(workload.plan, workload.stats, 6, monkeypatch)
+    assert "made twice" not in str(caught.value)   # (the comparison caught it, not Memo.make)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_records_floor_is_its_made_joins(shape, monkeypatch):
+    """The oracle for ``deferred_floor``: for every join record a search left unmade or skipped,
+    each join rule's floor of the record equals its floor of the join the record makes (infinite
+    where the rule does not match; None, "cannot tell", only where the made join has none
+    either). A floor too high would skip a join that could win; one too low only costs time,
+    which the plan comparison above cannot see."""
+    from cbo.memo import cascades
+
+    searches: list = []
+    original = cascades.CascadesSearch.__init__
+
+    def keep(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        searches.append(self)
+
+    monkeypatch.setattr(cascades.CascadesSearch, "__init__", keep)
+    workload = build(shape, 6, 1)
+    result = _searched(workload.plan, workload.stats, 6, True, monkeypatch)
+    search = searches[-1]
+    records = {id(e): e for g in result.memo for e in g.entries if isinstance(e, Deferred)}
+    records.update((id(e), e) for e in search._skipped.values() if isinstance(e, Deferred))
+    assert records, "the search left no join unmade: nothing checked"
+    checked = 0
+    for record in records.values():
+        group = record.group.find()
+        rules = search._implementations_of(Join)
+        floors = [rule.deferred_floor(record, group, search.context, search) for rule in rules]
+        made = search.memo.make(record)
+        for rule, floor in zip(rules, floors):
+            matches = rule.matches(made, group, search.context)
+            expected = rule.floor(made, group, search.context, search) if matches else math.inf
+            if floor is None:
+                assert expected is None or rule.name == "ScalarSubqueryJoin", (rule.name, record)
+                continue
+            assert floor == expected, (rule.name, record, floor, expected)
+            checked += 1
+    assert checked > len(records)
