@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from cbo.estimate.column import ColumnEstimate, Segment
+from cbo.estimate.column import ColumnEstimate, Segment, thinned
 from cbo.estimate.values import is_discrete, position
 
 
@@ -39,12 +39,16 @@ def matching_tuples(columns: Sequence[ColumnEstimate]) -> float:
     """Expected number of tuples (one row of each column's input) whose values are all equal."""
     if len(columns) < 2 or any(c.kind is None for c in columns):
         return _total(joint(columns))
-    live = [c.live for c in columns]
-    arrays = [_discrete_arrays(c.segments) for c in live]
-    if any(a is None for a in arrays) or any(not c.segments for c in live):
+    # The columns are not made ``live``: the sum reads only their rows, which ``live`` would
+    # multiply by ``factor`` segment by segment; the arrays of the unscaled segments (kept per
+    # segments object, which every scaled copy of a leaf's column shares) are multiplied instead,
+    # the same products. ``rows_equal`` makes a column live where an MCV asks it.
+    arrays = [_discrete_arrays(c.segments) for c in columns]
+    if any(a is None for a in arrays) or any(not c.segments for c in columns):
         return _total(joint(columns))
     try:
-        return _mcv_tuples(live) + _histogram_tuples(arrays)  # type: ignore[arg-type]
+        return _mcv_tuples(columns) + \
+            _histogram_tuples(arrays, [c.factor for c in columns])  # type: ignore[arg-type]
     except TypeError:
         return _total(joint(columns))
 
@@ -168,9 +172,15 @@ def _as_lists(member: tuple[np.ndarray, ...]) -> tuple[list[float], ...]:
     return lists
 
 
-def _sweep_small(arrays: Sequence[tuple[np.ndarray, ...]]) -> list[list[float]] | None:
-    """The columns (lower, upper, rows, distinct, domain) of ``_pieces_small`` as lists."""
+def _sweep_small(arrays: Sequence[tuple[np.ndarray, ...]], factors: Sequence[float] | None = None) \
+        -> list[list[float]] | None:
+    """The columns (lower, upper, rows, distinct, domain) of ``_pieces_small`` as lists; each
+    member's rows multiplied by its factor first (the distinct values are not thinned: only the
+    rows column is right then)."""
     members = [_as_lists(member) for member in arrays]
+    if factors is not None:
+        members = [m if f == 1.0 else (m[0], m[1], [r * f for r in m[2]], *m[3:])
+                   for m, f in zip(members, factors)]
     points = sorted({p for lo, hi, *_ in members for p in (*lo, *(h + 1.0 for h in hi))})
     if len(points) < 2:
         return None
@@ -224,21 +234,30 @@ def _array_sum(values: list[float]) -> float:
     return total
 
 
-def matched_histogram(a: tuple[Segment, ...], b: tuple[Segment, ...]) -> float | None:
+def matched_histogram(a: ColumnEstimate, b: ColumnEstimate) -> float | None:
     """The histogram part of ``joins.matched_rows`` for whole-number segments, vectorized:
     in each range both cover, ``a``'s rows times the share of its values ``b`` holds. None
-    when the segments are not over whole numbers (the caller sweeps instead)."""
-    arrays = [_discrete_arrays(a), _discrete_arrays(b)]
-    if arrays[0] is None or arrays[1] is None:
+    when the segments are not over whole numbers (the caller sweeps instead).
+
+    Of the columns' live segments, without making them live: the arrays of their segments as
+    they are (kept per segments object, which the scaled copies of a column share), ``a``'s rows
+    multiplied by its pending factor and ``b``'s distinct values thinned by its survival, the
+    same numbers ``live`` computes (only these two of the live columns are read)."""
+    base_a, base_b = _discrete_arrays(a.segments), _discrete_arrays(b.segments)
+    if base_a is None or base_b is None:
         return None
-    points = np.unique(np.concatenate([np.concatenate([x[0], x[1] + 1.0]) for x in arrays]))  # type: ignore[index]
+    a_rows = base_a[2] if a.factor == 1.0 else base_a[2] * a.factor
+    b_distinct = base_b[4] if b.survival >= 1.0 else np.fromiter(
+        (thinned(s.distinct, s.rows, b.survival) for s in b.segments), dtype=np.float64, count=len(b.segments))
+    arrays = [(*base_a[:2], a_rows, *base_a[3:]), (*base_b[:4], b_distinct)]
+    points = np.unique(np.concatenate([np.concatenate([x[0], x[1] + 1.0]) for x in arrays]))
     if len(points) < 2:
         return 0.0
     start, end = points[:-1], points[1:]
     width = end - start
     parts = []
     covered = np.ones(len(start), dtype=bool)
-    for lo, hi, rows, dom, dist in arrays:  # type: ignore[misc]
+    for lo, hi, rows, dom, dist in arrays:
         index = np.searchsorted(lo, start, side="right") - 1
         safe = np.clip(index, 0, len(lo) - 1)
         covered &= (index >= 0) & (hi[safe] >= end - 1.0)
@@ -249,11 +268,15 @@ def matched_histogram(a: tuple[Segment, ...], b: tuple[Segment, ...]) -> float |
     return float(np.sum(np.where(covered, values, 0.0)))
 
 
-def _histogram_tuples(arrays: Sequence[tuple[np.ndarray, ...]]) -> float:
+def _histogram_tuples(arrays: Sequence[tuple[np.ndarray, ...]], factors: Sequence[float] | None = None) -> float:
+    """The histogram part of ``matching_tuples``: its joint's rows summed; each member's rows
+    multiplied by its factor (a scaled column's pending ``factor``) before they are matched."""
     if sum(len(a[0]) for a in arrays) <= _SMALL:
         # (the rows column alone, summed as numpy would: no arrays made for a few segments)
-        swept = _sweep_small(arrays)
+        swept = _sweep_small(arrays, factors)
         return 0.0 if swept is None else _array_sum(swept[2])
+    if factors is not None:
+        arrays = [a if f == 1.0 else (a[0], a[1], a[2] * f, *a[3:]) for a, f in zip(arrays, factors)]
     found = _pieces(arrays)
     return 0.0 if found is None else float(found[2].sum())
 
