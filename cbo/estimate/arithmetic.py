@@ -87,10 +87,32 @@ def _thin(points: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarr
     limit = int(MAX_PAIRS ** 0.5)
     if len(points) <= limit:
         return points, weights
-    order = np.argsort(points)
-    points, weights = points[order], weights[order]
-    groups = np.array_split(np.arange(len(points)), limit)
-    merged_w = np.array([weights[g].sum() for g in groups])
-    merged_p = np.array([(points[g] * weights[g]).sum() / w if w > 0 else points[g].mean()
-                         for g, w in zip(groups, merged_w)])
+    order, bounds, point_groups = _thinning(points, limit)
+    weights = weights[order]
+    merged_w = np.array([weights[lo:hi].sum() for lo, hi in bounds])
+    merged_p = np.array([(p * weights[lo:hi]).sum() / w if w > 0 else p.mean()
+                         for p, (lo, hi), w in zip(point_groups, bounds, merged_w)])
     return merged_p, merged_w
+
+
+# (points, their order, the groups' bounds in that order, the groups' sorted points) per
+# read-only points array: ``atoms`` keeps one per leaf column, shared by its scaled copies,
+# whose weights alone differ.
+_THINNING: dict[int, tuple[np.ndarray, np.ndarray, list[tuple[int, int]], list[np.ndarray]]] = {}
+
+
+def _thinning(points: np.ndarray, limit: int) -> tuple[np.ndarray, list[tuple[int, int]], list[np.ndarray]]:
+    """The sort and the ``limit`` groups (``np.array_split``'s) of ``_thin``, kept per points array
+    that cannot change."""
+    found = _THINNING.get(id(points))
+    if found is not None and found[0] is points:
+        return found[1], found[2], found[3]
+    order = np.argsort(points)
+    ordered = points[order]
+    bounds = [(int(g[0]), int(g[-1]) + 1) for g in np.array_split(np.arange(len(points)), limit)]
+    point_groups = [ordered[lo:hi] for lo, hi in bounds]
+    if not points.flags.writeable:
+        if len(_THINNING) > 10_000:
+            _THINNING.clear()
+        _THINNING[id(points)] = (points, order, bounds, point_groups)   # (points kept: its id stays its)
+    return order, bounds, point_groups

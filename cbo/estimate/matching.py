@@ -119,6 +119,45 @@ def _pieces(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...] 
 
 
 def _pieces_numpy(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...] | None:
+    layout = _layout(arrays)
+    if layout is None:
+        return None
+    start, last, covered, domain, placed = layout
+    factor = np.ones(len(start))
+    distinct = np.full(len(start), np.inf)
+    for (_, _, rows, _, dist), (safe, share, part_domain) in zip(arrays, placed):
+        distinct = np.minimum(distinct, dist[safe] * share)
+        factor *= rows[safe] * share / part_domain
+    keep = covered & (factor > 0)
+    if not keep.any():
+        return None
+    return start[keep], last[keep], (domain * factor)[keep], np.minimum(distinct, domain)[keep], domain[keep]
+
+
+# What ``_pieces_numpy`` computes from the members' bounds and domains alone (the elementary
+# intervals, where each member's segments fall in them, the shares and domains), per members'
+# (lower, upper, domain) arrays: ``_discrete_arrays`` keeps those per segments object, which a
+# leaf's column shares with all its scaled copies, whose rows and distinct values alone differ.
+_LAYOUTS: dict[tuple[int, ...], tuple[tuple[np.ndarray, ...], tuple | None]] = {}
+
+
+def _layout(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple | None:
+    """(start, last, covered, smallest domain, [(index, share, part domain) per member]) of the
+    elementary intervals between all members' bounds; None when there are fewer than two bounds."""
+    fixed = tuple(a for member in arrays for a in (member[0], member[1], member[3]))
+    key = tuple(id(a) for a in fixed)
+    found = _LAYOUTS.get(key)
+    if found is not None and all(x is y for x, y in zip(found[0], fixed)):
+        return found[1]
+    layout = _layout_of(arrays)
+    if not any(a.flags.writeable for a in fixed):   # (arrays that cannot change)
+        if len(_LAYOUTS) > 10_000:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = (fixed, layout)   # (the arrays kept: their ids stay theirs)
+    return layout
+
+
+def _layout_of(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple | None:
     points = np.unique(np.concatenate([np.concatenate([a[0], a[1] + 1.0]) for a in arrays]))
     if len(points) < 2:
         return None
@@ -126,21 +165,20 @@ def _pieces_numpy(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray,
     width = end - start
     covered = np.ones(len(start), dtype=bool)
     domain = np.full(len(start), np.inf)
-    distinct = np.full(len(start), np.inf)
-    factor = np.ones(len(start))
-    for lo, hi, rows, dom, dist in arrays:
+    placed = []
+    for lo, hi, _, dom, _ in arrays:
         index = np.searchsorted(lo, start, side="right") - 1
         safe = np.clip(index, 0, len(lo) - 1)
         covered &= (index >= 0) & (hi[safe] >= end - 1.0)
         share = width / (hi[safe] - lo[safe] + 1.0)
         part_domain = np.maximum(dom[safe] * share, 1.0)
         domain = np.minimum(domain, part_domain)
-        distinct = np.minimum(distinct, dist[safe] * share)
-        factor *= rows[safe] * share / part_domain
-    keep = covered & (factor > 0)
-    if not keep.any():
-        return None
-    return start[keep], end[keep] - 1.0, (domain * factor)[keep], np.minimum(distinct, domain)[keep], domain[keep]
+        placed.append((safe, share, part_domain))
+    for array in (start, covered, domain, *(a for member in placed for a in member)):
+        array.flags.writeable = False
+    last = end - 1.0
+    last.flags.writeable = False
+    return start, last, covered, domain, placed
 
 
 # Up to this many segments in all, ``_pieces`` sweeps in plain Python: numpy's fixed cost per
@@ -166,6 +204,8 @@ def _as_lists(member: tuple[np.ndarray, ...]) -> tuple[list[float], ...]:
     if found is not None and found[0] is member:
         return found[1]
     lists = tuple(a.tolist() for a in member)
+    if any(a.flags.writeable for a in member):   # (made for one call: not kept)
+        return lists
     if len(_LISTS) > 10_000:
         _LISTS.clear()
     _LISTS[id(member)] = (member, lists)   # (the arrays kept: their id stays theirs)
@@ -291,32 +331,49 @@ def joint(columns: Sequence[ColumnEstimate]) -> ColumnEstimate:
         return columns[0].without_nulls()
     if any(c.kind is None for c in columns):
         return _uniform(columns)
-    live = [c.live for c in columns]
     try:
+        # (the MCVs' values are the live estimates' values; ``rows_equal`` makes a column live)
         common: dict[Any, None] = {}
-        for c in live:
+        for c in columns:
             for v, _ in c.mcv:
                 common.setdefault(v, None)
         mcv = []
         for v in common:
             product = 1.0
-            for c in live:
+            for c in columns:
                 product *= c.rows_equal(v)
                 if product == 0.0:
                     break
             if product > 0.0:
                 mcv.append((v, product))
-        arrays = [_discrete_arrays(c.segments) for c in live]
+        arrays = [_live_arrays(c) for c in columns]
         if all(a is not None for a in arrays):
             found = _pieces(arrays)  # type: ignore[arg-type]
             segments: tuple[Segment, ...] = () if found is None else tuple(
                 Segment(int(lo), int(hi), float(r), float(d), float(dom)) for lo, hi, r, d, dom in zip(*found))
         else:
-            segments = tuple(_product(pieces) for pieces in aligned_many([c.segments for c in live]))
+            segments = tuple(_product(pieces) for pieces in aligned_many([c.live.segments for c in columns]))
     except TypeError:
         return _uniform(columns)
-    return ColumnEstimate(live[0].kind, 0.0, tuple(mcv), tuple(s for s in segments if s.rows > 0),
-                          max(c.width for c in live))
+    return ColumnEstimate(columns[0].kind, 0.0, tuple(mcv), tuple(s for s in segments if s.rows > 0),
+                          max(c.width for c in columns))
+
+
+def _live_arrays(c: ColumnEstimate) -> tuple[np.ndarray, ...] | None:
+    """``_discrete_arrays`` of ``c.live.segments`` without making it live: the arrays of
+    ``c.segments`` (kept per segments object, shared by a column's scaled copies) with the rows
+    multiplied by the pending factor and the distinct values thinned by the survival, the
+    numbers ``live`` computes."""
+    base = _discrete_arrays(c.segments)
+    if base is None:
+        return None
+    lower, upper, rows, domain, distinct = base
+    if c.factor != 1.0:
+        rows = rows * c.factor
+    if c.survival < 1.0:
+        distinct = np.fromiter((thinned(s.distinct, s.rows, c.survival) for s in c.segments), dtype=np.float64,
+                               count=len(c.segments))
+    return lower, upper, rows, domain, distinct
 
 
 def _total(estimate: ColumnEstimate) -> float:
