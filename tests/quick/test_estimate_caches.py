@@ -215,3 +215,18 @@ def test_thinning_kept_per_points_array_equals_it_computed_afresh():
         thinned = arithmetic._thin(*found)
         expected = _thin_afresh(*found)
         assert all(np.array_equal(a, b) for a, b in zip(thinned, expected))
+
+
+def test_thinning_sums_each_group_as_numpy_sums_it():
+    """``_thin`` sums all groups at once (``_row_sums``), as numpy sums each: groups of fewer
+    than eight points, of eight to 128 and of more, weights with zeros and all zero (the plain
+    mean), to the last bit."""
+    rng = np.random.default_rng(1)
+    for n in (65, 100, 511, 512, 600, 4_000, 8_192, 9_000):
+        for zeros in (0.0, 0.5, 1.0):
+            points = rng.normal(size=n) * 1e3
+            weights = rng.random(n) * 1e4
+            weights[rng.random(n) < zeros] = 0.0
+            thinned = arithmetic._thin(points, weights)
+            expected = _thin_afresh(points, weights)
+            assert all(a.tobytes() == b.tobytes() for a, b in zip(thinned, expected))
