@@ -221,30 +221,61 @@ def _sweep_small(arrays: Sequence[tuple[np.ndarray, ...]], factors: Sequence[flo
     if factors is not None:
         members = [m if f == 1.0 else (m[0], m[1], [r * f for r in m[2]], *m[3:])
                    for m, f in zip(members, factors)]
-    points = sorted({p for lo, hi, *_ in members for p in (*lo, *(h + 1.0 for h in hi))})
-    if len(points) < 2:
-        return None
     found: list[list[float]] = [[], [], [], [], []]
+    for start, last, domain, placed in _small_layout(arrays, members):
+        distinct = math.inf
+        factor = 1.0
+        for (_, _, rows, _, dist), (safe, share, part_domain) in zip(members, placed):
+            distinct = min(distinct, dist[safe] * share)
+            factor *= rows[safe] * share / part_domain
+        if factor > 0:
+            for column, value in zip(found, (start, last, domain * factor, min(distinct, domain), domain)):
+                column.append(value)
+    if not found[0]:
+        return None
+    return found
+
+
+# ``_layout`` for ``_sweep_small``: the covered elementary intervals as (start, last, smallest
+# domain, [(index, share, part domain) per member]), kept per members' (lower, upper, domain)
+# arrays as ``_LAYOUTS`` keeps them (a clique's keys, without histograms, are matched in
+# thousands of combinations of the same leaves' columns).
+_SMALL_LAYOUTS: dict[tuple[int, ...], tuple[tuple[np.ndarray, ...], list]] = {}
+
+
+def _small_layout(arrays: Sequence[tuple[np.ndarray, ...]], members: Sequence[tuple[list[float], ...]]) -> list:
+    fixed = tuple(a for member in arrays for a in (member[0], member[1], member[3]))
+    key = tuple(id(a) for a in fixed)
+    found = _SMALL_LAYOUTS.get(key)
+    if found is not None and all(x is y for x, y in zip(found[0], fixed)):
+        return found[1]
+    layout = _small_layout_of(members)
+    if not any(a.flags.writeable for a in fixed):   # (arrays that cannot change)
+        if len(_SMALL_LAYOUTS) > 10_000:
+            _SMALL_LAYOUTS.clear()
+        _SMALL_LAYOUTS[key] = (fixed, layout)   # (the arrays kept: their ids stay theirs)
+    return layout
+
+
+def _small_layout_of(members: Sequence[tuple[list[float], ...]]) -> list:
+    points = sorted({p for lo, hi, *_ in members for p in (*lo, *(h + 1.0 for h in hi))})
+    layout = []
     for start, end in zip(points, points[1:]):
         width = end - start
         covered = True
-        domain = distinct = math.inf
-        factor = 1.0
-        for lo, hi, rows, dom, dist in members:
+        domain = math.inf
+        placed = []
+        for lo, hi, _, dom, _ in members:
             index = bisect_right(lo, start) - 1
             safe = min(max(index, 0), len(lo) - 1)
             covered = covered and index >= 0 and hi[safe] >= end - 1.0
             share = width / (hi[safe] - lo[safe] + 1.0)
             part_domain = max(dom[safe] * share, 1.0)
             domain = min(domain, part_domain)
-            distinct = min(distinct, dist[safe] * share)
-            factor *= rows[safe] * share / part_domain
-        if covered and factor > 0:
-            for column, value in zip(found, (start, end - 1.0, domain * factor, min(distinct, domain), domain)):
-                column.append(value)
-    if not found[0]:
-        return None
-    return found
+            placed.append((safe, share, part_domain))
+        if covered:
+            layout.append((start, end - 1.0, domain, placed))
+    return layout
 
 
 def _array_sum(values: list[float]) -> float:

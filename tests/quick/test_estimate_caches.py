@@ -22,7 +22,8 @@ from tests.quick.test_join_sets import _skewed_users, _trees
 def _forget_everything() -> None:
     """Empty the caches kept across estimators (by the identity of the objects they read)."""
     for cache in (join_sets._REMEMBERED, join_sets._KEPT, join_sets._FOREIGN_KEYS, join_sets._COUNTS,
-                  matching._ARRAYS, matching._LISTS, matching._LAYOUTS, atoms._POSITIONS, arithmetic._THINNING):
+                  matching._ARRAYS, matching._LISTS, matching._LAYOUTS, matching._SMALL_LAYOUTS, atoms._POSITIONS,
+                  arithmetic._THINNING):
         cache.clear()
 
 
