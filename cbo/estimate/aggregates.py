@@ -151,11 +151,16 @@ class _Lattice:
             else np.zeros(len(points), dtype=np.int64)
         self.mass = np.bincount(slots, weights=weights)
         self.mass = self.mass / self.mass.sum()
+        self._transforms: dict[int, np.ndarray] = {}   # the mass's transform per FFT size
 
     def sum_of(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         length = k * (len(self.mass) - 1) + 1
         size = 1 << max(length - 1, 1).bit_length()
-        mass = np.fft.irfft(np.fft.rfft(self.mass, size) ** k, size)[:length]
+        # (one transform per size: the group sizes of one aggregate share a few powers of two)
+        transform = self._transforms.get(size)
+        if transform is None:
+            transform = self._transforms[size] = np.fft.rfft(self.mass, size)
+        mass = np.fft.irfft(transform ** k, size)[:length]
         mass = np.clip(mass, 0.0, None)
         return k * self.low + self.step * np.arange(length), mass
 

@@ -83,14 +83,72 @@ def of_two(name: str, a: ColumnEstimate, b: ColumnEstimate, rows: float) -> Colu
 
 
 def _thin(points: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """At most sqrt(MAX_PAIRS) points, merged in order (keeps the product of two small)."""
+    """At most sqrt(MAX_PAIRS) points, merged in order (keeps the product of two small): the
+    points sorted and split as ``np.array_split`` splits them, each group's weights summed and
+    its points averaged by weight (by plain mean where the group weighs nothing)."""
     limit = int(MAX_PAIRS ** 0.5)
     if len(points) <= limit:
         return points, weights
+    order, blocks = _thinning(points, limit)
+    weights = weights[order]
+    merged_w, merged_p = [], []
+    start = 0
+    for block in blocks:   # (array_split's groups: the first ones one point longer)
+        count, size = block.shape
+        w = weights[start:start + count * size].reshape(count, size)
+        start += count * size
+        total = _row_sums(w)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            average = _row_sums(block * w) / total
+        for i in np.flatnonzero(~(total > 0)):
+            average[i] = block[i].mean()
+        merged_w.append(total)
+        merged_p.append(average)
+    return np.concatenate(merged_p), np.concatenate(merged_w)
+
+
+def _row_sums(rows: np.ndarray) -> np.ndarray:
+    """Each row's ``np.sum``, to the last bit, for all rows at once: numpy adds fewer than eight
+    doubles in order, and up to 128 in eight running sums combined pairwise, then the rest in
+    order (``cbo.estimate.matching._array_sum`` does the same for one list); longer rows are
+    summed by numpy itself."""
+    count, size = rows.shape
+    if size > 128:
+        return np.array([row.sum() for row in rows])
+    total = np.zeros(count)
+    if size < 8:
+        for j in range(size):
+            total = total + rows[:, j]
+        return total
+    r = rows[:, :8].copy()
+    end = size - size % 8
+    for i in range(8, end, 8):
+        r += rows[:, i:i + 8]
+    total = total + (((r[:, 0] + r[:, 1]) + (r[:, 2] + r[:, 3])) + ((r[:, 4] + r[:, 5]) + (r[:, 6] + r[:, 7])))
+    for i in range(end, size):
+        total = total + rows[:, i]
+    return total
+
+
+# (points, their order, the sorted points in array_split's groups as one or two blocks of
+# equal-length rows) per read-only points array: ``atoms`` keeps one per leaf column, shared by
+# its scaled copies, whose weights alone differ.
+_THINNING: dict[int, tuple[np.ndarray, np.ndarray, list[np.ndarray]]] = {}
+
+
+def _thinning(points: np.ndarray, limit: int) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The sort and the ``limit`` groups of ``_thin``, kept per points array that cannot change."""
+    found = _THINNING.get(id(points))
+    if found is not None and found[0] is points:
+        return found[1], found[2]
     order = np.argsort(points)
-    points, weights = points[order], weights[order]
-    groups = np.array_split(np.arange(len(points)), limit)
-    merged_w = np.array([weights[g].sum() for g in groups])
-    merged_p = np.array([(points[g] * weights[g]).sum() / w if w > 0 else points[g].mean()
-                         for g, w in zip(groups, merged_w)])
-    return merged_p, merged_w
+    ordered = points[order]
+    size, extra = divmod(len(points), limit)
+    longer = extra * (size + 1)
+    blocks = [b for b in (ordered[:longer].reshape(extra, size + 1), ordered[longer:].reshape(limit - extra, size))
+              if len(b)]
+    if not points.flags.writeable:
+        if len(_THINNING) > 10_000:
+            _THINNING.clear()
+        _THINNING[id(points)] = (points, order, blocks)   # (points kept: its id stays its)
+    return order, blocks

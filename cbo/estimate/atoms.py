@@ -27,48 +27,87 @@ def atoms(estimate: ColumnEstimate, numbers_only: bool = False) -> tuple[np.ndar
     (no statistics, values without an order on a line, or not numbers when ``numbers_only``)."""
     if estimate.kind is None or (numbers_only and estimate.kind != "number"):
         return None
-    live = estimate.live
     # Kept on the (immutable) estimate, read-only, as ``filters._uppers`` keeps its bounds: a
     # table's column is compared or aggregated by every sub-plan reading it, with the same
-    # values; each of its 100 segments placed twice is most of the cost.
-    kept = live.__dict__.get("_atoms", _NOT_KEPT)
+    # values. The positions are those of its values as they are (``_positions``: kept for
+    # the MCVs and segments that every scaled copy of a leaf's column shares); only the rows
+    # are scaled, as ``live`` scales them.
+    kept = estimate.__dict__.get("_atoms", _NOT_KEPT)
     if kept is _NOT_KEPT:
-        kept = _placed(live)
-        if kept is not None:
-            for array in kept:
-                array.flags.writeable = False
-        object.__setattr__(live, "_atoms", kept)
+        placed = _positions(estimate)
+        if placed is None:
+            kept = None
+        else:
+            points, mcv_rows, segment_rows = placed
+            f = estimate.factor
+            if f != 1.0:   # the products ``live`` makes (MCV rows and segment rows times f)
+                mcv_rows, segment_rows = mcv_rows * f, segment_rows * f
+            kept = points, np.concatenate([mcv_rows, np.repeat(segment_rows / PER_SEGMENT, PER_SEGMENT)])
+            kept[1].flags.writeable = False
+        object.__setattr__(estimate, "_atoms", kept)
     return kept
 
 
 _NOT_KEPT = object()
 
+# (positions of all points, MCV rows, segment rows) of the values of an estimate's MCVs and
+# segments, or None, per (MCVs, segments) objects: a leaf's column and all its scaled copies
+# (filters, joins: ``scaled`` keeps both objects) have the same values in the same places.
+_POSITIONS: dict[tuple[int, int], tuple[tuple, tuple, tuple[np.ndarray, np.ndarray, np.ndarray] | None]] = {}
 
-def _placed(live: ColumnEstimate) -> tuple[np.ndarray, np.ndarray] | None:
-    """``atoms`` of a live estimate, computed."""
+
+def _positions(estimate: ColumnEstimate) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    mcv, segments = estimate.mcv, estimate.segments
+    key = (id(mcv), id(segments))
+    found = _POSITIONS.get(key)
+    if found is not None and found[0] is mcv and found[1] is segments:
+        return found[2]
+    placed = _placed_unscaled(mcv, segments)
+    if placed is not None:
+        for array in placed:
+            array.flags.writeable = False
+    if len(_POSITIONS) > 10_000:
+        _POSITIONS.clear()
+    _POSITIONS[key] = (mcv, segments, placed)   # (the tuples kept: their ids stay theirs)
+    return placed
+
+
+def _placed_unscaled(mcv: tuple[tuple[object, float], ...], segments: tuple[Segment, ...]) \
+        -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     places, weights = [], []
-    for value, rows in live.mcv:
+    for value, rows in mcv:
         at = position(value)
         if at is None:
             return None
         places.append(at)
         weights.append(rows)
     lows, highs, rows_of = [], [], []
-    for s in live.segments:
+    for s in segments:
         lo, hi = position(s.lower), position(s.upper)
         if lo is None or hi is None:
             return None
         lows.append(lo)
         highs.append(hi)
         rows_of.append(s.rows)
-    spread = (np.arange(PER_SEGMENT) + 0.5) / PER_SEGMENT
     if lows:
         low, high = np.array(lows), np.array(highs)
-        inner = (low[:, None] + (high - low)[:, None] * spread[None, :]).ravel()
-        inner_rows = np.repeat(np.array(rows_of) / PER_SEGMENT, PER_SEGMENT)
-        return np.concatenate([np.array(places, dtype=float), inner]), \
-            np.concatenate([np.array(weights, dtype=float), inner_rows])
-    return np.array(places, dtype=float), np.array(weights, dtype=float)
+        inner = (low[:, None] + (high - low)[:, None] * _SPREAD[None, :]).ravel()
+        points = np.concatenate([np.array(places, dtype=float), inner])
+    else:
+        points = np.array(places, dtype=float)
+    return points, np.array(weights, dtype=float), np.array(rows_of, dtype=float)
+
+
+_SPREAD = (np.arange(PER_SEGMENT) + 0.5) / PER_SEGMENT
+
+
+def _placed(live: ColumnEstimate) -> tuple[np.ndarray, np.ndarray] | None:
+    """``atoms`` of a live estimate, computed (what ``atoms`` keeps: the tests compare)."""
+    placed = _placed_unscaled(live.mcv, live.segments)
+    if placed is None:
+        return None
+    points, mcv_rows, segment_rows = placed
+    return points, np.concatenate([mcv_rows, np.repeat(segment_rows / PER_SEGMENT, PER_SEGMENT)])
 
 
 def moments(points: np.ndarray, weights: np.ndarray) -> tuple[float, float] | None:

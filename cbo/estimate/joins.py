@@ -64,8 +64,9 @@ def matching_pairs(a: ColumnEstimate, b: ColumnEstimate, notes: list[str] | None
         for v, rows in b.mcv:
             if v not in a_mcv:
                 total += rows * histogram.rows_equal(v)
-        for sa, sb in aligned(a.segments, b.segments):
-            total += sa.rows * sb.rows / max(sa.domain, sb.domain, 1.0)
+        # (the parts ``aligned`` would make, computed in place: the same products)
+        for sa, fa, sb, fb in overlaps(a.segments, b.segments):
+            total += (sa.rows * fa) * (sb.rows * fb) / max(sa.domain * fa, sb.domain * fb, 1.0)
         return total
     except TypeError:
         _uniform(notes, f"join columns of kinds {a.kind} and {b.kind} whose values do not compare")
@@ -78,22 +79,25 @@ def matched_rows(a: ColumnEstimate, b: ColumnEstimate, notes: list[str] | None =
     if a.kind is None or b.kind is None:
         _uniform(notes, "a join column without value statistics")
         return a.non_null * min(1.0, b.distinct / max(a.domain, b.domain, 1.0))
-    a, b = a.live, b.live
     try:
         total = 0.0
-        a_mcv = {v for v, _ in a.mcv}
-        for v, rows in a.mcv:
-            total += rows * b.presence(v)
-        histogram = _without_mcv(a)   # once, not per value
-        for v, _ in b.mcv:
-            if v not in a_mcv:
-                total += histogram.rows_equal(v) * b.presence(v)
-        fast = matched_histogram(a.segments, b.segments)
+        if a.mcv or b.mcv:   # (whole-number histograms alone need neither side live)
+            a_live, b_live = a.live, b.live
+            a_mcv = {v for v, _ in a_live.mcv}
+            for v, rows in a_live.mcv:
+                total += rows * b_live.presence(v)
+            histogram = _without_mcv(a_live)   # once, not per value
+            for v, _ in b_live.mcv:
+                if v not in a_mcv:
+                    total += histogram.rows_equal(v) * b_live.presence(v)
+        fast = matched_histogram(a, b)
         if fast is not None:
             total += fast
         else:
-            for sa, sb in aligned(a.segments, b.segments):
+            a_live, b_live = a.live, b.live
+            for sa, sb in aligned(a_live.segments, b_live.segments):
                 total += sa.rows * min(1.0, sb.distinct / max(sa.domain, sb.domain, 1.0))
+        # (the sums ``live`` would give, pending or not: ``non_null``)
         return min(total, a.non_null)
     except TypeError:
         _uniform(notes, f"join columns of kinds {a.kind} and {b.kind} whose values do not compare")
@@ -107,10 +111,17 @@ def _without_mcv(estimate: ColumnEstimate) -> ColumnEstimate:
 
 def aligned(left: tuple[Segment, ...], right: tuple[Segment, ...]):
     """Pairs of the overlapping parts of two sorted, non-overlapping segment lists."""
+    for sa, fa, sb, fb in overlaps(left, right):
+        yield sa.part(fa), sb.part(fb)
+
+
+def overlaps(left: tuple[Segment, ...], right: tuple[Segment, ...]):
+    """``aligned``'s pairs as (segment, share, segment, share): each part is its segment's
+    ``part(share)``."""
     if not left or not right:
         return
     if left[0].lower is None or right[0].lower is None:
-        yield _whole(left), _whole(right)
+        yield _whole(left), 1.0, _whole(right), 1.0
         return
     a_pos, b_pos = _positions(left), _positions(right)
     if a_pos is None or b_pos is None:
@@ -125,7 +136,7 @@ def aligned(left: tuple[Segment, ...], right: tuple[Segment, ...]):
             fa = _share(a_lo, a_hi, low, high, discrete)
             fb = _share(b_lo, b_hi, low, high, discrete)
             if fa > 0 and fb > 0:
-                yield left[i].part(fa), right[j].part(fb)
+                yield left[i], fa, right[j], fb
         if a_hi < b_hi:
             i += 1
         elif b_hi < a_hi:

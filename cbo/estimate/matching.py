@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from cbo.estimate.column import ColumnEstimate, Segment
+from cbo.estimate.column import ColumnEstimate, Segment, thinned
 from cbo.estimate.values import is_discrete, position
 
 
@@ -39,12 +39,16 @@ def matching_tuples(columns: Sequence[ColumnEstimate]) -> float:
     """Expected number of tuples (one row of each column's input) whose values are all equal."""
     if len(columns) < 2 or any(c.kind is None for c in columns):
         return _total(joint(columns))
-    live = [c.live for c in columns]
-    arrays = [_discrete_arrays(c.segments) for c in live]
-    if any(a is None for a in arrays) or any(not c.segments for c in live):
+    # The columns are not made ``live``: the sum reads only their rows, which ``live`` would
+    # multiply by ``factor`` segment by segment; the arrays of the unscaled segments (kept per
+    # segments object, which every scaled copy of a leaf's column shares) are multiplied instead,
+    # the same products. ``rows_equal`` makes a column live where an MCV asks it.
+    arrays = [_discrete_arrays(c.segments) for c in columns]
+    if any(a is None for a in arrays) or any(not c.segments for c in columns):
         return _total(joint(columns))
     try:
-        return _mcv_tuples(live) + _histogram_tuples(arrays)  # type: ignore[arg-type]
+        return _mcv_tuples(columns) + \
+            _histogram_tuples(arrays, [c.factor for c in columns])  # type: ignore[arg-type]
     except TypeError:
         return _total(joint(columns))
 
@@ -115,6 +119,45 @@ def _pieces(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...] 
 
 
 def _pieces_numpy(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...] | None:
+    layout = _layout(arrays)
+    if layout is None:
+        return None
+    start, last, covered, domain, placed = layout
+    factor = np.ones(len(start))
+    distinct = np.full(len(start), np.inf)
+    for (_, _, rows, _, dist), (safe, share, part_domain) in zip(arrays, placed):
+        distinct = np.minimum(distinct, dist[safe] * share)
+        factor *= rows[safe] * share / part_domain
+    keep = covered & (factor > 0)
+    if not keep.any():
+        return None
+    return start[keep], last[keep], (domain * factor)[keep], np.minimum(distinct, domain)[keep], domain[keep]
+
+
+# What ``_pieces_numpy`` computes from the members' bounds and domains alone (the elementary
+# intervals, where each member's segments fall in them, the shares and domains), per members'
+# (lower, upper, domain) arrays: ``_discrete_arrays`` keeps those per segments object, which a
+# leaf's column shares with all its scaled copies, whose rows and distinct values alone differ.
+_LAYOUTS: dict[tuple[int, ...], tuple[tuple[np.ndarray, ...], tuple | None]] = {}
+
+
+def _layout(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple | None:
+    """(start, last, covered, smallest domain, [(index, share, part domain) per member]) of the
+    elementary intervals between all members' bounds; None when there are fewer than two bounds."""
+    fixed = tuple(a for member in arrays for a in (member[0], member[1], member[3]))
+    key = tuple(id(a) for a in fixed)
+    found = _LAYOUTS.get(key)
+    if found is not None and all(x is y for x, y in zip(found[0], fixed)):
+        return found[1]
+    layout = _layout_of(arrays)
+    if not any(a.flags.writeable for a in fixed):   # (arrays that cannot change)
+        if len(_LAYOUTS) > 10_000:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = (fixed, layout)   # (the arrays kept: their ids stay theirs)
+    return layout
+
+
+def _layout_of(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple | None:
     points = np.unique(np.concatenate([np.concatenate([a[0], a[1] + 1.0]) for a in arrays]))
     if len(points) < 2:
         return None
@@ -122,21 +165,20 @@ def _pieces_numpy(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray,
     width = end - start
     covered = np.ones(len(start), dtype=bool)
     domain = np.full(len(start), np.inf)
-    distinct = np.full(len(start), np.inf)
-    factor = np.ones(len(start))
-    for lo, hi, rows, dom, dist in arrays:
+    placed = []
+    for lo, hi, _, dom, _ in arrays:
         index = np.searchsorted(lo, start, side="right") - 1
         safe = np.clip(index, 0, len(lo) - 1)
         covered &= (index >= 0) & (hi[safe] >= end - 1.0)
         share = width / (hi[safe] - lo[safe] + 1.0)
         part_domain = np.maximum(dom[safe] * share, 1.0)
         domain = np.minimum(domain, part_domain)
-        distinct = np.minimum(distinct, dist[safe] * share)
-        factor *= rows[safe] * share / part_domain
-    keep = covered & (factor > 0)
-    if not keep.any():
-        return None
-    return start[keep], end[keep] - 1.0, (domain * factor)[keep], np.minimum(distinct, domain)[keep], domain[keep]
+        placed.append((safe, share, part_domain))
+    for array in (start, covered, domain, *(a for member in placed for a in member)):
+        array.flags.writeable = False
+    last = end - 1.0
+    last.flags.writeable = False
+    return start, last, covered, domain, placed
 
 
 # Up to this many segments in all, ``_pieces`` sweeps in plain Python: numpy's fixed cost per
@@ -162,39 +204,78 @@ def _as_lists(member: tuple[np.ndarray, ...]) -> tuple[list[float], ...]:
     if found is not None and found[0] is member:
         return found[1]
     lists = tuple(a.tolist() for a in member)
+    if any(a.flags.writeable for a in member):   # (made for one call: not kept)
+        return lists
     if len(_LISTS) > 10_000:
         _LISTS.clear()
     _LISTS[id(member)] = (member, lists)   # (the arrays kept: their id stays theirs)
     return lists
 
 
-def _sweep_small(arrays: Sequence[tuple[np.ndarray, ...]]) -> list[list[float]] | None:
-    """The columns (lower, upper, rows, distinct, domain) of ``_pieces_small`` as lists."""
+def _sweep_small(arrays: Sequence[tuple[np.ndarray, ...]], factors: Sequence[float] | None = None) \
+        -> list[list[float]] | None:
+    """The columns (lower, upper, rows, distinct, domain) of ``_pieces_small`` as lists; each
+    member's rows multiplied by its factor first (the distinct values are not thinned: only the
+    rows column is right then)."""
     members = [_as_lists(member) for member in arrays]
-    points = sorted({p for lo, hi, *_ in members for p in (*lo, *(h + 1.0 for h in hi))})
-    if len(points) < 2:
-        return None
+    if factors is not None:
+        members = [m if f == 1.0 else (m[0], m[1], [r * f for r in m[2]], *m[3:])
+                   for m, f in zip(members, factors)]
     found: list[list[float]] = [[], [], [], [], []]
+    for start, last, domain, placed in _small_layout(arrays, members):
+        distinct = math.inf
+        factor = 1.0
+        for (_, _, rows, _, dist), (safe, share, part_domain) in zip(members, placed):
+            distinct = min(distinct, dist[safe] * share)
+            factor *= rows[safe] * share / part_domain
+        if factor > 0:
+            for column, value in zip(found, (start, last, domain * factor, min(distinct, domain), domain)):
+                column.append(value)
+    if not found[0]:
+        return None
+    return found
+
+
+# ``_layout`` for ``_sweep_small``: the covered elementary intervals as (start, last, smallest
+# domain, [(index, share, part domain) per member]), kept per members' (lower, upper, domain)
+# arrays as ``_LAYOUTS`` keeps them (a clique's keys, without histograms, are matched in
+# thousands of combinations of the same leaves' columns).
+_SMALL_LAYOUTS: dict[tuple[int, ...], tuple[tuple[np.ndarray, ...], list]] = {}
+
+
+def _small_layout(arrays: Sequence[tuple[np.ndarray, ...]], members: Sequence[tuple[list[float], ...]]) -> list:
+    fixed = tuple(a for member in arrays for a in (member[0], member[1], member[3]))
+    key = tuple(id(a) for a in fixed)
+    found = _SMALL_LAYOUTS.get(key)
+    if found is not None and all(x is y for x, y in zip(found[0], fixed)):
+        return found[1]
+    layout = _small_layout_of(members)
+    if not any(a.flags.writeable for a in fixed):   # (arrays that cannot change)
+        if len(_SMALL_LAYOUTS) > 10_000:
+            _SMALL_LAYOUTS.clear()
+        _SMALL_LAYOUTS[key] = (fixed, layout)   # (the arrays kept: their ids stay theirs)
+    return layout
+
+
+def _small_layout_of(members: Sequence[tuple[list[float], ...]]) -> list:
+    points = sorted({p for lo, hi, *_ in members for p in (*lo, *(h + 1.0 for h in hi))})
+    layout = []
     for start, end in zip(points, points[1:]):
         width = end - start
         covered = True
-        domain = distinct = math.inf
-        factor = 1.0
-        for lo, hi, rows, dom, dist in members:
+        domain = math.inf
+        placed = []
+        for lo, hi, _, dom, _ in members:
             index = bisect_right(lo, start) - 1
             safe = min(max(index, 0), len(lo) - 1)
             covered = covered and index >= 0 and hi[safe] >= end - 1.0
             share = width / (hi[safe] - lo[safe] + 1.0)
             part_domain = max(dom[safe] * share, 1.0)
             domain = min(domain, part_domain)
-            distinct = min(distinct, dist[safe] * share)
-            factor *= rows[safe] * share / part_domain
-        if covered and factor > 0:
-            for column, value in zip(found, (start, end - 1.0, domain * factor, min(distinct, domain), domain)):
-                column.append(value)
-    if not found[0]:
-        return None
-    return found
+            placed.append((safe, share, part_domain))
+        if covered:
+            layout.append((start, end - 1.0, domain, placed))
+    return layout
 
 
 def _array_sum(values: list[float]) -> float:
@@ -224,21 +305,30 @@ def _array_sum(values: list[float]) -> float:
     return total
 
 
-def matched_histogram(a: tuple[Segment, ...], b: tuple[Segment, ...]) -> float | None:
+def matched_histogram(a: ColumnEstimate, b: ColumnEstimate) -> float | None:
     """The histogram part of ``joins.matched_rows`` for whole-number segments, vectorized:
     in each range both cover, ``a``'s rows times the share of its values ``b`` holds. None
-    when the segments are not over whole numbers (the caller sweeps instead)."""
-    arrays = [_discrete_arrays(a), _discrete_arrays(b)]
-    if arrays[0] is None or arrays[1] is None:
+    when the segments are not over whole numbers (the caller sweeps instead).
+
+    Of the columns' live segments, without making them live: the arrays of their segments as
+    they are (kept per segments object, which the scaled copies of a column share), ``a``'s rows
+    multiplied by its pending factor and ``b``'s distinct values thinned by its survival, the
+    same numbers ``live`` computes (only these two of the live columns are read)."""
+    base_a, base_b = _discrete_arrays(a.segments), _discrete_arrays(b.segments)
+    if base_a is None or base_b is None:
         return None
-    points = np.unique(np.concatenate([np.concatenate([x[0], x[1] + 1.0]) for x in arrays]))  # type: ignore[index]
+    a_rows = base_a[2] if a.factor == 1.0 else base_a[2] * a.factor
+    b_distinct = base_b[4] if b.survival >= 1.0 else np.fromiter(
+        (thinned(s.distinct, s.rows, b.survival) for s in b.segments), dtype=np.float64, count=len(b.segments))
+    arrays = [(*base_a[:2], a_rows, *base_a[3:]), (*base_b[:4], b_distinct)]
+    points = np.unique(np.concatenate([np.concatenate([x[0], x[1] + 1.0]) for x in arrays]))
     if len(points) < 2:
         return 0.0
     start, end = points[:-1], points[1:]
     width = end - start
     parts = []
     covered = np.ones(len(start), dtype=bool)
-    for lo, hi, rows, dom, dist in arrays:  # type: ignore[misc]
+    for lo, hi, rows, dom, dist in arrays:
         index = np.searchsorted(lo, start, side="right") - 1
         safe = np.clip(index, 0, len(lo) - 1)
         covered &= (index >= 0) & (hi[safe] >= end - 1.0)
@@ -249,11 +339,15 @@ def matched_histogram(a: tuple[Segment, ...], b: tuple[Segment, ...]) -> float |
     return float(np.sum(np.where(covered, values, 0.0)))
 
 
-def _histogram_tuples(arrays: Sequence[tuple[np.ndarray, ...]]) -> float:
+def _histogram_tuples(arrays: Sequence[tuple[np.ndarray, ...]], factors: Sequence[float] | None = None) -> float:
+    """The histogram part of ``matching_tuples``: its joint's rows summed; each member's rows
+    multiplied by its factor (a scaled column's pending ``factor``) before they are matched."""
     if sum(len(a[0]) for a in arrays) <= _SMALL:
         # (the rows column alone, summed as numpy would: no arrays made for a few segments)
-        swept = _sweep_small(arrays)
+        swept = _sweep_small(arrays, factors)
         return 0.0 if swept is None else _array_sum(swept[2])
+    if factors is not None:
+        arrays = [a if f == 1.0 else (a[0], a[1], a[2] * f, *a[3:]) for a, f in zip(arrays, factors)]
     found = _pieces(arrays)
     return 0.0 if found is None else float(found[2].sum())
 
@@ -268,32 +362,49 @@ def joint(columns: Sequence[ColumnEstimate]) -> ColumnEstimate:
         return columns[0].without_nulls()
     if any(c.kind is None for c in columns):
         return _uniform(columns)
-    live = [c.live for c in columns]
     try:
+        # (the MCVs' values are the live estimates' values; ``rows_equal`` makes a column live)
         common: dict[Any, None] = {}
-        for c in live:
+        for c in columns:
             for v, _ in c.mcv:
                 common.setdefault(v, None)
         mcv = []
         for v in common:
             product = 1.0
-            for c in live:
+            for c in columns:
                 product *= c.rows_equal(v)
                 if product == 0.0:
                     break
             if product > 0.0:
                 mcv.append((v, product))
-        arrays = [_discrete_arrays(c.segments) for c in live]
+        arrays = [_live_arrays(c) for c in columns]
         if all(a is not None for a in arrays):
             found = _pieces(arrays)  # type: ignore[arg-type]
             segments: tuple[Segment, ...] = () if found is None else tuple(
                 Segment(int(lo), int(hi), float(r), float(d), float(dom)) for lo, hi, r, d, dom in zip(*found))
         else:
-            segments = tuple(_product(pieces) for pieces in aligned_many([c.segments for c in live]))
+            segments = tuple(_product(pieces) for pieces in aligned_many([c.live.segments for c in columns]))
     except TypeError:
         return _uniform(columns)
-    return ColumnEstimate(live[0].kind, 0.0, tuple(mcv), tuple(s for s in segments if s.rows > 0),
-                          max(c.width for c in live))
+    return ColumnEstimate(columns[0].kind, 0.0, tuple(mcv), tuple(s for s in segments if s.rows > 0),
+                          max(c.width for c in columns))
+
+
+def _live_arrays(c: ColumnEstimate) -> tuple[np.ndarray, ...] | None:
+    """``_discrete_arrays`` of ``c.live.segments`` without making it live: the arrays of
+    ``c.segments`` (kept per segments object, shared by a column's scaled copies) with the rows
+    multiplied by the pending factor and the distinct values thinned by the survival, the
+    numbers ``live`` computes."""
+    base = _discrete_arrays(c.segments)
+    if base is None:
+        return None
+    lower, upper, rows, domain, distinct = base
+    if c.factor != 1.0:
+        rows = rows * c.factor
+    if c.survival < 1.0:
+        distinct = np.fromiter((thinned(s.distinct, s.rows, c.survival) for s in c.segments), dtype=np.float64,
+                               count=len(c.segments))
+    return lower, upper, rows, domain, distinct
 
 
 def _total(estimate: ColumnEstimate) -> float:

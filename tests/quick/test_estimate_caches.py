@@ -6,8 +6,12 @@ give what a fresh computation with every cache emptied gives."""
 from __future__ import annotations
 
 import gc
+import random
 
-from cbo.estimate import Estimator, join_sets, matching
+import numpy as np
+
+from cbo.estimate import Estimator, arithmetic, atoms, join_sets, matching
+from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.ir.expressions import ColumnFactory, compare
 from cbo.ir.operators import Filter, Join, Plan, walk
 from stats.from_values import table_stats
@@ -18,7 +22,8 @@ from tests.quick.test_join_sets import _skewed_users, _trees
 def _forget_everything() -> None:
     """Empty the caches kept across estimators (by the identity of the objects they read)."""
     for cache in (join_sets._REMEMBERED, join_sets._KEPT, join_sets._FOREIGN_KEYS, join_sets._COUNTS,
-                  matching._ARRAYS, matching._LISTS):
+                  matching._ARRAYS, matching._LISTS, matching._LAYOUTS, matching._SMALL_LAYOUTS, atoms._POSITIONS,
+                  arithmetic._THINNING):
         cache.clear()
 
 
@@ -134,3 +139,95 @@ def test_a_columns_atoms_are_kept_read_only_and_equal_to_them_computed_again():
         assert not array.flags.writeable
     halved = atoms(score.scaled(0.5))
     assert halved is not None and (halved[1] * 2 == first[1]).all() and (halved[0] == first[0]).all()
+
+
+def _column(rng: random.Random, segments: int, mcv: int = 0) -> ColumnEstimate:
+    """A column over whole numbers: ``segments`` buckets with random bounds, rows and domains."""
+    bounds = sorted(rng.sample(range(0, 5_000), segments * 2))
+    found = []
+    for lower, upper in zip(bounds[::2], bounds[1::2]):
+        domain = float(upper - lower + 1)
+        found.append(Segment(lower, upper, rng.uniform(1, 1e5), domain * rng.uniform(0.1, 1.0), domain))
+    common = tuple((rng.randint(0, 5_000), rng.uniform(1, 1e4)) for _ in range(mcv))
+    return ColumnEstimate("number", 0.0, common, tuple(found))
+
+
+def _same_estimate(a: ColumnEstimate, b: ColumnEstimate) -> bool:
+    return a.mcv == b.mcv and a.segments == b.segments and a.nulls == b.nulls
+
+
+def test_matching_reads_scaled_columns_as_their_live_estimates_whatever_the_members_order():
+    """``matching_tuples`` and ``joint`` read a scaled column's unscaled segments (their arrays
+    and the layout of the intervals are kept per bounds and domains) and apply the pending
+    factor and thinning themselves: the same numbers, to the last bit, as the live estimates,
+    for two and three members in every order and with the members' scales swapped (a layout
+    kept for one order and read for another would pair each member with another's buckets)."""
+    rng = random.Random(3)
+    for sizes in ((20, 30), (3, 4), (40, 15, 25)):
+        bases = [_column(rng, n, mcv=2) for n in sizes]
+        for scales in ((1.0, 0.3), (2.5, 1.0), (0.4, 1.7)):
+            scaled = [c.scaled(scales[i % 2]).scaled(scales[(i + 1) % 2]) for i, c in enumerate(bases)]
+            for order in (scaled, scaled[::-1], scaled[1:] + scaled[:1]):
+                live = [c.live for c in order]
+                assert matching.matching_tuples(order) == matching.matching_tuples(live)
+                assert _same_estimate(matching.joint(order), matching.joint(live))
+                _forget_everything()
+                assert matching.matching_tuples(order) == matching.matching_tuples(live)
+                assert _same_estimate(matching.joint(order), matching.joint(live))
+
+
+def test_atoms_kept_per_mcvs_and_segments_equal_them_computed_from_the_live_estimate():
+    """A column's atoms come from positions kept per its (MCVs, segments) objects: an estimate
+    sharing the segments but not the MCVs (or the reverse) gets its own, and a scaled copy its
+    own rows; each equals the points and rows computed afresh from the live estimate."""
+    rng = random.Random(5)
+    base = _column(rng, 30, mcv=3)
+    other_mcv = ColumnEstimate("number", 0.0, ((7, 11.0), (4_999, 2.0)), base.segments)
+    other_segments = ColumnEstimate("number", 0.0, base.mcv, _column(rng, 30).segments)
+    for estimate in (base, other_mcv, other_segments, base.scaled(0.37), base.scaled(0.5).scaled(3.0)):
+        found, fresh = atoms.atoms(estimate), atoms._placed(estimate.live)
+        assert found is not None and fresh is not None
+        assert all(np.array_equal(a, b) for a, b in zip(found, fresh))
+
+
+def _thin_afresh(points: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``arithmetic._thin`` as it was before its sort and groups were kept."""
+    limit = int(arithmetic.MAX_PAIRS ** 0.5)
+    if len(points) <= limit:
+        return points, weights
+    order = np.argsort(points)
+    points, weights = points[order], weights[order]
+    groups = np.array_split(np.arange(len(points)), limit)
+    merged_w = np.array([weights[g].sum() for g in groups])
+    merged_p = np.array([(points[g] * weights[g]).sum() / w if w > 0 else points[g].mean()
+                         for g, w in zip(groups, merged_w)])
+    return merged_p, merged_w
+
+
+def test_thinning_kept_per_points_array_equals_it_computed_afresh():
+    """``_thin`` keeps its sort and groups per read-only points array: two columns with as many
+    points in other places, and a scaled copy's weights on the same points, each thin to what
+    a fresh sort and split gives."""
+    rng = random.Random(9)
+    first, second = _column(rng, 30, mcv=1), _column(rng, 30, mcv=1)
+    for estimate in (first, second, first.scaled(0.3), second.scaled(2.0)):
+        found = atoms.atoms(estimate)
+        assert found is not None and not found[0].flags.writeable
+        thinned = arithmetic._thin(*found)
+        expected = _thin_afresh(*found)
+        assert all(np.array_equal(a, b) for a, b in zip(thinned, expected))
+
+
+def test_thinning_sums_each_group_as_numpy_sums_it():
+    """``_thin`` sums all groups at once (``_row_sums``), as numpy sums each: groups of fewer
+    than eight points, of eight to 128 and of more, weights with zeros and all zero (the plain
+    mean), to the last bit."""
+    rng = np.random.default_rng(1)
+    for n in (65, 100, 511, 512, 600, 4_000, 8_192, 9_000):
+        for zeros in (0.0, 0.5, 1.0):
+            points = rng.normal(size=n) * 1e3
+            weights = rng.random(n) * 1e4
+            weights[rng.random(n) < zeros] = 0.0
+            thinned = arithmetic._thin(points, weights)
+            expected = _thin_afresh(points, weights)
+            assert all(a.tobytes() == b.tobytes() for a, b in zip(thinned, expected))
