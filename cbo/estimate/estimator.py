@@ -26,6 +26,7 @@ from cbo.estimate.arithmetic import OPERATIONS, of_two, with_constant
 from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.estimate.filters import constant_value, estimate_filter
 from cbo.estimate.join_sets import estimate_join_set, join_set_of
+from cbo.estimate.join_sets import forget_plans as forget_join_set_plans
 from cbo.estimate.joins import estimate_join
 from cbo.estimate.plan_facts import PlanFacts
 from cbo.estimate.relation import DerivedColumns, JoinSet, Origin, RelEstimate, SampleView
@@ -51,9 +52,12 @@ class Estimator:
         self._facts = PlanFacts()
 
     def forget_plans(self) -> None:
-        """Drop cached plan estimates (keeping converted statistics): for timing one estimate."""
+        """Drop what was derived for plans met so far, here and in the join-set caches, keeping
+        converted statistics and what derives from them alone: for timing an estimate, or a
+        search, as a query never seen before."""
         self._cache.clear()
         self._sets.clear()
+        forget_join_set_plans()
 
     def rows(self, plan: Plan) -> float:
         return self.estimate(plan).rows

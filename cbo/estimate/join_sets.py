@@ -839,6 +839,15 @@ def _foreign_keys_tuples(chosen: Sequence[tuple[Column, Origin]],
 _FOREIGN_KEYS: dict[tuple, tuple[tuple[weakref.ref, ...], float | None]] = {}
 
 
+def forget_plans() -> None:
+    """Drop what was kept for the plans met so far: factors and values of classes and leaves
+    (keyed by leaf estimates, which for an unfiltered scan live as long as the statistics) and
+    the classes of conjuncts. What is derived from the statistics alone (sample indexes, base
+    columns' matches) stays: a fresh query with the same statistics reads it too."""
+    for kept in (_REMEMBERED, _KEPT, _FOREIGN_KEYS, _CLASSES):
+        kept.clear()
+
+
 def _foreign_keys_counted(a: Origin, b: Origin, arrays: Sequence[tuple[np.ndarray, np.ndarray]]) -> float | None:
     fractions = []
     counted = []

@@ -71,6 +71,21 @@ def test_a_join_tree_estimated_whole_equals_it_estimated_node_by_node():
             assert _summary(whole, node) == _summary(by_node, node)
 
 
+def test_forget_plans_drops_what_was_kept_for_plans_and_changes_no_estimate():
+    """The benchmarks time a search or an estimate as a query never seen: after
+    ``forget_plans`` nothing kept for the plans met so far (keyed by leaf estimates, which for
+    unfiltered scans live as long as the statistics) is left, and every estimate is the same."""
+    stats = _schema(7, 2_000)
+    estimator = Estimator(stats)
+    plans = _plans()
+    first = [_summary(estimator, p) for p in plans]
+    plan_caches = (join_sets._REMEMBERED, join_sets._KEPT, join_sets._CLASSES)
+    assert all(plan_caches), "the plans filled no cache: nothing to forget"
+    estimator.forget_plans()
+    assert not any(plan_caches) and not join_sets._FOREIGN_KEYS
+    assert [_summary(estimator, p) for p in plans] == first
+
+
 def test_estimators_over_two_statistics_of_the_same_tables_do_not_share_cached_values(monkeypatch):
     counted = []
     original = join_sets._foreign_keys_counted
