@@ -130,7 +130,8 @@ def _push(aggregate: Aggregate, join: Join, computed: dict[Column, Expr], side: 
             grouped_there.append(g)
         else:
             return None
-    keys = [c for c in side.output if c in columns_of(join.condition)]
+    condition_reads = columns_of(join.condition)   # (once: not once per column of the side)
+    keys = [c for c in side.output if c in condition_reads]
     # The partial aggregation's grouping columns: G_S (as computed from S) and the join's columns of S.
     below_columns: dict[Column, Expr] = {g: computed[g] for g in grouped_here}
     for k in keys:
@@ -189,9 +190,12 @@ def _through(e: Expr, computed: dict[Column, Expr]) -> Expr:
 
 
 def _already_grouped(side: Plan, by: frozenset[Column]) -> bool:
-    """Whether the side's group already holds an aggregation grouped on ``by`` or a subset of it."""
-    return any(isinstance(e, Aggregate) and e.group_by and set(e.group_by) <= by
-               for e in group_of(side).find().expressions)
+    """Whether the side's group already holds an aggregation grouped on ``by`` or a subset of it.
+    (Read from the group's entries: a deferred entry is a join, so none need be made to answer;
+    a join region's group holds no aggregation, and is answered without reading its entries.)"""
+    group = group_of(side).find()
+    return group.holds(Aggregate) and any(isinstance(e, Aggregate) and e.group_by and set(e.group_by) <= by
+                                          for e in group.entries)
 
 
 def _fresh(context: SearchContext, column: Column, e: Expr, kind: str) -> Column:
