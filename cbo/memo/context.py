@@ -40,7 +40,12 @@ class SearchContext:
         """(estimated rows, bytes per row) of a group's result."""
         found = group.size   # kept on the group: the search asks tens of thousands of times
         if found is None:
-            found = group.size = (group.rows, sum(self.column_width(c) for c in group.output))
+            # (the widths known read inline: a join group of a wide region sums dozens)
+            rows, widths, width = group.rows, self._column_widths, 0.0
+            for column in group.output:
+                known = widths.get(column.id)
+                width += known if known is not None else self.column_width(column)
+            found = group.size = (rows, width)
         return found
 
     def size_bytes(self, group: Group) -> float:

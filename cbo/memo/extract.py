@@ -19,13 +19,12 @@ def extract(search: CascadesSearch, winner: Winner, group: Group) -> PhysicalPla
         assert winner.base is not None and winner.enforcer is not None
         below = extract(search, winner.base, group)
         need = winner.enforcer
-        names = {c.id: str(c) for c in group.output}
         if need.ordering:
             algorithm, quantities = Algorithm.LOCAL_SORT, model.sort((rows, width))
-            detail = "sort(" + ", ".join(names.get(c, f"c{c}") for c in need.ordering) + ")"
+            detail = "sort(" + ", ".join(_names(group, need.ordering)) + ")"
         else:
             algorithm, quantities = _exchange(need), model.distribute(need, (rows, width))
-            detail = _exchange_name(need, names)
+            detail = _exchange_name(need, group)
         cost = model.price(quantities)
         return PhysicalPlan(algorithm, below.logical, (below,), rows, width, cost, below.total + cost,
                             (), winner.delivered, quantities, group, None, detail)
@@ -49,9 +48,19 @@ def _exchange(need: Required) -> Algorithm:
     return Algorithm.SHUFFLE
 
 
-def _exchange_name(need: Required, names: dict[int, str]) -> str:
+def _exchange_name(need: Required, group: Group) -> str:
     if need.distribution == "broadcast":
         return "broadcast"
     if need.distribution == "single":
         return "gather"
-    return "shuffle(" + ", ".join(names.get(c, f"c{c}") for c in need.partitioning) + ")"
+    return "shuffle(" + ", ".join(_names(group, need.partitioning)) + ")"
+
+
+def _names(group: Group, ids: tuple[int, ...]) -> list[str]:
+    """The group's columns with these ids as EXPLAIN names them (``c<id>`` if it has none):
+    only the few an enforcer names, not every column of the group."""
+    names = []
+    for column_id in ids:
+        name = next((str(c) for c in group.output if c.id == column_id), None)
+        names.append(name if name is not None else f"c{column_id}")
+    return names

@@ -104,12 +104,14 @@ def bindings(pattern: Pattern, expr: Plan, explore: Callable[[Group], None] | No
         group = group_of(child)
         if explore is not None:
             explore(group)
-        if not any(issubclass(t, sub.operator) for t in group.operator_types):
+        operator = sub.operator
+        if not any(issubclass(t, operator) for t in group.operator_types):
             return
         # A snapshot: what the group gains while these bindings are used is bound when the
         # rule runs on it again (every expression is explored once).
         for candidate in tuple(group.expressions):
-            yield from bindings(sub, candidate, explore)
+            if isinstance(candidate, operator):   # (bindings' own first test, without a generator)
+                yield from bindings(sub, candidate, explore)
 
     def product(index: int, chosen: tuple[Plan, ...]) -> Iterator[Plan]:
         if index == len(children):

@@ -88,49 +88,93 @@ class EagerAggregation(TransformationRule):
     patterns = (Pattern(Aggregate, (_INNER,), _grouped, "Aggregate[grouped]"),
                 Pattern(Aggregate, (Pattern(Project, (_INNER,)),), _grouped, "Aggregate[grouped]"))
 
+    def __init__(self) -> None:
+        # Per memo, what an aggregation asks of any join below it (``_Reading``), by the identity
+        # of its fields: the rule gets one binding per join order of the group below (a
+        # six-table join has dozens) and would read the same aggregates again for each.
+        self._readings: weakref.WeakKeyDictionary[Memo, dict[tuple[int, int, int], _Reading]] = \
+            weakref.WeakKeyDictionary()
+
     def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
         assert isinstance(expr, Aggregate)
         child = expr.input
         project = child if isinstance(child, Project) else None
         join = project.input if project is not None else child
         assert isinstance(join, Join)
-        computed: dict[Column, Expr] = {c: ColumnRef(c) for c in join.output}
-        if project is not None:
-            computed = dict(project.assignments)
+        reading = self._reading(expr, project, context.memo)
+        if reading.calls is None:
+            return
+        condition_reads = columns_of(join.condition)
         for side, other in ((join.left, join.right), (join.right, join.left)):
-            pushed = _push(expr, join, computed, side, other, group, context)
+            pushed = _push(expr, reading, join, condition_reads, side, other, group, context)
             if pushed is not None:
                 yield pushed
 
+    def _reading(self, aggregate: Aggregate, project: Project | None, memo: Memo) -> _Reading:
+        assignments = project.assignments if project is not None else None
+        key = (id(aggregate.group_by), id(aggregate.aggregates), id(assignments))
+        readings = self._readings.get(memo)
+        if readings is None:
+            readings = self._readings[memo] = {}
+        found = readings.get(key)
+        # (the reading keeps the fields it was read from: an id is not reused while they live)
+        if found is None or found.group_by is not aggregate.group_by or found.aggregates is not aggregate.aggregates \
+                or found.assignments is not assignments:
+            found = readings[key] = _Reading(aggregate, assignments)
+        return found
 
-def _push(aggregate: Aggregate, join: Join, computed: dict[Column, Expr], side: Plan, other: Plan,
-          group: Group, context: SearchContext) -> Plan | None:
+
+class _Reading:
+    """An aggregation read through the projection below it (if any), as every join below it
+    sees it: each aggregate's function and arguments over the join's columns with the columns
+    they read (``calls`` None: some function cannot be split), and each grouping column's
+    expression over the join's columns with the columns it reads."""
+
+    __slots__ = ("group_by", "aggregates", "assignments", "calls", "grouping")
+
+    def __init__(self, aggregate: Aggregate, assignments: tuple[tuple[Column, Expr], ...] | None):
+        self.group_by, self.aggregates, self.assignments = aggregate.group_by, aggregate.aggregates, assignments
+        computed: dict[Column, Expr] = dict(assignments) if assignments is not None else {}
+        calls: list[tuple[Column, AggregateCall, frozenset[Column]]] | None = []
+        for column, call in aggregate.aggregates:
+            if call.name not in COMBINE or (call.distinct and call.name not in ("min", "max")):
+                calls = None
+                break
+            args = tuple(_through(a, computed) for a in call.args)
+            read: frozenset[Column] = frozenset().union(*[columns_of(a) for a in args])
+            calls.append((column, AggregateCall(call.name, args, call.distinct, call.type), read))   # type: ignore[union-attr]
+        self.calls = calls
+        self.grouping: list[tuple[Column, Expr, frozenset[Column]]] = []
+        for g in aggregate.group_by:
+            e = computed[g] if assignments is not None else ColumnRef(g)
+            self.grouping.append((g, e, columns_of(e)))
+
+
+def _push(aggregate: Aggregate, reading: _Reading, join: Join, condition_reads: frozenset[Column], side: Plan,
+          other: Plan, group: Group, context: SearchContext) -> Plan | None:
     mine, theirs = frozenset(side.output), frozenset(other.output)
     made = partial_columns(context.memo)
     calls: list[tuple[Column, AggregateCall]] = []
-    for column, call in aggregate.aggregates:
-        if call.name not in COMBINE or (call.distinct and call.name not in ("min", "max")):
-            return None
-        args = tuple(_through(a, computed) for a in call.args)
-        read: frozenset[Column] = frozenset().union(*[columns_of(a) for a in args])
+    for column, call, read in reading.calls or ():
         # Neither the combining aggregation this rule made nor a partial one (which table
         # pushdown may move above another join) is pushed again: each level would make new
         # columns, without end.
         if not read <= mine or read & made or column in made:
             return None
-        calls.append((column, AggregateCall(call.name, args, call.distinct, call.type)))
+        calls.append((column, call))
     if not calls:
         return None   # a DISTINCT: 3.2 and table pushdown place those
+    computed: dict[Column, Expr] = {}   # the grouping columns' expressions over the join's columns
     grouped_here, grouped_there = [], []
-    for g in aggregate.group_by:
-        grouping = columns_of(computed[g])
+    for g, e, grouping in reading.grouping:
+        computed[g] = e
         if grouping <= mine:
             grouped_here.append(g)
         elif grouping <= theirs:
             grouped_there.append(g)
         else:
             return None
-    keys = [c for c in side.output if c in columns_of(join.condition)]
+    keys = [c for c in side.output if c in condition_reads]
     # The partial aggregation's grouping columns: G_S (as computed from S) and the join's columns of S.
     below_columns: dict[Column, Expr] = {g: computed[g] for g in grouped_here}
     for k in keys:
@@ -189,9 +233,12 @@ def _through(e: Expr, computed: dict[Column, Expr]) -> Expr:
 
 
 def _already_grouped(side: Plan, by: frozenset[Column]) -> bool:
-    """Whether the side's group already holds an aggregation grouped on ``by`` or a subset of it."""
-    return any(isinstance(e, Aggregate) and e.group_by and set(e.group_by) <= by
-               for e in group_of(side).find().expressions)
+    """Whether the side's group already holds an aggregation grouped on ``by`` or a subset of it.
+    (Read from the group's entries: a deferred entry is a join, so none need be made to answer;
+    a join region's group holds no aggregation, and is answered without reading its entries.)"""
+    group = group_of(side).find()
+    return group.holds(Aggregate) and any(isinstance(e, Aggregate) and e.group_by and set(e.group_by) <= by
+                                          for e in group.entries)
 
 
 def _fresh(context: SearchContext, column: Column, e: Expr, kind: str) -> Column:

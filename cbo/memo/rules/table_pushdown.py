@@ -38,6 +38,7 @@ Whether it pays is the cost model's call: the memo keeps both forms.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -88,6 +89,13 @@ class PushTableIntoAggregate(TransformationRule):
                              _conditioned_deferred)
                      for side in _AGGREGATED for sides in ((side, None), (None, side)))
 
+    def __init__(self) -> None:
+        # Per memo: the columns each expression's own expressions read (``_read_above`` asks it
+        # of every reader of every group up to the root, for each binding it pushes: expressions
+        # never change, so each is read once).
+        self._reads: weakref.WeakKeyDictionary[Memo, dict[int, tuple[Plan, frozenset[Column]]]] = \
+            weakref.WeakKeyDictionary()
+
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
         return context.settings.push_table_through_subquery   # Presto's push_table_through_subquery
 
@@ -100,7 +108,11 @@ class PushTableIntoAggregate(TransformationRule):
             # one join lower, the aggregation eager aggregation started from, and the memo
             # would merge a group into its own input (TPC-H Q18).
             return
-        pushed = _push(expr, aggregated, table, lambda: _read_above(context.memo, group))
+        memo = context.memo
+        reads = self._reads.get(memo)
+        if reads is None:
+            reads = self._reads[memo] = {}
+        pushed = _push(expr, aggregated, table, lambda: _read_above(memo, group, reads))
         if pushed is not None:
             yield pushed
 
@@ -114,10 +126,20 @@ def _aggregation(side: Plan) -> tuple[Project | None, Aggregate] | None:
     return None
 
 
-def _read_above(memo: Memo, group: Group) -> frozenset[Column]:
+def _read_above(memo: Memo, group: Group, reads: dict[int, tuple[Plan, frozenset[Column]]] | None = None
+                ) -> frozenset[Column]:
     """The columns of ``group`` that the expressions reading it read or pass up to a reader that
-    does; all of them for a group nothing reads (the query's root)."""
+    does; all of them for a group nothing reads (the query's root). ``reads``: what each reader's
+    own expressions read, kept by the caller across calls (by identity; the reader is kept with
+    it, so an id is not reused while it is known)."""
     known: dict[int, frozenset[Column]] = {}
+    own = reads if reads is not None else {}
+
+    def read_by(parent: Plan) -> frozenset[Column]:
+        found = own.get(id(parent))
+        if found is None or found[0] is not parent:
+            found = own[id(parent)] = (parent, frozenset().union(*[columns_of(e) for e in parent.expressions()]))
+        return found[1]
 
     def read(g: Group) -> frozenset[Column]:
         g = g.find()
@@ -130,7 +152,7 @@ def _read_above(memo: Memo, group: Group) -> frozenset[Column]:
             return known[g.id]
         found: set[Column] = set()
         for parent, owner in parents:
-            found |= set().union(*[columns_of(e) for e in parent.expressions()]) & outputs
+            found |= read_by(parent) & outputs
             found |= read(owner) & set(parent.output) & outputs
         known[g.id] = frozenset(found)
         return known[g.id]
