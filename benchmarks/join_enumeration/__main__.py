@@ -21,6 +21,7 @@ JSON and a PNG plot (time and memo size against relations, per shape).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import platform
 import sys
@@ -40,6 +41,9 @@ def measure(shape: str, n: int, settings: OptimizerSettings, repeat: int, seed: 
     workload = build(shape, n, seed)
     best, best_cpu = None, None
     for _ in range(repeat):
+        # what the last search left (the search holds the cyclic collector off) is collected
+        # here, not inside the next timed search
+        gc.collect()
         optimizer = Optimizer(Estimator(workload.stats), settings)
         started, started_cpu = time.perf_counter(), time.process_time()
         result = optimizer.optimize(workload.plan)
