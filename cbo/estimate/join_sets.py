@@ -104,8 +104,7 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
     leaves = join_set.leaves
     leaf_of: dict[Column, int] = {}
     for index, leaf in enumerate(leaves):
-        for column in leaf.key:
-            leaf_of[column] = index
+        leaf_of.update(dict.fromkeys(leaf.key, index))
     classes, residual = _classes(join_set.conjuncts, leaf_of)
     notes: list[str] = []
     rows = 1.0
@@ -121,14 +120,17 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
         in_group = {k for _, _, ks in grouped for k in ks}
         selectivities = []
         extremes = []   # the classes that may be an extreme joined back
+        # each class's members' leaves, found once per set (a column's hash is a Python call)
+        where = [[leaf_of[c] for c in members] for members in classes]
         for k, members in enumerate(classes):
-            selectivity, own_notes, empty, caps, extreme = _class_outcome(members, k not in in_group, leaves, leaf_of)
+            selectivity, own_notes, empty, caps, extreme = _class_outcome(
+                members, k not in in_group, leaves, leaf_of, tuple([leaves[i].estimate for i in where[k]]))
             selectivities.append(selectivity)
             notes.extend(own_notes)
             if empty:
                 # (in this set's order of leaves, as products are rounded in their order)
                 alone = selectivity
-                for index in {leaf_of[c] for c in members}:
+                for index in set(where[k]):
                     alone *= leaves[index].estimate.rows
                 empty_alone.append(alone)
             empty_alone.extend(caps)
@@ -144,8 +146,8 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
         # them (a lineitem's part and supplier are one partsupp row) is not corrected twice.
         merged = {(index, k) for _, _, ks in grouped for k in sorted(ks)[1:] for index in _pair_of(grouped, ks)}
         in_classes = [0] * len(leaves)
-        for k, members in enumerate(classes):
-            for index in {leaf_of[c] for c in members}:
+        for k in range(len(classes)):
+            for index in set(where[k]):
                 if (index, k) not in merged:
                     in_classes[index] += 1
         for index, count in enumerate(in_classes):
@@ -216,17 +218,19 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
 
 
 def _class_outcome(members: tuple[Column, ...], use_sample: bool, leaves: Sequence[Leaf],
-                   leaf_of: dict[Column, int]) -> tuple[float, tuple[str, ...], bool, tuple[float, ...], bool]:
-    """``_class_result``, kept for the same members over the same leaf estimates: the sets of a
-    memo share most of their classes (a clique's class of ``t9.id`` is the same in every set
-    with the same referencing leaves), and each set would otherwise look up the class, its
-    floor's pairs and its empty pairs again."""
-    return _kept(("outcome", members, use_sample), members, leaves, leaf_of,
-                 lambda: _class_result(members, use_sample, leaves, leaf_of))
+                   leaf_of: dict[Column, int], estimates: tuple[RelEstimate, ...]) \
+        -> tuple[float, tuple[str, ...], bool, tuple[float, ...], bool]:
+    """``_class_result``, kept for the same members over the same leaf estimates (``estimates``,
+    the members' leaves' in member order): the sets of a memo share most of their classes (a
+    clique's class of ``t9.id`` is the same in every set with the same referencing leaves), and
+    each set would otherwise look up the class, its floor's pairs and its empty pairs again."""
+    return _kept_over(("outcome", members, use_sample), estimates,
+                      lambda: _class_result(members, use_sample, leaves, leaf_of, estimates))
 
 
 def _class_result(members: tuple[Column, ...], use_sample: bool, leaves: Sequence[Leaf],
-                  leaf_of: dict[Column, int]) -> tuple[float, tuple[str, ...], bool, tuple[float, ...], bool]:
+                  leaf_of: dict[Column, int], estimates: tuple[RelEstimate, ...]) \
+        -> tuple[float, tuple[str, ...], bool, tuple[float, ...], bool]:
     """What a class contributes to any set holding it, whatever the set's other classes: its
     selectivity (floored by ``_busy_everywhere_floor``), its notes, whether the samples find
     it empty, the caps its pairs found empty put on the set's rows, and whether it may be an
@@ -236,7 +240,7 @@ def _class_result(members: tuple[Column, ...], use_sample: bool, leaves: Sequenc
         return _class_selectivity(members, leaves, leaf_of, use_sample, found)
 
     own: list[str] = []
-    selectivity = _remembered(("class", members, use_sample), members, leaves, leaf_of, measure, own)
+    selectivity = _remembered_over(("class", members, use_sample), estimates, measure, own)
     if use_sample and len(members) >= 3:
         floor = _busy_everywhere_floor(members, leaves, leaf_of, EMPTY_NOTE in own)
         if floor is not None and floor > selectivity:
@@ -268,6 +272,12 @@ def _empty_pairs(members: tuple[Column, ...], leaves: Sequence[Leaf], leaf_of: d
                  notes: list[str]) -> list[float]:
     """``_pairs_found_empty``, kept for the same class over the same leaf estimates (a clique's
     classes have dozens of pairs, and every set joining the same leaves asks again)."""
+    sampled = 0
+    for c in members:
+        if leaves[leaf_of[c]].estimate.sample is not None:
+            sampled += 1
+    if sampled < 2:
+        return []   # no pair with two samples: ``_pairs_found_empty`` measures none
     found = _kept(("empty pairs", members), members, leaves, leaf_of,
                   lambda: tuple(_pairs_found_empty(members, leaves, leaf_of)))
     notes.extend([EMPTY_NOTE] * len(found))   # one note per pair found empty, as measured
@@ -325,14 +335,6 @@ def _fan_out(members: Sequence[Column], pair: tuple[Column, Column], leaves: Seq
     return max(matching_tuples(columns) / alone, 1.0)
 
 
-def _key_of(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf],
-            leaf_of: dict[Column, int]) -> tuple[tuple[RelEstimate, ...], tuple]:
-    """The leaf estimates of ``columns`` and the cache key of ``what`` over them (list
-    comprehensions, not generators: a 10-relation clique asks 25,000 times)."""
-    estimates = tuple([leaves[leaf_of[c]].estimate for c in columns])
-    return estimates, (what, tuple([id(e) for e in estimates]))
-
-
 def _alive(refs: tuple[weakref.ref, ...], estimates: Sequence[object]) -> bool:
     """Whether the remembered objects are these very objects (an id may be reused)."""
     for ref, estimate in zip(refs, estimates):
@@ -352,7 +354,13 @@ def _remembered(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf], 
     """A class's (or a leaf's) factor, computed once for the same columns of the same leaf
     estimates: the sets of one join tree, and the groups of one memo, share their leaves, and
     a class or leaf met again is not measured again (its notes are repeated)."""
-    estimates, key = _key_of(what, columns, leaves, leaf_of)
+    return _remembered_over(what, tuple([leaves[leaf_of[c]].estimate for c in columns]), compute, notes)
+
+
+def _remembered_over(what: tuple, estimates: tuple[RelEstimate, ...], compute: Callable[[list[str]], float],
+                     notes: list[str]) -> float:
+    """``_remembered`` of the columns whose leaf estimates are ``estimates``, in their order."""
+    key = (what, tuple([id(e) for e in estimates]))
     found = _REMEMBERED.get(key)
     if found is not None and _alive(found[0], estimates):
         notes.extend(found[2])
@@ -362,7 +370,7 @@ def _remembered(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf], 
     notes.extend(own)
     if len(_REMEMBERED) > 20_000:
         _REMEMBERED.clear()
-    _REMEMBERED[key] = (tuple(weakref.ref(e) for e in estimates), value, own)
+    _REMEMBERED[key] = (tuple([weakref.ref(e) for e in estimates]), value, own)
     return value
 
 
@@ -375,14 +383,19 @@ _KEPT: dict[tuple, tuple[tuple[weakref.ref, ...], Any]] = {}
 def _kept(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
           compute: Callable[[], T]) -> T:
     """``compute()``, computed once for the same columns of the same leaf estimates."""
-    estimates, key = _key_of(what, columns, leaves, leaf_of)
+    return _kept_over(what, tuple([leaves[leaf_of[c]].estimate for c in columns]), compute)
+
+
+def _kept_over(what: tuple, estimates: tuple[RelEstimate, ...], compute: Callable[[], T]) -> T:
+    """``_kept`` of the columns whose leaf estimates are ``estimates``, in their order."""
+    key = (what, tuple([id(e) for e in estimates]))
     found = _KEPT.get(key)
     if found is not None and _alive(found[0], estimates):
         return found[1]
     value = compute()
     if len(_KEPT) > 20_000:
         _KEPT.clear()
-    _KEPT[key] = (tuple(weakref.ref(e) for e in estimates), value)
+    _KEPT[key] = (tuple([weakref.ref(e) for e in estimates]), value)
     return value
 
 
@@ -489,7 +502,7 @@ def _class_selectivity(members: Sequence[Column], leaves: Sequence[Leaf], leaf_o
     selectivity = tuples / denominator if denominator > 0 else 0.0
     for index, own in by_leaf.items():
         leaf = leaves[index]
-        if len(by_leaf) > 1 and any(frozenset([c]) in leaf.unique for c in own) and leaf.estimate.rows > 0:
+        if len(by_leaf) > 1 and any(c in leaf.single_keys for c in own) and leaf.estimate.rows > 0:
             selectivity = min(selectivity, 1.0 / leaf.estimate.rows)
     return selectivity
 
@@ -519,7 +532,7 @@ def _busy_everywhere_floor(members: Sequence[Column], leaves: Sequence[Leaf],
     by_leaf = {leaf_of[c]: c for c in members}
     if len(by_leaf) != len(members):
         return None
-    key = next((c for c in members if frozenset([c]) in leaves[leaf_of[c]].unique), None)
+    key = next((c for c in members if c in leaves[leaf_of[c]].single_keys), None)
     if key is None:
         return None
     keys = leaves[leaf_of[key]].estimate.rows
@@ -574,8 +587,12 @@ def _bound_without_key(members: Sequence[Column], leaves: Sequence[Leaf], leaf_o
     Infinite when there is no such bound."""
     if len(members) < 3:
         return math.inf
+    if sum(1 for c in members if leaves[leaf_of[c]].estimate.sample is None) >= 2:
+        # every key would leave a member without a sample among the others, which
+        # ``_sample_members`` refuses: no bound (a clique without samples asks thousands of times)
+        return math.inf
     for key in members:
-        if frozenset([key]) not in leaves[leaf_of[key]].unique:
+        if key not in leaves[leaf_of[key]].single_keys:
             continue
         others = [c for c in members if c is not key]
         if _sample_members(others, leaves, leaf_of) is None:

@@ -237,44 +237,81 @@ def _sweep_small(arrays: Sequence[tuple[np.ndarray, ...]], factors: Sequence[flo
 
 
 # ``_layout`` for ``_sweep_small``: the covered elementary intervals as (start, last, smallest
-# domain, [(index, share, part domain) per member]), kept per members' (lower, upper, domain)
-# arrays as ``_LAYOUTS`` keeps them (a clique's keys, without histograms, are matched in
-# thousands of combinations of the same leaves' columns).
-_SMALL_LAYOUTS: dict[tuple[int, ...], tuple[tuple[np.ndarray, ...], list]] = {}
+# domain, [(index, share, part domain) per member]), kept per members' arrays objects (a
+# clique's keys, without histograms, are matched in thousands of combinations of the same
+# leaves' columns).
+_SMALL_LAYOUTS: dict[tuple[int, ...], tuple[tuple[tuple[np.ndarray, ...], ...], list]] = {}
 
 
 def _small_layout(arrays: Sequence[tuple[np.ndarray, ...]], members: Sequence[tuple[list[float], ...]]) -> list:
-    fixed = tuple(a for member in arrays for a in (member[0], member[1], member[3]))
-    key = tuple(id(a) for a in fixed)
+    # Keyed by the members' arrays objects (tuples: the same object holds the same bounds), not
+    # by their three arrays each: a clique's classes are each matched once per query, so the key
+    # is mostly made for a miss, and made k times cheaper. Kept only for members whose lists
+    # ``_as_lists`` kept, which it does only for read-only arrays.
+    key = tuple([id(member) for member in arrays])
     found = _SMALL_LAYOUTS.get(key)
-    if found is not None and all(x is y for x, y in zip(found[0], fixed)):
+    if found is not None and all(x is y for x, y in zip(found[0], arrays)):
         return found[1]
     layout = _small_layout_of(members)
-    if not any(a.flags.writeable for a in fixed):   # (arrays that cannot change)
+    if all(_LISTS.get(id(member), _NOT_KEPT)[0] is member for member in arrays):   # (arrays that cannot change)
         if len(_SMALL_LAYOUTS) > 10_000:
             _SMALL_LAYOUTS.clear()
-        _SMALL_LAYOUTS[key] = (fixed, layout)   # (the arrays kept: their ids stay theirs)
+        _SMALL_LAYOUTS[key] = (tuple(arrays), layout)   # (the members kept: their ids stay theirs)
     return layout
 
 
+_NOT_KEPT: tuple = (None, None)
+
+
 def _small_layout_of(members: Sequence[tuple[list[float], ...]]) -> list:
-    points = sorted({p for lo, hi, *_ in members for p in (*lo, *(h + 1.0 for h in hi))})
+    # An elementary interval is covered only inside every member's overall range (from its
+    # first lower bound to its greatest upper one): the bounds outside that range delimit
+    # uncovered intervals alone, so they are left out (the covered intervals are the same
+    # consecutive bounds), and an interval is dropped at its first member not covering it.
+    if all(len(member[0]) == 1 for member in members):
+        return _single_segment_layout(members)
+    low = max(lo[0] for lo, *_ in members)
+    high = min(max(hi) for _, hi, *_ in members) + 1.0
+    points = sorted({p for lo, hi, *_ in members for p in (*lo, *(h + 1.0 for h in hi)) if low <= p <= high})
     layout = []
     for start, end in zip(points, points[1:]):
         width = end - start
-        covered = True
         domain = math.inf
         placed = []
         for lo, hi, _, dom, _ in members:
             index = bisect_right(lo, start) - 1
             safe = min(max(index, 0), len(lo) - 1)
-            covered = covered and index >= 0 and hi[safe] >= end - 1.0
+            if index < 0 or not hi[safe] >= end - 1.0:
+                break
             share = width / (hi[safe] - lo[safe] + 1.0)
             part_domain = max(dom[safe] * share, 1.0)
             domain = min(domain, part_domain)
             placed.append((safe, share, part_domain))
-        if covered:
+        else:
             layout.append((start, end - 1.0, domain, placed))
+    return layout
+
+
+def _single_segment_layout(members: Sequence[tuple[list[float], ...]]) -> list:
+    """``_small_layout_of`` where every member is one segment (keys without histograms): inside
+    the members' common range each covers every interval with its only segment, so the index
+    search and the covering test are left out (the same shares and domains, by the same
+    operations)."""
+    low = max(member[0][0] for member in members)
+    high = min(member[1][0] for member in members) + 1.0
+    points = sorted({p for member in members for p in (member[0][0], member[1][0] + 1.0) if low <= p <= high})
+    spans = [(member[1][0] - member[0][0] + 1.0, member[3][0]) for member in members]
+    layout = []
+    for start, end in zip(points, points[1:]):
+        width = end - start
+        domain = math.inf
+        placed = []
+        for span, dom in spans:
+            share = width / span
+            part_domain = max(dom * share, 1.0)
+            domain = min(domain, part_domain)
+            placed.append((0, share, part_domain))
+        layout.append((start, end - 1.0, domain, placed))
     return layout
 
 
@@ -396,8 +433,8 @@ def _live_arrays(c: ColumnEstimate) -> tuple[np.ndarray, ...] | None:
     multiplied by the pending factor and the distinct values thinned by the survival, the
     numbers ``live`` computes."""
     base = _discrete_arrays(c.segments)
-    if base is None:
-        return None
+    if base is None or (c.factor == 1.0 and c.survival >= 1.0):
+        return base   # (the kept arrays themselves: ``_small_layout`` keeps layouts per arrays object)
     lower, upper, rows, domain, distinct = base
     if c.factor != 1.0:
         rows = rows * c.factor

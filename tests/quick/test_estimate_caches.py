@@ -246,3 +246,29 @@ def test_thinning_sums_each_group_as_numpy_sums_it():
             thinned = arithmetic._thin(points, weights)
             expected = _thin_afresh(points, weights)
             assert all(a.tobytes() == b.tobytes() for a, b in zip(thinned, expected))
+
+
+def _one_segment(rng: random.Random) -> tuple[Segment, ...]:
+    lower = rng.randint(-20, 200)
+    upper = lower + rng.randint(0, 300)
+    domain = float(upper - lower + 1)
+    return (Segment(lower, upper, rng.uniform(1, 1e5), rng.choice([domain, 1.0 + domain * rng.random()]), domain),)
+
+
+def test_small_layouts_kept_per_members_arrays_equal_the_numpy_sweep_in_every_order():
+    """``_small_layout`` keeps the layout of a few segments per the members' arrays objects
+    (themselves kept per segments object): keys of one segment each (a clique's keys without
+    histograms, its own layout) and of several, in every member order, with the members' rows
+    scaled or not, match as the numpy sweep does, to the last bit (a layout kept without the
+    members' order would pair each member's rows with another's shares)."""
+    rng = random.Random(17)
+    for round_ in range(300):
+        kinds = [_one_segment if round_ % 3 else (lambda r: _column(r, r.randint(1, 3)).segments)
+                 for _ in range(rng.randint(2, 4))]
+        arrays = [matching._discrete_arrays(kind(rng)) for kind in kinds]
+        for order in (arrays, arrays[::-1], arrays[1:] + arrays[:1]):
+            for factors in (None, [rng.choice([1.0, 0.3, 2.5]) for _ in order]):
+                found = matching._histogram_tuples(order, factors)  # type: ignore[arg-type]
+                scaled = order if factors is None else [(a[0], a[1], a[2] * f, *a[3:]) for a, f in zip(order, factors)]  # type: ignore[index]
+                fresh = matching._pieces_numpy(scaled)  # type: ignore[arg-type]
+                assert found == (0.0 if fresh is None else float(fresh[2].sum()))
