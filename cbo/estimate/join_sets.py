@@ -752,15 +752,15 @@ def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[
     unfiltered statistics, or when fewer than ``MIN_SAMPLE_TUPLES`` sampled tuples match
     without filters (the sample cannot tell). It reads no filtered distribution, which keeps
     it cheap."""
+    found = _sample_members(members, leaves, leaf_of)   # (first: None at once without samples)
+    if found is None:
+        return None
     bases = []
     for c in members:
         origin = leaves[leaf_of[c]].estimate.origins.get(c)
         if origin is None or origin.base is None:
             return None
         bases.append(origin)
-    found = _sample_members(members, leaves, leaf_of)
-    if found is None:
-        return None
     chosen, arrays = found
     keyed = _against_whole_key(chosen, arrays, leaves, leaf_of)
     if keyed is not None:

@@ -236,6 +236,22 @@ def _sweep_small(arrays: Sequence[tuple[np.ndarray, ...]], factors: Sequence[flo
     return found
 
 
+def _swept_rows(arrays: Sequence[tuple[np.ndarray, ...]], factors: Sequence[float] | None) -> list[float]:
+    """The rows column of ``_sweep_small`` (empty where it finds nothing), by the same operations
+    in the same order, without the other four: ``matching_tuples`` sums the rows alone."""
+    members = [_as_lists(member) for member in arrays]
+    rows_of = [m[2] if factors is None or factors[i] == 1.0 else [r * factors[i] for r in m[2]]
+               for i, m in enumerate(members)]
+    found: list[float] = []
+    for _, _, domain, placed in _small_layout(arrays, members):
+        factor = 1.0
+        for rows, (safe, share, part_domain) in zip(rows_of, placed):
+            factor *= rows[safe] * share / part_domain
+        if factor > 0:
+            found.append(domain * factor)
+    return found
+
+
 # ``_layout`` for ``_sweep_small``: the covered elementary intervals as (start, last, smallest
 # domain, [(index, share, part domain) per member]), kept per members' arrays objects (a
 # clique's keys, without histograms, are matched in thousands of combinations of the same
@@ -381,8 +397,7 @@ def _histogram_tuples(arrays: Sequence[tuple[np.ndarray, ...]], factors: Sequenc
     multiplied by its factor (a scaled column's pending ``factor``) before they are matched."""
     if sum(len(a[0]) for a in arrays) <= _SMALL:
         # (the rows column alone, summed as numpy would: no arrays made for a few segments)
-        swept = _sweep_small(arrays, factors)
-        return 0.0 if swept is None else _array_sum(swept[2])
+        return _array_sum(_swept_rows(arrays, factors))
     if factors is not None:
         arrays = [a if f == 1.0 else (a[0], a[1], a[2] * f, *a[3:]) for a, f in zip(arrays, factors)]
     found = _pieces(arrays)
