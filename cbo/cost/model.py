@@ -68,18 +68,11 @@ class CostModel:
             return self._join_price(algorithm, out, inputs)
         return self.price(self.quantities(node, algorithm, out, inputs))
 
-    def join_local(self, node: Join, algorithm: Algorithm, out: Size, left: Size, right: Size) -> float:
-        """``local`` of a join with inputs of sizes ``left`` and ``right`` (the same value): the
-        implementation rules' floors price a join's strategies this way for each join an
-        enumeration adds, without building an input list for each."""
-        if algorithm is REMOTE:
-            return self.local(node, algorithm, out, [left, right])
-        return self.join_kind_local(node.kind, algorithm, out, left, right)
-
     def join_kind_local(self, kind: str, algorithm: Algorithm, out: Size, left: Size, right: Size) -> float:
-        """``join_local`` of a join of ``kind`` run by ``algorithm`` (not a remote query): a join's
-        price reads nothing of it but its kind, so the rules' floors price a deferred join
-        (``cbo.memo.memo.Deferred``, known by its kind and input groups) without making it."""
+        """``local`` of a join of ``kind`` run by ``algorithm`` (not a remote query) with inputs of
+        sizes ``left`` and ``right`` (the same value): a join's price reads nothing of it but its
+        kind, so the implementation rules' floors price a join, made or deferred
+        (``cbo.memo.memo.Deferred``, known by its kind and input groups), without an input list."""
         if kind != "mark":
             return self._join_price(algorithm, out, (left, right))
         return self.price(self._join_quantities(kind, algorithm, out, [left, right]))

@@ -177,8 +177,8 @@ def test_the_fast_join_price_equals_the_priced_quantities():
             assert math.isclose(fast, slow, rel_tol=1e-12), (strategy, fast, slow)
 
 
-def test_join_local_is_local_to_the_last_bit():
-    # The rules' floors price a join with ``join_local`` (no input list), the search its
+def test_join_kind_local_is_local_to_the_last_bit():
+    # The rules' floors price a join with ``join_kind_local`` (no input list), the search its
     # alternatives with ``local``: a floor one bit above the alternative's own floor could
     # skip the join that ties with the winner.
     import random
@@ -200,9 +200,6 @@ def test_join_local_is_local_to_the_last_bit():
             left = (rng.choice([0.0, 1.0, rng.uniform(0, 1e8)]), rng.uniform(1, 200))
             right = (rng.choice([0.0, 1.0, rng.uniform(0, 1e9)]), rng.uniform(1, 400))
             for strategy in JOIN_ALGORITHMS:
-                assert model.join_local(join, strategy, out, left, right) == \
-                    model.local(join, strategy, out, [left, right]), (kind, strategy)
-                # (a deferred join's floors price it by its kind alone)
                 assert model.join_kind_local(kind, strategy, out, left, right) == \
                     model.local(join, strategy, out, [left, right]), (kind, strategy)
 
