@@ -10,8 +10,9 @@ per partition when read in parallel), ``source`` and, for a subplan the search p
 split (``cbo.exec.remote_partitions``), ``pushed_partitions`` (``{"column", "lower", "upper",
 "partitions"}``: Spark reads the query once per range of that result column, in parallel);
 the nodes inside carry
-``in_pushed_sql: true``; ``estimate_defaults``: the defaults the node's estimate rests on
-(missing statistics, default selectivities), listed at the node that introduced them;
+``in_pushed_sql: true``; ``estimate_defaults``: what the node's estimate assumes where the statistics do not tell
+(default selectivities, missing statistics, set operations' and NOT IN's assumptions, the
+pessimistic mode's bounds), listed at the node that introduced them;
 ``optimizer_notes``: decisions the search noted at the node's group (a subplan not pushed to
 its source, and why: a capability the dialect lacks, a setting, or cost with both costs);
 ``assumed_keys`` at a scan: unique keys no catalog declares, with their ``source`` (``hint``:
@@ -151,7 +152,7 @@ def to_text(info: NodeInfo) -> str:
         for key in node.details.get("assumed_keys", []):
             lines.append("    " * depth + f"      unique key ({', '.join(key['columns'])}) from {key['source']}")
         for note in node.details.get("estimate_defaults", []):
-            lines.append("    " * depth + "      estimate uses a default: " + note)
+            lines.append("    " * depth + "      estimate assumes: " + note)
         for note in node.details.get("optimizer_notes", []):
             lines.append("    " * depth + "      optimizer: " + note)
         if "actual_rows_from" in node.details:
