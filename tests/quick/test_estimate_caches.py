@@ -81,8 +81,12 @@ def test_forget_plans_drops_what_was_kept_for_plans_and_changes_no_estimate():
     first = [_summary(estimator, p) for p in plans]
     plan_caches = (join_sets._REMEMBERED, join_sets._KEPT, join_sets._CLASSES)
     assert all(plan_caches), "the plans filled no cache: nothing to forget"
+    kept = dict(join_sets._FOREIGN_KEYS)
+    assert kept, "the two foreign keys' samples were not counted"
     estimator.forget_plans()
-    assert not any(plan_caches) and not join_sets._FOREIGN_KEYS
+    assert not any(plan_caches)
+    # The foreign keys' stratified count derives from statistics and samples alone: it stays.
+    assert join_sets._FOREIGN_KEYS == kept
     assert [_summary(estimator, p) for p in plans] == first
 
 
@@ -272,3 +276,58 @@ def test_small_layouts_kept_per_members_arrays_equal_the_numpy_sweep_in_every_or
                 scaled = order if factors is None else [(a[0], a[1], a[2] * f, *a[3:]) for a, f in zip(order, factors)]  # type: ignore[index]
                 fresh = matching._pieces_numpy(scaled)  # type: ignore[arg-type]
                 assert found == (0.0 if fresh is None else float(fresh[2].sum()))
+
+
+def _class_index_arrays(rng: np.random.Generator, sizes: tuple[int, ...]) -> list[tuple[np.ndarray, np.ndarray]]:
+    arrays = []
+    for size in sizes:
+        values = rng.integers(0, 40, size).astype(np.float64)
+        arrays.append((values, rng.random(size) < 0.1))
+    return arrays
+
+
+def test_class_index_weights_kept_without_filters_equal_them_computed_afresh():
+    """``_ClassIndex.weights`` keeps a member's weights where no other member is filtered (they
+    derive from the samples alone): read in any order of calls, with other members filtered or
+    not (a filter must not be served the unfiltered weights), each equals what a fresh index
+    computes, and the kept arrays are read-only."""
+    rng = np.random.default_rng(3)
+    arrays = _class_index_arrays(rng, (300, 200, 250))
+    masks = [None if rng.random() < 0.5 else rng.random(len(v)) < 0.6 for v, _ in arrays]
+    kept = join_sets._ClassIndex(arrays)
+    calls = [(member, [m if k != member and use else None for k, m in enumerate(masks)])
+             for member in range(3) for use in (False, True, False)]
+    filtered = [(member, [rng.random(len(v)) < 0.5 for v, _ in arrays]) for member in range(3)]
+    for member, these in calls + filtered + calls[::-1]:
+        found = kept.weights(member, these)
+        fresh = join_sets._ClassIndex(arrays).weights(member, these)
+        assert found.tobytes() == fresh.tobytes()
+        if all(m is None for k, m in enumerate(these) if k != member):
+            assert not found.flags.writeable and kept.weights(member, these) is found
+
+
+def test_a_foreign_keys_count_kept_across_plans_is_that_pairs_own():
+    """``_FOREIGN_KEYS`` outlives ``forget_plans`` (statistics and samples alone): one column
+    counted against two others, and another against the first's partner, in either order of
+    plans, each give what a fresh estimator with every cache emptied gives (a count kept by
+    one of its two columns would be read for the other pair)."""
+    stats = _schema(7, 2_000)
+    data = _skewed_users(7)
+    factory = ColumnFactory()
+    s = {t: make_scan(factory, f"s.{t}", list(cols), ("Id",)) for t, cols in data.items()}
+    posts, badges, links = s["posts"], s["badges"], s["postLinks"]
+    plans = [Join("inner", posts, badges, compare("eq", col(posts, "OwnerUserId"), col(badges, "UserId"))),
+             Join("inner", posts, links, compare("eq", col(posts, "OwnerUserId"), col(links, "PostId"))),
+             Join("inner", posts, badges, compare("eq", col(posts, "LastEditorUserId"), col(badges, "UserId")))]
+    fresh = []
+    for plan in plans:
+        _forget_everything()
+        fresh.append(_summary(Estimator(stats), plan))
+    assert len(set(fresh)) == 3
+    _forget_everything()
+    estimator = Estimator(stats)
+    for order in (list(range(3)), [2, 1, 0, 1]):
+        for k in order:
+            estimator.forget_plans()
+            assert _summary(estimator, plans[k]) == fresh[k]
+    assert len(join_sets._FOREIGN_KEYS) == 3
