@@ -57,7 +57,7 @@ import math
 import weakref
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -979,13 +979,14 @@ def _over_filtered_key(chosen: Sequence[tuple[Column, Origin]], arrays: Sequence
         sample, other_sample = origin.view.sample, other.view.sample
         fraction = min(sample.size / max(sample.population, 1.0), 1.0)
         other_fraction = min(other_sample.size / max(other_sample.population, 1.0), 1.0)
-        present = ~other_nulls
-        if len(values) < MIN_SAMPLE_TUPLES or int(present.sum()) < MIN_SAMPLE_TUPLES \
+        pairing = _key_pairs(origin, values, nulls, other, other_values, other_nulls)
+        present, present_rows = pairing.present, pairing.present_rows
+        if len(values) < MIN_SAMPLE_TUPLES or present_rows < MIN_SAMPLE_TUPLES \
                 or fraction <= 0 or other_fraction <= 0:
             return None
-        common = {value: rows for value, rows in other.base.live.mcv}
-        rows_hit, met, light_pairs, held = _key_pairs(origin, values, nulls, other, other_values, other_nulls)
-        mask = origin.view.mask & ~nulls
+        common = pairing.common
+        rows_hit, met, light_pairs, held = pairing.rows_hit, pairing.met, pairing.light, pairing.held
+        mask = origin.view.mask & pairing.valid
         other_mask = present if other.view.mask is None else other.view.mask & present
         key_passed = met & mask[rows_hit]
         passed = key_passed & other_mask
@@ -993,21 +994,22 @@ def _over_filtered_key(chosen: Sequence[tuple[Column, Origin]], arrays: Sequence
         # their rows (a stratum's sample stands for the stratum: high-reputation users hold
         # the most badges), with the sampled pairs' keys as one more busy key (referenced
         # keys are not typical keys: edits come from old users, links go to questions).
-        pairs = int(met.sum())
+        pairs = pairing.pairs
         if pairs < MIN_SAMPLE_TUPLES:
             return None
         prior = float(key_passed.sum()) / pairs
-        held_rows = sum(common[v] for v in held)
+        held_rows = pairing.held_rows
         held_passing = sum(common[v] for v, row in held.items() if mask[row])
-        busy_rows = sum(common.values())
+        busy_rows = pairing.busy_rows
         one_key = busy_rows / max(len(common), 1)
         unsampled_share = (held_passing + prior * one_key) / (held_rows + one_key) if common else prior
+        passing_rows = present_rows if other.view.mask is None else float(other_mask.sum())
         busy = (held_passing + (busy_rows - held_rows) * unsampled_share) \
-            * float(other_mask.sum()) / int(present.sum())
+            * float(passing_rows) / present_rows
         hits = int((passed & light_pairs).sum())
-        light = int(light_pairs.sum())
-        expected = light * float(mask.sum()) / max(int((~nulls).sum()), 1) \
-            * float(other_mask.sum()) / int(present.sum())
+        light = pairing.light_pairs
+        expected = light * float(mask.sum()) / max(pairing.valid_rows, 1) \
+            * float(passing_rows) / present_rows
         if hits == 0:
             return None
         # The other keys' sampled pairs override independent filters where they depart from
@@ -1037,23 +1039,43 @@ def _key_tuples(chosen: Sequence[tuple[Column, Origin]], leaves: Sequence[Leaf],
     return _base_tuples([origin_a, origin_b])
 
 
-_PAIRS: dict[tuple[int, str, int, str], tuple[object, object, object, tuple]] = {}
+class _KeyPairs(NamedTuple):
+    """What ``_key_pairs`` finds of a key's and a foreign key's samples, whatever the filters,
+    with the counts over them that each filter would otherwise take again (read-only)."""
+
+    rows_hit: np.ndarray      # per foreign-key sampled row, the key's sampled row of its value
+    met: np.ndarray           # where that row holds the value (and the foreign key is not NULL)
+    light: np.ndarray         # met, with a value the foreign key does not list as most common
+    held: dict                # the key's sampled row of each most common value it holds
+    common: dict              # the foreign key's most common values and their rows
+    present: np.ndarray       # the foreign key's sampled rows with a value
+    present_rows: int
+    valid: np.ndarray         # the key's sampled rows with a value
+    valid_rows: int
+    pairs: int                # met.sum()
+    light_pairs: int          # light.sum()
+    held_rows: float          # the rows of the most common values the key's sample holds
+    busy_rows: float          # the rows of all the foreign key's most common values
+
+
+_PAIRS: dict[tuple[int, str, int, str], tuple[object, object, object, _KeyPairs]] = {}
 
 
 def _key_pairs(key: Origin, values: np.ndarray, nulls: np.ndarray, foreign: Origin, foreign_values: np.ndarray,
-               foreign_nulls: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+               foreign_nulls: np.ndarray) -> _KeyPairs:
     """The sampled pairs of a key and a foreign key, whatever the filters: per foreign-key
     sampled row, the key's sampled row of its value (``rows_hit``, meaningful where ``met``),
     which pairs hold a value the foreign key does not list as most common (``light``), and
     the key's sampled row of each most common value it holds (``held``). Built once per pair
-    of samples: each filter then only masks them."""
+    of samples, with the counts over them (``_KeyPairs``): each filter then only masks them."""
     assert key.sample is not None and foreign.sample is not None and foreign.base is not None
     sample, other = key.sample.sample, foreign.sample.sample
     cache_key = (id(sample), key.name or "", id(other), foreign.name or "")
     found = _PAIRS.get(cache_key)
     if found is not None and found[0] is sample and found[1] is other and found[2] is foreign.base:
         return found[3]
-    common = {value for value, _ in foreign.base.live.mcv}
+    mcv = foreign.base.live.mcv
+    common = {value for value, _ in mcv}
     valid = np.flatnonzero(~nulls)
     order = valid[np.argsort(values[valid], kind="stable")]
     if len(order):
@@ -1071,7 +1093,14 @@ def _key_pairs(key: Origin, values: np.ndarray, nulls: np.ndarray, foreign: Orig
         if listed[row] in common:
             heavy[row] = True
             held[listed[row]] = row
-    value = (rows_hit, met, met & ~heavy[rows_hit], held)
+    light = met & ~heavy[rows_hit]
+    rows = {value: r for value, r in mcv}
+    present, has_value = ~foreign_nulls, ~nulls
+    for array in (rows_hit, met, light, present, has_value):
+        array.flags.writeable = False
+    value = _KeyPairs(rows_hit, met, light, held, rows, present, int(present.sum()), has_value,
+                      int(has_value.sum()), int(met.sum()), int(light.sum()),
+                      sum(rows[v] for v in held), sum(rows.values()))
     if len(_PAIRS) > 1_000:
         _PAIRS.clear()
     _PAIRS[cache_key] = (sample, other, foreign.base, value)
