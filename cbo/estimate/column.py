@@ -14,6 +14,8 @@ join), ``restricted`` (a predicate on this column), ``rows_equal`` (rows holding
 from __future__ import annotations
 
 import bisect
+import datetime as dt
+import decimal
 import math
 import re
 from collections.abc import Callable
@@ -291,7 +293,8 @@ class ColumnEstimate:
         except TypeError:
             skip = False
         segments = []
-        for s in self.segments:
+        first, last = self._outside(low, high, low_inclusive, high_inclusive) if skip else (0, len(self.segments))
+        for s in self.segments[first:last]:
             lower, upper = s.lower, s.upper
             try:
                 inside = (low is None or lower > low) and (high is None or upper < high)
@@ -311,6 +314,29 @@ class ColumnEstimate:
                 segments.append(s.part(share))
         return ColumnEstimate(self.kind, 0.0, tuple(mcv), tuple(segments), self.width, self.default,
                               self.factor, self.survival)
+
+    def _outside(self, low: Any, high: Any, low_inclusive: bool, high_inclusive: bool) -> tuple[int, int]:
+        """``(first, last)``: the segments before ``first`` and from ``last`` on are wholly
+        outside the range, as ``in_range``'s loop would find (and skip) one by one; found by
+        bisection where every bound has the range's own type and the segments are in order
+        (``_ordered_bounds``), else ``(0, len(segments))``. A histogram has 100 segments, a
+        range filter keeps a few: the loop over all of them was most of its estimate."""
+        n = len(self.segments)
+        bounds = self.__dict__.get("_ordered", False)
+        if bounds is False:   # once per estimate
+            bounds = _ordered_bounds(self.segments)
+            object.__setattr__(self, "_ordered", bounds)
+        if bounds is None:
+            return 0, n
+        kind, lowers, uppers = bounds
+        for value in (low, high):
+            if value is not None and (type(value) is not kind or value != value):
+                return 0, n
+        first = 0 if low is None else \
+            (bisect.bisect_left(uppers, low) if low_inclusive else bisect.bisect_right(uppers, low))
+        last = n if high is None else \
+            (bisect.bisect_right(lowers, high) if high_inclusive else bisect.bisect_left(lowers, high))
+        return first, max(first, last)
 
     def matching(self, test: Callable[[Any], bool], rest_share: float) -> ColumnEstimate:
         """MCVs kept by ``test``; ``rest_share`` of the other values kept (e.g. LIKE without a prefix)."""
@@ -371,6 +397,34 @@ def _safe_in(value: Any, segments: tuple[Segment, ...], index: int) -> bool:
         return _in_segment(value, segments, index)
     except TypeError:
         return True
+
+
+# Bound types whose values compare among themselves without raising, as a total order (a
+# float NaN does not: ``_ordered_bounds`` rejects bounds that are not in order).
+_ORDERED_KINDS = (int, float, str, decimal.Decimal, dt.date, dt.datetime)
+
+
+def _ordered_bounds(segments: tuple[Segment, ...]) -> tuple[type, list[Any], list[Any]] | None:
+    """The segments' bound type, lower and upper bounds, where every bound has one of
+    ``_ORDERED_KINDS`` (the same for all) and the segments are in order (each lower bound at
+    most its upper, both non-decreasing): then a range's wholly-outside segments are a prefix
+    (upper bound below the range) and a suffix (lower bound above it). None otherwise."""
+    if len(segments) < 8:
+        return None    # (a few segments cost less to test one by one)
+    kind = type(segments[0].lower)
+    if kind not in _ORDERED_KINDS:
+        return None
+    lowers, uppers = [s.lower for s in segments], [s.upper for s in segments]
+    for values in (lowers, uppers):
+        for value in values:
+            if type(value) is not kind:
+                return None
+    for k in range(len(segments)):
+        if not lowers[k] <= uppers[k]:
+            return None
+        if k and not (lowers[k - 1] <= lowers[k] and uppers[k - 1] <= uppers[k]):
+            return None
+    return kind, lowers, uppers
 
 
 def _within(v: Any, low: Any, high: Any, low_inclusive: bool, high_inclusive: bool) -> bool:

@@ -331,3 +331,52 @@ def test_a_foreign_keys_count_kept_across_plans_is_that_pairs_own():
             estimator.forget_plans()
             assert _summary(estimator, plans[k]) == fresh[k]
     assert len(join_sets._FOREIGN_KEYS) == 3
+
+
+def _ranged_column(rng: random.Random, kind: str) -> ColumnEstimate:
+    """Twenty ordered segments over whole numbers (as ints, floats, dates or strings), some
+    touching (a bound shared by two segments), some single values, with a few MCVs."""
+    import datetime as dt
+
+    bounds, at = [], 0
+    for _ in range(20):
+        at += rng.choice([0, 1, 3])
+        lower = at
+        at += rng.choice([0, 2, 5])
+        bounds.append((lower, at))
+
+    def convert(v: int):  # type: ignore[no-untyped-def]
+        return {"int": v, "float": float(v), "date": dt.date(2000, 1, 1) + dt.timedelta(days=v),
+                "str": f"{v:04d}"}[kind]
+
+    segments = tuple(Segment(convert(a), convert(b), rng.uniform(1, 100), 1.0 + (b - a) * rng.random(), 1.0 + b - a)
+                     for a, b in bounds)
+    mcv = tuple((convert(rng.randint(0, at)), rng.uniform(1, 50)) for _ in range(3))
+    return ColumnEstimate(kind, 5.0, mcv, segments)
+
+
+def test_a_range_skips_by_bisection_the_segments_the_loop_skips():
+    """``in_range`` finds the segments wholly outside a range by bisection (``_outside``, its
+    bounds kept per estimate): on ordered segments of ints, floats, dates and strings, with
+    range bounds on, inside and outside the segments' bounds, inclusive or not, one-sided, of
+    another type (the loop decides) or empty, the estimate is the loop's over every segment,
+    to the last bit (a bisection on the wrong side of a shared bound drops or keeps one)."""
+    rng = random.Random(23)
+    loop = ColumnEstimate._outside
+    for kind in ("int", "float", "date", "str"):
+        for _ in range(40):
+            column = _ranged_column(rng, kind)
+            values = [b for s in column.segments for b in (s.lower, s.upper)]
+            for _ in range(30):
+                low, high = rng.choice(values + [None]), rng.choice(values + [None])
+                if kind == "int" and rng.random() < 0.2:
+                    low = None if low is None else float(low)    # another type: every segment tested
+                flags = (rng.random() < 0.5, rng.random() < 0.5)
+                found = column.in_range(low, high, *flags)
+                try:
+                    ColumnEstimate._outside = lambda self, *a: (0, len(self.segments))  # type: ignore[method-assign]
+                    expected = column.in_range(low, high, *flags)
+                finally:
+                    ColumnEstimate._outside = loop  # type: ignore[method-assign]
+                assert found == expected, (kind, low, high, flags)
+    assert "_ordered" in column.__dict__ and column.__dict__["_ordered"] is not None
