@@ -55,12 +55,13 @@ def _boolean(e: Expr, arrays: Arrays, n: int) -> tuple[np.ndarray, np.ndarray]:
             return nulls.copy(), ~nulls
         if e.form == "IN":
             values, nulls = _value(e.args[0], arrays, n)
+            coded = isinstance(e.args[0], ColumnRef)
             true = np.zeros(n, dtype=bool)
             unknown = np.zeros(n, dtype=bool)
             for item in e.args[1:]:
                 other, other_nulls = _value(item, arrays, n)
                 both = ~nulls & ~other_nulls
-                true |= both & _compare("eq", values, other)
+                true |= both & _compare("eq", values, other, coded)
                 unknown |= ~both
             return true, ~true & ~unknown
         if e.form == "BETWEEN":
@@ -83,7 +84,7 @@ def _boolean(e: Expr, arrays: Arrays, n: int) -> tuple[np.ndarray, np.ndarray]:
             left, left_nulls = _value(e.args[0], arrays, n)
             right, right_nulls = _value(e.args[1], arrays, n)
             known = ~left_nulls & ~right_nulls
-            result = _compare(e.name, left, right)
+            result = _compare(e.name, left, right, isinstance(e.args[0], ColumnRef))
             return known & result, known & ~result
         if e.name == "like":
             values, nulls = _value(e.args[0], arrays, n)
@@ -138,9 +139,41 @@ def _arrow(values: np.ndarray) -> Any:
     return converted
 
 
-def _compare(name: str, left: Any, right: Any) -> np.ndarray:
+def _compare(name: str, left: Any, right: Any, coded: bool = False) -> np.ndarray:
+    """``left`` compared with ``right``; ``coded``: ``left`` is a sample column (it lives as
+    long as the sample), compared for (in)equality with a string through its codes."""
+    if coded and name in ("eq", "neq") and type(right) is str and isinstance(left, np.ndarray) \
+            and left.dtype == object and left.ndim == 1:
+        codes, known = _codes(left)
+        code = known.get(right)
+        if code is None:    # no row holds the string: none is equal, all differ
+            return np.zeros(len(left), dtype=bool) if name == "eq" else np.ones(len(left), dtype=bool)
+        return codes == code if name == "eq" else codes != code
     result = COMPARE[name](left, right)
     return np.asarray(result, dtype=bool)
+
+
+_CODES: dict[int, tuple[np.ndarray, np.ndarray, dict[str, int]]] = {}
+
+
+def _codes(values: np.ndarray) -> tuple[np.ndarray, dict[str, int]]:
+    """Per row of a sample's object column, the code of its string (-1 for anything else: a
+    NULL, a number), and the code of each string, remembered while the column lives. A string
+    column compared with ``=``, ``<>`` or ``IN`` compares each row's Python string (about 80 us
+    per comparison on a 10,000-row sample, and TPC-H Q19 makes dozens); its codes compare as
+    integers. A row equals a string exactly where its code is the string's (dictionary keys
+    compare as ``==`` does; no other object equals a string)."""
+    found = _CODES.get(id(values))
+    if found is not None and found[0] is values:
+        return found[1], found[2]
+    known: dict[str, int] = {}
+    codes = np.fromiter((known.setdefault(v, len(known)) if isinstance(v, str) else -1 for v in values),
+                        dtype=np.int64, count=len(values))
+    codes.flags.writeable = False
+    if len(_CODES) > 256:
+        _CODES.clear()
+    _CODES[id(values)] = (values, codes, known)
+    return codes, known
 
 
 def _value(e: Expr, arrays: Arrays, n: int) -> tuple[Any, np.ndarray]:

@@ -380,3 +380,42 @@ def test_a_range_skips_by_bisection_the_segments_the_loop_skips():
                     ColumnEstimate._outside = loop  # type: ignore[method-assign]
                 assert found == expected, (kind, low, high, flags)
     assert "_ordered" in column.__dict__ and column.__dict__["_ordered"] is not None
+
+
+def test_string_comparisons_through_kept_codes_equal_comparing_each_row():
+    """``sample_eval`` compares a sample's string column with ``=``, ``<>`` and ``IN`` through
+    codes kept per column array: two columns of the same length (NULLs, numbers, NumPy
+    strings among the strings), read in turn, give for strings present and absent the masks
+    comparing each row gives (codes kept by the column's length would answer for the other)."""
+    from cbo.estimate import sample_eval
+    from cbo.ir.expressions import Column, ColumnRef, Constant, SpecialForm
+    from cbo.ir.types import BOOLEAN, VARCHAR
+
+    rng = random.Random(5)
+    words = ["MAIL", "SHIP", "AIR", "RAIL", ""]
+
+    def column() -> tuple[np.ndarray, np.ndarray]:
+        values = np.array([rng.choice([*words, None, float("nan"), 3.0, np.str_("AIR")]) for _ in range(500)],
+                          dtype=object)
+        return values, np.array([v is None for v in values])
+
+    data = {Column(1, "a", VARCHAR): column(), Column(2, "b", VARCHAR): column()}
+
+    def plain_eval(e):  # type: ignore[no-untyped-def]
+        saved = sample_eval._compare
+        try:
+            sample_eval._compare = lambda name, left, right, coded=False: saved(name, left, right)  # type: ignore[assignment]
+            return sample_eval._boolean(e, data.get, 500)
+        finally:
+            sample_eval._compare = saved
+
+    for _ in range(6):
+        for c in data:
+            ref = ColumnRef(c)
+            for word in [*words, "TRUCK"]:
+                for e in (compare("eq", ref, Constant(word, VARCHAR)), compare("neq", ref, Constant(word, VARCHAR)),
+                          SpecialForm("IN", (ref, Constant(word, VARCHAR), Constant("AIR", VARCHAR)), BOOLEAN)):
+                    found = sample_eval._boolean(e, data.get, 500)
+                    expected = plain_eval(e)
+                    assert all(a.tobytes() == b.tobytes() for a, b in zip(found, expected)), (c, word, e)
+    assert len(sample_eval._CODES) >= 2
