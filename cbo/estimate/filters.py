@@ -63,11 +63,14 @@ def estimate_filter(rel: RelEstimate, predicate: Expr) -> RelEstimate:
     notes: list[str] = []
     simple = True
     alone: list[Restriction] = []    # each conjunct's restriction by itself, for the cap below
-    for part in parts:
+    # The columns each conjunct reads, found once (for the cap below and the sample's masks).
+    reads = [columns_of(part) for part in parts] if len(parts) > 1 else []
+    for k, part in enumerate(parts):
         result = restrict(part, working, rel.rows)
         if len(parts) > 1:
             # The same as alone unless an earlier conjunct narrowed one of its columns.
-            alone.append(restrict(part, rel.columns, rel.rows) if columns_of(part) & restricted.keys() else result)
+            alone.append(restrict(part, rel.columns, rel.rows) if restricted and reads[k] & restricted.keys()
+                         else result)
         independent *= result.selectivity
         if result.note:
             notes.append(result.note)
@@ -85,7 +88,7 @@ def estimate_filter(rel: RelEstimate, predicate: Expr) -> RelEstimate:
     if sample is not None:
         if len(parts) > 1:
             # Each conjunct's rows once; the conjunction passes the rows all of them pass.
-            masks = [_sample_mask(sample, part) for part in parts]
+            masks = [_sample_mask(sample, part, read) for part, read in zip(parts, reads)]
             mask = None if any(m is None for m in masks) else np.logical_and.reduce(masks)  # type: ignore[arg-type]
         else:
             mask = _sample_mask(sample, predicate)
@@ -143,8 +146,10 @@ def _with_sample(selectivity: float, simple: bool, sample: SampleView | None, ma
     return min(max(selectivity, share), defaults.MIN_SAMPLE_HITS / before), notes
 
 
-def _sample_mask(view: SampleView, predicate: Expr) -> np.ndarray | None:
-    if not all(c in view.names for c in columns_of(predicate)):
+def _sample_mask(view: SampleView, predicate: Expr, reads: frozenset[Column] | None = None) -> np.ndarray | None:
+    """The sample rows passing ``predicate`` (and the view's filters); ``reads``: the columns
+    it reads, where the caller has them."""
+    if not all(c in view.names for c in (columns_of(predicate) if reads is None else reads)):
         return None
     size = view.sample.size
     if size == 0:
