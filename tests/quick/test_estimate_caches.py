@@ -10,7 +10,7 @@ import random
 
 import numpy as np
 
-from cbo.estimate import Estimator, arithmetic, atoms, join_sets, matching
+from cbo.estimate import Estimator, arithmetic, atoms, join_memory, join_samples, join_sets, matching
 from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.ir.expressions import ColumnFactory, compare
 from cbo.ir.operators import Filter, Join, Plan, walk
@@ -21,7 +21,7 @@ from tests.quick.test_join_sets import _skewed_users, _trees
 
 def _forget_everything() -> None:
     """Empty the caches kept across estimators (by the identity of the objects they read)."""
-    for cache in (join_sets._REMEMBERED, join_sets._KEPT, join_sets._FOREIGN_KEYS, join_sets._COUNTS,
+    for cache in (join_memory._REMEMBERED, join_memory._KEPT, join_samples._FOREIGN_KEYS, join_samples._COUNTS,
                   matching._ARRAYS, matching._LISTS, matching._LAYOUTS, matching._SMALL_LAYOUTS, atoms._POSITIONS,
                   arithmetic._THINNING):
         cache.clear()
@@ -79,26 +79,26 @@ def test_forget_plans_drops_what_was_kept_for_plans_and_changes_no_estimate():
     estimator = Estimator(stats)
     plans = _plans()
     first = [_summary(estimator, p) for p in plans]
-    plan_caches = (join_sets._REMEMBERED, join_sets._KEPT, join_sets._CLASSES)
+    plan_caches = (join_memory._REMEMBERED, join_memory._KEPT, join_sets._CLASSES)
     assert all(plan_caches), "the plans filled no cache: nothing to forget"
-    kept = dict(join_sets._FOREIGN_KEYS)
+    kept = dict(join_samples._FOREIGN_KEYS)
     assert kept, "the two foreign keys' samples were not counted"
     estimator.forget_plans()
     assert not any(plan_caches)
     # The foreign keys' stratified count derives from statistics and samples alone: it stays.
-    assert join_sets._FOREIGN_KEYS == kept
+    assert join_samples._FOREIGN_KEYS == kept
     assert [_summary(estimator, p) for p in plans] == first
 
 
 def test_estimators_over_two_statistics_of_the_same_tables_do_not_share_cached_values(monkeypatch):
     counted = []
-    original = join_sets._foreign_keys_counted
+    original = join_samples._foreign_keys_counted
 
     def counting(*args):  # type: ignore[no-untyped-def]
         counted.append(1)
         return original(*args)
 
-    monkeypatch.setattr(join_sets, "_foreign_keys_counted", counting)
+    monkeypatch.setattr(join_samples, "_foreign_keys_counted", counting)
     both = {seed: _schema(seed, 1_500) for seed in (7, 8)}
     plans = _plans()
     fresh = {}
@@ -294,13 +294,13 @@ def test_class_index_weights_kept_without_filters_equal_them_computed_afresh():
     rng = np.random.default_rng(3)
     arrays = _class_index_arrays(rng, (300, 200, 250))
     masks = [None if rng.random() < 0.5 else rng.random(len(v)) < 0.6 for v, _ in arrays]
-    kept = join_sets._ClassIndex(arrays)
+    kept = join_samples._ClassIndex(arrays)
     calls = [(member, [m if k != member and use else None for k, m in enumerate(masks)])
              for member in range(3) for use in (False, True, False)]
     filtered = [(member, [rng.random(len(v)) < 0.5 for v, _ in arrays]) for member in range(3)]
     for member, these in calls + filtered + calls[::-1]:
         found = kept.weights(member, these)
-        fresh = join_sets._ClassIndex(arrays).weights(member, these)
+        fresh = join_samples._ClassIndex(arrays).weights(member, these)
         assert found.tobytes() == fresh.tobytes()
         if all(m is None for k, m in enumerate(these) if k != member):
             assert not found.flags.writeable and kept.weights(member, these) is found
@@ -330,7 +330,7 @@ def test_a_foreign_keys_count_kept_across_plans_is_that_pairs_own():
         for k in order:
             estimator.forget_plans()
             assert _summary(estimator, plans[k]) == fresh[k]
-    assert len(join_sets._FOREIGN_KEYS) == 3
+    assert len(join_samples._FOREIGN_KEYS) == 3
 
 
 def _ranged_column(rng: random.Random, kind: str) -> ColumnEstimate:
