@@ -303,6 +303,12 @@ class CascadesSearch:
         if steps is None:
             steps = self._deferred_steps[record.kind] = self._steps_for_deferred(record.kind)
         for deferred_test, action, inputs in steps:
+            if action is _BIND and self._cannot_bind_explored(record.inputs, inputs):  # type: ignore[arg-type]
+                # Whatever the test says, the run binds nothing: its input groups are explored
+                # already and hold none of its operators (the test is pure, so skipping it
+                # changes nothing: a clique's joins mostly end here, without the graph's walk
+                # over its classes that tells whether the join has a condition).
+                continue
             if deferred_test is not None and not deferred_test(record):
                 continue
             if action is _BIND:
@@ -357,6 +363,19 @@ class CascadesSearch:
             if group.holds_any(operators):
                 return True
         return False
+
+    @staticmethod
+    def _cannot_bind_explored(groups: Sequence[Group], inputs: tuple[tuple[int, tuple[type, ...]], ...]) -> bool:
+        """Whether ``_could_bind_groups`` would surely be False without exploring anything: every
+        input group it would ask is explored (and not merged away) and holds none of the
+        operators asked of it. False when it cannot tell so cheaply."""
+        for index, operators in inputs:
+            if index >= len(groups):
+                return False
+            group = groups[index]
+            if group.merged_into is not None or not group.explored or group.holds_any(operators):
+                return False
+        return True
 
     def _make(self, record: Deferred) -> Plan:
         """The deferred join made (``Memo.make``), with what ``_deliverables`` found of it."""
