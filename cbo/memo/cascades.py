@@ -235,13 +235,14 @@ class CascadesSearch:
         while index < len(group.entries):
             entry = group.entries[index]
             index += 1
-            if id(entry) in explored:
+            key = id(entry)
+            if key in explored:
                 continue
             if made_from:
                 # a join the rules saw deferred (made since, e.g. by a binding's listing)
-                record = made_from.get(id(entry))
+                record = made_from.get(key)
                 if record is not None and id(record) in explored:
-                    explored[id(entry)] = entry
+                    explored[key] = entry
                     continue
             if isinstance(entry, Deferred):
                 # Made only when some pattern could bind it; ``None``: out of budget.
@@ -249,7 +250,7 @@ class CascadesSearch:
                 if needed is None:
                     return
                 if not needed:
-                    explored[id(entry)] = entry
+                    explored[key] = entry
                     continue
                 expr = self._make(entry)
             else:
@@ -303,12 +304,21 @@ class CascadesSearch:
         if steps is None:
             steps = self._deferred_steps[record.kind] = self._steps_for_deferred(record.kind)
         for deferred_test, action, inputs in steps:
-            if action is _BIND and self._cannot_bind_explored(record.inputs, inputs):  # type: ignore[arg-type]
-                # Whatever the test says, the run binds nothing: its input groups are explored
-                # already and hold none of its operators (the test is pure, so skipping it
-                # changes nothing: a clique's joins mostly end here, without the graph's walk
-                # over its classes that tells whether the join has a condition).
-                continue
+            if action is _BIND:
+                # Whatever the test says, the run binds nothing when the input groups it asks
+                # are explored already and hold none of its operators (the test is pure, so
+                # skipping it changes nothing: a clique's joins mostly end here, without the
+                # graph's walk over its classes that tells whether the join has a condition).
+                # (inline, not a call: once per each of a clique's joins)
+                groups = record.inputs
+                for index, operators in inputs:   # type: ignore[union-attr]
+                    if index >= len(groups):
+                        break
+                    group = groups[index]
+                    if group.merged_into is not None or not group.explored or group.holds_any(operators):
+                        break
+                else:
+                    continue
             if deferred_test is not None and not deferred_test(record):
                 continue
             if action is _BIND:
@@ -363,19 +373,6 @@ class CascadesSearch:
             if group.holds_any(operators):
                 return True
         return False
-
-    @staticmethod
-    def _cannot_bind_explored(groups: Sequence[Group], inputs: tuple[tuple[int, tuple[type, ...]], ...]) -> bool:
-        """Whether ``_could_bind_groups`` would surely be False without exploring anything: every
-        input group it would ask is explored (and not merged away) and holds none of the
-        operators asked of it. False when it cannot tell so cheaply."""
-        for index, operators in inputs:
-            if index >= len(groups):
-                return False
-            group = groups[index]
-            if group.merged_into is not None or not group.explored or group.holds_any(operators):
-                return False
-        return True
 
     def _make(self, record: Deferred) -> Plan:
         """The deferred join made (``Memo.make``), with what ``_deliverables`` found of it."""
