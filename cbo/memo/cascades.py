@@ -764,8 +764,9 @@ class CascadesSearch:
         operator whose inputs are required as "any" delivers what it makes of their cheapest
         plans. A deferred join's are known from its keys and input groups, without making it."""
         key = id(expr)
-        if key in self._deliverable:
-            return self._deliverable[key]
+        known = self._deliverable.get(key, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known  # type: ignore[return-value]
         found: list[Delivered] | None
         if isinstance(expr, Deferred):
             found = self._join_deliverables(expr.kind, expr.keys(), expr.inputs)
@@ -799,7 +800,10 @@ class CascadesSearch:
             found.append(keyed)
         probes = inputs if kind == "inner" else inputs[:1]
         for probe in probes:
-            winner = self.optimize_group(probe, ANY)
+            # (a winner already known read without a call: asked of most of a clique's joins)
+            winner = probe.winners.get(ANY)
+            if winner is None and ANY not in probe.winners:
+                winner = self.optimize_group(probe, ANY)
             if winner is not None and winner.delivered.distribution != "any":
                 found.append(self._merged(winner.delivered, pairs) if kind == "inner" else winner.delivered)
         return found
