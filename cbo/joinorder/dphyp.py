@@ -145,9 +145,10 @@ class DPhyp:
         low = s1 & -s1
         excluded = s1 | (low - 1)
         neighbors = self.graph.neighborhood(s1, excluded)
+        near = self.graph.adjacent(s1)   # (connected's first test, read once for every s2)
         for v in sorted(bits(neighbors), reverse=True):
             s2 = 1 << v
-            if self.graph.connected(s1, s2):
+            if near & s2 or self.graph.connected(s1, s2):
                 self._emit_pair(s1, s2)
             below_v = neighbors & ((s2 << 1) - 1)
             self._enumerate_cmp_rec(s1, s2, excluded | below_v)
@@ -156,9 +157,10 @@ class DPhyp:
         neighbors = self.graph.neighborhood(s2, excluded)
         if not neighbors or self.stopped:
             return
+        near, built = self.graph.adjacent(s1), self.built   # (near: connected's first test, read once)
         for n in subsets(neighbors):
             grown = s2 | n
-            if grown in self.built and self.graph.connected(s1, grown):
+            if grown in built and (near & grown or self.graph.connected(s1, grown)):
                 self._emit_pair(s1, grown)
         wider = excluded | neighbors
         for n in subsets(neighbors):

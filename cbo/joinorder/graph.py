@@ -104,6 +104,11 @@ class JoinGraph:
     _class_rows: list[tuple[int, int, dict, EquivalenceClass]] | None = None   # (mask, shift, _pairs, class)
     _conditions: dict[tuple[int, ...], tuple[Expr, tuple[tuple[Column, Column], ...]]] = \
         field(default_factory=dict)
+    # set of relations -> the bits (class indexes) of the classes holding a member in it: the
+    # classes spanning two sets are then one AND, not a walk over every class per join pair
+    # (a 12-relation star's pairs each span one of its 11 classes)
+    _meeting: dict[int, int] = field(default_factory=dict)
+    _meeting_classes: int = 0   # how many classes _meeting was found over (the graph is read first)
 
     @property
     def size(self) -> int:
@@ -125,15 +130,27 @@ class JoinGraph:
     def has_condition(self, left: int, right: int) -> bool:
         """Whether an inner join of ``left`` and ``right`` joins on something (its condition
         from ``condition_and_keys`` is not TRUE): some class or conjunct spans both sides."""
-        for cls in self.classes:
-            mask = cls.mask
-            if mask & left and mask & right:
-                return True
+        if self._classes_meeting(left) & self._classes_meeting(right):
+            return True
         union = left | right
         for t, _ in self.predicates:
             if t & union == t and t & left and t & right:
                 return True
         return False
+
+    def _classes_meeting(self, relations: int) -> int:
+        """The bits (by index in ``classes``) of the classes with a member in ``relations``."""
+        if self._meeting_classes != len(self.classes):
+            self._meeting.clear()
+            self._meeting_classes = len(self.classes)
+        found = self._meeting.get(relations)
+        if found is None:
+            found = 0
+            for index, cls in enumerate(self.classes):
+                if cls.mask & relations:
+                    found |= 1 << index
+            self._meeting[relations] = found
+        return found
 
     def condition(self, left: int, right: int, kind: str) -> Expr:
         """The conjuncts that join ``left`` and ``right``: those first covered by their union."""
@@ -151,16 +168,24 @@ class JoinGraph:
         rows = self._class_rows
         if rows is None or len(rows) != len(self.classes):
             rows = self._class_rows = [(cls.mask, cls.shift, cls._pairs, cls) for cls in self.classes]
-        for mask, shift, known_pairs, cls in rows:
-            # (equality_and_pair inlined: a 10-relation clique asks 28,501 pairs of 9 classes)
-            on_left = mask & left
-            if on_left:
-                on_right = mask & right
-                if on_right:
-                    known = known_pairs.get(((on_right & -on_right) << shift) | (on_left & -on_left))
-                    if known is None:
-                        known = cls.equality_and_pair(left, right)
-                    joined.append(known)
+        meeting = self._meeting if self._meeting_classes == len(rows) else {}   # ({}: found anew)
+        on_left_classes = meeting.get(left)
+        if on_left_classes is None:
+            on_left_classes = self._classes_meeting(left)
+        spanning = meeting.get(right)
+        if spanning is None:
+            spanning = self._classes_meeting(right)
+        spanning &= on_left_classes
+        while spanning:   # the spanning classes, in class order (the conjuncts' order)
+            low = spanning & -spanning
+            spanning ^= low
+            mask, shift, known_pairs, cls = rows[low.bit_length() - 1]
+            # (equality_and_pair inlined: a 10-relation clique asks 28,501 pairs)
+            on_left, on_right = mask & left, mask & right
+            known = known_pairs.get(((on_right & -on_right) << shift) | (on_left & -on_left))
+            if known is None:
+                known = cls.equality_and_pair(left, right)
+            joined.append(known)
         placed = False
         for t, _ in self.predicates:
             if t & union == t and t & left and t & right:

@@ -235,13 +235,14 @@ class CascadesSearch:
         while index < len(group.entries):
             entry = group.entries[index]
             index += 1
-            if id(entry) in explored:
+            key = id(entry)
+            if key in explored:
                 continue
             if made_from:
                 # a join the rules saw deferred (made since, e.g. by a binding's listing)
-                record = made_from.get(id(entry))
+                record = made_from.get(key)
                 if record is not None and id(record) in explored:
-                    explored[id(entry)] = entry
+                    explored[key] = entry
                     continue
             if isinstance(entry, Deferred):
                 # Made only when some pattern could bind it; ``None``: out of budget.
@@ -249,7 +250,7 @@ class CascadesSearch:
                 if needed is None:
                     return
                 if not needed:
-                    explored[id(entry)] = entry
+                    explored[key] = entry
                     continue
                 expr = self._make(entry)
             else:
@@ -303,6 +304,21 @@ class CascadesSearch:
         if steps is None:
             steps = self._deferred_steps[record.kind] = self._steps_for_deferred(record.kind)
         for deferred_test, action, inputs in steps:
+            if action is _BIND:
+                # Whatever the test says, the run binds nothing when the input groups it asks
+                # are explored already and hold none of its operators (the test is pure, so
+                # skipping it changes nothing: a clique's joins mostly end here, without the
+                # graph's walk over its classes that tells whether the join has a condition).
+                # (inline, not a call: once per each of a clique's joins)
+                groups = record.inputs
+                for index, operators in inputs:   # type: ignore[union-attr]
+                    if index >= len(groups):
+                        break
+                    group = groups[index]
+                    if group.merged_into is not None or not group.explored or group.holds_any(operators):
+                        break
+                else:
+                    continue
             if deferred_test is not None and not deferred_test(record):
                 continue
             if action is _BIND:
@@ -748,8 +764,9 @@ class CascadesSearch:
         operator whose inputs are required as "any" delivers what it makes of their cheapest
         plans. A deferred join's are known from its keys and input groups, without making it."""
         key = id(expr)
-        if key in self._deliverable:
-            return self._deliverable[key]
+        known = self._deliverable.get(key, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known  # type: ignore[return-value]
         found: list[Delivered] | None
         if isinstance(expr, Deferred):
             found = self._join_deliverables(expr.kind, expr.keys(), expr.inputs)
@@ -783,7 +800,10 @@ class CascadesSearch:
             found.append(keyed)
         probes = inputs if kind == "inner" else inputs[:1]
         for probe in probes:
-            winner = self.optimize_group(probe, ANY)
+            # (a winner already known read without a call: asked of most of a clique's joins)
+            winner = probe.winners.get(ANY)
+            if winner is None and ANY not in probe.winners:
+                winner = self.optimize_group(probe, ANY)
             if winner is not None and winner.delivered.distribution != "any":
                 found.append(self._merged(winner.delivered, pairs) if kind == "inner" else winner.delivered)
         return found

@@ -391,20 +391,21 @@ class Memo:
         """Add to ``group`` a join of ``kind`` over ``inputs``, made by ``source.make_join(*args)``
         only when read. False (nothing added) when the memo already holds a join over the same
         two groups: the caller adds it with ``add``, which deduplicates (or merges) at once."""
-        group = group.find()
+        if group.merged_into is not None:
+            group = group.find()
         key = (inputs[0].id, inputs[1].id)
         pairs = self._join_pairs
         if key in pairs:
             return False
         entries = group.entries
-        record = Deferred(kind, inputs, source, args, group, len(entries), rule)
+        record = pairs[key] = Deferred(kind, inputs, source, args, group, len(entries), rule)
         entries.append(record)
         group.deferred += 1
-        if Join not in group.operator_types:
-            group.operator_types.add(Join)
+        types = group.operator_types
+        if Join not in types:
+            types.add(Join)
             group._holds.clear()
         self._waiting.append(record)
-        pairs[key] = record
         self.additions += 1
         return True
 

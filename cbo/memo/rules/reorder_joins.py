@@ -148,24 +148,34 @@ class RegionBuilder:
         return self.graph.has_condition(left, right)
 
     def join(self, a: int, b: int) -> None:
-        self.context.counters.join_pairs += 1
-        self.context.spend()
-        union = a | b
-        group = self.sets.get(union)
+        context = self.context
+        context.counters.join_pairs += 1
+        context.spend()
+        sets = self.sets
+        group = sets.get(a | b)
         if group is not None and self.deferred:
             # A further pair of a set: deferred (``Memo.defer``), made only if the search reads
             # more than its input groups (a 10-relation clique's search makes 1 in 20 or so).
             # The first pair of a set is made at once: it makes the group, whose logical
             # properties are read from it; non-inner joins (few) are made at once too.
             # (a region of inner joins only, the common case, asks no edge)
-            kind, swap = self.graph.join_kind(a, b) if self.graph.non_inner else ("inner", False)
-            if kind == "inner":
+            if not self.graph.non_inner:
+                left, right, kind = a, b, "inner"
+            else:
+                kind, swap = self.graph.join_kind(a, b)
                 left, right = (b, a) if swap else (a, b)
-                inputs = (self.sets[left].find(), self.sets[right].find())
-                if self.memo.defer(group, kind, inputs, self, (kind, left, right), "ReorderJoins"):
+            if kind == "inner":
+                # (an enumeration's groups are merged only by other rules, later: find() is
+                # asked only of a group merged away)
+                left_group, right_group = sets[left], sets[right]
+                if left_group.merged_into is not None:
+                    left_group = left_group.find()
+                if right_group.merged_into is not None:
+                    right_group = right_group.find()
+                if self.memo.defer(group, kind, (left_group, right_group), self, (kind, left, right), "ReorderJoins"):
                     return
         group, _ = self.memo.add(self.expression(a, b), group, "ReorderJoins")
-        self.sets[union] = group
+        sets[a | b] = group
         self.members.add(group.id)
 
     def rows_of(self, a: int, b: int) -> float:
