@@ -293,7 +293,10 @@ class ColumnEstimate:
         except TypeError:
             skip = False
         segments = []
-        first, last = self._outside(low, high, low_inclusive, high_inclusive) if skip else (0, len(self.segments))
+        try:
+            first, last = self._outside(low, high, low_inclusive, high_inclusive) if skip else (0, len(self.segments))
+        except TypeError:   # values of one type that do not compare (a naive and an aware
+            return None     # timestamp): None, as the loop's first comparison would give
         for s in self.segments[first:last]:
             lower, upper = s.lower, s.upper
             try:

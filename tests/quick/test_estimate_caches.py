@@ -382,6 +382,22 @@ def test_a_range_skips_by_bisection_the_segments_the_loop_skips():
     assert "_ordered" in column.__dict__ and column.__dict__["_ordered"] is not None
 
 
+def test_a_range_that_does_not_compare_with_the_segments_cannot_be_placed():
+    """A one-sided range whose value has the bounds' type but does not compare with them (an
+    aware timestamp against naive bounds) cannot be placed: ``in_range`` says None, as the loop
+    over every segment does, instead of raising from the bisection."""
+    import datetime as dt
+
+    start = dt.datetime(2000, 1, 1)
+    segments = tuple(Segment(start + dt.timedelta(days=2 * i), start + dt.timedelta(days=2 * i + 1), 10.0, 2.0, 2.0)
+                     for i in range(20))
+    column = ColumnEstimate("timestamp", 0.0, (), segments)
+    aware = dt.datetime(2000, 1, 5, tzinfo=dt.timezone.utc)
+    for low, high in ((aware, None), (None, aware)):
+        assert column.in_range(low, high, True, True) is None
+    assert column.in_range(start, None, True, True) is not None
+
+
 def test_string_comparisons_through_kept_codes_equal_comparing_each_row():
     """``sample_eval`` compares a sample's string column with ``=``, ``<>`` and ``IN`` through
     codes kept per column array: two columns of the same length (NULLs, numbers, NumPy
