@@ -1,6 +1,6 @@
 """CPU-time A/B of the memo search in two checkouts, side by side in one run.
 
-    python -m benchmarks.join_enumeration.ab OTHER_CHECKOUT [--rounds 5] [CASE ...]
+    python -m benchmarks.join_enumeration.ab OTHER_CHECKOUT [--rounds 5] [--other-python PY] [CASE ...]
 
 A case is a TPC-H query at SF 1 statistics (``q05``; ``tpch`` for all 22) or a synthetic
 shape ``shape:n:mode`` (``star:12:ex`` exhaustive, ``star:12:default`` default settings), as
@@ -10,6 +10,8 @@ in OTHER_CHECKOUT (each importing its own ``cbo``); for every case the two take 
 ``optimize``. CPU time and taking turns make the ratio robust to the load of a shared
 machine, which wall-clock timings are not. The workers also report the chosen plan's cost and
 a digest of every group's estimated rows: a change in either is printed as a difference.
+``--other-python`` runs the other worker under another interpreter (a virtualenv's python, with
+its own packages): OTHER_CHECKOUT may then be this checkout, to compare interpreters alone.
 """
 
 from __future__ import annotations
@@ -97,16 +99,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("other", type=Path, help="the other checkout (its cbo is imported from there)")
     parser.add_argument("cases", nargs="*", default=["star:12:ex", "clique:10:ex", "tpch"])
     parser.add_argument("--rounds", type=int, default=5, help="turns per case; the least CPU time counts")
+    parser.add_argument("--other-python", type=Path, default=None,
+                        help="the other worker's interpreter (default: this one)")
     args = parser.parse_intermixed_args(argv)
+    if args.other_python is not None and not os.access(args.other_python, os.X_OK):
+        parser.error(f"--other-python {args.other_python} is not an executable file")
     if not (args.other / "cbo" / "__init__.py").is_file():
         parser.error(f"{args.other} is not a cbo checkout (no cbo/__init__.py)")
     cases = _cases(args.cases)
     trees = {"other": args.other.resolve(), "this": HERE}
+    pythons = {"other": str(args.other_python or sys.executable), "this": sys.executable}
     workers = {}
     for name, tree in trees.items():
         env = dict(os.environ, PYTHONPATH=str(tree))
         # this file runs as the worker in both checkouts; each imports cbo from its own tree
-        workers[name] = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker"],
+        workers[name] = subprocess.Popen([pythons[name], str(Path(__file__).resolve()), "--worker"],
                                          cwd=tree, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def ask(name: str, case: str) -> tuple[float, str]:
@@ -120,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         elapsed, digest = json.loads(line)
         return elapsed, digest
 
-    print(f"this: {HERE}\nother: {trees['other']}\nCPU ms, least of {args.rounds} turns each")
+    print(f"this: {HERE} ({pythons['this']})\nother: {trees['other']} ({pythons['other']})\n"
+          f"CPU ms, least of {args.rounds} turns each")
     for name in workers:   # the first TPC-H case reads the statistics: not timed
         ask(name, cases[0])
     best: dict[str, dict[str, float]] = {"other": {}, "this": {}}
