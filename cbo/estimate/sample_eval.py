@@ -120,6 +120,21 @@ def _like(values: Any, pattern: str, n: int) -> np.ndarray:
                        dtype=bool, count=len(values))
 
 
+def _per_column(kept: dict[int, tuple[np.ndarray, Any]], values: np.ndarray, make: Callable[[np.ndarray], Any]) -> Any:
+    """``make(values)`` for a sample's column array, remembered in ``kept`` while the column
+    lives: by its id, checked to be the same array (a sample's arrays are built once and never
+    changed; the entry holds the array, so its id is not reused while kept). At most 257
+    columns are kept."""
+    found = kept.get(id(values))
+    if found is not None and found[0] is values:
+        return found[1]
+    made = make(values)
+    if len(kept) > 256:
+        kept.clear()
+    kept[id(values)] = (values, made)
+    return made
+
+
 _ARROW: dict[int, tuple[np.ndarray, Any]] = {}
 
 
@@ -128,15 +143,8 @@ def _arrow(values: np.ndarray) -> Any:
     column lives."""
     import pyarrow as pa
 
-    found = _ARROW.get(id(values))
-    if found is not None and found[0] is values:
-        return found[1]
-    strings = [v if isinstance(v, str) else None for v in values]
-    converted = pa.array(strings, type=pa.string())
-    if len(_ARROW) > 256:
-        _ARROW.clear()
-    _ARROW[id(values)] = (values, converted)
-    return converted
+    return _per_column(_ARROW, values, lambda column: pa.array(
+        [v if isinstance(v, str) else None for v in column], type=pa.string()))
 
 
 def _compare(name: str, left: Any, right: Any, coded: bool = False) -> np.ndarray:
@@ -153,7 +161,7 @@ def _compare(name: str, left: Any, right: Any, coded: bool = False) -> np.ndarra
     return np.asarray(result, dtype=bool)
 
 
-_CODES: dict[int, tuple[np.ndarray, np.ndarray, dict[str, int]]] = {}
+_CODES: dict[int, tuple[np.ndarray, Any]] = {}
 
 
 def _codes(values: np.ndarray) -> tuple[np.ndarray, dict[str, int]]:
@@ -163,16 +171,14 @@ def _codes(values: np.ndarray) -> tuple[np.ndarray, dict[str, int]]:
     per comparison on a 10,000-row sample, and TPC-H Q19 makes dozens); its codes compare as
     integers. A row equals a string exactly where its code is the string's (dictionary keys
     compare as ``==`` does; no other object equals a string)."""
-    found = _CODES.get(id(values))
-    if found is not None and found[0] is values:
-        return found[1], found[2]
+    return _per_column(_CODES, values, _coded)
+
+
+def _coded(values: np.ndarray) -> tuple[np.ndarray, dict[str, int]]:
     known: dict[str, int] = {}
     codes = np.fromiter((known.setdefault(v, len(known)) if isinstance(v, str) else -1 for v in values),
                         dtype=np.int64, count=len(values))
     codes.flags.writeable = False
-    if len(_CODES) > 256:
-        _CODES.clear()
-    _CODES[id(values)] = (values, codes, known)
     return codes, known
 
 
