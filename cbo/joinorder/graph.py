@@ -168,14 +168,7 @@ class JoinGraph:
         rows = self._class_rows
         if rows is None or len(rows) != len(self.classes):
             rows = self._class_rows = [(cls.mask, cls.shift, cls._pairs, cls) for cls in self.classes]
-        meeting = self._meeting if self._meeting_classes == len(rows) else {}   # ({}: found anew)
-        on_left_classes = meeting.get(left)
-        if on_left_classes is None:
-            on_left_classes = self._classes_meeting(left)
-        spanning = meeting.get(right)
-        if spanning is None:
-            spanning = self._classes_meeting(right)
-        spanning &= on_left_classes
+        spanning = self._classes_meeting(left) & self._classes_meeting(right)
         while spanning:   # the spanning classes, in class order (the conjuncts' order)
             low = spanning & -spanning
             spanning ^= low
