@@ -28,3 +28,16 @@ def test_a_checkout_against_itself_reports_the_same_plans(capsys):
 def test_not_a_checkout_is_refused(tmp_path):
     with pytest.raises(SystemExit):
         ab.main([str(tmp_path), "star:4:ex"])
+
+
+def test_the_other_side_under_a_named_interpreter(capsys, tmp_path):
+    # --other-python runs the other worker under that interpreter (here this one, named by path)
+    import sys
+
+    assert ab.main([str(ROOT), "--other-python", sys.executable, "--rounds", "1", "star:3:ex"]) == 0
+    out = capsys.readouterr().out
+    assert f"other: {ROOT} ({sys.executable})" in out and "same plan cost and estimates" in out
+    with pytest.raises(SystemExit):
+        ab.main([str(ROOT), "--other-python", str(tmp_path / "no-python"), "star:3:ex"])
+    err = capsys.readouterr().err
+    assert "--other-python" in err and "is not an executable file" in err
