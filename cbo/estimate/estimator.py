@@ -24,7 +24,8 @@ from cbo.estimate import defaults
 from cbo.estimate.aggregates import aggregate_output
 from cbo.estimate.arithmetic import OPERATIONS, of_two, with_constant
 from cbo.estimate.column import ColumnEstimate, Segment
-from cbo.estimate.filters import constant_value, estimate_filter
+from cbo.estimate.constants import constant_value
+from cbo.estimate.filters import estimate_filter
 from cbo.estimate.join_sets import estimate_join_set, join_set_of
 from cbo.estimate.join_sets import forget_plans as forget_join_set_plans
 from cbo.estimate.joins import estimate_join

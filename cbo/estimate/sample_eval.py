@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from cbo.estimate.column import like_regex
+from cbo.estimate.constants import NOT_CONSTANT, constant_value
 from cbo.ir.expressions import Call, Column, ColumnRef, Constant, Expr, SpecialForm
 
 Arrays = Callable[[Column], "tuple[np.ndarray, np.ndarray] | None"]
@@ -195,6 +196,9 @@ def _value(e: Expr, arrays: Arrays, n: int) -> tuple[Any, np.ndarray]:
         return scalar(e.value), np.zeros(n, dtype=bool)
     if isinstance(e, Call):
         if e.name in ARITHMETIC or e.name == "divide":
+            folded = constant_value(e)    # constants alone: exactly, before the floats
+            if folded is not NOT_CONSTANT and folded is not None:
+                return scalar(folded), np.zeros(n, dtype=bool)
             (a, an), (b, bn) = _value(e.args[0], arrays, n), _value(e.args[1], arrays, n)
             if e.name == "divide":
                 with np.errstate(divide="ignore", invalid="ignore"):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from cbo.estimate import Estimator
 from cbo.ir import types as T
-from cbo.ir.expressions import (ColumnFactory, ColumnRef, Constant, SpecialForm, compare, conjunction, is_null,
+from cbo.ir.expressions import (Call, ColumnFactory, ColumnRef, Constant, SpecialForm, compare, conjunction, is_null,
                                 negate)
 from cbo.ir.operators import Aggregate, Filter, Join, Scan
 from stats.from_values import table_stats
@@ -50,6 +50,36 @@ def test_skewed_column_uses_mcvs_for_the_common_value_and_the_histogram_for_the_
     assert close(estimator.rows(Filter(scan, compare("lte", x, num(50)))), 950, 1.05)
     assert close(estimator.rows(Filter(scan, compare("gt", x, num(50)))), 50, 1.1)
     assert estimator.rows(Filter(scan, compare("gt", x, num(1000)))) == 0
+
+
+def test_decimal_constants_meet_the_statistics_numbers_as_the_values_they_name():
+    # l_discount holds 0.00 to 0.10 (eleven values, all most common), as floats in the
+    # statistics; the query's literals are decimals. A decimal and a float compare exactly:
+    # 0.07 the float is above 0.07 the decimal, and the two hash apart.
+    import decimal
+
+    values = [round(k / 100, 2) for k in range(11) for _ in range(100)]
+    stats = {"t.l": table_stats("t.l", {"d": values}, sample_size=200)}    # (not the whole table)
+    factory = ColumnFactory()
+    scan = make_scan(factory, "t.l", ["d"])
+
+    def rows(predicate) -> float:  # type: ignore[no-untyped-def]
+        return Estimator(stats).rows(Filter(scan, predicate))
+
+    seven = Constant(decimal.Decimal("0.07"), T.decimal(3, 2))
+    five = Constant(decimal.Decimal("0.05"), T.decimal(3, 2))
+    assert abs(rows(compare("eq", col(scan, "d"), seven)) - 100) < 1e-6
+    assert abs(rows(compare("lte", col(scan, "d"), seven)) - 800) < 1e-6
+    between = SpecialForm("BETWEEN", (col(scan, "d"), five, seven), T.BOOLEAN)
+    assert abs(rows(between) - 300) < 1e-6
+    # On the sample (a whole-table one, which answers exactly), bounds computed from
+    # decimals: 0.06 + 0.01 folded in floats is 0.06999999999999999, below the float 0.07.
+    whole = {"t.l": table_stats("t.l", {"d": values})}
+    hundredth = Constant(decimal.Decimal("0.01"), T.decimal(3, 2))
+    six = Constant(decimal.Decimal("0.06"), T.decimal(3, 2))
+    low, high = Call("subtract", (six, hundredth), T.decimal(4, 2)), Call("add", (six, hundredth), T.decimal(4, 2))
+    folded = SpecialForm("BETWEEN", (col(scan, "d"), low, high), T.BOOLEAN)
+    assert abs(Estimator(whole).rows(Filter(scan, folded)) - 300) < 1e-6
 
 
 def test_correlated_pair_is_estimated_from_the_sample_where_independence_fails():
