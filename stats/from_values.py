@@ -7,11 +7,12 @@ counts, widths, a row sample), computed exactly from the values, no engine neede
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 from collections import Counter
 from typing import Any, Mapping, Sequence
 
 from stats.histogram import BUCKETS, MCV_SIZE, build_histogram, choose_mcv
-from stats.model import ColumnStats, TableStats, now_utc
+from stats.model import ColumnStats, TableStats, now_utc, to_json_value
 from stats.sample import SAMPLE_SIZE, RowSample, choose_rows
 
 
@@ -35,6 +36,10 @@ def table_stats(table: str, columns: Mapping[str, Sequence[Any]], *, sample_size
     rows = len(columns[names[0]]) if names else 0
     result: dict[str, ColumnStats] = {}
     kinds = {name: kind_of(values) for name, values in columns.items()}
+    # Decimals as the collectors store them (``to_json_value``: floats, integral ones ints), so
+    # that the estimator meets one kind of number whichever made the statistics.
+    columns = {name: [to_json_value(v, "number") if isinstance(v, decimal.Decimal) else v for v in values]
+               if kinds[name] == "number" else values for name, values in columns.items()}
     for name, values in columns.items():
         present = [v for v in values if v is not None]
         counts = Counter(present)

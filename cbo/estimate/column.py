@@ -132,6 +132,8 @@ class ColumnEstimate:
             if v is None:
                 nulls += 1
             else:
+                if isinstance(v, decimal.Decimal):
+                    v = float(v)    # numbers as the statistics hold them (and constants meet them)
                 counts[v] = counts.get(v, 0.0) + 1
         kind = None
         if counts:

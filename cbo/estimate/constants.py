@@ -27,6 +27,8 @@ def constant_value(e: Expr):
         a, b = constant_value(e.args[0]), constant_value(e.args[1])
         if isinstance(a, (int, float, decimal.Decimal)) and isinstance(b, (int, float, decimal.Decimal)) and \
                 not isinstance(a, bool) and not isinstance(b, bool):
+            if isinstance(a, float) != isinstance(b, float):
+                a, b = float(a), float(b)    # a decimal meeting a float (which Python refuses): in floats
             try:
                 return ARITHMETIC[e.name](a, b)
             except (ArithmeticError, TypeError):
@@ -39,9 +41,11 @@ def constant_value(e: Expr):
                 return dt.date.fromisoformat(value[:10])
             if e.type.name == "timestamp" and isinstance(value, str):
                 return dt.datetime.fromisoformat(value)
+            if e.type.name == "decimal" and isinstance(value, str):
+                return decimal.Decimal(value.strip())
             if e.type.is_numeric and isinstance(value, str):
                 return float(value)
-        except ValueError:
+        except (ValueError, ArithmeticError):
             return NOT_CONSTANT
         return value
     return NOT_CONSTANT

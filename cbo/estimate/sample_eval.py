@@ -24,7 +24,8 @@ from cbo.ir.expressions import Call, Column, ColumnRef, Constant, Expr, SpecialF
 Arrays = Callable[[Column], "tuple[np.ndarray, np.ndarray] | None"]
 COMPARE = {"eq": operator.eq, "neq": operator.ne, "lt": operator.lt, "lte": operator.le, "gt": operator.gt,
            "gte": operator.ge}
-ARITHMETIC = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul}
+# Arithmetic over sample arrays (numpy); constants alone fold in ``constants`` first.
+ARRAY_ARITHMETIC = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul}
 
 
 class Unsupported(Exception):
@@ -195,7 +196,7 @@ def _value(e: Expr, arrays: Arrays, n: int) -> tuple[Any, np.ndarray]:
             return np.zeros(n), np.ones(n, dtype=bool)
         return scalar(e.value), np.zeros(n, dtype=bool)
     if isinstance(e, Call):
-        if e.name in ARITHMETIC or e.name == "divide":
+        if e.name in ARRAY_ARITHMETIC or e.name == "divide":
             folded = constant_value(e)    # constants alone: exactly, before the floats
             if folded is not NOT_CONSTANT and folded is not None:
                 return scalar(folded), np.zeros(n, dtype=bool)
@@ -205,7 +206,7 @@ def _value(e: Expr, arrays: Arrays, n: int) -> tuple[Any, np.ndarray]:
                     out = np.true_divide(a, b)
                 zero = np.asarray(b == 0)
                 return out, an | bn | zero
-            return ARITHMETIC[e.name](a, b), an | bn
+            return ARRAY_ARITHMETIC[e.name](a, b), an | bn
         if e.name == "negate":
             a, an = _value(e.args[0], arrays, n)
             return -a, an

@@ -12,7 +12,7 @@ from cbo.estimate import Estimator
 from cbo.ir import types as T
 from cbo.ir.expressions import (Call, ColumnFactory, ColumnRef, Constant, SpecialForm, compare, conjunction, is_null,
                                 negate)
-from cbo.ir.operators import Aggregate, Filter, Join, Scan
+from cbo.ir.operators import Aggregate, Filter, Join, Scan, Values
 from stats.from_values import table_stats
 
 
@@ -80,6 +80,13 @@ def test_decimal_constants_meet_the_statistics_numbers_as_the_values_they_name()
     low, high = Call("subtract", (six, hundredth), T.decimal(4, 2)), Call("add", (six, hundredth), T.decimal(4, 2))
     folded = SpecialForm("BETWEEN", (col(scan, "d"), low, high), T.BOOLEAN)
     assert abs(Estimator(whole).rows(Filter(scan, folded)) - 300) < 1e-6
+    # Decimals that are values, not statistics (a VALUES list), meet the same constants.
+    d = factory.new("d", T.decimal(3, 2))
+    listed = Values((d,), tuple((Constant(decimal.Decimal(v), T.decimal(3, 2)),) for v in ("0.07", "0.05", "0.07")))
+    assert abs(Estimator({}).rows(Filter(listed, compare("eq", ColumnRef(d), seven))) - 2) < 1e-6
+    # and statistics made from decimals (``table_stats``) hold them as the collectors do
+    exact = {"t.l": table_stats("t.l", {"d": [decimal.Decimal(str(v)) for v in values]}, sample_size=200)}
+    assert abs(Estimator(exact).rows(Filter(scan, compare("eq", col(scan, "d"), seven))) - 100) < 1e-6
 
 
 def test_correlated_pair_is_estimated_from_the_sample_where_independence_fails():
