@@ -26,7 +26,7 @@ from cbo.estimate.arithmetic import OPERATIONS, of_two, with_constant
 from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.estimate.constants import constant_value
 from cbo.estimate.filters import estimate_filter
-from cbo.estimate.join_sets import estimate_join_set, join_set_of
+from cbo.estimate.join_sets import estimate_join_set, extreme_restriction, join_set_of
 from cbo.estimate.join_sets import forget_plans as forget_join_set_plans
 from cbo.estimate.joins import estimate_join
 from cbo.estimate.plan_facts import PlanFacts
@@ -155,7 +155,7 @@ class Estimator:
             if stats.sample is not None else None
         origins = {c: Origin(scan, c in single_keys, name, columns[c] if name in stats.columns else None, rows, sample)
                    for c, name in zip(scan.columns, scan.column_names)}
-        return RelEstimate(rows, columns, groups, origins, sample, frozenset(notes))
+        return RelEstimate(rows, columns, groups, origins, sample, frozenset(notes), conditions=())
 
 
 class _SetOnly:
@@ -207,7 +207,7 @@ def _project(plan: Project, rel: RelEstimate) -> RelEstimate:
         kept = ChainMap(kept, computed)  # type: ignore[arg-type]
     groups = {frozenset(renames[c] for c in g): d for g, d in rel.groups.items() if all(c in renames for c in g)}
     sample = SampleView(rel.sample.sample, names, rel.sample.mask) if rel.sample is not None and names else None
-    return RelEstimate(rel.rows, kept, groups, origins, sample, rel.notes)
+    return RelEstimate(rel.rows, kept, groups, origins, sample, rel.notes, conditions=rel.conditions)
 
 
 def _computed(expr: Expr, rel: RelEstimate) -> ColumnEstimate:
@@ -364,7 +364,8 @@ def _aggregate(plan: Aggregate, rel: RelEstimate) -> RelEstimate:
         source = call.args[0] if call.name in ("min", "max") and len(call.args) == 1 else None
         if isinstance(source, ColumnRef) and source.column in rel.origins and plan.group_by:
             found = rel.origins[source.column]
-            origins[column] = Origin(found.scan, False, found.name, extreme=call.name)
+            over = extreme_restriction(rel.join_set, source.column, plan.group_by) if rel.join_set is not None else None
+            origins[column] = Origin(found.scan, False, found.name, extreme=call.name, extreme_over=over)
     return RelEstimate(rows, ChainMap(columns, computed), groups, origins, None,  # type: ignore[arg-type]
                        rel.notes | frozenset(notes))
 

@@ -118,7 +118,8 @@ def estimate_filter(rel: RelEstimate, predicate: Expr) -> RelEstimate:
     if view is not None:
         origins = {c: o.seen_through(view) if o.sample is not None and o.sample.sample is view.sample else o
                    for c, o in rel.origins.items()}
-    return RelEstimate(rows, columns, rel.groups, origins, view, rel.notes | frozenset(notes))
+    conditions = None if rel.conditions is None else (*rel.conditions, predicate)
+    return RelEstimate(rows, columns, rel.groups, origins, view, rel.notes | frozenset(notes), conditions=conditions)
 
 
 def _is_like_call(part: Expr) -> bool:

@@ -40,7 +40,8 @@ orders of magnitude near empty results. Here the estimate is computed from the s
   (``_leaf_correlation``).
 * **An extreme joined back.** ``x = min(x)`` of the same table's rows, grouped by the key the
   set also joins on (a decorrelated ``x = (SELECT min(x) ... WHERE key = outer.key)``), keeps
-  one row per group (``_extreme_of_same_rows``).
+  one row per group, or one per group of the rows that pass the same restrictions as the
+  aggregate's input did (``cbo.estimate.extremes``).
 * **Keys.** A class member that is a unique key of its leaf matches each tuple of the others at
   most once: the class's selectivity is at most one over that leaf's rows. Two leaves joined on
   several classes whose columns form a known column group (a composite key or foreign key) are
@@ -62,6 +63,7 @@ from collections import ChainMap
 from collections.abc import Iterable, Mapping, Sequence
 
 from cbo.estimate.column import ColumnEstimate
+from cbo.estimate.extremes import Restriction, extreme_candidate, extreme_selectivity, restriction
 from cbo.estimate.filters import generic_selectivity
 from cbo.estimate.join_memory import _KEPT, _REMEMBERED, _kept, _kept_over, _remembered, _remembered_over
 from cbo.estimate.join_samples import EMPTY_NOTE, _counted, _from_base, _leaf_correlation, _sample_members, _sampled
@@ -136,7 +138,7 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
             if extreme:
                 extremes.append(k)
         for k in range(len(classes)):
-            found = _extreme_of_same_rows(k, classes, selectivities, leaves, leaf_of) if k in extremes else None
+            found = extreme_selectivity(k, classes, selectivities, leaves, leaf_of) if k in extremes else None
             rows *= found if found is not None else selectivities[k]
         for i, j, ks in grouped:
             rows *= _group_correction(i, j, [classes[k] for k in ks], leaves, leaf_of)
@@ -233,7 +235,7 @@ def _class_result(members: tuple[Column, ...], use_sample: bool, leaves: Sequenc
     """What a class contributes to any set holding it, whatever the set's other classes: its
     selectivity (floored by ``_busy_everywhere_floor``), its notes, whether the samples find
     it empty, the caps its pairs found empty put on the set's rows, and whether it may be an
-    extreme joined back (``_extreme_candidate``). Nothing here depends on the set's order of
+    extreme joined back (``extremes.extreme_candidate``). Nothing here depends on the set's order of
     leaves (``leaf_of`` is read only to find each member's leaf)."""
     def measure(found: list[str]) -> float:
         return _class_selectivity(members, leaves, leaf_of, use_sample, found)
@@ -251,7 +253,7 @@ def _class_result(members: tuple[Column, ...], use_sample: bool, leaves: Sequenc
         # Pairs of members that never meet in their samples still cap the set (the bound
         # above is only about the class's own sampled tuples).
         caps = tuple(_empty_pairs(members, leaves, leaf_of, own))
-    return selectivity, tuple(own), empty, caps, _extreme_candidate(members, leaves, leaf_of)
+    return selectivity, tuple(own), empty, caps, extreme_candidate(members, leaves, leaf_of)
 
 
 def _residual_share(conjunct: Expr, combined: Mapping[Column, ColumnEstimate], scale: float,
@@ -604,45 +606,17 @@ def _group_correction(i: int, j: int, classes: Sequence[Sequence[Column]], leave
     return (non_null / max(left_group, right_group, 1.0)) / product
 
 
-def _extreme_of_same_rows(k: int, classes: Sequence[tuple[Column, ...]], selectivities: Sequence[float],
-                          leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float | None:
-    """The selectivity of ``x = min(x)`` (or max) where the aggregate's leaf is also joined to
-    ``x``'s leaf through other classes (its grouping key, decorrelated): each group keeps the
-    one row (ties aside) of the ``f`` rows it pairs with that holds the extreme, so the class
-    keeps one in ``f`` (TPC-H Q2: the cheapest supplier of each part). The two distributions
-    matched as independent would find almost no equal values. None when the class is not
-    of that shape."""
-    members = classes[k]
-    for x, m in _extreme_orientations(members, leaves, leaf_of):
-        own, other = leaf_of[x], leaf_of[m]
-        linking = [j for j, c in enumerate(classes) if j != k and {own, other} <= {leaf_of[y] for y in c}]
-        if not linking:
-            continue
-        per_group = leaves[own].estimate.rows
-        for j in linking:
-            per_group *= selectivities[j]
-        return 1.0 / max(per_group, 1.0)
-    return None
-
-
-def _extreme_orientations(members: Sequence[Column], leaves: Sequence[Leaf],
-                          leaf_of: dict[Column, int]) -> list[tuple[Column, Column]]:
-    """The (column, its extreme) orders of a class of two in which the second member is an
-    extreme of the first's column of the same table (the shape ``_extreme_of_same_rows``
-    looks for before it reads the set's other classes)."""
-    if len(members) != 2:
-        return []
-    found = []
-    for x, m in (members, members[::-1]):
-        source, extreme = leaves[leaf_of[x]].estimate.origins.get(x), leaves[leaf_of[m]].estimate.origins.get(m)
-        if source is None or extreme is None or extreme.extreme is None or source.extreme is not None:
-            continue
-        if getattr(source.scan, "table", None) != getattr(extreme.scan, "table", None) or source.name != extreme.name:
-            continue
-        found.append((x, m))
-    return found
-
-
-def _extreme_candidate(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> bool:
-    """Whether ``_extreme_of_same_rows`` may find the class an extreme joined back."""
-    return bool(_extreme_orientations(members, leaves, leaf_of))
+def extreme_restriction(join_set: JoinSet, source: Column, group_by: Sequence[Column]) -> Restriction | None:
+    """What restricts the rows of ``source``'s leaf in an aggregate's input join set, apart from
+    the grouping key (``extremes.restriction``): carried by a ``min(source)`` grouped over it."""
+    leaves = join_set.leaves
+    leaf_of: dict[Column, int] = {}
+    for index, leaf in enumerate(leaves):
+        leaf_of.update(dict.fromkeys(leaf.key, index))
+    if source not in leaf_of:
+        return None
+    classes, _ = _classes(join_set.conjuncts, leaf_of)
+    keys = set(group_by)
+    grouping = frozenset(k for k, members in enumerate(classes) if keys.intersection(members))
+    found = restriction(leaves, classes, leaf_of, leaf_of[source], frozenset(), grouping)
+    return found[0] if found is not None and found[2] else None

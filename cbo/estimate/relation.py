@@ -89,6 +89,9 @@ class Origin:
     # "min" or "max": the column is that aggregate of the named column (per group), not the
     # column itself (``join_sets`` recognizes ``x = min(x)`` joined back on the grouping key).
     extreme: str | None = None
+    # For such an extreme over a join set: what restricted the source's rows there, besides the
+    # grouping key (``cbo.estimate.extremes``).
+    extreme_over: frozenset | None = None
 
     @property
     def view(self) -> SampleView:
@@ -99,7 +102,8 @@ class Origin:
     def seen_through(self, view: SampleView) -> Origin:
         """``replace(self, sample=view)``, field by field: a filter re-points every column of its
         input (sixteen for lineitem), and ``dataclasses.replace`` reads the fields' list each time."""
-        return Origin(self.scan, self.unique, self.name, self.base, self.base_rows, view, self.extreme)
+        return Origin(self.scan, self.unique, self.name, self.base, self.base_rows, view, self.extreme,
+                      self.extreme_over)
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,6 +150,10 @@ class RelEstimate:
     # An inner-join result: the set it joins, so the next inner join is estimated from the
     # whole set rather than from this estimate's columns (``cbo.estimate.join_sets``).
     join_set: JoinSet | None = None
+    # A scan of one table under filters (and projections): the filters' predicates, in order
+    # (empty for the scan alone); None for anything else. What an extreme joined back compares
+    # (``cbo.estimate.extremes``).
+    conditions: tuple[Expr, ...] | None = None
 
     def column(self, column: Column) -> ColumnEstimate:
         found = self.columns.get(column)
