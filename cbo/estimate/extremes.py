@@ -24,23 +24,30 @@ aggregate's input carries its own description on the extreme's ``Origin``
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from cbo.estimate.relation import Leaf
-from cbo.ir.expressions import Column, conjuncts
+from cbo.ir.expressions import Call, Column, ColumnRef, Constant, Expr, SpecialForm, conjuncts
 
 Restriction = frozenset
 
+# Below this share of ``x``'s rows passing the restrictions, the restricted count is not used:
+# a near-empty restriction is better left to the set's own floors than divided by.
+MIN_PASSING = 1e-3
+
 
 def restriction(leaves: Sequence[Leaf], classes: Sequence[Sequence[Column]], leaf_of: dict[Column, int],
-                start: int, excluded_leaves: frozenset[int], excluded_classes: frozenset[int]) \
-        -> tuple[Restriction, list[int], list[int]] | None:
+                start: int, excluded_leaves: frozenset[int], excluded_classes: frozenset[int],
+                residual: frozenset[Column] = frozenset()) -> tuple[Restriction, list[int], list[int]] | None:
     """What restricts the rows of leaf ``start`` in a join set: (its description, the leaves
-    reached, the classes traversed); None where a leaf reached cannot be described (not a
-    scan of one table, or filters its sample could not evaluate)."""
+    reached, the classes traversed). Only a chain that keeps each row of ``start`` at most once
+    is described: each class traversed joins a leaf already reached to a new one on that new
+    leaf's unique key, and no leaf is reached twice (a composite key, a cycle); a leaf reached
+    is in no excluded class and no residual conjunct reads ``start`` or a leaf reached (those
+    would restrict or multiply the rows otherwise than the description says). None otherwise,
+    or where a leaf cannot be described (``_leaf_description``)."""
     described = _leaf_description(leaves[start])
-    if described is None:
+    if described is None or leaves[start].key & residual:
         return None
     parts: set = {("start", described)}
     reached = [start]
@@ -52,23 +59,28 @@ def restriction(leaves: Sequence[Leaf], classes: Sequence[Sequence[Column]], lea
         for k, members in enumerate(classes):
             if k in excluded_classes or k in traversed or not any(leaf_of[c] == index for c in members):
                 continue
-            others = {leaf_of[c] for c in members} - seen - excluded_leaves
             inside = [c for c in members if leaf_of[c] not in excluded_leaves]
             if len({leaf_of[c] for c in inside}) < 2:
                 continue
-            traversed.append(k)
-            edge = frozenset(_column_description(leaves[leaf_of[c]], c) for c in inside)
-            if None in edge:
+            if len(inside) != 2:
                 return None
+            near, far = inside if leaf_of[inside[0]] == index else inside[::-1]
+            other = leaf_of[far]
+            if leaf_of[near] != index or other in seen or far not in leaves[other].single_keys \
+                    or leaves[other].key & residual:
+                return None
+            if any(j in excluded_classes and leaf_of[c] == other for j, c_s in enumerate(classes) for c in c_s):
+                return None
+            edge = (_column_description(leaves[index], near), _column_description(leaves[other], far))
+            described = _leaf_description(leaves[other])
+            if None in edge or described is None:
+                return None
+            traversed.append(k)
             parts.add(("class", edge))
-            for other in sorted(others):
-                described = _leaf_description(leaves[other])
-                if described is None:
-                    return None
-                parts.add(("leaf", described))
-                seen.add(other)
-                reached.append(other)
-                frontier.append(other)
+            parts.add(("leaf", described))
+            seen.add(other)
+            reached.append(other)
+            frontier.append(other)
     return frozenset(parts), reached[1:], traversed
 
 
@@ -81,10 +93,23 @@ def _leaf_description(leaf: Leaf) -> tuple | None:
     tables = {getattr(o.scan, "table", None) for o in origins.values()}
     if conditions is None or len(tables) != 1 or None in tables or any(o.extreme for o in origins.values()):
         return None
-    return (next(iter(tables)), frozenset(_ID.sub("", str(c)) for p in conditions for c in conjuncts(p)))
+    described = frozenset(_canonical(c) for p in conditions for c in conjuncts(p))
+    return None if None in described else (next(iter(tables)), described)
 
 
-_ID = re.compile(r"#\d+")
+def _canonical(e: Expr) -> tuple | None:
+    """An expression with its columns by name (constants as they are: ``'Brand#12'`` is not
+    ``'Brand#34'``); None for a kind of expression not described (a subquery)."""
+    if isinstance(e, ColumnRef):
+        return ("column", e.column.name.lower())
+    if isinstance(e, Constant):
+        return ("constant", repr(e.value), str(e.type))
+    if isinstance(e, (Call, SpecialForm)):
+        args = tuple(_canonical(a) for a in e.args)
+        if None in args:
+            return None
+        return (type(e).__name__, e.name if isinstance(e, Call) else e.form, args, str(e.type))
+    return None
 
 
 def _column_description(leaf: Leaf, column: Column) -> tuple | None:
@@ -96,38 +121,47 @@ def _column_description(leaf: Leaf, column: Column) -> tuple | None:
 
 
 def extreme_selectivity(k: int, classes: Sequence[tuple[Column, ...]], selectivities: Sequence[float],
-                        leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float | None:
+                        leaves: Sequence[Leaf], leaf_of: dict[Column, int],
+                        residual: frozenset[Column] = frozenset()) -> float | None:
     """The selectivity of class ``k`` where it is ``x = min(x)`` (or max) and the aggregate's
     leaf is also joined to ``x``'s leaf through other classes (its grouping key); None when
-    the class is not of that shape. See the module's docstring."""
+    the class is not of that shape. ``residual``: the columns the set's other conjuncts read.
+    See the module's docstring."""
     members = classes[k]
     for x, m in _extreme_orientations(members, leaves, leaf_of):
         own, other = leaf_of[x], leaf_of[m]
         linking = [j for j, c in enumerate(classes) if j != k and {own, other} <= {leaf_of[y] for y in c}]
         if not linking:
             continue
-        # the group's rows in ``x``'s leaf: its rows per value of its grouping-key columns (a
-        # linking class's selectivity would also count the class's other members: the part
-        # table joined on the same key as well made it 1 / 200,000 too small)
         per_group = leaves[own].estimate.rows
-        for j in linking:
-            for c in classes[j]:
-                if leaf_of[c] == own:
-                    per_group /= max(leaves[own].estimate.column(c).distinct, 1.0)
+        mine = [c for j in linking for c in classes[j] if leaf_of[c] == own]
+        if len(linking) == 1 and len(mine) == 1:
+            # the group's rows in ``x``'s leaf: its rows with a key per value of the key (the
+            # linking class's selectivity would also count the class's other members: the part
+            # table joined on the same key as well made it 1 / 200,000 too small)
+            key = leaves[own].estimate.column(mine[0])
+            per_group = key.non_null / max(key.distinct, 1.0)
+        else:
+            for j in linking:
+                per_group *= selectivities[j]
         over = leaves[other].estimate.origins[m].extreme_over
         if over is not None:
-            found = restriction(leaves, classes, leaf_of, own, frozenset([other]), frozenset([k, *linking]))
+            found = restriction(leaves, classes, leaf_of, own, frozenset([other]), frozenset([k, *linking]), residual)
             if found is not None and found[0] == over and found[2]:
-                # restricted as the aggregate's input was: the group's rows that pass
+                # Restricted as the aggregate's input was: each row of ``x``'s leaf meets at
+                # most one row of each leaf reached (unique keys), so the reached leaves' rows
+                # times the classes' selectivities are the share of its rows passing. The set
+                # counts each group's passing rows as it counts any (``per_group`` times that
+                # share: 0.8 of Q2's four supplies of a part); the extreme keeps one of them.
                 _, reached, traversed = found
+                passing = 1.0
                 for index in reached:
-                    per_group *= leaves[index].estimate.rows
+                    passing *= leaves[index].estimate.rows
                 for j in traversed:
-                    per_group *= selectivities[j]
-                # Not at least one: the set counts each group's passing rows as it counts
-                # any (``per_group`` of them, 0.8 for Q2's EUROPE supplies of a part); the
-                # extreme keeps one of those of each group (which has one at least).
-                return 1.0 / per_group if per_group > 0 else None
+                    passing *= selectivities[j]
+                passing = min(passing, 1.0)
+                if passing >= MIN_PASSING and per_group > 0:
+                    return 1.0 / (per_group * passing)
         return 1.0 / max(per_group, 1.0)
     return None
 

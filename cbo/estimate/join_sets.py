@@ -137,8 +137,11 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
             empty_alone.extend(caps)
             if extreme:
                 extremes.append(k)
+        residual_columns = frozenset(c for conjunct in residual for c in columns_of(conjunct)) \
+            if extremes and residual else frozenset()
         for k in range(len(classes)):
-            found = extreme_selectivity(k, classes, selectivities, leaves, leaf_of) if k in extremes else None
+            found = extreme_selectivity(k, classes, selectivities, leaves, leaf_of, residual_columns) \
+                if k in extremes else None
             rows *= found if found is not None else selectivities[k]
         for i, j, ks in grouped:
             rows *= _group_correction(i, j, [classes[k] for k in ks], leaves, leaf_of)
@@ -615,8 +618,9 @@ def extreme_restriction(join_set: JoinSet, source: Column, group_by: Sequence[Co
         leaf_of.update(dict.fromkeys(leaf.key, index))
     if source not in leaf_of:
         return None
-    classes, _ = _classes(join_set.conjuncts, leaf_of)
+    classes, residual = _classes(join_set.conjuncts, leaf_of)
     keys = set(group_by)
     grouping = frozenset(k for k, members in enumerate(classes) if keys.intersection(members))
-    found = restriction(leaves, classes, leaf_of, leaf_of[source], frozenset(), grouping)
+    read = frozenset(c for conjunct in residual for c in columns_of(conjunct))
+    found = restriction(leaves, classes, leaf_of, leaf_of[source], frozenset(), grouping, read)
     return found[0] if found is not None and found[2] else None
