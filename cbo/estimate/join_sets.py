@@ -99,13 +99,24 @@ def join_set_of(node: Join, left: RelEstimate, right: RelEstimate, facts: PlanFa
     return JoinSet(tuple(leaves), left_conjuncts | right_conjuncts | own)
 
 
+def _leaf_positions(leaves: Sequence[Leaf]) -> dict[Column, int]:
+    """Each leaf column's position among the set's leaves."""
+    leaf_of: dict[Column, int] = {}
+    for index, leaf in enumerate(leaves):
+        leaf_of.update(dict.fromkeys(leaf.key, index))
+    return leaf_of
+
+
+def _read_by(conjuncts: Sequence[Expr]) -> frozenset[Column]:
+    """The columns some of ``conjuncts`` read."""
+    return frozenset(c for conjunct in conjuncts for c in columns_of(conjunct))
+
+
 def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
     """The set's estimate; with ``upper``, its rows are the degree bound of ``upper_bound``
     (the pessimistic mode) rather than the estimate."""
     leaves = join_set.leaves
-    leaf_of: dict[Column, int] = {}
-    for index, leaf in enumerate(leaves):
-        leaf_of.update(dict.fromkeys(leaf.key, index))
+    leaf_of = _leaf_positions(leaves)
     classes, residual = _classes(join_set.conjuncts, leaf_of)
     notes: list[str] = []
     rows = 1.0
@@ -137,8 +148,7 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
             empty_alone.extend(caps)
             if extreme:
                 extremes.append(k)
-        residual_columns = frozenset(c for conjunct in residual for c in columns_of(conjunct)) \
-            if extremes and residual else frozenset()
+        residual_columns = _read_by(residual) if extremes else frozenset()
         for k in range(len(classes)):
             found = extreme_selectivity(k, classes, selectivities, leaves, leaf_of, residual_columns) \
                 if k in extremes else None
@@ -238,8 +248,8 @@ def _class_result(members: tuple[Column, ...], use_sample: bool, leaves: Sequenc
     """What a class contributes to any set holding it, whatever the set's other classes: its
     selectivity (floored by ``_busy_everywhere_floor``), its notes, whether the samples find
     it empty, the caps its pairs found empty put on the set's rows, and whether it may be an
-    extreme joined back (``extremes.extreme_candidate``). Nothing here depends on the set's order of
-    leaves (``leaf_of`` is read only to find each member's leaf)."""
+    extreme joined back (``extremes.extreme_candidate``). Nothing here depends on the set's
+    order of leaves (``leaf_of`` is read only to find each member's leaf)."""
     def measure(found: list[str]) -> float:
         return _class_selectivity(members, leaves, leaf_of, use_sample, found)
 
@@ -613,14 +623,11 @@ def extreme_restriction(join_set: JoinSet, source: Column, group_by: Sequence[Co
     """What restricts the rows of ``source``'s leaf in an aggregate's input join set, apart from
     the grouping key (``extremes.restriction``): carried by a ``min(source)`` grouped over it."""
     leaves = join_set.leaves
-    leaf_of: dict[Column, int] = {}
-    for index, leaf in enumerate(leaves):
-        leaf_of.update(dict.fromkeys(leaf.key, index))
+    leaf_of = _leaf_positions(leaves)
     if source not in leaf_of:
         return None
     classes, residual = _classes(join_set.conjuncts, leaf_of)
     keys = set(group_by)
     grouping = frozenset(k for k, members in enumerate(classes) if keys.intersection(members))
-    read = frozenset(c for conjunct in residual for c in columns_of(conjunct))
-    found = restriction(leaves, classes, leaf_of, leaf_of[source], frozenset(), grouping, read)
+    found = restriction(leaves, classes, leaf_of, leaf_of[source], frozenset(), grouping, _read_by(residual))
     return found[0] if found is not None and found[2] else None

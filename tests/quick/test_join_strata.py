@@ -4,6 +4,7 @@ foreign keys' most common values) apart from the rest; and declared foreign keys
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import replace
 
 from cbo.estimate import Estimator
@@ -58,6 +59,35 @@ def test_busy_keys_count_their_known_rows_whatever_the_foreign_key_sample_draws(
     assert all(0.85 <= r <= 1.2 for r in ratios), (ratios, truth)
 
 
+def _with_answers(answers: Callable[[int], float]) -> dict:
+    """The busy editors' data, each post an answer (PostTypeId 2) with its editor's chance."""
+    data = _busy_editors()
+    rng = random.Random(8)
+    data["posts"]["PostTypeId"] = [2 if rng.random() < answers(u) else 1 for u in data["posts"]["LastEditorUserId"]]
+    return data
+
+
+def _answer_ratios(data: dict, truth: int, users_drawn: Callable[[random.Random], list[int]],
+                   year: tuple[str, int]) -> list[float]:
+    """Estimate over truth of ``posts.PostTypeId = 2`` joined on its editor with the users
+    whose ``Year`` compares as ``year`` says (``("eq", 2013)``), on six draws of the samples:
+    users as ``users_drawn`` picks them, a quarter of the posts."""
+    base = {f"a.{t}": table_stats(f"a.{t}", cols, sample_size=1_000) for t, cols in data.items()}
+    ratios = []
+    for seed in range(6):
+        draw = random.Random(seed)
+        stats = _redrawn(base, data, "users", "a.users", users_drawn(draw))
+        stats = _redrawn(stats, data, "posts", "a.posts", draw.sample(range(20_000), 5_000))
+        factory = ColumnFactory()
+        users = make_scan(factory, "a.users", list(data["users"]), ("Id",))
+        posts = make_scan(factory, "a.posts", list(data["posts"]), ("Id",))
+        passing = Filter(users, compare(year[0], col(users, "Year"), num(year[1])))
+        answers = Filter(posts, compare("eq", col(posts, "PostTypeId"), num(2)))
+        on = compare("eq", col(posts, "LastEditorUserId"), col(users, "Id"))
+        ratios.append(Estimator(stats).rows(Join("inner", answers, passing, on)) / truth)
+    return ratios
+
+
 def test_the_foreign_keys_filters_keep_of_the_busy_keys_rows_what_they_keep_of_their_sampled_rows():
     # The same busy editors, each post now a question or an answer: the posts of the busy
     # editors who joined in 2013 are 90 % answers, all others' 30 %. posts.PostTypeId = 2
@@ -66,26 +96,12 @@ def test_the_foreign_keys_filters_keep_of_the_busy_keys_rows_what_they_keep_of_t
     # that are answers (0.45), the busy stratum came out half its rows (about 0.56 of the
     # truth); the sampled posts of the busy users who pass the users' filter give their own
     # share (pooled with those who do not pass, 0.6, about 0.7).
-    data = _busy_editors()
-    rng = random.Random(8)
-    data["posts"]["PostTypeId"] = [2 if rng.random() < (0.9 if u <= 10 else 0.3) else 1
-                                   for u in data["posts"]["LastEditorUserId"]]
+    data = _with_answers(lambda u: 0.9 if u <= 10 else 0.3)
     year = dict(zip(data["users"]["Id"], data["users"]["Year"]))
     truth = sum(1 for u, kind in zip(data["posts"]["LastEditorUserId"], data["posts"]["PostTypeId"])
                 if year[u] == 2013 and kind == 2)
-    base = {f"a.{t}": table_stats(f"a.{t}", cols, sample_size=1_000) for t, cols in data.items()}
-    ratios = []
-    for seed in range(6):
-        draw = random.Random(seed)
-        stats = _redrawn(base, data, "users", "a.users", list(range(20)) + draw.sample(range(20, 20_000), 3_980))
-        stats = _redrawn(stats, data, "posts", "a.posts", draw.sample(range(20_000), 5_000))
-        factory = ColumnFactory()
-        users = make_scan(factory, "a.users", list(data["users"]), ("Id",))
-        posts = make_scan(factory, "a.posts", list(data["posts"]), ("Id",))
-        joined = Filter(users, compare("eq", col(users, "Year"), num(2013)))
-        answers = Filter(posts, compare("eq", col(posts, "PostTypeId"), num(2)))
-        on = compare("eq", col(posts, "LastEditorUserId"), col(users, "Id"))
-        ratios.append(Estimator(stats).rows(Join("inner", answers, joined, on)) / truth)
+    ratios = _answer_ratios(data, truth, lambda draw: list(range(20)) + draw.sample(range(20, 20_000), 3_980),
+                            ("eq", 2013))
     assert all(0.85 <= r <= 1.2 for r in ratios), (ratios, truth)
 
 
@@ -94,24 +110,10 @@ def test_busy_keys_the_key_sample_lacks_keep_the_share_of_their_own_sampled_rows
     # passes (Year >= 2010): the busy editors' answers are still known from the posts sample,
     # which holds about 500 of their posts. About 12,000 answers in all; scaled by the share
     # of all sampled posts (0.6), the busy stratum came out 0.75 of the truth.
-    data = _busy_editors()
-    rng = random.Random(8)
-    data["posts"]["PostTypeId"] = [2 if rng.random() < (0.9 if u <= 20 else 0.3) else 1
-                                   for u in data["posts"]["LastEditorUserId"]]
+    data = _with_answers(lambda u: 0.9 if u <= 20 else 0.3)
     truth = sum(1 for kind in data["posts"]["PostTypeId"] if kind == 2)
-    base = {f"a.{t}": table_stats(f"a.{t}", cols, sample_size=1_000) for t, cols in data.items()}
-    ratios = []
-    for seed in range(6):
-        draw = random.Random(seed)
-        stats = _redrawn(base, data, "users", "a.users", draw.sample(range(20, 20_000), 4_000))
-        stats = _redrawn(stats, data, "posts", "a.posts", draw.sample(range(20_000), 5_000))
-        factory = ColumnFactory()
-        users = make_scan(factory, "a.users", list(data["users"]), ("Id",))
-        posts = make_scan(factory, "a.posts", list(data["posts"]), ("Id",))
-        everyone = Filter(users, compare("gte", col(users, "Year"), num(2010)))
-        answers = Filter(posts, compare("eq", col(posts, "PostTypeId"), num(2)))
-        on = compare("eq", col(posts, "LastEditorUserId"), col(users, "Id"))
-        ratios.append(Estimator(stats).rows(Join("inner", answers, everyone, on)) / truth)
+    ratios = _answer_ratios(data, truth, lambda draw: draw.sample(range(20, 20_000), 4_000),
+                            ("gte", 2010))
     assert all(0.9 <= r <= 1.1 for r in ratios), (ratios, truth)
 
 
