@@ -25,8 +25,10 @@ import json
 import logging
 import posixpath
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
+from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.nav import Navigation, Section
@@ -100,26 +102,33 @@ def rewrite_links(markdown: str, page_repo_path: str, page_site_path: str) -> st
 
 
 @event_priority(100)   # before mkdocs-jupyter's on_files, which wraps the notebooks it finds
-def on_files(files: Files, config) -> Files:
+def on_files(files: Files, config: MkDocsConfig) -> Files:
     readme = (ROOT / "README.md").read_text()
     files.append(File.generated(config, "index.md", content=rewrite_links(readme, "README.md", "index.md")))
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
         source, executed = notebook_source(path)
         uri = f"notebooks/{path.name}"
         _shown_executed[uri] = executed
-        files.append(File.generated(config, uri, abs_src_path=str(source)))
+        # A file of its own folder rather than File.generated: mkdocs-jupyter wraps the file and
+        # reads its source folder, which a generated file lacks.
+        files.append(_mirrored(config, uri, source.parent.parent))
     for plot in sorted((ROOT / RESULTS).glob("*.png")):
-        files.append(File.generated(config, f"{RESULTS}/{plot.name}", abs_src_path=str(plot)))
+        files.append(_mirrored(config, f"{RESULTS}/{plot.name}", ROOT))
     return files
 
 
-def on_page_markdown(markdown: str, page: Page, config, files: Files) -> str:
+def _mirrored(config: MkDocsConfig, uri: str, folder: Path) -> File:
+    """``folder/uri`` as the site's ``uri``."""
+    return File(uri, str(folder), config["site_dir"], config["use_directory_urls"])
+
+
+def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     if page.file.src_uri == "index.md" or page.file.abs_src_path is None:
         return markdown   # the home page's links were rewritten with its content
     return rewrite_links(markdown, "docs/" + page.file.src_uri, page.file.src_uri)
 
 
-def on_page_content(html: str, page: Page, config, files: Files) -> str:
+def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     executed = _shown_executed.get(page.file.src_uri)
     if executed is None:
         return html
@@ -132,7 +141,7 @@ def on_page_content(html: str, page: Page, config, files: Files) -> str:
     return f'<div class="admonition note"><p>{note.format(page.file.src_uri)}</p></div>\n' + html
 
 
-def on_nav(nav: Navigation, config, files: Files) -> Navigation:
+def on_nav(nav: Navigation, config: MkDocsConfig, files: Files) -> Navigation:
     """Append pages that ``nav`` does not list to the section named after their folder."""
     listed = {id(page) for page in nav.pages}
     sections = {_folder_key(item.title): item for item in nav.items if isinstance(item, Section)}
@@ -167,7 +176,7 @@ def _folder_key(name: str | None) -> str:
     return (name or "").strip().lower().rstrip("s")
 
 
-def _pages(items):   # type: ignore[no-untyped-def]
+def _pages(items: list) -> Iterator[Page]:
     for item in items:
         if isinstance(item, Page):
             yield item
