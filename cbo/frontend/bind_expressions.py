@@ -84,6 +84,9 @@ class ExpressionBinder:
                 return self._aggregate(node, name)
         if isinstance(node, exp.Window):
             raise error_at(node, "window functions are not supported yet")
+        if isinstance(node, exp.Grouping):
+            raise error_at(node, "GROUPING() is not supported yet (nor are the ROLLUP, CUBE and GROUPING SETS "
+                                 "it reads)")
         if isinstance(node, exp.Func):
             raise error_at(node, f"unsupported function {node.sql_name() if hasattr(node, 'sql_name') else node.key}")
         raise error_at(node, f"unsupported expression: {node.sql()[:60]}")
