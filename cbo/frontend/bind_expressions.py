@@ -18,6 +18,7 @@ from cbo.frontend.errors import error_at
 from cbo.frontend.scope import Scope
 from cbo.ir import types as T
 from cbo.ir.intervals import IntervalValue, add_interval
+from cbo.ir.moments import is_moment
 from cbo.ir.expressions import (AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, SubqueryExpr,
                                 conjunction)
 
@@ -32,7 +33,10 @@ COMPARISON_NODES = {exp.EQ: "eq", exp.NEQ: "neq", exp.LT: "lt", exp.LTE: "lte", 
 ARITHMETIC_NODES = {exp.Add: ("add", "+"), exp.Sub: ("subtract", "-"), exp.Mul: ("multiply", "*"),
                     exp.Div: ("divide", "/"), exp.Mod: ("modulus", "%")}
 AGGREGATE_NODES = {exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max", exp.Count: "count",
-                   exp.AnyValue: "any_value"}
+                   exp.AnyValue: "any_value",
+                   # SQL's stddev and variance are the sample forms (sqlglot reads var_samp as Variance)
+                   exp.StddevSamp: "stddev_samp", exp.StddevPop: "stddev_pop", exp.Stddev: "stddev_samp",
+                   exp.Variance: "var_samp", exp.VariancePop: "var_pop"}
 EXTRACT_FIELDS = ("YEAR", "MONTH", "DAY", "QUARTER")
 
 
@@ -418,6 +422,8 @@ def aggregate_type(node: exp.Expression, name: str, arg: T.DataType) -> T.DataTy
         return arg
     if not (arg.is_numeric or arg == T.NULL):
         raise error_at(node, f"{name} needs a number, got {arg}")
+    if is_moment(name):
+        return T.DOUBLE
     if name == "sum":
         if arg.name == "decimal":
             return T.decimal(38, arg.scale or 0)

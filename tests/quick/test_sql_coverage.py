@@ -100,3 +100,39 @@ def test_a_derived_table_does_not_see_its_sibling_from_items(tpch_parquet_catalo
 def test_grouping_sets_and_windows_are_refused_in_one_line(tpch_parquet_catalog, sql, expected):
     message = refused(tpch_parquet_catalog, sql)
     assert message.startswith("line 1, column") and expected in message
+
+
+# Groups of several values, of one value (the sample forms are NULL), of only NULLs and of
+# NULLs beside one value; decimal, integer and double arguments.
+MOMENT_DATA = ("with t(g, x, d, i) as (values (1, 1.5, 1.5e0, 1), (1, 2.25, 2.25e0, 4), (1, null, null, null), "
+               "(1, 7.0, 7.0e0, 9), (2, 3.0, 3.0e0, 3), (3, null, null, null), (4, null, null, null), "
+               "(4, 5.5, 5.5e0, 6), (5, -2.0, -2e0, -2), (5, -2.0, -2e0, -2)) ")
+MOMENT_FUNCTIONS = ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop")
+
+
+@pytest.mark.parametrize("function", MOMENT_FUNCTIONS)
+@pytest.mark.parametrize("argument", ["x", "d", "i"])
+def test_moments_per_group_with_nulls_and_single_rows(engines, function, argument):
+    rows = check(engines, MOMENT_DATA + f"select g, {function}({argument}) from t group by g order by g",
+                 dialect="duckdb")
+    by_group = dict(rows)
+    assert by_group[3] is None and by_group[5] == 0.0
+    assert (by_group[2] is None) == ("pop" not in function)
+
+
+@pytest.mark.parametrize("function", MOMENT_FUNCTIONS)
+def test_moments_without_grouping_and_over_no_rows(engines, function):
+    check(engines, MOMENT_DATA + f"select {function}(x), {function}(distinct i), count(*) from t", dialect="duckdb")
+    rows = check(engines, MOMENT_DATA + f"select {function}(x) from t where g > 10", dialect="duckdb")
+    assert rows == [(None,)]
+
+
+def test_moments_over_tables_in_expressions_and_having(engines):
+    check(engines, "select l_returnflag, stddev_samp(l_quantity), var_pop(l_extendedprice * (1 - l_discount)), "
+                   "stddev_pop(l_tax) / avg(l_tax) from lineitem group by l_returnflag "
+                   "having variance(l_quantity) > 10 order by 1")
+
+
+def test_moments_need_a_number(tpch_parquet_catalog):
+    message = refused(tpch_parquet_catalog, "select stddev(n_name) from nation")
+    assert message.startswith("line 1, column") and "stddev_samp needs a number, got varchar" in message
