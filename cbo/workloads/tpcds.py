@@ -24,9 +24,9 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -109,8 +109,9 @@ KEYS: dict[str, TableKeys] = {
         "cdemo_sk:customer_demographics.cd_demo_sk hdemo_sk:household_demographics.hd_demo_sk "
         "addr_sk:customer_address.ca_address_sk store_sk:store.s_store_sk")) + (
         _fk("sr_item_sk,sr_ticket_number", "store_sales", "ss_item_sk,ss_ticket_number"),)),
-    "catalog_sales": TableKeys(("cs_item_sk", "cs_order_number"), _dims("cs_", _SALES_DIMS + " " + _WEB_CATALOG_SALES + (
-        " call_center_sk:call_center.cc_call_center_sk catalog_page_sk:catalog_page.cp_catalog_page_sk"))),
+    "catalog_sales": TableKeys(("cs_item_sk", "cs_order_number"), _dims("cs_", (
+        f"{_SALES_DIMS} {_WEB_CATALOG_SALES} call_center_sk:call_center.cc_call_center_sk "
+        "catalog_page_sk:catalog_page.cp_catalog_page_sk"))),
     "catalog_returns": TableKeys(("cr_item_sk", "cr_order_number"), _dims("cr_", _RETURNS_DIMS + " " + (
         _WEB_CATALOG_RETURNS) + (
         " call_center_sk:call_center.cc_call_center_sk catalog_page_sk:catalog_page.cp_catalog_page_sk "

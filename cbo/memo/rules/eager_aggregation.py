@@ -27,13 +27,13 @@ group, that row of ``O``). They also agree on ``G_S``, and ``G``'s other columns
 row of ``O``, so all rows of one partial group paired with one row of ``O`` fall in the same
 final group. Each final group therefore receives, for each original row, exactly one partial
 result containing it, and sums of sums (counts), minima of minima and maxima of maxima are the
-aggregates over the original rows; so are a moment's three sums, from which it follows. This holds whatever duplicates ``O`` has (a row of ``O``
-meeting a partial group counts its rows once per match, as the original join counted each row
-once per match). NULLs: a partial ``sum``/``min``/``max`` over only NULLs is NULL and the
-combining function skips it as the original skipped the rows; a ``count`` is 0, never NULL, and
-a final group is never empty, so the sum of counts is a number. ``G`` must not be empty: a
-scalar ``count`` over an empty join is 0, but a sum over no partial counts is NULL (the COUNT
-bug), so scalar aggregations are refused.
+aggregates over the original rows; so are a moment's three sums, from which it follows. This
+holds whatever duplicates ``O`` has (a row of ``O`` meeting a partial group counts its rows once
+per match, as the original join counted each row once per match). NULLs: a partial
+``sum``/``min``/``max`` over only NULLs is NULL and the combining function skips it as the
+original skipped the rows; a ``count`` is 0, never NULL, and a final group is never empty, so
+the sum of counts is a number. ``G`` must not be empty: a scalar ``count`` over an empty join is
+0, but a sum over no partial counts is NULL (the COUNT bug), so scalar aggregations are refused.
 
 Refused: ``avg`` (it would need a sum and a count and a division above), DISTINCT ``sum`` /
 ``count`` (a value in two partial groups would be counted twice), ``any_value`` (kept simple),
