@@ -417,6 +417,8 @@ class SqlRenderer:
             return result
         if c.name.startswith("extract_"):
             return exp.Extract(this=exp.var(c.name.split("_", 1)[1].upper()), expression=args[0])
+        if c.name == "add_days":
+            return self._add_days(args[0], args[1], c.args[1].type)
         if c.name in ("date_add", "date_sub"):
             interval = c.args[1]
             assert isinstance(interval, Constant) and isinstance(interval.value, IntervalValue)
@@ -431,6 +433,16 @@ class SqlRenderer:
         if c.name == "raise_error":
             return exp.Anonymous(this=RAISE_ERROR.get(self.dialect, "raise_error"), expressions=args)
         raise AssertionError(f"no SQL for function {c.name}")
+
+    def _add_days(self, date: exp.Expression, days: exp.Expression, days_type: T.DataType) -> exp.Expression:
+        """A date plus a number of days, a DATE in every dialect."""
+        if days_type != T.INTEGER:   # Spark's date_add and DuckDB's and PostgreSQL's + take an INT
+            days = exp.Cast(this=days, to=T.INTEGER.to_sqlglot())
+        if self.dialect == "spark":
+            return exp.Anonymous(this="date_add", expressions=[date, days])
+        if self.dialect == "mysql":
+            return exp.DateAdd(this=date, expression=days, unit=exp.var("DAY"))
+        return exp.Add(this=date, expression=days)   # DuckDB, PostgreSQL: date + integer is a date
 
     def special(self, s: SpecialForm) -> exp.Expression:
         args = [_paren(self.expr(a)) for a in s.args]

@@ -19,6 +19,7 @@ from cbo.errors import CatalogError
 from cbo.frontend.aggregation import bind_aggregation, has_aggregate
 from cbo.frontend.bind_expressions import ExpressionBinder
 from cbo.frontend.errors import SqlError, error_at
+from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.frontend.scope import CteDefinition, Relation, Scope
 from cbo.ir import types as T
 from cbo.ir.expressions import (TRUE, Column, ColumnFactory, ColumnRef, Constant, Expr, SpecialForm, compare,
@@ -38,9 +39,13 @@ class BoundQuery:
 class Binder:
     def __init__(self, catalog: Catalog, schemas: SchemaProvider | None = None,
                  columns: ColumnFactory | None = None,
-                 assumed_keys: Mapping[str, Sequence[tuple[tuple[str, ...], str]]] | None = None):
+                 assumed_keys: Mapping[str, Sequence[tuple[tuple[str, ...], str]]] | None = None,
+                 dialect: str = DEFAULT_DIALECT):
         """``assumed_keys``: by qualified table name, unique keys the catalog does not declare
-        (column names, and what vouches for them: ``"hint"`` or ``"statistics"``)."""
+        (column names, and what vouches for them: ``"hint"`` or ``"statistics"``). ``dialect``:
+        the SQL dialect the statement was written in, where it decides what an operator means
+        (``date + integer`` is days in DuckDB, PostgreSQL and Spark, an error in Trino)."""
+        self.dialect = dialect
         self.catalog = catalog
         self.schemas = schemas or SchemaProvider(catalog)
         self.columns = columns or ColumnFactory()

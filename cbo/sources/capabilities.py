@@ -46,7 +46,7 @@ class Capabilities:
 _COMMON_FUNCTIONS = frozenset({"eq", "neq", "lt", "lte", "gt", "gte", "add", "subtract", "multiply", "divide",
                                "modulus", "is_not_distinct_from", "negate", "like", "substring", "upper",
                                "lower", "trim", "abs", "extract_year", "extract_month", "extract_day",
-                               "date_add", "date_sub", "sqrt"})
+                               "date_add", "date_sub", "add_days", "sqrt"})
 _COMMON_FORMS = frozenset({"AND", "OR", "NOT", "IN", "BETWEEN", "IS_NULL", "COALESCE", "CASE"})
 _COMMON_AGGREGATES = frozenset({"count_star", "count", "sum", "avg", "min", "max",
                                 "var_samp", "var_pop", "stddev_samp", "stddev_pop"})

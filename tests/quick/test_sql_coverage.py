@@ -136,3 +136,33 @@ def test_moments_over_tables_in_expressions_and_having(engines):
 def test_moments_need_a_number(tpch_parquet_catalog):
     message = refused(tpch_parquet_catalog, "select stddev(n_name) from nation")
     assert message.startswith("line 1, column") and "stddev_samp needs a number, got varchar" in message
+
+
+DATES = ("with t(d, n) as (values (date '2000-02-27', 1), (date '2000-02-28', 2), (date '1999-12-31', null), "
+         "(null, 3), (date '2000-03-01', -1)) ")
+
+
+@pytest.mark.parametrize("expression", [
+    "d + 5", "5 + d", "d - 3", "d + n", "d - n", "n + d", "d + (n * 400)",
+    "date '2000-02-28' + 1", "date '2000-03-01' - 1", "d + null", "date_add(d, n)", "date_add(d, interval 2 day)",
+])
+def test_date_plus_integer_adds_days(engines, expression):
+    rows = check(engines, DATES + f"select d, n, {expression} from t order by 1, 2", dialect="duckdb")
+    assert any(row[2] is not None for row in rows) != ("null" in expression)
+
+
+def test_date_plus_integer_filters_and_joins(engines):
+    check(engines, "select count(*) from orders o join lineitem l on l_orderkey = o_orderkey "
+                   "where l_shipdate > o_orderdate + 100 and o_orderdate - 10 < date '1995-01-01'", dialect="duckdb")
+
+
+@pytest.mark.parametrize("dialect", ["trino", "presto"])
+def test_date_plus_integer_is_refused_where_the_dialect_has_no_such_operator(tpch_parquet_catalog, dialect):
+    message = refused(tpch_parquet_catalog, "select o_orderdate + 5 from orders", dialect)
+    assert message.startswith("line 1, column") and f"date + integer is not {dialect} SQL" in message
+    assert "INTERVAL" in refused(tpch_parquet_catalog, "select o_orderdate - o_custkey from orders", dialect)
+
+
+def test_date_add_by_a_unit_other_than_days_is_refused(tpch_parquet_catalog):
+    message = refused(tpch_parquet_catalog, "select date_add('month', 1, o_orderdate) from orders")
+    assert "date_add by month is not supported" in message
