@@ -8,8 +8,8 @@ import pytest
 from cbo.errors import CboError
 from cbo.sources.catalog import load_catalog
 from cbo.workloads import tpcds, tpch
-from cbo.workloads.tpch import PostgresTarget
 from cbo.workloads.tpcds_queries import DIALECT, all_queries, select
+from cbo.workloads.tpch import PostgresTarget
 
 
 def test_the_99_queries_are_selected_by_name():
