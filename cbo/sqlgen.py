@@ -57,12 +57,15 @@ from cbo.ir.expressions import (
     Expr,
     SpecialForm,
     SubqueryExpr,
+    WindowCall,
     columns_of,
 )
 from cbo.ir.intervals import IntervalValue
 from cbo.ir.moments import is_moment
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
+from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, SortKey, Values, Window
 from cbo.ir.shape import shape
+from cbo.ir.windows import AGGREGATES as WINDOW_AGGREGATES
+from cbo.ir.windows import BoundKind, Frame, FrameBound
 
 TableRenderer = Callable[[Scan], exp.Expression]
 # a flat inner join's inputs, and its conditions, to the inputs in the order to list them
@@ -313,6 +316,75 @@ class SqlRenderer:
         if node.offset:
             select = select.offset(node.offset, copy=False)
         return select
+
+    def _Window(self, node: Window) -> exp.Query:
+        """``SELECT <input columns>, f(...) OVER (PARTITION BY ... ORDER BY ... frame) ...`` over
+        the input: each order key with its NULL order spelled out, so every engine orders NULLs
+        as the query's dialect did (Spark puts them first in ascending order, DuckDB and
+        PostgreSQL last)."""
+        partition = self._columns(node.partition_by)
+        order = self._window_order(node.order_by)
+        columns = self._columns(node.input.output)
+        for column, call in node.functions:
+            window = exp.Window(this=self.window_function(call), partition_by=[p.copy() for p in partition] or None,
+                                order=exp.Order(expressions=[o.copy() for o in order]) if order else None,
+                                spec=self._frame(call.frame, bool(node.order_by)), over="OVER")
+            if not order and self.dialect == "spark" and call.frame is None:
+                # Spark refuses a ranking or offset function over an unordered window; with
+                # every row a peer of every other, ordering by a constant is the same window.
+                window.set("order", exp.Order(expressions=[exp.Ordered(this=exp.Literal.number(0))]))
+            columns.append(exp.alias_(window, ident(column), copy=False))
+        return _select(columns, self._derived(node.input))
+
+    def _window_order(self, keys: tuple[SortKey, ...]) -> list[exp.Expression]:
+        """A window's order keys. MariaDB has no NULLS FIRST/LAST and puts NULLs first in
+        ascending order, last in descending: a key whose NULL order differs is preceded by
+        ``x IS NULL`` in the direction that puts them where they belong (peers stay peers)."""
+        found: list[exp.Expression] = []
+        for key in keys:
+            if self.dialect == "mysql":
+                if key.nulls_first != key.ascending:
+                    found.append(exp.Ordered(this=exp.Is(this=exp.column(ident(key.column)), expression=exp.Null()),
+                                             desc=key.nulls_first, nulls_first=not key.nulls_first))
+                # (written as MariaDB orders: nothing for sqlglot to translate)
+                found.append(exp.Ordered(this=exp.column(ident(key.column)), desc=not key.ascending,
+                                         nulls_first=key.ascending))
+            else:
+                found.append(self._ordered(key))
+        return found
+
+    def _frame(self, frame: Frame | None, ordered: bool) -> exp.WindowSpec | None:
+        if frame is None or (frame.whole_partition and not ordered):
+            return None   # the whole partition: every engine's frame without ORDER BY
+
+        def bound(b: FrameBound) -> tuple[object, str | None]:
+            if b.kind is BoundKind.CURRENT_ROW:
+                return "CURRENT ROW", None
+            side = "PRECEDING" if b.kind in (BoundKind.UNBOUNDED_PRECEDING, BoundKind.PRECEDING) else "FOLLOWING"
+            if b.offset is None:
+                return "UNBOUNDED", side
+            return exp.Literal.number(str(b.offset)), side
+
+        start, start_side = bound(frame.start)
+        end, end_side = bound(frame.end)
+        return exp.WindowSpec(kind=frame.unit.value, start=start, start_side=start_side, end=end, end_side=end_side)
+
+    def window_function(self, call: WindowCall) -> exp.Expression:
+        args = [_paren(self.expr(a)) for a in call.args]
+        simple = {"row_number": exp.RowNumber, "rank": exp.Rank, "dense_rank": exp.DenseRank,
+                  "percent_rank": exp.PercentRank, "cume_dist": exp.CumeDist}
+        if call.name in simple:
+            return simple[call.name]()
+        if call.name == "ntile":
+            return exp.Ntile(this=args[0])
+        if call.name in ("lag", "lead"):
+            builder = exp.Lag if call.name == "lag" else exp.Lead
+            return builder(this=args[0], offset=args[1], default=args[2])
+        if call.name in ("first_value", "last_value"):
+            return (exp.FirstValue if call.name == "first_value" else exp.LastValue)(this=args[0])
+        if call.name in WINDOW_AGGREGATES:
+            return self.aggregate(AggregateCall(call.name, call.args, False, call.type))
+        raise AssertionError(f"no SQL for window function {call.name}")
 
     def _SetOp(self, node: SetOp) -> exp.Query:
         branches = []

@@ -31,6 +31,7 @@ from typing import Any, Callable
 
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, operator_name
+from cbo.ir.operators import Window
 from cbo.svg import FONT_SIZE, box_size, svg_box, wrap
 
 
@@ -86,6 +87,9 @@ DETAILS.register(Sort)(lambda plan: {"keys": [str(k) for k in plan.keys]})
 DETAILS.register(Limit)(lambda plan: {"count": plan.count, "offset": plan.offset})
 DETAILS.register(SetOp)(lambda plan: {"columns": _columns(plan.columns)})
 DETAILS.register(Values)(lambda plan: {"columns": _columns(plan.columns), "rows": len(plan.rows)})
+DETAILS.register(Window)(lambda plan: {"partition_by": _columns(plan.partition_by),
+                                       "order_by": [str(k) for k in plan.order_by],
+                                       "functions": {str(c): str(f) for c, f in plan.functions}})
 
 
 @DETAILS.register(Join)
@@ -117,6 +121,11 @@ def _headline(info: NodeInfo) -> str:
         inside = ", ".join(d["keys"])
     elif op == "Limit":
         inside = f"{d['count']}" + (f" offset {d['offset']}" if d["offset"] else "")
+    elif op == "Window":
+        parts = [f"partition by [{', '.join(d['partition_by'])}]"] if d["partition_by"] else []
+        parts += [f"order by [{', '.join(d['order_by'])}]"] if d["order_by"] else []
+        parts += [f"{k} := {v}" for k, v in d["functions"].items()]
+        inside = ", ".join(parts)
     else:
         inside = ", ".join(d.get("columns", []))
     rows = [d["strategy"]] if d.get("strategy") else []

@@ -31,9 +31,23 @@ from cbo.estimate.join_sets import forget_plans as forget_join_set_plans
 from cbo.estimate.joins import estimate_join
 from cbo.estimate.plan_facts import PlanFacts
 from cbo.estimate.relation import DerivedColumns, JoinSet, Origin, RelEstimate, SampleView
+from cbo.estimate.windows import estimate_window
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ROW_ID, Call, Column, ColumnRef, Constant, Expr, SpecialForm, columns_of
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, equated_columns
+from cbo.ir.operators import (
+    Aggregate,
+    Filter,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    Values,
+    Window,
+    equated_columns,
+)
 from stats.model import TableStats
 
 
@@ -435,3 +449,4 @@ ESTIMATES.register(Sort)(lambda est, plan, inputs: inputs[0])
 ESTIMATES.register(Limit)(lambda est, plan, inputs: _limit(plan, inputs[0]))
 ESTIMATES.register(SetOp)(lambda est, plan, inputs: _set_op(plan, inputs))
 ESTIMATES.register(Values)(lambda est, plan, inputs: _values(plan))
+ESTIMATES.register(Window)(lambda est, plan, inputs: estimate_window(plan, inputs[0]))

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 
 def bind_aggregation(self: "Binder", select: exp.Select, scope: Scope, plan: Plan,
                      items: list[tuple[str, Expr, exp.Expression]],
-                     having: Expr | None) -> tuple[Plan, "PostAggregation"]:
-    """The Aggregate (over a pre-projection) for a grouped SELECT, and the rewriter for what follows it."""
+                     conditions: list[Expr]) -> tuple[Plan, "PostAggregation"]:
+    """The Aggregate (over a pre-projection) for a grouped SELECT, and the rewriter for what
+    follows it (the select list, ORDER BY, and ``conditions``: HAVING and QUALIFY)."""
     group = select.args.get("group")
     group_exprs: list[Expr] = []
     if group is not None:
@@ -46,14 +47,15 @@ def bind_aggregation(self: "Binder", select: exp.Select, scope: Scope, plan: Pla
 
     for _, expr, _ in items:
         collect(expr)
-    if having is not None:
-        collect(having)
+    for condition in conditions:
+        collect(condition)
     order = select.args.get("order")
     if order is not None:
         for ordered in order.expressions:
             if not (isinstance(ordered.this, exp.Literal) or isinstance(ordered.this, exp.Column)
                     and not ordered.this.table and any(n.lower() == ordered.this.name.lower() for n, _, _ in items)):
-                collect(ExpressionBinder(self, scope, "ORDER BY", allow_aggregates=True).bind(ordered.this))
+                collect(ExpressionBinder(self, scope, "ORDER BY", allow_aggregates=True, allow_windows=True)
+                        .bind(ordered.this))
 
     # Pre-projection: the columns the Aggregate reads, computing non-column expressions.
     pre: dict[Expr, Column] = {}
@@ -135,12 +137,24 @@ class PostAggregation:
 
 
 def has_aggregate(expr_or_node) -> bool:  # type: ignore[no-untyped-def]
+    """Whether an expression (bound, or SQL) aggregates: calls an aggregate outside its
+    subqueries that is not itself a window function (``sum(x) OVER ()`` aggregates nothing;
+    ``sum(sum(x)) OVER ()`` does)."""
     if isinstance(expr_or_node, exp.Expression):
         for node in expr_or_node.walk():
-            if isinstance(node, exp.AggFunc) and not _inside_subquery(node, expr_or_node):
+            if isinstance(node, exp.AggFunc) and not _inside_subquery(node, expr_or_node) \
+                    and not _windowed(node):
                 return True
         return False
     return any(isinstance(n, AggregateCall) for n in walk(expr_or_node))
+
+
+def _windowed(node: exp.Expression) -> bool:
+    """Whether the aggregate is the function of a window (``sum(x) OVER (...)``)."""
+    parent = node.parent
+    while isinstance(parent, (exp.RespectNulls, exp.IgnoreNulls, exp.Filter)):
+        node, parent = parent, parent.parent
+    return isinstance(parent, exp.Window) and parent.this is node
 
 
 def _inside_subquery(node: exp.Expression, root: exp.Expression) -> bool:

@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from cbo.frontend.errors import error_at
 from cbo.frontend.scope import Scope
+from cbo.frontend.windows import bind_window
 from cbo.ir import types as T
 from cbo.ir.intervals import IntervalValue, add_interval
 from cbo.ir.moments import is_moment
@@ -60,11 +61,13 @@ def literal_constant(node: exp.Literal) -> Constant:
 class ExpressionBinder:
     """Binds the expressions of one query block against its scope."""
 
-    def __init__(self, binder: "Binder", scope: Scope, clause: str, allow_aggregates: bool = False):
+    def __init__(self, binder: "Binder", scope: Scope, clause: str, allow_aggregates: bool = False,
+                 allow_windows: bool = False):
         self.binder = binder
         self.scope = scope
         self.clause = clause
         self.allow_aggregates = allow_aggregates
+        self.allow_windows = allow_windows   # the SELECT list, ORDER BY and QUALIFY (cbo.frontend.windows)
         self.outer_references = False
 
     def bind(self, node: exp.Expression) -> Expr:
@@ -86,8 +89,6 @@ class ExpressionBinder:
         for node_type, name in AGGREGATE_NODES.items():
             if isinstance(node, node_type):
                 return self._aggregate(node, name)
-        if isinstance(node, exp.Window):
-            raise error_at(node, "window functions are not supported yet")
         if isinstance(node, exp.Grouping):
             raise error_at(node, "GROUPING() is not supported yet (nor are the ROLLUP, CUBE and GROUPING SETS "
                                  "it reads)")
@@ -395,11 +396,23 @@ class ExpressionBinder:
         digits = self.bind(node.args["decimals"]) if node.args.get("decimals") is not None else Constant(0, T.INTEGER)
         return Call("round", (value, digits), value.type)
 
+    # -- windows -------------------------------------------------------------------------------
+
+    def _Window(self, node: exp.Window) -> Expr:
+        if not self.allow_windows:
+            raise error_at(node, f"window functions are not allowed in {self.clause}")
+        return bind_window(self, node)
+
     # -- aggregates ----------------------------------------------------------------------------
 
     def _aggregate(self, node: exp.AggFunc, name: str) -> Expr:
         if not self.allow_aggregates:
             raise error_at(node, f"aggregate {node.sql()[:40]} is not allowed in {self.clause}")
+        return self._aggregate_call(node, name)
+
+    def _aggregate_call(self, node: exp.AggFunc, name: str, allow_nested: bool = False) -> AggregateCall:
+        """The aggregate ``node`` calls; its argument may itself aggregate only when
+        ``allow_nested`` (a window aggregate over a grouped query's aggregate: ``sum(sum(x)) OVER``)."""
         argument = node.this
         distinct = False
         if isinstance(argument, exp.Distinct):
@@ -410,7 +423,7 @@ class ExpressionBinder:
             return AggregateCall("count_star", (), False, T.BIGINT)
         if argument is None:
             raise error_at(node, f"{name} needs an argument")
-        inner = ExpressionBinder(self.binder, self.scope, f"the argument of {name}", allow_aggregates=False)
+        inner = ExpressionBinder(self.binder, self.scope, f"the argument of {name}", allow_aggregates=allow_nested)
         value = inner.bind(argument)
         self.outer_references |= inner.outer_references
         return AggregateCall(name, (value,), distinct, aggregate_type(node, name, value.type))

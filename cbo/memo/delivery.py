@@ -22,7 +22,7 @@ from typing import Any
 
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ColumnRef
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
+from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, Window
 from cbo.memo.memo import PhysicalExpr
 from cbo.memo.properties import UNKNOWN, Delivered
 from cbo.physical.algorithm import Algorithm
@@ -49,6 +49,11 @@ def _nothing_known(node: Plan, algorithm: Algorithm, inputs: list[Delivered]) ->
 
 @DELIVERY.register(Filter)
 def _filter(node: Filter, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
+    return inputs[0]
+
+
+@DELIVERY.register(Window)
+def _window(node: Window, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
     return inputs[0]
 
 

@@ -23,12 +23,15 @@ equivalence on bags of rows; where one does not hold the conjunct stays put as a
 * Aggregate: a conjunct over grouping columns only holds for a whole group, so it may filter
   the input instead: σ_p(γ_G(R)) = γ_G(σ_p(R)) when cols(p) ⊆ G (G non-empty).
 * Sort passes conjuncts through; Limit, set operations and VALUES keep them above.
+* Window: conjuncts stay above it. One that reads only the partition columns holds for whole
+  partitions and may filter the input instead; the memo rule ``PushFilterBelowWindow``
+  (``cbo.memo.rules.filter_below_window``) moves it, and carries it on down with this pass.
 """
 
 from __future__ import annotations
 
 from cbo.ir.expressions import TRUE, Column, Expr, can_raise, columns_of, conjunction, substitute
-from cbo.ir.operators import (Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values,
+from cbo.ir.operators import (Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, Window,
                               null_rejected_columns)
 from cbo.normalize.factor_or import factored_conjuncts
 
@@ -65,7 +68,7 @@ def _push(plan: Plan, predicates: list[Expr]) -> Plan:
         return _filter(Aggregate(_push(plan.input, below), plan.group_by, plan.aggregates), above)
     if isinstance(plan, Sort):
         return Sort(_push(plan.input, predicates), plan.keys)
-    if isinstance(plan, (Aggregate, Limit, SetOp)):
+    if isinstance(plan, (Aggregate, Limit, SetOp, Window)):
         children = tuple(_push(child, []) for child in plan.children)
         return _filter(plan.with_children(children), predicates)
     if isinstance(plan, (Scan, Values)):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
+from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, Window
 from cbo.memo.memo import Deferred, Group, PhysicalExpr, group_of
 from cbo.memo.properties import ANY, BROADCAST, Required, required
 from cbo.memo.rules.base import Bounds, ImplementationRule
@@ -373,4 +373,5 @@ def implementation_rules() -> list[ImplementationRule]:
             ImplementOperator(Project, Algorithm.PROJECT),
             BroadcastHashJoin(), ShuffledHashJoin(), SortMergeJoin(), BroadcastNestedLoopJoin(), NullAwareAntiJoin(),
             HashAggregate(), ImplementOperator(Sort, Algorithm.GLOBAL_SORT), ImplementOperator(Limit, Algorithm.LIMIT),
-            TopN(), ImplementOperator(SetOp, Algorithm.SET_OP), ImplementOperator(Values, Algorithm.VALUES)]
+            TopN(), ImplementOperator(SetOp, Algorithm.SET_OP), ImplementOperator(Values, Algorithm.VALUES),
+            ImplementOperator(Window, Algorithm.WINDOW)]
