@@ -7,8 +7,8 @@ forces out of the memo checked against a reference engine and against TLP.
     python -m benchmarks.equivalence --summary
 
 Families (``benchmarks.equivalence.families``; ``pushdown`` in ``benchmarks.equivalence.pushdown``):
-``decorrelation``, ``reorder``, ``semijoin``, ``table-pushdown``, ``eager-aggregation`` and
-``pushdown``. Cases are drawn by hypothesis, not derandomized (``--seed`` reproduces a run),
+``decorrelation``, ``reorder``, ``semijoin``, ``table-pushdown``, ``eager-aggregation``,
+``windows`` and ``pushdown``. Cases are drawn by hypothesis, not derandomized (``--seed`` reproduces a run),
 in batches until ``--cases`` cases ran or ``--minutes`` passed. For each case:
 
 * the chosen plan and the family's forced alternatives, rendered to SQL, give DuckDB's answer
@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 CORPUS = ROOT / "tests" / "data" / "equivalence_regressions.txt"
 SERVERS = ROOT / ".cache" / "equivalence"   # the benchmark's own throwaway servers, never the user's
-FAMILY_NAMES = ("decorrelation", "reorder", "semijoin", "table-pushdown", "eager-aggregation", "pushdown")
+FAMILY_NAMES = ("decorrelation", "reorder", "semijoin", "table-pushdown", "eager-aggregation", "windows", "pushdown")
 BATCH = 500   # cases per hypothesis run (each run starts over from the simplest cases)
 
 

@@ -92,6 +92,8 @@ FAMILIES = {f.name: f for f in [
     Family("eager-aggregation", "aggregations over 2-3 joined tables: the partial aggregation below the join "
            "forced wherever it holds", TWO_COLUMNS, g.aggregate_queries(), g.table_rows, _eager,
            lambda case: INFINITE_THRESHOLD),
+    Family("windows", "window functions over a table, a join or a grouping, under filters and top-k: "
+           "memo draws", TWO_COLUMNS, g.window_queries(), g.table_rows, _draws(3)),
 ]}
 
 
