@@ -275,8 +275,12 @@ class Generator:
     def from_clause(self, outer: tuple[Column, ...], depth: int) -> tuple[str, list[Column]]:
         text, columns, table = self.relation(outer, depth)
         parts: list[tuple[list[Column], str]] = [(columns, table)]
-        for _ in range(self.draw(st.integers(0, 2))):
-            kind = self.pick(["JOIN", "JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "CROSS JOIN", ","])
+        joins = self.draw(st.integers(0, 2))
+        for index in range(joins):
+            # a comma binds looser than JOIN: in "a, b JOIN c ON ..." the ON cannot read a, so a
+            # comma comes last only
+            kind = self.pick(["JOIN", "JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "CROSS JOIN"]
+                             + ([","] if index == joins - 1 else []))
             right_text, right, right_table = self.relation(outer, depth)
             if kind in (",", "CROSS JOIN"):
                 text += f"{kind if kind == ',' else ' ' + kind} {right_text}"

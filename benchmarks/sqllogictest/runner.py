@@ -13,7 +13,8 @@ Each query gets one outcome (``Outcome``):
 * ``wrong``: cbo answered otherwise than DuckDB, or in another row order than both DuckDB and
   the file;
 * ``hang``: cbo ran past the time limit;
-* ``error_as_reference``: cbo's SQL fails on DuckDB, and so does the query as written;
+* ``error_as_reference``: cbo's SQL fails on DuckDB, and so does the query as written (or cbo
+  refuses a ``statement error`` that DuckDB rejects too);
 * ``unchecked``: cbo answered where DuckDB fails on the query as written, and the file's
   result differs (no engine vouches for cbo's answer);
 * ``accepted_invalid``: cbo answered a ``statement error`` the file expects to fail, which
@@ -297,6 +298,8 @@ def _check(record: Query | Statement, path: str, reference: Reference, worker: W
     result.cbo_sql = outcome.sql
     if outcome.kind == "refused":
         result.outcome, result.detail = Outcome.REFUSED, first_line(outcome.message)
+        if record_is_statement_error(record) and not duck_answers:   # the error the file expects
+            result.outcome = Outcome.ERROR_AS_REFERENCE
         if "\n" in outcome.message.strip():   # a refusal is one line
             result.outcome, result.detail = Outcome.INTERNAL, f"a refusal of several lines: {outcome.message[:300]}"
         return result
