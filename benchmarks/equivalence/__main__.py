@@ -70,6 +70,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, help="hypothesis seed (default: a fresh one, saved in the JSON)")
     parser.add_argument("--out", type=Path, help="JSON file (default: a new file in benchmarks/results/equivalence/)")
     parser.add_argument("--no-corpus", action="store_true", help="do not append failures to the regression corpus")
+    parser.add_argument("--spark-every", type=int, default=0,
+                        help="fuzz and mutants: also run every N-th answered case through cbo on Spark (local mode)")
     parser.add_argument("--timeout", type=float, help="fuzz and mutants: seconds per case before it counts as a hang "
                         "(default 30)")
     parser.add_argument("--summary", action="store_true",
@@ -178,12 +180,13 @@ def append_to_corpus(family: str, failure: dict) -> bool:
     return True
 
 
-def make_checker(family: str, workdir: Path, timeout: float | None = None):  # type: ignore[no-untyped-def]
+def make_checker(family: str, workdir: Path, timeout: float | None = None,  # type: ignore[no-untyped-def]
+                 spark_every: int = 0):
     """The checker of ``family`` and what to close when the run ends."""
     if family in ("fuzz", "mutants"):
         from benchmarks.equivalence.fuzz import FUZZ_FAMILIES, FuzzChecker
 
-        fuzz_checker = FuzzChecker(FUZZ_FAMILIES[family], workdir, timeout)
+        fuzz_checker = FuzzChecker(FUZZ_FAMILIES[family], workdir, timeout, spark_every)
         return fuzz_checker, FUZZ_FAMILIES[family].cases(), fuzz_checker.close
     if family == "pushdown":
         from benchmarks.equivalence.pushdown import PushdownChecker
@@ -211,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     when = dt.datetime.now(dt.UTC)
     deadline = started + args.minutes * 60 if args.minutes else None
     with tempfile.TemporaryDirectory(prefix=f"cbo-equivalence-{args.family}-") as directory:
-        checker, strategy, close = make_checker(args.family, Path(directory), args.timeout)
+        checker, strategy, close = make_checker(args.family, Path(directory), args.timeout, args.spark_every)
         run = Run(args.family, checker, strategy, deadline)
         index = 0
         try:
@@ -236,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
         "errors": sum(f["kind"] in ("error", "hang") for f in run.failures),   # hangs count as errors too
         "hangs": sum(f["kind"] == "hang" for f in run.failures),
         "outcomes": dict(run.outcomes),
+        "spark": {"every": args.spark_every, "outcomes": dict(getattr(checker, "spark", {})),
+                  "problems": getattr(checker, "spark_problems", [])},
         "messages": [{"message": k, "count": n, "example": run.examples[k]} for k, n in run.messages.most_common()],
         "shrink_runs": run.shrink_runs,
         "distinct_cases": len(run.distinct), "distinct_queries": len(getattr(checker, "queries", ())),

@@ -226,9 +226,12 @@ def message_class(message: str) -> str:
 class FuzzChecker:
     """Checks cases of a fuzzing family: each runs in the worker under the family's deadline."""
 
-    def __init__(self, family: FuzzFamily, workdir: Path, timeout: float | None = None):
+    def __init__(self, family: FuzzFamily, workdir: Path, timeout: float | None = None, spark_every: int = 0):
         self.family = family
         self.timeout = timeout or family.timeout
+        self.workdir, self.spark_every = workdir, spark_every
+        self.spark: Counter = Counter()      # the Spark sample's outcomes
+        self.spark_problems: list[dict] = []
         self.worker = Worker(make_fuzz_runner, (family.schema, str(workdir / "schema")))
         self.queries: set[str] = set()
         self.outcomes: Counter = Counter()
@@ -238,6 +241,10 @@ class FuzzChecker:
 
     def close(self) -> None:
         self.worker.close()
+        if self.spark:
+            from cbo.engines.spark import stop_session
+
+            stop_session()
 
     def check(self, case: dict) -> FuzzReport:
         sql = case["sql"]
@@ -250,7 +257,29 @@ class FuzzChecker:
             raise InternalError(f"the harness's worker failed: {exc}\n{exc.trace}") from None
         report = self._judge(sql, reference, outcome)
         self.outcomes[report.outcome] += 1
+        if self.spark_every and report.outcome == "answered" and self.outcomes["answered"] % self.spark_every == 0:
+            self._on_spark(case, reference)
         return report
+
+    def _on_spark(self, case: dict, expected: list[tuple[Any, ...]]) -> None:
+        """The case through cbo on Spark (local mode), over Parquet files of its rows: counted
+        and listed, not failed (the sample says where Spark's semantics and DuckDB's part)."""
+        from cbo.app.session import Session
+        from cbo.errors import CboError
+
+        directory = self.workdir / "spark" / str(sum(self.spark.values()))
+        directory.mkdir(parents=True)
+        catalog = SCHEMAS[self.family.schema]().write(directory, case["tables"])
+        try:
+            _, rows = Session(catalog, engine="spark", dialect=DIALECT).query(case["sql"])
+        except CboError as exc:
+            self.spark["error"] += 1
+            self.spark_problems.append({"sql": case["sql"], "tables": case["tables"], "problem": first_line(exc)})
+            return
+        verdict = compare(expected, rows, ordered=_ordered(case["sql"]))
+        self.spark["answered" if verdict.matches else "differs"] += 1
+        if not verdict.matches:
+            self.spark_problems.append({"sql": case["sql"], "tables": case["tables"], "problem": verdict.detail})
 
     def _judge(self, sql: str, reference: Any, outcome: CboOutcome) -> FuzzReport:
         answered = not isinstance(reference, tuple)

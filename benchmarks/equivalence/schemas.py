@@ -65,13 +65,13 @@ class Schema:
     def table(self, name: str) -> Table:
         return next(t for t in self.tables if t.name == name)
 
-    def write(self, directory: Path) -> Path:
-        """Empty Parquet files of every table (cbo's catalog reads their columns) and the catalog
-        declaring the keys; the catalog's path."""
+    def write(self, directory: Path, data: dict[str, list[list[object]]] | None = None) -> Path:
+        """Parquet files of every table (empty without ``data``: cbo's catalog reads only their
+        columns) and the catalog declaring the keys; the catalog's path."""
         lines = ['[sources.lake]', 'type = "spark"']
         for table in self.tables:
             path = directory / f"{table.name}.parquet"
-            pq.write_table(empty_arrow(table), path)
+            pq.write_table(to_arrow(table, (data or {}).get(table.name, [])), path)
             lines += [f"[sources.lake.tables.{table.name}]", f'path = "{path.name}"']
             lines.append("primary_key = [" + ", ".join(f'"{c}"' for c in table.keys.primary_key) + "]")
             if table.keys.foreign_keys:
