@@ -36,7 +36,12 @@ class CallFailed(Exception):
 
 def _serve(connection: multiprocessing.connection.Connection, factory: Callable[..., Any],
            args: Sequence[Any]) -> None:
-    handler = factory(*args)
+    try:
+        handler = factory(*args)
+    except BaseException as exc:
+        connection.send(("raised", type(exc).__name__, str(exc), traceback.format_exc(limit=8)))
+        return
+    connection.send(("ready", None))
     while True:
         try:
             message = connection.recv()
@@ -55,8 +60,11 @@ class Worker:
     """Calls methods of ``factory(*args)``, an object living in a child process, each under a
     deadline. ``factory`` and the arguments must be picklable (a module-level function)."""
 
-    def __init__(self, factory: Callable[..., Any], args: Sequence[Any] = (), preload: Sequence[str] = PRELOAD):
-        self.factory, self.args = factory, tuple(args)
+    def __init__(self, factory: Callable[..., Any], args: Sequence[Any] = (), preload: Sequence[str] = PRELOAD,
+                 startup: float = 600.0):
+        """``startup``: how long a new child may take to make its object (imports, warming up)
+        before the first call's deadline starts."""
+        self.factory, self.args, self.startup = factory, tuple(args), startup
         self._context = multiprocessing.get_context("forkserver")
         self._context.set_forkserver_preload(list(preload))
         self._process: Any = None
@@ -64,18 +72,36 @@ class Worker:
         self.restarts = 0   # children killed at a deadline (or found dead)
 
     def _start(self) -> multiprocessing.connection.Connection:
-        if self._connection is None:
+        """The running child's connection; a new child (once it made its object) if there is none."""
+        if self._connection is not None:
+            return self._connection
+        for attempt in (1, 2):   # a child that dies while starting gets one more try
             parent, child = self._context.Pipe()
             self._process = self._context.Process(target=_serve, args=(child, self.factory, self.args), daemon=True)
             self._process.start()
             child.close()
             self._connection = parent
+            try:
+                if not parent.poll(self.startup):
+                    self._kill()
+                    raise CallFailed("StartupTimeout", f"the worker did not start within {self.startup:g} s", "")
+                reply = parent.recv()
+            except (EOFError, OSError):
+                self._kill()
+                if attempt == 2:
+                    raise CallFailed("ChildDied", "the worker process died while starting", "") from None
+                continue
+            if reply[0] != "ready":
+                self._kill()
+                raise CallFailed(*reply[1:])
+            break
+        assert self._connection is not None
         return self._connection
 
     def call(self, method: str, *params: Any, timeout: float) -> Any:
         """``method(*params)`` on the child's object; its result, or CallFailed with what it
         raised, or DeadlineExceeded after ``timeout`` seconds."""
-        connection = self._start()
+        connection = self._start()   # a new child's start-up is not part of the call's time
         try:
             connection.send((method, params))
             if not connection.poll(timeout):

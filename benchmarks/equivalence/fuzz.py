@@ -97,6 +97,9 @@ def is_engine_fault_text(message: str) -> bool:
 
 
 def make_fuzz_runner(schema_name: str, directory: str) -> FuzzRunner:
+    from benchmarks.through_cbo import warm_up
+
+    warm_up(DIALECT)
     return FuzzRunner(schema_name, directory)
 
 

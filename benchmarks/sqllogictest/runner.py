@@ -248,7 +248,11 @@ def run_file(path: Path, workdir: Path, worker: Worker, settings: Settings, name
                     continue
                 dirty = False
             assert catalog is not None
-            result = _check(record, report.path, reference, worker, catalog, settings)
+            try:
+                result = _check(record, report.path, reference, worker, catalog, settings)
+            except (CallFailed, DeadlineExceeded) as exc:   # the worker cannot be brought back
+                report.setup_failed = f"line {record.line}: the worker failed after a hang: {exc}"
+                continue
             report.queries += 1
             report.outcomes[result.outcome.value] += 1
             if result.cbo_matches_file:
@@ -290,7 +294,7 @@ def _check(record: Query | Statement, path: str, reference: Reference, worker: W
         outcome: CboOutcome = worker.call("run", sql, timeout=settings.timeout)
     except DeadlineExceeded as exc:
         result.outcome, result.detail = Outcome.HANG, str(exc)
-        worker.call("load", str(catalog), timeout=120)
+        worker.call("load", str(catalog), timeout=120)   # the new child (raises CallFailed if it cannot)
         return result
     except CallFailed as exc:
         result.outcome, result.detail = Outcome.INTERNAL, f"{exc.kind}: {exc.message}"
