@@ -15,8 +15,17 @@ import pytest
 
 from benchmarks.deadline import CallFailed, DeadlineExceeded, Worker
 from benchmarks.sqllogictest.__main__ import corpus_directory, file_class, summarize
-from benchmarks.sqllogictest.records import (Halt, Query, SortMode, Statement, format_result, format_value, matches,
-                                             parse_records, result_hash)
+from benchmarks.sqllogictest.records import (
+    Halt,
+    Query,
+    SortMode,
+    Statement,
+    format_result,
+    format_value,
+    matches,
+    parse_records,
+    result_hash,
+)
 from benchmarks.sqllogictest.runner import Outcome, Settings, duckdb_ddl, make_worker, message_class, run_file
 
 MINI = Path(__file__).resolve().parents[1] / "testdata" / "sqllogictest" / "mini.test"
