@@ -85,6 +85,18 @@ def test_the_tpch_queries_run_unmutated(tmp_path):
         assert outcome.kind == "rows" and reference == outcome.rows == [] or reference == outcome.rows, sql
 
 
+@pytest.mark.parametrize("sql", ["SELECT -NULL AS c0 FROM region", "SELECT abs(NULL) AS c0 FROM region",
+                                 "SELECT round(NULL, 2) AS c0, r_regionkey AS c1 FROM region",
+                                 "SELECT r_regionkey + -NULL AS c0 FROM region"])
+def test_a_bare_null_in_a_numeric_function_is_null_as_in_duckdb(sql, tmp_path):
+    """Found by the fuzzer: a bare NULL under negation, abs or round was refused ("cannot negate
+    null"); DuckDB answers NULL."""
+    runner = FuzzRunner("tpch", str(tmp_path))
+    reference, outcome = runner.run(sql, {"region": [[1, "a", None], [2, "", "x"]]})
+    assert outcome.kind == "rows", outcome.message
+    assert [tuple(r) for r in outcome.rows] == [tuple(r) for r in reference] and len(reference) == 2
+
+
 # -- the failure path: a runner that answers wrong, fails or hangs on purpose ----------------------------
 
 class _Broken(FuzzRunner):
