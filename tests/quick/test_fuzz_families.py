@@ -97,6 +97,17 @@ def test_a_bare_null_in_a_numeric_function_is_null_as_in_duckdb(sql, tmp_path):
     assert [tuple(r) for r in outcome.rows] == [tuple(r) for r in reference] and len(reference) == 2
 
 
+@pytest.mark.parametrize("sql", ["SELECT DISTINCT CAST(r_regionkey AS VARCHAR) AS c0 FROM region ORDER BY 0.5",
+                                 "SELECT r_regionkey FROM region UNION SELECT n_nationkey FROM nation ORDER BY 1.0"])
+def test_order_by_a_fraction_is_a_one_line_error(sql, tmp_path):
+    """Found by the mutants: ``ORDER BY 0.5`` was an internal error (int('0.5')); DuckDB rejects it."""
+    runner = FuzzRunner("tpch", str(tmp_path))
+    reference, outcome = runner.run(sql, {})
+    assert isinstance(reference, tuple) and reference[0] == "error"
+    assert outcome.kind == "refused" and "\n" not in outcome.message, outcome
+    assert "ORDER BY" in outcome.message and "whole number" in outcome.message
+
+
 # -- the failure path: a runner that answers wrong, fails or hangs on purpose ----------------------------
 
 class _Broken(FuzzRunner):
