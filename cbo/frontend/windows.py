@@ -99,8 +99,9 @@ def bind_window(binder: ExpressionBinder, node: exp.Window) -> WindowExpr:
     order = tuple(OrderItem(inner.bind(o.this), not o.args.get("desc"), bool(o.args.get("nulls_first")))
                   for o in (order_node.expressions if order_node is not None else []))
     function = node.this
-    if isinstance(function, exp.RespectNulls):
-        function = function.this
+    if isinstance(function, exp.RespectNulls) or \
+            isinstance(function, exp.IgnoreNulls) and isinstance(function.this, exp.AnyValue):
+        function = function.this   # (sqlglot reads any_value as ignoring NULLs, which it does)
     if isinstance(function, exp.IgnoreNulls):
         raise error_at(node, "IGNORE NULLS in a window function is not supported")
     if isinstance(function, exp.Filter):
