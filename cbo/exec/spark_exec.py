@@ -6,7 +6,10 @@ runs it with settings that leave the plan alone. While a plan runs (``own_join_o
 Spark's join reordering is excluded, adaptive query execution is off, so Spark neither switches
 a join's strategy nor coalesces partitions at run time, its size-based broadcasting is off
 (every join carries cbo's strategy: ``broadcast``, ``shuffle_hash``, ``merge``), and every
-shuffle has the partition count the plan was costed with. Output columns get the query's names.
+shuffle has the partition count the plan was costed with. Windows run in cbo's order (Spark's
+``TransposeWindow`` is excluded), and a filter on a rank runs as a per-partition top-k (Spark's
+``InferWindowGroupLimit``) only where cbo chose one: where cbo's plan runs such a filter as a
+plain window, the inference is excluded for the statement. Output columns get the query's names.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from cbo.engines.spark import default_parallelism, is_connect
 from cbo.errors import CboError
 from cbo.sources.catalog import Catalog
 from cbo.exec.spark_sql import SparkPlanSql, SparkViews
-from cbo.ir.operators import Plan
+from cbo.ir.operators import Filter, Plan, Window
+from cbo.physical.algorithm import Algorithm
+from cbo.physical.group_limit import group_limit
 from cbo.physical.plan import PhysicalPlan
 
 if TYPE_CHECKING:
@@ -30,6 +35,10 @@ if TYPE_CHECKING:
 
 # Spark's rule that moves inner joins around to avoid cross products; cbo decides the order.
 REORDER_RULES = "org.apache.spark.sql.catalyst.optimizer.ReorderJoin"
+# Spark's rule that swaps stacked windows (cbo's TransposeWindows weighs both orders), and the
+# one that runs a filter on a rank as a per-partition top-k (cbo's WindowTopK).
+TRANSPOSE_WINDOWS = "org.apache.spark.sql.catalyst.optimizer.TransposeWindow"
+WINDOW_GROUP_LIMIT = "org.apache.spark.sql.catalyst.optimizer.InferWindowGroupLimit"
 
 
 class SparkExecutor:
@@ -79,7 +88,8 @@ class SparkExecutor:
         broadcasting off; the planned shuffle partition count. Restored afterwards."""
         excluded = "spark.sql.optimizer.excludedRules"
         before = self.spark.conf.get(excluded, None)
-        values = {excluded: ",".join(r for r in (before, REORDER_RULES) if r),
+        ours = [REORDER_RULES, TRANSPOSE_WINDOWS] + ([WINDOW_GROUP_LIMIT] if self._declines_group_limit() else [])
+        values = {excluded: ",".join(r for r in (before, *ours) if r),
                   "spark.sql.adaptive.enabled": "false",
                   "spark.sql.autoBroadcastJoinThreshold": "-1"}
         if self.shuffle_partitions:
@@ -95,6 +105,20 @@ class SparkExecutor:
                     self.spark.conf.unset(key)
                 else:
                     self.spark.conf.set(key, value)
+
+
+    def _declines_group_limit(self) -> bool:
+        """Whether the plan runs as a plain window a filter on a rank that Spark would run as a
+        per-partition top-k, and chose no top-k (Spark's inference is all or nothing per
+        statement: a plan with both keeps it)."""
+        declined = chosen = False
+        for node in self.operators.values():
+            if node.algorithm is Algorithm.WINDOW_TOP_K:
+                chosen = True
+            elif isinstance(node.logical, Filter) and isinstance(node.logical.input, Window) \
+                    and group_limit(node.logical.predicate, node.logical.input) is not None:
+                declined = True
+        return declined and not chosen
 
 
 # Output types ``collect_together`` carries through JSON unchanged (a JSON number, string or

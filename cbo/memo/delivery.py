@@ -49,6 +49,14 @@ def _nothing_known(node: Plan, algorithm: Algorithm, inputs: list[Delivered]) ->
 
 @DELIVERY.register(Filter)
 def _filter(node: Filter, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
+    if algorithm is Algorithm.WINDOW_TOP_K:
+        # its own exchange: hash-partitioned on the window's partition columns (one partition
+        # without them), each partition sorted as the window reads it
+        window = node.input
+        assert isinstance(window, Window)
+        if not window.partition_by:
+            return SINGLE_PARTITION
+        return Delivered("hash", tuple(frozenset({c.id}) for c in window.partition_by))
     return inputs[0]
 
 

@@ -21,6 +21,7 @@ from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan
 from cbo.memo.memo import Deferred, Group, PhysicalExpr, group_of
 from cbo.memo.properties import ANY, BROADCAST, Required, required
 from cbo.memo.rules.base import Bounds, ImplementationRule
+from cbo.memo.rules.window_top_k import WindowTopK
 from cbo.physical.algorithm import Algorithm
 
 _ANY_INPUTS = {arity: (ANY,) * arity for arity in range(4)}
@@ -374,4 +375,4 @@ def implementation_rules() -> list[ImplementationRule]:
             BroadcastHashJoin(), ShuffledHashJoin(), SortMergeJoin(), BroadcastNestedLoopJoin(), NullAwareAntiJoin(),
             HashAggregate(), ImplementOperator(Sort, Algorithm.GLOBAL_SORT), ImplementOperator(Limit, Algorithm.LIMIT),
             TopN(), ImplementOperator(SetOp, Algorithm.SET_OP), ImplementOperator(Values, Algorithm.VALUES),
-            ImplementOperator(Window, Algorithm.WINDOW)]
+            ImplementOperator(Window, Algorithm.WINDOW), WindowTopK()]
