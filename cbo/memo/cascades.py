@@ -461,9 +461,10 @@ class CascadesSearch:
         if required is ANY:
             return table.cheapest(ANY)
         enforced = None
-        if required.distribution != "clustered":
-            # "clustered" is only asked for by a final-only aggregation, the alternative for
-            # input that already is; where it is not, Spark aggregates partially first.
+        if required.distribution != "clustered" or required.ordering:
+            # "clustered" is only asked for where the input already is (a final-only
+            # aggregation; where it is not, Spark aggregates partially first): no exchange
+            # makes it, but a sort may order what already is clustered.
             enforced = self.enforce(group, required)
         self._evaluate_for(table, group, required, enforced.cost if enforced is not None else math.inf)
         best = table.cheapest(required)
@@ -686,10 +687,10 @@ class CascadesSearch:
         if need is ANY or cheapest.delivered.satisfies(need):
             return cheapest.cost
         model, size = self.cost_model, self.size(group)
-        if need.distribution == "clustered":
-            enforced = math.inf   # no enforcer makes it: a final-only aggregation needs it delivered
-        elif need.ordering:
+        if need.ordering:
             enforced = model.price(model.sort(size)) + self._input_floor(group, need.without_ordering())
+        elif need.distribution == "clustered":
+            enforced = math.inf   # no enforcer makes it: a final-only aggregation needs it delivered
         else:
             enforced = cheapest.cost + model.price(model.distribute(need, size))
         return max(cheapest.cost, self._natural_floor(group, need, enforced))
@@ -724,7 +725,7 @@ class CascadesSearch:
             candidates.append(index.get("single", math.inf))
         elif need.distribution == "hash":
             candidates.append(index.get(("hash", len(need.partitioning), need.partitioning[0]), math.inf))
-        elif need.distribution == "clustered":
+        elif need.distribution in ("clustered", "partitioned"):
             candidates.append(index.get("single", math.inf))
             candidates += [index.get(("part", c), math.inf) for c in need.partitioning]
         elif need.distribution == "any" and need.ordering:
@@ -875,7 +876,8 @@ class CascadesSearch:
         if base is None:
             return None
         if required.ordering:
-            delivered = replace(base.delivered, ordering=tuple(frozenset({c}) for c in required.ordering))
+            delivered = replace(base.delivered, ordering=tuple(frozenset({c}) for c in required.ordering),
+                                directions=required.directions)
         else:
             delivered = delivered_by(required)
         return Winner(None, base.cost + step, delivered, required, base)

@@ -4,7 +4,9 @@ These follow Spark's ``outputPartitioning`` and ``outputOrdering`` of each physi
 that the search's enforcers sit where Spark's ``EnsureRequirements`` puts exchanges and sorts:
 
 * scans deliver no known partitioning (files are split by size, not by value);
-* filters pass their input's properties on; projections too, for the columns they keep;
+* filters pass their input's properties on; projections too, for the columns they keep; so
+  do windows (Spark's WindowExec keeps its input's partitioning and order), but for a
+  per-partition top-k with its own exchange, which delivers what the window requires;
 * a broadcast join (null-aware anti joins included) keeps its probe (left) side's properties;
 * shuffled hash and sort-merge joins deliver hash partitioning on the join keys (for inner joins
   either side's key, for left/semi/anti/mark joins the left key, for full joins nothing); a
@@ -24,7 +26,8 @@ from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ColumnRef
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, Window
 from cbo.memo.memo import PhysicalExpr
-from cbo.memo.properties import UNKNOWN, Delivered
+from cbo.memo.properties import UNKNOWN, Delivered, delivered_by
+from cbo.memo.rules.window_requirement import window_requirement
 from cbo.physical.algorithm import Algorithm
 
 SINGLE_PARTITION = Delivered("single")
@@ -50,13 +53,10 @@ def _nothing_known(node: Plan, algorithm: Algorithm, inputs: list[Delivered]) ->
 @DELIVERY.register(Filter)
 def _filter(node: Filter, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
     if algorithm is Algorithm.WINDOW_TOP_K:
-        # its own exchange: hash-partitioned on the window's partition columns (one partition
-        # without them), each partition sorted as the window reads it
+        # its own exchange and sort: what the window requires, made
         window = node.input
         assert isinstance(window, Window)
-        if not window.partition_by:
-            return SINGLE_PARTITION
-        return Delivered("hash", tuple(frozenset({c.id}) for c in window.partition_by))
+        return delivered_by(window_requirement(window))
     return inputs[0]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from cbo.memo.cascades import CascadesSearch
 from cbo.memo.memo import Group, Winner, with_inputs
-from cbo.memo.properties import Required
+from cbo.memo.properties import ASC, Required
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
 
@@ -21,7 +21,10 @@ def extract(search: CascadesSearch, winner: Winner, group: Group) -> PhysicalPla
         need = winner.enforcer
         if need.ordering:
             algorithm, quantities = Algorithm.LOCAL_SORT, model.sort((rows, width))
-            detail = "sort(" + ", ".join(_names(group, need.ordering)) + ")"
+            names = _names(group, need.ordering)
+            if need.directions:
+                names = [n if d is ASC else f"{n} {d.value}" for n, d in zip(names, need.directions)]
+            detail = "sort(" + ", ".join(names) + ")"
         else:
             algorithm, quantities = _exchange(need), model.distribute(need, (rows, width))
             detail = _exchange_name(need, group)

@@ -21,6 +21,7 @@ from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan
 from cbo.memo.memo import Deferred, Group, PhysicalExpr, group_of
 from cbo.memo.properties import ANY, BROADCAST, Required, required
 from cbo.memo.rules.base import Bounds, ImplementationRule
+from cbo.memo.rules.window_requirement import window_requirement
 from cbo.memo.rules.window_top_k import WindowTopK
 from cbo.physical.algorithm import Algorithm
 
@@ -369,10 +370,35 @@ class TopN(ImplementationRule):
                 yield PhysicalExpr(Limit(sort, expr.count, expr.offset), Algorithm.TOP_N, (ANY,), expr, self.name)
 
 
+class WindowImplementation(ImplementationRule):
+    """Window functions as Spark's WindowExec runs them: over input clustered on the partition
+    columns (one partition without them) and sorted, within each partition, on the partition
+    columns (ascending, NULLs first) and then on the window's order keys, each in its own
+    direction and NULL order.
+
+    Pattern: any window. Requires those properties of its input, so the search puts the exchange
+    and the sort below it where its input does not deliver them, and shares them: an aggregation
+    or a join on the partition columns already clusters its output; a window below on a subset
+    of the partition columns, or on the same ones ordered by a longer order, leaves its input's
+    partitioning and order as they were (``cbo.memo.rules.transpose_windows``). Equivalence:
+    identity.
+    """
+
+    name = "ImplementWindow"
+    operator = Window
+
+    def matches(self, expr: Plan, group: Group, context: object) -> bool:
+        return isinstance(expr, Window)
+
+    def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
+        assert isinstance(expr, Window)
+        yield _physical(expr, Algorithm.WINDOW, expr, self.name, (window_requirement(expr),))
+
+
 def implementation_rules() -> list[ImplementationRule]:
     return [ImplementOperator(Scan, Algorithm.SCAN), ImplementOperator(Filter, Algorithm.FILTER),
             ImplementOperator(Project, Algorithm.PROJECT),
             BroadcastHashJoin(), ShuffledHashJoin(), SortMergeJoin(), BroadcastNestedLoopJoin(), NullAwareAntiJoin(),
             HashAggregate(), ImplementOperator(Sort, Algorithm.GLOBAL_SORT), ImplementOperator(Limit, Algorithm.LIMIT),
             TopN(), ImplementOperator(SetOp, Algorithm.SET_OP), ImplementOperator(Values, Algorithm.VALUES),
-            ImplementOperator(Window, Algorithm.WINDOW), WindowTopK()]
+            WindowImplementation(), WindowTopK()]
