@@ -186,6 +186,11 @@ class CostModel:
     def _per_input_row(self, node: Plan, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         if algorithm is Algorithm.WINDOW_TOP_K:
             return self._window_top_k(node, out, inputs)
+        if algorithm is Algorithm.WINDOW_TOP_K_SORTED:
+            # over input clustered and sorted already: each partition cut to its first k rows,
+            # then the window and the filter over those
+            assert isinstance(node, Filter) and isinstance(node.input, Window)
+            return {"cpu_row": inputs[0][0] + out[0] * (1.0 + window_passes(node.input))}
         return {"cpu_row": inputs[0][0]}
 
     def _window(self, node: Window, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
@@ -203,7 +208,8 @@ class CostModel:
         assert isinstance(node, Filter) and isinstance(node.input, Window)
         in_rows, width = inputs[0]
         shuffled = min(in_rows, out[0] * self.partitions)
-        found = self.exchange(shuffled, width)
+        # (without partition columns the rows left are gathered into one task)
+        found = self.exchange(shuffled, width, None if node.input.partition_by else 1)
         found["sort_row"] = self._comparisons(in_rows) + self._comparisons(shuffled)
         found["cpu_row"] = in_rows + shuffled * (1.0 + window_passes(node.input))
         return found

@@ -113,7 +113,7 @@ class SparkExecutor:
         statement: a plan with both keeps it)."""
         declined = chosen = False
         for node in self.operators.values():
-            if node.algorithm is Algorithm.WINDOW_TOP_K:
+            if node.algorithm in (Algorithm.WINDOW_TOP_K, Algorithm.WINDOW_TOP_K_SORTED):
                 chosen = True
             elif isinstance(node.logical, Filter) and isinstance(node.logical.input, Window) \
                     and group_limit(node.logical.predicate, node.logical.input) is not None:

@@ -45,6 +45,8 @@ class Algorithm(Enum):
     # sorts its rows and keeps each partition's first k, only those are shuffled, sorted and cut
     # to k again, then the window and the filter run (cbo.memo.rules.window_top_k)
     WINDOW_TOP_K = ("window_group_limit", None, False)
+    # the same over input already clustered and sorted as the window reads it: no exchange
+    WINDOW_TOP_K_SORTED = ("window_group_limit_sorted", None, False)
     # a subplan of one JDBC source run there as one query (cbo.memo.rules.jdbc_pushdown): the
     # operator's logical node is the whole pushed subplan, which has no memo inputs
     REMOTE_QUERY = ("remote_query", None, False)

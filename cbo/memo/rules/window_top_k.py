@@ -18,7 +18,12 @@ included for rank and dense_rank: a rank's k is a rank, not a row count).
 
 Spark infers this itself from cbo's SQL (the filter directly over the window); where cbo
 chooses the plain window instead, its executor turns the inference off (``cbo.exec.spark_exec``).
-A window without partition columns gathers one partition's top k.
+A window without partition columns gathers one partition's top k. Where the input is already
+clustered as the window reads it (an aggregation on the partition columns below), the second
+alternative (``window_group_limit_sorted``) requires that of it (and a sort) and cuts each
+partition to k without an exchange, as Spark's WindowGroupLimit does over such input. It never
+has an exchange put below it: where Spark adds one, it cuts each task's partitions first (the
+first alternative).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from cbo.ir.operators import Filter, Plan, Window
 from cbo.memo.memo import Group, PhysicalExpr, group_of
 from cbo.memo.properties import ANY
 from cbo.memo.rules.base import ImplementationRule
+from cbo.memo.rules.window_requirement import window_requirement
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.group_limit import group_limit
 
@@ -50,4 +56,7 @@ class WindowTopK(ImplementationRule):
         assert isinstance(expr, Filter)
         for window in group_of(expr.input).find().expressions:
             if isinstance(window, Window) and group_limit(expr.predicate, window) is not None:
-                yield PhysicalExpr(Filter(window, expr.predicate), Algorithm.WINDOW_TOP_K, (ANY,), expr, self.name)
+                node = Filter(window, expr.predicate)
+                yield PhysicalExpr(node, Algorithm.WINDOW_TOP_K, (ANY,), expr, self.name)
+                yield PhysicalExpr(node, Algorithm.WINDOW_TOP_K_SORTED, (window_requirement(window, delivered=True),),
+                                   expr, self.name)
