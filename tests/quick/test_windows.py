@@ -178,3 +178,79 @@ def test_unsupported_window_forms_are_refused_in_one_line(tpch_parquet_catalog, 
         Planner(load_catalog(tpch_parquet_catalog), "duckdb").plan(sql)
     message = str(caught.value)
     assert message.startswith("line 1, column") and expected in message and "\n" not in message, message
+
+
+# -- estimation -----------------------------------------------------------------------------------
+
+def _window_of(scan, partition, order, functions):  # type: ignore[no-untyped-def]
+    from cbo.ir.operators import SortKey
+
+    return Window(scan, tuple(partition), tuple(SortKey(c) for c in order), tuple(functions))
+
+
+@pytest.fixture(scope="module")
+def sized():
+    """A table whose partition p = i holds i rows (i = 1..40), x numbering them 1..i, and y a
+    value with five distinct values per partition at most."""
+    from cbo.estimate import Estimator
+    from cbo.ir import types as T
+    from cbo.ir.expressions import ColumnFactory
+    from cbo.ir.operators import Scan
+    from stats.from_values import table_stats
+
+    rows = [(i, j, j % 5) for i in range(1, 41) for j in range(1, i + 1)]
+    stats = {"t.w": table_stats("t.w", {"p": [r[0] for r in rows], "x": [r[1] for r in rows],
+                                        "y": [r[2] for r in rows]}, sample_size=0)}
+    factory = ColumnFactory()
+    scan = Scan("t.w", tuple(factory.new(n, T.INTEGER) for n in "pxy"), ("p", "x", "y"))
+    return Estimator(stats), scan, factory, rows
+
+
+def test_a_window_passes_its_rows_and_columns_through(sized):
+    from cbo.ir import types as T
+    from cbo.ir.expressions import WindowCall
+
+    estimator, scan, factory, rows = sized
+    p, x, _ = scan.columns
+    rank = factory.new("r", T.BIGINT, False)
+    window = _window_of(scan, [p], [x], [(rank, WindowCall("rank", (), None, T.BIGINT))])
+    estimate, base = estimator.estimate(window), estimator.estimate(scan)
+    assert estimate.rows == base.rows == len(rows)
+    assert estimate.column(p).distinct == base.column(p).distinct
+
+
+def test_row_numbers_reach_the_largest_partition_and_a_top_k_keeps_min_size_k_per_partition(sized):
+    from cbo.ir import types as T
+    from cbo.ir.expressions import ColumnRef, Constant, WindowCall, compare
+    from cbo.ir.operators import Filter
+
+    estimator, scan, factory, rows = sized
+    p, x, _ = scan.columns
+    rn = factory.new("rn", T.BIGINT, False)
+    window = _window_of(scan, [p], [x], [(rn, WindowCall("row_number", (), None, T.BIGINT))])
+    column = estimator.estimate(window).column(rn)
+    assert 30 <= column.distinct <= 60   # the largest partition holds 40 rows
+    for k in (1, 5, 20):
+        truth = sum(min(i, k) for i in range(1, 41))
+        estimate = estimator.rows(Filter(window, compare("lte", ColumnRef(rn), Constant(k, T.INTEGER))))
+        assert truth / 1.5 <= estimate <= truth * 1.5, (k, estimate, truth)
+    # one partition of every row: 1..820
+    whole = _window_of(scan, [], [x], [(rn, WindowCall("row_number", (), None, T.BIGINT))])
+    assert estimator.rows(Filter(whole, compare("lte", ColumnRef(rn), Constant(10, T.INTEGER)))) == \
+        pytest.approx(10, rel=0.2)
+
+
+def test_window_aggregates_over_the_whole_partition_take_one_value_per_partition(sized):
+    from cbo.ir import types as T
+    from cbo.ir.expressions import ColumnRef, WindowCall
+    from cbo.ir.windows import WHOLE_PARTITION
+
+    estimator, scan, factory, rows = sized
+    p, x, _ = scan.columns
+    total = factory.new("s", T.BIGINT)
+    count = factory.new("c", T.BIGINT, False)
+    window = _window_of(scan, [p], [], [(total, WindowCall("sum", (ColumnRef(x),), WHOLE_PARTITION, T.BIGINT)),
+                                        (count, WindowCall("count_star", (), WHOLE_PARTITION, T.BIGINT))])
+    estimate = estimator.estimate(window)
+    assert estimate.column(total).rows == pytest.approx(len(rows))
+    assert estimate.column(count).distinct <= 60   # one count per partition, at most 40 values
