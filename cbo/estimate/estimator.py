@@ -31,6 +31,7 @@ from cbo.estimate.join_sets import forget_plans as forget_join_set_plans
 from cbo.estimate.joins import estimate_join
 from cbo.estimate.plan_facts import PlanFacts
 from cbo.estimate.relation import DerivedColumns, JoinSet, Origin, RelEstimate, SampleView
+from cbo.estimate.samples import TableSample
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ROW_ID, Call, Column, ColumnRef, Constant, Expr, SpecialForm, columns_of
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, equated_columns
@@ -45,6 +46,7 @@ class Estimator:
         self.upper = upper
         self._cache: dict[Plan, RelEstimate] = {}
         self._base: dict[tuple[str, str], ColumnEstimate] = {}   # columns of stored statistics, converted once
+        self._samples: dict[str, TableSample] = {}   # each table's sample, with what derives from it alone
         self._sets: dict[tuple, tuple[JoinSet, RelEstimate]] = {}   # inner-join sets, whatever order built them
         self._scans: dict[Scan, RelEstimate] = {}   # a scan's estimate is its statistics converted: kept
         # What join sets read of plan nodes alone, kept for the trees ``estimate`` is given
@@ -123,6 +125,15 @@ class Estimator:
             found = self._scans[scan] = self._convert_scan(scan)
         return found
 
+    def _sample(self, table: str, stats: TableStats) -> TableSample:
+        """The table's sample as this estimator reads it (one per table: what derives from it is
+        kept there)."""
+        found = self._samples.get(table)
+        if found is None:
+            assert stats.sample is not None
+            found = self._samples[table] = TableSample(table, stats.sample)
+        return found
+
     def _convert_scan(self, scan: Scan) -> RelEstimate:
         stats = self.stats.get(scan.table)
         if stats is None:
@@ -151,7 +162,7 @@ class Estimator:
             if len(unique) > 1:
                 groups[frozenset(unique)] = rows
         single_keys = {k[0] for k in scan.keys if len(k) == 1}
-        sample = SampleView(stats.sample, {c: n for c, n in zip(scan.columns, scan.column_names)}) \
+        sample = SampleView(self._sample(scan.table, stats), {c: n for c, n in zip(scan.columns, scan.column_names)}) \
             if stats.sample is not None else None
         origins = {c: Origin(scan, c in single_keys, name, columns[c] if name in stats.columns else None, rows, sample)
                    for c, name in zip(scan.columns, scan.column_names)}

@@ -155,7 +155,7 @@ def _sample_mask(view: SampleView, predicate: Expr, reads: frozenset[Column] | N
     size = view.sample.size
     if size == 0:
         return None
-    mask = evaluate(predicate, view.arrays, size)
+    mask = evaluate(predicate, view.arrays, size, view.kept)
     if mask is None:
         return None
     return mask if view.mask is None else mask & view.mask

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from cbo.estimate.column import ColumnEstimate
+from cbo.estimate.samples import TableSample
 from cbo.ir.expressions import Column, Expr
 from cbo.ir.operators import ForeignKeyRef
-from stats.sample import RowSample
+
+T = TypeVar("T")
+_MISSING = object()
 
 
 class DerivedColumns(Mapping[Column, ColumnEstimate]):
@@ -61,13 +64,36 @@ class SampleView:
     every filter above the scan (None: all of them).
     """
 
-    sample: RowSample
+    sample: TableSample
     names: Mapping[Column, str]
     mask: np.ndarray | None = None
 
-    def arrays(self, column: Column):
+    def arrays(self, column: Column) -> tuple[np.ndarray, np.ndarray] | None:
         name = self.names.get(column)
         return None if name is None else self.sample.column(name)
+
+    def kept(self, column: Column, what: str, make: Callable[[np.ndarray], T]) -> T:
+        """``make`` of a sample column's values, kept on the table's sample (by column name)."""
+        name = self.names[column]
+
+        def made() -> T:
+            found = self.sample.column(name)
+            assert found is not None
+            return make(found[0])
+
+        return self.sample.kept((what, name), made)
+
+    def derived(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``, kept on this view for ``key``: what derives from the rows passing its
+        filters (``mask``) lives as long as the view, whose estimates read it."""
+        kept: dict[Hashable, Any] | None = self.__dict__.get("_derived")
+        if kept is None:
+            kept = {}
+            object.__setattr__(self, "_derived", kept)
+        found = kept.get(key, _MISSING)
+        if found is _MISSING:
+            found = kept[key] = compute()
+        return found
 
     @property
     def passing(self) -> int:

@@ -12,6 +12,7 @@ import numpy as np
 
 from cbo.estimate import Estimator, arithmetic, atoms, join_memory, join_samples, join_sets, matching
 from cbo.estimate.column import ColumnEstimate, Segment
+from cbo.estimate.relation import SampleView
 from cbo.ir.expressions import ColumnFactory, compare
 from cbo.ir.operators import Filter, Join, Plan, walk
 from stats.from_values import table_stats
@@ -21,7 +22,7 @@ from tests.quick.test_join_sets import _skewed_users, _trees
 
 def _forget_everything() -> None:
     """Empty the caches kept across estimators (by the identity of the objects they read)."""
-    for cache in (join_memory._REMEMBERED, join_memory._KEPT, join_samples._FOREIGN_KEYS, join_samples._COUNTS,
+    for cache in (join_memory._REMEMBERED, join_memory._KEPT,
                   matching._ARRAYS, matching._LISTS, matching._LAYOUTS, matching._SMALL_LAYOUTS, atoms._POSITIONS,
                   arithmetic._THINNING):
         cache.clear()
@@ -81,12 +82,8 @@ def test_forget_plans_drops_what_was_kept_for_plans_and_changes_no_estimate():
     first = [_summary(estimator, p) for p in plans]
     plan_caches = (join_memory._REMEMBERED, join_memory._KEPT, join_sets._CLASSES)
     assert all(plan_caches), "the plans filled no cache: nothing to forget"
-    kept = dict(join_samples._FOREIGN_KEYS)
-    assert kept, "the two foreign keys' samples were not counted"
     estimator.forget_plans()
     assert not any(plan_caches)
-    # The foreign keys' stratified count derives from statistics and samples alone: it stays.
-    assert join_samples._FOREIGN_KEYS == kept
     assert [_summary(estimator, p) for p in plans] == first
 
 
@@ -295,9 +292,13 @@ def test_class_index_weights_kept_without_filters_equal_them_computed_afresh():
     arrays = _class_index_arrays(rng, (300, 200, 250))
     masks = [None if rng.random() < 0.5 else rng.random(len(v)) < 0.6 for v, _ in arrays]
     kept = join_samples._ClassIndex(arrays)
-    calls = [(member, [m if k != member and use else None for k, m in enumerate(masks)])
+
+    def views(masks):  # type: ignore[no-untyped-def]
+        return [None if m is None else SampleView(None, {}, m) for m in masks]  # type: ignore[arg-type]
+
+    calls = [(member, views([m if k != member and use else None for k, m in enumerate(masks)]))
              for member in range(3) for use in (False, True, False)]
-    filtered = [(member, [rng.random(len(v)) < 0.5 for v, _ in arrays]) for member in range(3)]
+    filtered = [(member, views([rng.random(len(v)) < 0.5 for v, _ in arrays])) for member in range(3)]
     for member, these in calls + filtered + calls[::-1]:
         found = kept.weights(member, these)
         fresh = join_samples._ClassIndex(arrays).weights(member, these)
@@ -330,7 +331,6 @@ def test_a_foreign_keys_count_kept_across_plans_is_that_pairs_own():
         for k in order:
             estimator.forget_plans()
             assert _summary(estimator, plans[k]) == fresh[k]
-    assert len(join_samples._FOREIGN_KEYS) == 3
 
 
 def _ranged_column(rng: random.Random, kind: str) -> ColumnEstimate:
@@ -420,10 +420,18 @@ def test_string_comparisons_through_kept_codes_equal_comparing_each_row():
     def plain_eval(e):  # type: ignore[no-untyped-def]
         saved = sample_eval._compare
         try:
-            sample_eval._compare = lambda name, left, right, coded=False: saved(name, left, right)  # type: ignore[assignment]
-            return sample_eval._boolean(e, data.get, 500)
+            sample_eval._compare = lambda name, left, right, coded=None: saved(name, left, right)  # type: ignore[assignment]
+            return sample_eval._boolean(e, sample_eval._Columns(data.get, None), 500)
         finally:
             sample_eval._compare = saved
+
+    codes: dict = {}
+
+    def kept(column, what, make):  # type: ignore[no-untyped-def]
+        key = (column, what)
+        if key not in codes:
+            codes[key] = make(data[column][0])
+        return codes[key]
 
     for _ in range(6):
         for c in data:
@@ -431,7 +439,7 @@ def test_string_comparisons_through_kept_codes_equal_comparing_each_row():
             for word in [*words, "TRUCK"]:
                 for e in (compare("eq", ref, Constant(word, VARCHAR)), compare("neq", ref, Constant(word, VARCHAR)),
                           SpecialForm("IN", (ref, Constant(word, VARCHAR), Constant("AIR", VARCHAR)), BOOLEAN)):
-                    found = sample_eval._boolean(e, data.get, 500)
+                    found = sample_eval._boolean(e, sample_eval._Columns(data.get, kept), 500)
                     expected = plain_eval(e)
                     assert all(a.tobytes() == b.tobytes() for a, b in zip(found, expected)), (c, word, e)
-    assert len(sample_eval._CODES) >= 2
+    assert len(codes) >= 2
