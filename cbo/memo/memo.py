@@ -365,7 +365,9 @@ class Memo:
     """
 
     def __init__(self, estimator: Estimator | OracleEstimator):
-        self.estimator = estimator
+        # one estimation context for the search: the groups' estimates, and what join sets
+        # derive from them, live as long as the memo
+        self.estimator = estimator.context()
         self.groups: list[Group] = []     # by id; merged groups stay in place (``find``)
         self._index: dict[Plan, Group] = {}
         self._parents: dict[int, list[Plan]] = {}   # group id -> expressions reading it
