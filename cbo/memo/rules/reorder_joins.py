@@ -21,7 +21,6 @@ Regions with more than ``max_reordered_joins`` relations, or more than ``max_joi
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
@@ -47,20 +46,15 @@ class ReorderJoins(TransformationRule):
                         kinds=frozenset({"inner", *MOVABLE_KINDS}),
                         deferred_test=lambda d: d.kind == "inner" or d.kind in MOVABLE_KINDS),)
 
-    def __init__(self) -> None:
-        # Per memo, the groups already inside an enumerated region (a region is read once, from
-        # its top join). Kept here, not in the search: no other rule needs it.
-        self._members: weakref.WeakKeyDictionary[Memo, set[int]] = weakref.WeakKeyDictionary()
-
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
         # The region is the written join tree, read from each group's first expression; the
         # enumeration adds every other order itself.
         return (context.settings.join_reordering_strategy == "AUTOMATIC" and expr is group.first
-                and group.id not in self._members.get(context.memo, ()))
+                and group.id not in _enumerated(context))
 
     def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
         graph = region_of(group)
-        members = self._members.setdefault(context.memo, set())
+        members = _enumerated(context)
         members |= graph.members
         builder = RegionBuilder(context.memo, graph, context, members)
         settings = context.settings
@@ -84,6 +78,12 @@ class ReorderJoins(TransformationRule):
         counter.should_stop = lambda: counter.pairs >= limit
         counter.run()
         return not counter.stopped
+
+
+def _enumerated(context: SearchContext) -> set[int]:
+    """The groups already inside an enumerated region, in this search (a region is read once,
+    from its top join)."""
+    return context.state((ReorderJoins.name, "enumerated groups"), set)
 
 
 class RegionBuilder:

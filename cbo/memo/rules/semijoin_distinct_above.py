@@ -62,14 +62,13 @@ Enabled by ``in_predicates_as_inner_joins_enabled``.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from cbo.ir import types as T
 from cbo.ir.expressions import TRUE, Column, ColumnRef, row_id
 from cbo.ir.operators import Aggregate, Join, Plan, Project
-from cbo.memo.memo import Group, Memo, group_of
+from cbo.memo.memo import Group, group_of
 from cbo.memo.pattern import Pattern
 from cbo.memo.rules.base import TransformationRule
 
@@ -87,11 +86,6 @@ class SemiJoinToInnerDistinctAbove(TransformationRule):
     name = "SemiJoinToInnerDistinctAbove"
     patterns = (Pattern(Join, test=_semi, label="Join[semi]", kinds=frozenset({"semi"})),)
 
-    def __init__(self) -> None:
-        # Per memo: the row-id column of each left group (one per group, so the numbered
-        # projection of a group is one expression however many semi joins read it).
-        self._row_ids: weakref.WeakKeyDictionary[Memo, dict[int, Column]] = weakref.WeakKeyDictionary()
-
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
         settings = context.settings
         return settings.in_predicates_as_inner_joins_enabled and settings.existential_form != "SEMI_JOIN"
@@ -107,15 +101,18 @@ class SemiJoinToInnerDistinctAbove(TransformationRule):
         if context.settings.exploit_constraints and keyed:
             yield Aggregate(Join("inner", left, expr.right, expr.condition), columns)
             return
-        number = self._row_id(context.memo, group_of(left))
+        number = self._row_id(context, group_of(left))
         numbered = Project(left, identity + ((number, row_id()),))
         joined = Join("inner", numbered, expr.right, expr.condition)
         yield Project(Aggregate(joined, (number,) + columns), identity)
 
-    def _row_id(self, memo: Memo, left: Group) -> Column:
-        known = self._row_ids.setdefault(memo, {})
-        found = known.get(left.find().id)
+    def _row_id(self, context: SearchContext, left: Group) -> Column:
+        """The row-id column of a left group: one per group in a search, so the numbered
+        projection of a group is one expression however many semi joins read it."""
+        known: dict[int, Column] = context.state((self.name, "row ids"), dict)
+        gid = left.find().id
+        found = known.get(gid)
         if found is None:
-            found = known[left.find().id] = memo.new_column(f"row_id_g{left.find().id}", T.BIGINT, nullable=False)
+            found = known[gid] = context.memo.new_column(f"row_id_g{gid}", T.BIGINT, nullable=False)
         return found
 

@@ -184,8 +184,7 @@ def _plan_of(group: Group) -> Plan:
 def _copy(context: SearchContext, join: Join) -> tuple[Plan, dict[Column, Column]]:
     """The join under fresh column ids: one copy per join in a memo, so applying the rule again
     (another binding, another aggregation over the same table) yields the same expressions."""
-    copies = context.rule_state.setdefault("CopyTableIntoAggregate", {})
-    assert isinstance(copies, dict)
+    copies: dict[Join, tuple[Plan, dict[Column, Column]]] = context.state((CopyTableIntoAggregate.name, "copies"), dict)
     found = copies.get(join)
     if found is None:
         plan = join.with_children(tuple(_plan_of(group_of(c)) for c in join.children))

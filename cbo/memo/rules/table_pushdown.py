@@ -38,7 +38,6 @@ Whether it pays is the cost model's call: the memo keeps both forms.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -89,13 +88,6 @@ class PushTableIntoAggregate(TransformationRule):
                              _conditioned_deferred)
                      for side in _AGGREGATED for sides in ((side, None), (None, side)))
 
-    def __init__(self) -> None:
-        # Per memo: the columns each expression's own expressions read (``_read_above`` asks it
-        # of every reader of every group up to the root, for each binding it pushes: expressions
-        # never change, so each is read once).
-        self._reads: weakref.WeakKeyDictionary[Memo, dict[int, tuple[Plan, frozenset[Column]]]] = \
-            weakref.WeakKeyDictionary()
-
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
         return context.settings.push_table_through_subquery   # Presto's push_table_through_subquery
 
@@ -103,15 +95,16 @@ class PushTableIntoAggregate(TransformationRule):
         assert isinstance(expr, Join)
         aggregated, table = (expr.right, expr.left) if isinstance(expr.left, GroupRef) else (expr.left, expr.right)
         found = _aggregation(aggregated)
-        if found is not None and partial_columns(context.memo) & set(found[1].output):
+        if found is not None and partial_columns(context) & set(found[1].output):
             # A partial aggregation of eager aggregation: moving a table into it would remake,
             # one join lower, the aggregation eager aggregation started from, and the memo
-            # would merge a group into its own input (TPC-H Q18).
+            # would merge a group into its own input.
             return
         memo = context.memo
-        reads = self._reads.get(memo)
-        if reads is None:
-            reads = self._reads[memo] = {}
+        # The columns each expression's own expressions read, for this search: ``_read_above``
+        # asks it of every reader of every group up to the root, for each binding it pushes
+        # (expressions never change, so each is read once).
+        reads: dict[int, tuple[Plan, frozenset[Column]]] = context.state((self.name, "reads"), dict)
         pushed = _push(expr, aggregated, table, lambda: _read_above(memo, group, reads))
         if pushed is not None:
             yield pushed
@@ -137,7 +130,7 @@ def _read_above(memo: Memo, group: Group, reads: dict[int, tuple[Plan, frozenset
 
     def read_by(parent: Plan) -> frozenset[Column]:
         found = own.get(id(parent))
-        if found is None or found[0] is not parent:
+        if found is None:
             found = own[id(parent)] = (parent, frozenset().union(*[columns_of(e) for e in parent.expressions()]))
         return found[1]
 
