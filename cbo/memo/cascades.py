@@ -58,8 +58,8 @@ from cbo.memo.context import SearchContext
 from cbo.memo.delivery import deliver
 from cbo.memo.memo import UNPREDICTED, Counters, Deferred, Group, PhysicalExpr, Winner, current, group_of
 from cbo.memo.pattern import Pattern, bindings
-from cbo.memo.properties import ANY, BROADCAST, Delivered, Required, delivered_by
 from cbo.memo.rules.base import RuleSet, TransformationRule
+from cbo.physical.properties import ANY, BROADCAST, Delivered, Required
 
 # A bound equal to the best cost up to rounding (the same terms summed in another order) is a
 # tie, and ties go to the alternative found first: without this, a star whose join orders all
@@ -689,7 +689,8 @@ class CascadesSearch:
         if need.distribution == "clustered":
             enforced = math.inf   # no enforcer makes it: a final-only aggregation needs it delivered
         elif need.ordering:
-            enforced = model.price(model.sort(size)) + self._input_floor(group, need.without_ordering())
+            weaker = self.context.required.without_ordering(need)
+            enforced = model.price(model.sort(size)) + self._input_floor(group, weaker)
         else:
             enforced = cheapest.cost + model.price(model.distribute(need, size))
         return max(cheapest.cost, self._natural_floor(group, need, enforced))
@@ -849,7 +850,7 @@ class CascadesSearch:
                     return None
                 inputs.append(winner.delivered)
             else:
-                inputs.append(delivered_by(need))
+                inputs.append(need.enforced)
         return deliver(physical, inputs)
 
     def _cost(self, physical: PhysicalExpr, group: Group, table: CostTable) -> None:
@@ -866,7 +867,7 @@ class CascadesSearch:
         ordering is required (over the plan delivering the distribution), else an exchange or
         a broadcast over the group's best plan for "any"."""
         if required.ordering:
-            weaker = required.without_ordering()
+            weaker = self.context.required.without_ordering(required)
             step = self.cost_model.price(self.cost_model.sort(self.size(group)))
         else:
             weaker = ANY
@@ -877,7 +878,7 @@ class CascadesSearch:
         if required.ordering:
             delivered = replace(base.delivered, ordering=tuple(frozenset({c}) for c in required.ordering))
         else:
-            delivered = delivered_by(required)
+            delivered = required.enforced
         return Winner(None, base.cost + step, delivered, required, base)
 
     def optimize_expression(self, expr: Plan, group: Group) -> list[PhysicalExpr]:

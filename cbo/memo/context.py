@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from cbo.ir.expressions import Column
 from cbo.ir.operators import Scan
 from cbo.memo.memo import Group, Memo
+from cbo.physical.properties import Requirements
 from cbo.settings import OptimizerSettings
 
 S = TypeVar("S")
@@ -34,6 +35,8 @@ class SearchContext:
         # seconds a source works for a pushed subplan (dialect, rows, aggregated rows): set by
         # the search from its cost model, read by the connector rules
         self.remote_price: Callable[[str, float, float], float] | None = None
+        # the property sets this search asks for, one object each (its winners are keyed by them)
+        self.required = Requirements()
         self.counters = memo.counters
         self.steps = 0
         self._deadline = None if settings.search_time_limit_ms is None else \

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from cbo.estimate.oracle import OracleEstimator
     from cbo.estimate.relation import RelEstimate
     from cbo.ir.types import DataType
-    from cbo.memo.properties import Delivered, Required
     from cbo.physical.algorithm import Algorithm
+    from cbo.physical.properties import Delivered, Required
 
 
 class GroupRef(Plan):

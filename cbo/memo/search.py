@@ -22,7 +22,6 @@ from cbo.memo.cascades import CascadesSearch
 from cbo.memo.context import SearchContext
 from cbo.memo.extract import extract
 from cbo.memo.memo import Counters, Group, Memo, group_of
-from cbo.memo.properties import ANY
 from cbo.memo.rules.base import RuleSet, connector_rules
 from cbo.memo.rules.eager_aggregation import EagerAggregation
 from cbo.memo.rules.eager_pushdown import EagerPushdown
@@ -38,6 +37,7 @@ from cbo.memo.rules.table_copy import CopyTableIntoAggregate
 from cbo.memo.rules.table_pushdown import PushTableIntoAggregate
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
+from cbo.physical.properties import ANY
 from cbo.settings import OptimizerSettings
 
 if TYPE_CHECKING:
