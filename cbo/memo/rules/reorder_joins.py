@@ -27,10 +27,11 @@ from typing import TYPE_CHECKING, ClassVar
 from cbo.ir.expressions import Column, Expr, conjunction
 from cbo.ir.operators import Filter, Join, Plan, enumerated_join
 from cbo.joinorder.dphyp import DPhyp
-from cbo.joinorder.graph import MOVABLE_KINDS, JoinGraph, is_region_join, region_of
+from cbo.joinorder.graph import MOVABLE_KINDS, JoinGraph, is_region_join
 from cbo.joinorder.greedy import greedy_order
 from cbo.memo.memo import Group, Memo, group_of
 from cbo.memo.pattern import Pattern
+from cbo.memo.region import region_of
 from cbo.memo.rules.base import TransformationRule
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ class ReorderJoins(TransformationRule):
         return ()
 
     @staticmethod
-    def _pairs_within(graph: JoinGraph, limit: int) -> bool:
+    def _pairs_within(graph: JoinGraph[Group], limit: int) -> bool:
         """Whether the region has at most ``limit`` join pairs: counted by running the
         enumeration without building anything (about 2 µs a pair), and stopped at the limit.
         No count is needed when even a clique of that many relations stays within the limit."""
@@ -99,7 +100,7 @@ class RegionBuilder:
     # False: every pair made as the enumeration meets it (tests compare the two)
     deferred: ClassVar[bool] = True
 
-    def __init__(self, memo: Memo, graph: JoinGraph, context: SearchContext, members: set[int]):
+    def __init__(self, memo: Memo, graph: JoinGraph[Group], context: SearchContext, members: set[int]):
         self.memo = memo
         self.graph = graph
         self.context = context
