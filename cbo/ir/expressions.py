@@ -12,20 +12,18 @@ Kinds:
 * :class:`SpecialForm` — forms whose evaluation is not a plain function of evaluated arguments:
   AND, OR, NOT, IN, BETWEEN, CASE, COALESCE, IS_NULL, CAST;
 * :class:`AggregateCall` — an aggregate inside an Aggregate node;
-* :class:`SubqueryExpr` — only between binding and decorrelation; never reaches a planner.
+* a subquery (``cbo.ir.operators.SubqueryExpr``), an expression holding a plan, lives with the
+  plans: only between binding and decorrelation; never reaches a planner.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from cbo.ir.types import BIGINT as BIGINT_TYPE
 from cbo.ir.types import BOOLEAN, DataType
-
-if TYPE_CHECKING:
-    from cbo.ir.operators import Plan
 
 
 @dataclass(frozen=True)
@@ -80,9 +78,16 @@ class Expr:
     """Base of scalar expressions."""
 
     type: DataType
+    # Whether the expression holds a plan (a subquery): it then reads the plan's outer
+    # references too (``outer_columns``), which ``columns_of`` counts.
+    holds_plan: ClassVar[bool] = False
 
     def children(self) -> tuple[Expr, ...]:
         return ()
+
+    def outer_columns(self) -> frozenset[Column]:
+        """The columns of the enclosing query that the plan it holds reads."""
+        return frozenset()
 
     def with_children(self, children: tuple[Expr, ...]) -> Expr:
         return self
@@ -195,31 +200,6 @@ class AggregateCall(Expr):
         return f"{self.name}({'DISTINCT ' if self.distinct else ''}{', '.join(map(str, self.args))})"
 
 
-@dataclass(frozen=True)
-class SubqueryExpr(Expr):
-    """A subquery inside an expression, as bound; decorrelation replaces it with joins.
-
-    kind: ``scalar`` (value of the single column), ``exists``, ``in`` (operand IN subquery),
-    ``any`` / ``all`` (operand <comparison> ANY/ALL subquery).
-    """
-
-    kind: str
-    plan: Plan
-    operand: Expr | None = None
-    comparison: str | None = None
-    type: DataType = field(default=BOOLEAN)
-
-    def children(self) -> tuple[Expr, ...]:
-        return (self.operand,) if self.operand is not None else ()
-
-    def with_children(self, children: tuple[Expr, ...]) -> Expr:
-        return SubqueryExpr(self.kind, self.plan, children[0] if children else None, self.comparison, self.type)
-
-    def __str__(self) -> str:
-        head = f"{self.operand} {self.comparison or ''} " if self.operand is not None else ""
-        return f"{head}{self.kind.upper()}(<subquery>)"
-
-
 TRUE = Constant(True, BOOLEAN)
 FALSE = Constant(False, BOOLEAN)
 
@@ -255,10 +235,8 @@ def columns_of(expr: Expr) -> frozenset[Column]:
     for node in walk(expr):
         if isinstance(node, ColumnRef):
             found.add(node.column)
-        elif isinstance(node, SubqueryExpr):
-            from cbo.ir.operators import free_columns
-
-            found |= free_columns(node.plan)
+        elif node.holds_plan:
+            found |= node.outer_columns()
     return frozenset(found)
 
 
@@ -306,10 +284,6 @@ def is_null(expr: Expr) -> Expr:
 
 def compare(op: str, left: Expr, right: Expr) -> Call:
     return Call(op, (left, right), BOOLEAN)
-
-
-def contains_subquery(expr: Expr) -> bool:
-    return any(isinstance(node, SubqueryExpr) for node in walk(expr))
 
 
 def can_raise(expr: Expr) -> bool:

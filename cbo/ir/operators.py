@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from cbo.ir.expressions import (
     TRUE,
     AggregateCall,
+    Call,
     Column,
     ColumnRef,
     Constant,
@@ -32,6 +34,8 @@ from cbo.ir.expressions import (
     conjuncts,
     uses_row_id,
 )
+from cbo.ir.expressions import walk as walk_expr
+from cbo.ir.types import BOOLEAN, DataType
 
 MAX_KEYS = 8   # unique keys kept per node
 
@@ -531,10 +535,41 @@ def free_columns(plan: Plan) -> frozenset[Column]:
     return frozenset(used - produced)
 
 
+@dataclass(frozen=True)
+class SubqueryExpr(Expr):
+    """A subquery inside an expression, as bound; decorrelation replaces it with joins.
+
+    kind: ``scalar`` (value of the single column), ``exists``, ``in`` (operand IN subquery),
+    ``any`` / ``all`` (operand <comparison> ANY/ALL subquery).
+    """
+
+    kind: str
+    plan: Plan
+    operand: Expr | None = None
+    comparison: str | None = None
+    type: DataType = field(default=BOOLEAN)
+    holds_plan: ClassVar[bool] = True
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.operand,) if self.operand is not None else ()
+
+    def with_children(self, children: tuple[Expr, ...]) -> Expr:
+        return SubqueryExpr(self.kind, self.plan, children[0] if children else None, self.comparison, self.type)
+
+    def outer_columns(self) -> frozenset[Column]:
+        return free_columns(self.plan)
+
+    def __str__(self) -> str:
+        head = f"{self.operand} {self.comparison or ''} " if self.operand is not None else ""
+        return f"{head}{self.kind.upper()}(<subquery>)"
+
+
+def contains_subquery(expr: Expr) -> bool:
+    return any(isinstance(node, SubqueryExpr) for node in walk_expr(expr))
+
+
 def equated_columns(expr: Expr) -> tuple[Column, Column] | None:
     """The two columns of ``a = b``, else None."""
-    from cbo.ir.expressions import Call
-
     if isinstance(expr, Call) and expr.name == "eq":
         a, b = expr.args
         if isinstance(a, ColumnRef) and isinstance(b, ColumnRef):
@@ -547,8 +582,6 @@ def key_columns(expr: Expr) -> tuple[Column, Column] | None:
     on (Spark and DuckDB hash both; the null-safe form also matches NULL with NULL), else None.
     Only hash-join keys read this; rules that rebuild or chain equalities read
     ``equated_columns``, which is ``=`` alone."""
-    from cbo.ir.expressions import Call
-
     if isinstance(expr, Call) and expr.name == "is_not_distinct_from":
         a, b = expr.args
         if isinstance(a, ColumnRef) and isinstance(b, ColumnRef):
@@ -558,8 +591,6 @@ def key_columns(expr: Expr) -> tuple[Column, Column] | None:
 
 def null_rejected_columns(expr: Expr) -> set[Column]:
     """Columns that cannot be NULL in rows where ``expr`` is TRUE."""
-    from cbo.ir.expressions import Call
-
     if isinstance(expr, Call) and expr.name in ("eq", "neq", "lt", "lte", "gt", "gte", "like"):
         return {a.column for a in expr.args if isinstance(a, ColumnRef)}
     if isinstance(expr, SpecialForm):
