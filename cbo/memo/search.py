@@ -1,8 +1,8 @@
 """The optimizer: a plan into a memo, the Cascades search over it, the cheapest plan out.
 
-``cbo.memo.cascades`` holds the search itself (how alternatives are explored and costed, and
-what is pruned), ``cbo.memo.context`` what rules see, ``cbo.memo.extract`` how the winner
-becomes a plan again.
+``cbo.memo.cascades`` holds the search's tasks (how alternatives are explored and costed),
+``cbo.memo.bounds`` what is pruned, ``cbo.memo.dispatch`` which rules an expression meets,
+``cbo.memo.context`` what rules see, ``cbo.memo.extract`` how the winner becomes a plan again.
 """
 
 from __future__ import annotations

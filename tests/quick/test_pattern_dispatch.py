@@ -1,10 +1,10 @@
 """The exploration's shortcuts skip only what could not match: the memo is the one the plain loop
 builds, expression for expression.
 
-``CascadesSearch._patterns_of`` dispatches a join's patterns by its kind (``Pattern.kinds``),
-runs a test shared by adjacent patterns once, and asks a run of one-input patterns whether any
-input group holds what they need before trying each (``_could_bind_any``). The yardstick is the
-plain loop: every pattern of the operator, its test, then ``could_bind_inputs``, one by one.
+``PatternDispatch.runs`` dispatches a join's patterns by its kind (``Pattern.kinds``), runs a
+test shared by adjacent patterns once, and asks a run of one-input patterns whether any input
+group holds what they need before trying each (``could_bind_any``). The yardstick is the plain
+loop: every pattern of the operator, its test, then ``could_bind_inputs``, one by one.
 Both must explore the same groups in the same order, so the memo, and the plan, are the same.
 """
 
@@ -18,7 +18,7 @@ from cbo.estimate import Estimator
 from cbo.ir import types as T
 from cbo.ir.expressions import Call, Column, ColumnRef, SpecialForm, and_of_distinct
 from cbo.ir.operators import JOIN_KINDS, Join, Scan, enumerated_join
-from cbo.memo import cascades, search
+from cbo.memo import cascades, dispatch
 from cbo.memo.search import Optimizer, default_rules
 from cbo.planner import Planner
 from cbo.settings import OptimizerSettings
@@ -27,12 +27,12 @@ from stats.store import StatsStore
 from tests.plan_files import TPCH_STATS
 
 
-class PlainLoop(cascades.CascadesSearch):
-    """The search with one block per pattern, no kind dispatch and no shared input check."""
+class PlainLoop(dispatch.PatternDispatch):
+    """The dispatch with one run per pattern, no kind dispatch and no shared input check."""
 
-    def _patterns_of(self, operator, kind):
+    def _runs(self, operator, kind):
         return [(pattern.test, [(rule, pattern, pattern.inputs_patterned)], None)
-                for rule in self.transformations for pattern in rule.patterns if issubclass(operator, pattern.operator)]
+                for rule in self.rules for pattern in rule.patterns if issubclass(operator, pattern.operator)]
 
 
 def _memo(result) -> list[tuple[int, list[str]]]:
@@ -41,7 +41,7 @@ def _memo(result) -> list[tuple[int, list[str]]]:
 
 def _both(monkeypatch, optimize):
     fast = optimize()
-    monkeypatch.setattr(search, "CascadesSearch", PlainLoop)   # the class the optimizer builds
+    monkeypatch.setattr(cascades, "PatternDispatch", PlainLoop)   # the class the search builds
     plain = optimize()
     monkeypatch.undo()
     return fast, plain
