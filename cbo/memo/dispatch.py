@@ -3,8 +3,8 @@
 Exploration offers each expression to the patterns of its operator (and, for a join, its kind:
 ``Pattern.kinds``), in rule order. A join enumeration adds tens of thousands of inner joins, so
 the dispatch is read once per (operator, kind) and kept: neither a projection's pattern nor a
-semi join's is ever tried on them. Adjacent patterns sharing a test form a *run* whose test runs
-once per expression; a run of patterns that each pattern one input is asked first whether any
+semi join's is ever tried on them. Adjacent patterns sharing a predicate form a *run* whose test
+runs once per expression; a run of patterns that each pattern one input is asked first whether any
 input group holds what they need (the table-pushdown patterns ask each input group once).
 
 A deferred join (``cbo.memo.memo.Deferred``) is made only when some pattern could bind it: each
@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from cbo.ir.operators import Join, Plan
 from cbo.memo.context import SearchContext
 from cbo.memo.memo import Deferred, Group
-from cbo.memo.pattern import Pattern
+from cbo.memo.pattern import Pattern, Where
 from cbo.memo.rules.base import ImplementationRule, TransformationRule
 
 # The operators a run of one-input patterns asks of each input: (input position, operators).
@@ -71,17 +71,17 @@ class PatternDispatch:
         return found
 
     def _runs(self, operator: type, kind: str | None) -> list[Run]:
-        found: list[Run] = []
+        found: list[tuple[Where | None, list[tuple[TransformationRule, Pattern, bool]]]] = []
         for rule in self.rules:
             for pattern in rule.patterns:
                 if not issubclass(operator, pattern.operator) or \
                         (kind is not None and pattern.kinds is not None and kind not in pattern.kinds):
                     continue
-                if found and found[-1][0] is pattern.test:
+                if found and found[-1][0] == pattern.where:   # (the same predicate: one run)
                     found[-1][1].append((rule, pattern, pattern.inputs_patterned))
                 else:
-                    found.append((pattern.test, [(rule, pattern, pattern.inputs_patterned)], None))
-        return [(test, entries, _single_inputs(entries)) for test, entries, _ in found]
+                    found.append((pattern.where, [(rule, pattern, pattern.inputs_patterned)]))
+        return [(entries[0][1].test, entries, _single_inputs(entries)) for _, entries in found]
 
     def rules_need(self, record: Deferred) -> bool | None:
         """Whether some transformation rule could bind the deferred join ``record``, decided as
@@ -131,8 +131,9 @@ class PatternDispatch:
         for test, entries, inputs in self.runs(Join, kind):
             deferred_test = None
             if test is not None:
+                # (the patterns of a run share their predicate, and so its test of a deferred join)
                 deferred_test = entries[0][1].deferred_test
-                if deferred_test is None or any(p.deferred_test is not deferred_test for _, p, _ in entries):
+                if deferred_test is None:
                     steps.append((None, _MAKE, None))   # (a test no deferred join can answer)
                     break
             if inputs is not None:

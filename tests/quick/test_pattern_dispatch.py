@@ -16,7 +16,7 @@ from benchmarks.join_enumeration.shapes import build
 from benchmarks.tpch.queries import all_queries
 from cbo.estimate import Estimator
 from cbo.ir import types as T
-from cbo.ir.expressions import Call, Column, ColumnRef, SpecialForm, and_of_distinct
+from cbo.ir.expressions import TRUE, Call, Column, ColumnRef, SpecialForm, and_of_distinct
 from cbo.ir.operators import JOIN_KINDS, Join, Scan, enumerated_join
 from cbo.memo import cascades, dispatch
 from cbo.memo.search import Optimizer, default_rules
@@ -66,6 +66,32 @@ def test_join_kinds_only_skip_what_the_tests_reject():
                     checked += 1
                     assert pattern.test is not None and not pattern.test(join), (rule.name, kind)
                 assert pattern.matches_operator(join) == (kind in pattern.kinds and pattern.test(join))
+    assert checked > 0
+
+
+def test_a_patterns_test_of_a_deferred_join_is_its_test_of_the_made_join():
+    """A pattern's predicate is declared once; its test of a made join and of the record a
+    deferred join is (its kind, whether it has a condition, its keys) agree for every rule's
+    pattern, every join kind and conditions with and without equi-join keys or none at all."""
+    from types import SimpleNamespace
+
+    left, right = _scan("l", 1), _scan("r", 3)
+    keyed = Call("eq", (ColumnRef(left.columns[0]), ColumnRef(right.columns[0])), T.BOOLEAN)
+    computed = Call("eq", (Call("add", (ColumnRef(left.columns[0]), ColumnRef(left.columns[1])), T.BIGINT),
+                           ColumnRef(right.columns[0])), T.BOOLEAN)
+    checked = 0
+    for rule in default_rules().transformations():
+        for pattern in rule.patterns:
+            if pattern.where is None or pattern.deferred_test is None:
+                continue
+            for kind in JOIN_KINDS:
+                for condition in (TRUE, keyed, computed):
+                    join = Join(kind, left, right, condition)
+                    record = SimpleNamespace(kind=kind, conditioned=lambda c=condition: c != TRUE,
+                                             keys=lambda j=join: j.equi_keys)
+                    assert pattern.deferred_test(record) == pattern.test(join), (rule.name, kind, condition)  # type: ignore[arg-type,misc]
+                    checked += 1
+            assert pattern.describe().startswith(f"Join[{pattern.where.label}]")
     assert checked > 0
 
 

@@ -60,11 +60,11 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from cbo.ir.expressions import TRUE, AggregateCall, Column, ColumnRef, Expr, columns_of
+from cbo.ir.expressions import AggregateCall, Column, ColumnRef, Expr, columns_of
 from cbo.ir.moments import split
 from cbo.ir.operators import Aggregate, Join, Plan, Project
 from cbo.memo.memo import Group, group_of
-from cbo.memo.pattern import Pattern
+from cbo.memo.pattern import GROUPED, Joins, Pattern
 from cbo.memo.rules.base import TransformationRule
 from cbo.memo.rules.semijoin_distinct_below import _bytes
 
@@ -74,19 +74,15 @@ if TYPE_CHECKING:
 # partial function -> the function combining partial results
 COMBINE = {"sum": "sum", "count": "sum", "count_star": "sum", "min": "min", "max": "max"}
 
-_INNER = Pattern(Join, test=lambda j: j.kind == "inner" and j.condition != TRUE, label="Join[inner]")  # type: ignore[attr-defined]
-
-
-def _grouped(expr: Plan) -> bool:
-    return bool(expr.group_by)  # type: ignore[attr-defined]
+_INNER = Pattern(Join, where=Joins(frozenset({"inner"}), conditioned=True))
 
 
 class EagerAggregation(TransformationRule):
     """A partial aggregation below an inner join, on the side the aggregates read (eager group-by)."""
 
     name = "EagerAggregation"
-    patterns = (Pattern(Aggregate, (_INNER,), _grouped, "Aggregate[grouped]"),
-                Pattern(Aggregate, (Pattern(Project, (_INNER,)),), _grouped, "Aggregate[grouped]"))
+    patterns = (Pattern(Aggregate, (_INNER,), GROUPED),
+                Pattern(Aggregate, (Pattern(Project, (_INNER,)),), GROUPED))
 
     def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
         assert isinstance(expr, Aggregate)

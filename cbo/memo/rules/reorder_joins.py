@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, ClassVar
 from cbo.ir.expressions import Column, Expr, conjunction
 from cbo.ir.operators import Filter, Join, Plan, enumerated_join
 from cbo.joinorder.dphyp import DPhyp
-from cbo.joinorder.graph import MOVABLE_KINDS, JoinGraph, is_region_join
+from cbo.joinorder.graph import MOVABLE_KINDS, JoinGraph
 from cbo.joinorder.greedy import greedy_order
 from cbo.memo.memo import Group, Memo, group_of
-from cbo.memo.pattern import Pattern
+from cbo.memo.pattern import Joins, Pattern
 from cbo.memo.region import region_of
 from cbo.memo.rules.base import TransformationRule
 
@@ -43,9 +43,7 @@ class ReorderJoins(TransformationRule):
 
     name = "ReorderJoins"
     written_only = True   # matches a group's first expression only (see matches)
-    patterns = (Pattern(Join, test=is_region_join, label="Join[inner|left|semi|anti]",
-                        kinds=frozenset({"inner", *MOVABLE_KINDS}),
-                        deferred_test=lambda d: d.kind == "inner" or d.kind in MOVABLE_KINDS),)
+    patterns = (Pattern(Join, where=Joins(frozenset({"inner", *MOVABLE_KINDS}))),)
 
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
         # The region is the written join tree, read from each group's first expression; the

@@ -66,25 +66,21 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from cbo.ir import types as T
-from cbo.ir.expressions import TRUE, Column, ColumnRef, row_id
+from cbo.ir.expressions import Column, ColumnRef, row_id
 from cbo.ir.operators import Aggregate, Join, Plan, Project
 from cbo.memo.memo import Group, group_of
-from cbo.memo.pattern import Pattern
+from cbo.memo.pattern import Joins, Pattern
 from cbo.memo.rules.base import TransformationRule
 
 if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
 
 
-def _semi(expr: Plan) -> bool:
-    return expr.kind == "semi" and expr.condition != TRUE  # type: ignore[attr-defined]
-
-
 class SemiJoinToInnerDistinctAbove(TransformationRule):
     """A semi join as an inner join with a DISTINCT on the left side's key above (seed 003's 3.1)."""
 
     name = "SemiJoinToInnerDistinctAbove"
-    patterns = (Pattern(Join, test=_semi, label="Join[semi]", kinds=frozenset({"semi"})),)
+    patterns = (Pattern(Join, where=Joins(frozenset({"semi"}), conditioned=True)),)
 
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
         settings = context.settings

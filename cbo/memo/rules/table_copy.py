@@ -55,7 +55,7 @@ from cbo.ir.shape import fresh_copy
 from cbo.memo.memo import Group, GroupRef, group_of
 from cbo.memo.pattern import Pattern
 from cbo.memo.rules.base import TransformationRule
-from cbo.memo.rules.table_pushdown import _AGGREGATED, _aggregation, _conditioned_deferred, _conditioned_inner
+from cbo.memo.rules.table_pushdown import _AGGREGATED, CONDITIONED_INNER, _aggregation
 
 if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
@@ -66,7 +66,7 @@ class CopyTableIntoAggregate(TransformationRule):
     of TPC-H Q17's shape), so both read one join that a source can compute once."""
 
     name = "CopyTableIntoAggregate"
-    patterns = tuple(Pattern(Join, sides, _conditioned_inner, "Join[inner]", deferred_test=_conditioned_deferred)
+    patterns = tuple(Pattern(Join, sides, CONDITIONED_INNER)
                      for side in _AGGREGATED for sides in ((side, None), (None, side)))
 
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:

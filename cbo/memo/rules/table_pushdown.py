@@ -42,11 +42,9 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from cbo.ir.expressions import (
-    TRUE,
     AggregateCall,
     Column,
     ColumnRef,
-    Constant,
     Expr,
     columns_of,
     compare,
@@ -54,8 +52,8 @@ from cbo.ir.expressions import (
     conjuncts,
 )
 from cbo.ir.operators import Aggregate, Filter, Join, Plan, Project, equated_columns
-from cbo.memo.memo import Deferred, Group, GroupRef, Memo
-from cbo.memo.pattern import Pattern
+from cbo.memo.memo import Group, GroupRef, Memo
+from cbo.memo.pattern import GROUPED, Joins, Pattern
 from cbo.memo.rules.base import TransformationRule
 from cbo.memo.rules.eager_aggregation import partial_columns
 
@@ -63,19 +61,9 @@ if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
 
 
-_GROUPED = Pattern(Aggregate, test=lambda a: bool(a.group_by), label="Aggregate[grouped]")   # type: ignore[attr-defined]
+_GROUPED = Pattern(Aggregate, where=GROUPED)
 _AGGREGATED = (_GROUPED, Pattern(Project, (_GROUPED,)))
-
-
-def _conditioned_inner(expr: Plan) -> bool:
-    # (only a Constant can equal TRUE: the type test spares a comparison per enumerated join)
-    condition = expr.condition  # type: ignore[attr-defined]
-    return expr.kind == "inner" and (type(condition) is not Constant or condition != TRUE)  # type: ignore[attr-defined]
-
-
-def _conditioned_deferred(record: Deferred) -> bool:
-    """``_conditioned_inner`` of a deferred join, without making it."""
-    return record.kind == "inner" and record.conditioned()
+CONDITIONED_INNER = Joins(frozenset({"inner"}), conditioned=True)
 
 
 class PushTableIntoAggregate(TransformationRule):
@@ -84,8 +72,7 @@ class PushTableIntoAggregate(TransformationRule):
     name = "PushTableIntoAggregate"
     # The aggregation (or the Project over it) on either side, bound to every such expression
     # of the side's group; the other side is any plan of its group.
-    patterns = tuple(Pattern(Join, sides, _conditioned_inner, "Join[inner]", frozenset({"inner"}),
-                             _conditioned_deferred)
+    patterns = tuple(Pattern(Join, sides, CONDITIONED_INNER)
                      for side in _AGGREGATED for sides in ((side, None), (None, side)))
 
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
