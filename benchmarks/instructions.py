@@ -3,11 +3,12 @@
     python -m benchmarks.instructions OTHER_CHECKOUT [CASE ...]
 
 CPU time on a shared machine moves with the load; instructions do not. Each case runs in a
-worker under ``valgrind --tool=callgrind`` (``PYTHONHASHSEED=0``), once with the counted work and
-once without, in this checkout and in OTHER_CHECKOUT (each worker importing its own ``cbo``);
-the difference of the two totals is the work's instructions. Before the counted work, the
-worker does it once uncounted (statistics read, samples loaded, indexes built), so the count is
-the work with statistics loaded, as the timed benchmarks measure it.
+worker under ``valgrind --tool=callgrind`` (``PYTHONHASHSEED=0``), in this checkout and in
+OTHER_CHECKOUT (each worker importing its own ``cbo``), counting only the work: the worker calls
+it through ctypes (``PyObject_CallObject``), the one foreign call it makes, and callgrind collects
+inside libffi's ``ffi_call`` alone (``--collect-atstart=no --toggle-collect=ffi_call``). Before the counted
+work, the worker does it once uncounted (statistics read, samples loaded, indexes built), so the
+count is the work with statistics loaded, as the timed benchmarks measure it.
 
 A case is a synthetic shape ``shape:n:mode`` or ``tpch`` (every TPC-H query's search at SF 1
 statistics), as ``benchmarks.join_enumeration.ab`` names them, or ``estimate:W`` (every
@@ -92,24 +93,33 @@ def _estimate_work(workload: str) -> Any:
     return all_subplans
 
 
-def _worker(case: str, counted: bool) -> None:
+def _worker(case: str) -> None:
+    import ctypes
     import gc
 
     work = _estimate_work(case.split(":", 1)[1]) if case.startswith("estimate:") else _search_work(case)
     work()   # statistics read, samples loaded, indexes built: not counted
     gc.collect()
-    if counted:
+
+    def counted() -> None:
         work()
         gc.collect()
 
+    # the one foreign call, which callgrind collects in
+    call = ctypes.pythonapi.PyObject_CallObject
+    call.argtypes = [ctypes.py_object, ctypes.c_void_p]
+    call.restype = ctypes.py_object
+    call(counted, None)
 
-def _instructions(tree: Path, python: str, case: str, counted: bool) -> int:
+
+def _instructions(tree: Path, python: str, case: str) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "callgrind.out"
         env = dict(os.environ, PYTHONPATH=str(tree), PYTHONHASHSEED="0")
         # this file runs as the worker in both checkouts; each imports cbo from its own tree
-        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", python,
-                   str(Path(__file__).resolve()), "--worker", case, "1" if counted else "0"]
+        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--collect-atstart=no",
+                   "--toggle-collect=ffi_call", python, str(Path(__file__).resolve()), "--worker",
+                   case]
         done = subprocess.run(command, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               text=True, check=False)
         if done.returncode != 0:
@@ -135,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     for case in args.cases:
         found = {}
         for name, (tree, python) in trees.items():
-            found[name] = _instructions(tree, python, case, True) - _instructions(tree, python, case, False)
+            found[name] = _instructions(tree, python, case)
         ratio = found["this"] / found["other"]
         print(f"{case:<16} other {found['other'] / 1e9:8.3f} G  this {found['this'] / 1e9:8.3f} G  "
               f"this/other {ratio:6.3f}", flush=True)
@@ -144,6 +154,6 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--worker"]:
-        _worker(sys.argv[2], sys.argv[3] == "1")
+        _worker(sys.argv[2])
     else:
         raise SystemExit(main())
