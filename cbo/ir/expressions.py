@@ -57,7 +57,9 @@ class ColumnFactory:
 
 
 def cache_hash(cls):
-    """Expressions and plans are hashed often (memo, caches): compute a node's hash once."""
+    """Expressions and plans are hashed often (memo, caches): compute a node's hash once, the
+    first time it is asked, and keep it on the node (``_hash``). ``fields_hash`` is the
+    dataclass's own hash of the fields, for a constructor that takes it at once."""
     original = cls.__hash__
 
     def __hash__(self):
@@ -71,6 +73,7 @@ def cache_hash(cls):
             return cached
 
     cls.__hash__ = __hash__
+    cls.fields_hash = original
     return cls
 
 
@@ -263,15 +266,10 @@ def conjunction(parts: Iterable[Expr]) -> Expr:
 
 
 def and_of_distinct(parts: tuple[Expr, ...]) -> Expr:
-    """``SpecialForm("AND", parts, BOOLEAN)`` for at least two distinct, flat conjuncts, built for
-    a join enumeration (one per join pair): the fields set at once, without a frozen
-    dataclass's setter per field, and the hash kept as ``cache_hash`` would keep it, computed
-    as the dataclass computes it (the memo hashes every join it is given)."""
-    made = object.__new__(SpecialForm)
-    fields = made.__dict__
-    fields.update(form="AND", args=parts, type=BOOLEAN)
-    fields["_hash"] = hash(("AND", parts, BOOLEAN))
-    return made
+    """The conjunction of at least two distinct, flat conjuncts: ``conjunction`` without its
+    flattening and de-duplication, which a join enumeration (one condition per join pair) knows
+    it does not need."""
+    return SpecialForm("AND", parts, BOOLEAN)
 
 
 def negate(expr: Expr) -> Expr:

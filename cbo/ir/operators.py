@@ -50,6 +50,10 @@ FILTERING_KINDS = ("semi", "anti", "null_aware_anti")
 class Plan:
     """Base of logical operators."""
 
+    def fields_hash(self) -> int:
+        """The dataclass's own hash of the node's fields (``cache_hash`` provides it)."""
+        raise NotImplementedError
+
     @property
     def children(self) -> tuple[Plan, ...]:
         return ()
@@ -244,9 +248,17 @@ class Join(Plan):
     mark: Column | None = None            # mark joins only: the boolean output column
     mark_predicate: Expr | None = None    # mark joins only: the three-valued comparison
 
-    def __post_init__(self) -> None:
-        if self.kind not in JOIN_KINDS:
-            raise ValueError(f"unknown join kind {self.kind}")
+    def __init__(self, kind: str, left: Plan, right: Plan, condition: Expr = TRUE, mark: Column | None = None,
+                 mark_predicate: Expr | None = None):
+        # The dataclass's constructor, with the fields set at once rather than through a frozen
+        # dataclass's setter one by one, and its hash taken at once (``cache_hash``): a join
+        # enumeration builds tens of thousands of joins, and the memo hashes each.
+        if kind not in JOIN_KINDS:
+            raise ValueError(f"unknown join kind {kind}")
+        fields = self.__dict__
+        fields.update(kind=kind, left=left, right=right, condition=condition, mark=mark,
+                      mark_predicate=mark_predicate)
+        fields["_hash"] = self.fields_hash()
 
     @property
     def children(self) -> tuple[Plan, ...]:
@@ -497,18 +509,12 @@ class Values(Plan):
 
 def enumerated_join(kind: str, left: Plan, right: Plan, condition: Expr,
                     equi_keys: tuple[tuple[Column, Column], ...] | None) -> Join:
-    """``Join(kind, left, right, condition)`` (with ``equi_keys`` known, when not None) for a
-    join enumeration, which builds tens of thousands and knows its kinds valid: the fields are
-    set at once, without a frozen dataclass's setter per field and the kind check (half the
-    time of building the join)."""
-    join = object.__new__(Join)
-    fields = join.__dict__
-    fields.update(kind=kind, left=left, right=right, condition=condition, mark=None, mark_predicate=None)
+    """``Join(kind, left, right, condition)`` with its ``equi_keys`` known, when not None: a join
+    enumeration knows the keys of each join it builds, which the join would find again in its
+    condition."""
+    join = Join(kind, left, right, condition)
     if equi_keys is not None:
-        fields["_equi_keys"] = equi_keys
-    # The hash kept as cache_hash keeps it, computed as the dataclass computes it (the memo
-    # hashes every join it is given).
-    fields["_hash"] = hash((kind, left, right, condition, None, None))
+        object.__setattr__(join, "_equi_keys", equi_keys)
     return join
 
 

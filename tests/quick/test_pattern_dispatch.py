@@ -104,7 +104,7 @@ def test_an_enumerated_join_is_the_join():
     assert made == written and hash(made) == hash(written)
     assert made.equi_keys == written.equi_keys == keys
     assert enumerated_join("left", left, right, equal, None).equi_keys == Join("left", left, right, equal).equi_keys
-    # a condition of several conjuncts, with the hash it is built with, as the dataclass's
+    # a condition of several conjuncts, built without conjunction()'s flattening
     other = Call("eq", (ColumnRef(left.columns[1]), ColumnRef(right.columns[1])), T.BOOLEAN)
     both = and_of_distinct((equal, other))
     assert both == SpecialForm("AND", (equal, other), T.BOOLEAN)
