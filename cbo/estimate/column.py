@@ -30,7 +30,7 @@ from stats.model import ColumnStats, in_bucket
 class Segment(NamedTuple):
     """A histogram range's rows, distinct values present and values that may occur. A named
     tuple, not a frozen dataclass: filters, joins and ``live`` make thousands per query, and a
-    frozen dataclass's constructor (one ``object.__setattr__`` per field) costs four times as much."""
+    frozen dataclass's constructor sets each field through ``object.__setattr__``."""
     lower: Any
     upper: Any
     rows: float

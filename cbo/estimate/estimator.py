@@ -324,7 +324,7 @@ def group_count(rel: RelEstimate, group_by: tuple[Column, ...]) -> tuple[float, 
         return 1.0, []
     group_by = tuple(one_per_class(rel, list(group_by)))
     for column in group_by:
-        # A row number (row_id() in a Project, seed 003's early-out join) determines every
+        # A row number (row_id() in a Project, an early-out join's DISTINCT) determines every
         # column the numbered rows had: grouping by it and them counts the numbered rows left.
         origin = rel.origins.get(column)
         if origin is not None and origin.unique and isinstance(origin.scan, Project) \
@@ -365,8 +365,8 @@ def _groups_of(estimate: ColumnEstimate) -> float:
 
 def one_per_class(estimate: RelEstimate, columns: list[Column]) -> list[Column]:
     """The columns with all but one of each group that inner-join conditions equate removed:
-    equated columns hold the same value in every row, so they group as one (TPC-H Q17 groups
-    ``lineitem ⋈ part`` by ``l_partkey, p_partkey``: 204 groups, not the product of both)."""
+    equated columns hold the same value in every row, so they group as one (``lineitem ⋈ part``
+    grouped by ``l_partkey, p_partkey`` has as many groups as either key, not their product)."""
     if estimate.join_set is None:
         return columns
     parent: dict[Column, Column] = {}
@@ -396,7 +396,8 @@ def _aggregate(plan: Aggregate, rel: RelEstimate) -> RelEstimate:
     if not plan.group_by:
         rows = 1.0
     # Grouping columns too are derived when first read: a grouping by a key and the columns it
-    # determines (TPC-H Q10's seven customer columns) reads only the key to count the groups.
+    # determines (a customer's key and its name, address, phone, ...) reads only the key to count
+    # the groups.
     columns = DerivedColumns(dict.fromkeys(plan.group_by), lambda c, _: _one_row_per_group(rel.column(c), rows))
     # Aggregate outputs get a distribution when first read (``aggregates``): most are never
     # compared with anything.

@@ -309,9 +309,9 @@ def _over_filtered_key(chosen: Sequence[tuple[Column, Origin]], arrays: Sequence
     floor and note, decides). The other keys' pairs give their share only where they depart
     from the filters' shares as if independent by more than two standard deviations
     (Poisson), upwards only on ``defaults.MIN_SAMPLE_HITS`` pairs or more; else those shares
-    stand: a few dozen sampled pairs of TPC-H's orders and lineitems must not override them
-    (Q08's two years of orders came out 0.69 of the truth), but do show that Q03's lineitems
-    shipped after the date come from orders placed before it only rarely."""
+    stand: a few dozen sampled pairs of orders and lineitems must not override independent
+    filters (two years of orders), but do show that lineitems shipped after a date come from
+    orders placed before it only rarely."""
     if len(chosen) != 2:
         return None
     for position, (column, origin) in enumerate(chosen):

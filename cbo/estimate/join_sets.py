@@ -280,8 +280,8 @@ def _residual_share(conjunct: Expr, combined: Mapping[Column, ColumnEstimate], s
                     leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> tuple[float, str | None]:
     """``generic_selectivity`` of a conjunct that is not an equality class, kept for the same
     estimates of the leaves it reads (and the same scale): every set holding the conjunct's
-    leaves asks again, and a conjunct over an aggregate's output (TPC-H Q17's ``l_quantity <
-    0.2 * avg``) derives that output's distribution each time it is read."""
+    leaves asks again, and a conjunct over an aggregate's output (``l_quantity < 0.2 * avg``)
+    derives that output's distribution each time it is read."""
     read = sorted(columns_of(conjunct), key=lambda c: c.id)
     if not all(c in leaf_of for c in read):
         return generic_selectivity(conjunct, combined, scale)

@@ -18,7 +18,7 @@ each row of the other side at most once, which caps the estimate.
 Semi and anti joins use the share of probe rows whose value is present on the other side;
 outer joins add the unmatched rows of their preserved side, so they are never below it. A semi
 or anti join of a table's rows with the same table's rows on one column, asking for *another*
-row of the group (``l1.orderkey = l3.orderkey AND l1.suppkey <> l3.suppkey``, TPC-H Q21), is
+row of the group (``l1.orderkey = l3.orderkey AND l1.suppkey <> l3.suppkey``), is
 decided by the sizes of the groups: every probe row finds itself and the ``<>`` rejects it, so
 what counts is whether its group holds more rows (``_other_row_share``).
 """

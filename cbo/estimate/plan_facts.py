@@ -3,8 +3,8 @@
 A node taken whole as a join set's leaf gives the set its output columns, unique keys and
 declared foreign keys; an inner join gives its condition's conjuncts. Plans are immutable, so
 these are computed once per node: the memo estimates a group's joins over the same inputs
-many times, and a tree of joins reads each node as it builds the set above (frozensets of
-a wide table's columns and keys, rebuilt each time, were a tenth of a two-join estimate).
+many times, and a tree of joins reads each node as it builds the set above (the frozensets of a
+wide table's columns and keys would be rebuilt each time).
 """
 
 from __future__ import annotations

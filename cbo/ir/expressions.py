@@ -1,4 +1,4 @@
-"""Typed, resolved scalar expressions (in the spirit of Presto's RowExpression, seed 004).
+"""Typed, resolved scalar expressions (in the spirit of Presto's RowExpression).
 
 Every expression is an immutable value with structural equality and hashing, so two equal
 expressions are interchangeable anywhere: the memo deduplicates on it and the binder matches
@@ -299,7 +299,7 @@ ROW_ID = "row_id"
 def row_id() -> Call:
     """A number unique to each row of the relation it is computed over, within one run of the
     query (Spark's ``monotonically_increasing_id()``, SQL's ``row_number() OVER ()``). Used to
-    tell apart rows that are otherwise equal (the early-out join's DISTINCT, seed 003)."""
+    tell apart rows that are otherwise equal (the early-out join's DISTINCT)."""
     return Call(ROW_ID, (), BIGINT_TYPE)
 
 

@@ -113,8 +113,8 @@ class Optimizer:
 
     def optimize(self, plan: Plan) -> Optimized:
         # The memo creates many small objects and no garbage until it is dropped; the cyclic
-        # collector would rescan the growing memo again and again (a third of the time on a
-        # 10-relation clique), so it pauses during the search.
+        # collector would rescan the growing memo again and again, so it pauses during the
+        # search.
         collecting = gc.isenabled()
         gc.disable()
         try:

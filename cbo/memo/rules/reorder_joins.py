@@ -68,7 +68,7 @@ class ReorderJoins(TransformationRule):
     @staticmethod
     def _pairs_within(graph: JoinGraph[Group], limit: int) -> bool:
         """Whether the region has at most ``limit`` join pairs: counted by running the
-        enumeration without building anything (about 2 µs a pair), and stopped at the limit.
+        enumeration without building anything, and stopped at the limit.
         No count is needed when even a clique of that many relations stays within the limit."""
         n = graph.size
         if (3 ** n - 2 ** (n + 1) + 1) // 2 <= limit:

@@ -1,5 +1,6 @@
-"""SemiJoinToInnerDistinctAbove (seed 003, rewrite 3.1): a semi join as an inner join with a
-DISTINCT above it (an *early-out* join whose duplicates are removed after the join).
+"""SemiJoinToInnerDistinctAbove: a semi join as an inner join with a DISTINCT above it (an
+*early-out* join whose duplicates are removed after the join; the first of the early-out join
+design's rewrites of existential subqueries).
 
 Pattern: ``SemiJoin[p](A, B)`` with ``p`` not TRUE.
 
@@ -35,8 +36,8 @@ anti join), mark joins (they keep every row of ``A``), and a semi join without a
 The inner join is a new group whose first expression is that join: ``ReorderJoins`` reads it as
 a join region, reading through ``A``'s group when ``A`` is itself a join of the region the semi
 join was in, so the early-out join reorders with the rest of the query (bushy), and the
-DISTINCT sits above the region it heads. Whether it pays (seed 003's case 2.1: a selective
-outer side, a join that reduces rows) is the cost model's call; the semi join stays (3.3).
+DISTINCT sits above the region it heads. Whether it pays (a selective outer side, a join that
+reduces rows) is the cost model's call; the semi join stays as an alternative.
 The row-id reorder limitation: without a key, the numbering projection sits over all of ``A``.
 When ``A`` is one table (or any single relation) this costs nothing: the projection is a leaf
 of the early-out join's region. ``ReorderJoins`` also moves semi joins, so a semi join whose
@@ -77,7 +78,7 @@ if TYPE_CHECKING:
 
 
 class SemiJoinToInnerDistinctAbove(TransformationRule):
-    """A semi join as an inner join with a DISTINCT on the left side's key above (seed 003's 3.1)."""
+    """A semi join as an inner join with a DISTINCT on the left side's key above (an early-out join)."""
 
     name = "SemiJoinToInnerDistinctAbove"
     patterns = (Pattern(Join, where=Joins(frozenset({"semi"}), conditioned=True)),)

@@ -1,5 +1,5 @@
-"""SemiJoinToInnerDistinctBelow (seed 003, rewrite 3.2): a semi join on equalities as an inner
-join with the filtering side made distinct on its join columns first.
+"""SemiJoinToInnerDistinctBelow: a semi join on equalities as an inner join with the filtering
+side made distinct on its join columns first (the early-out join design's second rewrite).
 
 Pattern: ``SemiJoin[a1 = b1 AND ... AND an = bn AND L AND R](A, B)``: at least one equality
 between a column ``a_i`` of ``A`` and a column ``b_i`` of ``B`` (``=``, or ``IS NOT DISTINCT
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
 
 class SemiJoinToInnerDistinctBelow(TransformationRule):
-    """A semi join on equalities as an inner join with the filtering side made distinct (seed 003's 3.2)."""
+    """A semi join on equalities as an inner join with the filtering side made distinct first."""
 
     name = "SemiJoinToInnerDistinctBelow"
     patterns = (Pattern(Join, where=Joins(frozenset({"semi"}), equi_keyed=True)),)

@@ -1,15 +1,14 @@
 """CopyTableIntoAggregate: aggregate the outer side's own join, so a source computes it once.
 
-TPC-H Q17 after decorrelation joins ``lineitem ⋈ part`` (part filtered to a few hundred rows)
-with ``Aggregate[l_partkey](lineitem)`` on ``l_partkey = p_partkey``: only the groups of the
+A correlated average per part, decorrelated, joins ``lineitem ⋈ part`` (part filtered to a few
+hundred rows) with ``Aggregate[l_partkey](lineitem)`` on ``l_partkey = p_partkey``: only the groups of the
 parts that survive the filter are read, yet every lineitem row is aggregated. Table pushdown
 (``PushTableIntoAggregate``) moves part below the aggregation, but then the outer lineitem is
 read in full a second time. Here a *copy* of part goes below the aggregation and part stays in
 the outer join, so the aggregation's input is the very join the outer side reads: a source
 that shares repeated subtrees (PostgreSQL, ``Capabilities.shares_repeated``) computes it once
-as a materialized CTE that both the aggregation and the outer join read (``cbo.sqlgen``; Q17
-on PostgreSQL at SF 1: 1 s instead of 6 s for the table-pushdown form), and Spark aggregates
-thousands of rows instead of millions. It is magic decorrelation (Seshadri et al., SIGMOD
+as a materialized CTE that both the aggregation and the outer join read (``cbo.sqlgen``), and
+Spark aggregates thousands of rows instead of millions. It is magic decorrelation (Seshadri et al., SIGMOD
 1996) where the magic set's supplementary table is the aggregation's own input, restricted.
 
 Pattern: ``InnerJoin[E ∧ R](X, A)`` (A on either side) where ``A`` is ``Aggregate[G](Y)``,
@@ -63,7 +62,8 @@ if TYPE_CHECKING:
 
 class CopyTableIntoAggregate(TransformationRule):
     """Aggregate a copy of the outer side's join instead of the whole table (magic decorrelation
-    of TPC-H Q17's shape), so both read one join that a source can compute once."""
+    of a correlated aggregate over the outer join's table), so both read one join that a source
+    can compute once."""
 
     name = "CopyTableIntoAggregate"
     patterns = tuple(Pattern(Join, sides, CONDITIONED_INNER)

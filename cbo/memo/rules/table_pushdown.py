@@ -1,6 +1,6 @@
 """PushTableIntoAggregate: move a table joined on its unique key into the GROUP BY it joins.
 
-Table pushdown (seed 001; TPC-H Q17, Q20, Q2): a decorrelated subquery is an aggregation
+Table pushdown (the table pushdown design): a decorrelated subquery is an aggregation
 grouped by the correlation columns, joined back to the outer table on them. When the outer
 table is small after its own filters, joining it *below* the aggregation means aggregating only
 the rows of the groups that survive the join, instead of every group of the inner table.
@@ -26,7 +26,7 @@ aggregate function (the rows of a group are unchanged, not only their set), for 
 grouped aggregation: ``E`` must equate at least one grouping column.
 
 Which columns of ``T`` are grouped by is a question of speed, not of answers: grouping by a
-wide column nobody reads (Q17's ``p_brand``, ``p_container``, read only by the filter below the
+wide column nobody reads (part's ``p_brand``, ``p_container``, read only by a filter below the
 join) hashes it for nothing, and Spark prunes an ``any_value`` nobody reads but never a grouping
 column; yet Spark aggregates a string in an aggregation buffer by sorting, so a column that is
 read above is grouped by. What is read above comes from the expressions that read the join's
@@ -67,7 +67,7 @@ CONDITIONED_INNER = Joins(frozenset({"inner"}), conditioned=True)
 
 
 class PushTableIntoAggregate(TransformationRule):
-    """Join a table on its unique key below the aggregation it joins (table pushdown, seed 001)."""
+    """Join a table on its unique key below the aggregation it joins (table pushdown)."""
 
     name = "PushTableIntoAggregate"
     # The aggregation (or the Project over it) on either side, bound to every such expression
