@@ -65,16 +65,13 @@ class ColumnEstimate:
                          for s in self.segments)
         return ColumnEstimate(self.kind, self.nulls, mcv, segments, self.width, self.default)
 
-    @property
+    @cached_property
     def derived(self) -> dict[str, Any]:
         """What derives from this estimate's MCVs and segments alone (their positions on a
         line, the segments as arrays), kept for every estimate sharing the two objects:
         ``scaled`` hands the same dictionary to its copies, so a table's column and all its
         copies through filters and joins compute each once, and it goes with the last of them."""
-        found: dict[str, Any] | None = self.__dict__.get("_derived")
-        if found is None:
-            found = self.__dict__["_derived"] = {}
-        return found
+        return {}
 
     # -- summaries -------------------------------------------------------------------------------
 
@@ -163,7 +160,11 @@ class ColumnEstimate:
         # is scaled, and ``replace`` reads the fields' list each time)
         copy = ColumnEstimate(self.kind, self.nulls * factor, self.mcv, self.segments, self.width, self.default,
                               self.factor * factor, self.survival * min(factor, 1.0))
-        copy.__dict__["_derived"] = self.derived   # (the same MCVs and segments)
+        # (the same MCVs and segments: the same ``derived``, read without the property's lock)
+        derived = self.__dict__.get("derived")
+        if derived is None:
+            derived = self.__dict__["derived"] = {}
+        copy.__dict__["derived"] = derived
         return copy
 
     def with_rows(self, rows: float) -> ColumnEstimate:

@@ -181,9 +181,10 @@ class EstimationContext:
                 f"no statistics for {scan.table}: assumed {rows:,.0f} rows"}))
         rows = stats.row_count
         columns, notes = {}, []
+        known: dict[Column, ColumnEstimate] = {}   # the columns with statistics
         for column, name in zip(scan.columns, scan.column_names):
             if name in stats.columns:
-                columns[column] = self.estimator.base_column(scan.table, name, stats)
+                columns[column] = known[column] = self.estimator.base_column(scan.table, name, stats)
             else:
                 columns[column] = ColumnEstimate.unknown(rows)
                 notes.append(f"no statistics for column {scan.table}.{name}")
@@ -199,7 +200,7 @@ class EstimationContext:
         single_keys = {k[0] for k in scan.keys if len(k) == 1}
         sample = SampleView(self.estimator.sample(scan.table, stats), dict(zip(scan.columns, scan.column_names))) \
             if stats.sample is not None else None
-        origins = {c: Origin(scan, c in single_keys, name, columns[c] if name in stats.columns else None, rows, sample)
+        origins = {c: Origin(scan, c in single_keys, name, known.get(c), rows, sample)
                    for c, name in zip(scan.columns, scan.column_names)}
         return RelEstimate(rows, columns, groups, origins, sample, frozenset(notes), conditions=())
 

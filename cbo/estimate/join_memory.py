@@ -12,21 +12,12 @@ derived is never read by another.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from cbo.estimate.relation import Leaf, RelEstimate
 from cbo.ir.expressions import Column
 
 T = TypeVar("T")
-
-
-def _memory(estimate: RelEstimate) -> dict[Hashable, tuple[tuple[RelEstimate, ...], Any]]:
-    """The entries kept on ``estimate``, made when first needed."""
-    found = estimate.__dict__.get("_join_memory")
-    if found is None:
-        found = {}
-        object.__setattr__(estimate, "_join_memory", found)
-    return found
 
 
 def _remembered(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
@@ -58,7 +49,9 @@ def _kept(what: tuple, columns: Sequence[Column], leaves: Sequence[Leaf], leaf_o
 def _kept_over(what: Hashable, estimates: tuple[RelEstimate, ...], compute: Callable[[], T]) -> T:
     """``_kept`` of the columns whose leaf estimates are ``estimates``, in their order."""
     first, others = estimates[0], estimates[1:]
-    memory = _memory(first)
+    memory = first.__dict__.get("_join_memory")   # (the entries kept on the first estimate)
+    if memory is None:
+        memory = first.__dict__["_join_memory"] = {}
     key = (what, *[id(e) for e in others])
     found = memory.get(key)
     if found is not None:

@@ -677,7 +677,11 @@ class _ClassIndex:
                 found = self._unfiltered[member] = self._count(member, None)
             return found
         assert view is not None
-        return view.derived((self, member), lambda: self._count(member, mask))
+        kept = view.derived
+        found = kept.get((self, member))
+        if found is None:
+            found = kept[(self, member)] = self._count(member, mask)
+        return found
 
     def _count(self, member: int, mask: np.ndarray | None) -> np.ndarray:
         group = self.groups[member]

@@ -15,7 +15,6 @@ from cbo.ir.expressions import Column, Expr
 from cbo.ir.operators import ForeignKeyRef
 
 T = TypeVar("T")
-_MISSING = object()
 
 
 class DerivedColumns(Mapping[Column, ColumnEstimate]):
@@ -83,17 +82,11 @@ class SampleView:
 
         return self.sample.kept((what, name), made)
 
-    def derived(self, key: Hashable, compute: Callable[[], T]) -> T:
-        """``compute()``, kept on this view for ``key``: what derives from the rows passing its
-        filters (``mask``) lives as long as the view, whose estimates read it."""
-        kept: dict[Hashable, Any] | None = self.__dict__.get("_derived")
-        if kept is None:
-            kept = {}
-            object.__setattr__(self, "_derived", kept)
-        found = kept.get(key, _MISSING)
-        if found is _MISSING:
-            found = kept[key] = compute()
-        return found
+    @cached_property
+    def derived(self) -> dict[Hashable, Any]:
+        """What derives from the rows passing this view's filters (``mask``), kept on the view:
+        it lives as long as the view, whose estimates read it."""
+        return {}
 
     @property
     def passing(self) -> int:
@@ -119,6 +112,15 @@ class Origin:
     # grouping key (``cbo.estimate.extremes``).
     extreme_over: frozenset | None = None
 
+    def __init__(self, scan: object, unique: bool, name: str | None = None, base: ColumnEstimate | None = None,
+                 base_rows: float = 0.0, sample: SampleView | None = None, extreme: str | None = None,
+                 extreme_over: frozenset | None = None):
+        # The dataclass's constructor, with the fields set at once rather than through a frozen
+        # dataclass's setter one by one: a scan makes one origin per column, and a filter
+        # re-points every column of its input.
+        self.__dict__.update(scan=scan, unique=unique, name=name, base=base, base_rows=base_rows, sample=sample,
+                             extreme=extreme, extreme_over=extreme_over)
+
     @property
     def view(self) -> SampleView:
         """The sample view, where the caller has made sure there is one."""
@@ -127,7 +129,7 @@ class Origin:
 
     def seen_through(self, view: SampleView) -> Origin:
         """``replace(self, sample=view)``, field by field: a filter re-points every column of its
-        input (sixteen for lineitem), and ``dataclasses.replace`` reads the fields' list each time."""
+        input, and ``dataclasses.replace`` reads the fields' list each time."""
         return Origin(self.scan, self.unique, self.name, self.base, self.base_rows, view, self.extreme,
                       self.extreme_over)
 

@@ -25,11 +25,14 @@ T = TypeVar("T")
 class TableSample:
     """The sample of table ``table`` (its rows: ``RowSample``) and what derives from it."""
 
-    __slots__ = ("table", "rows", "_kept")
+    __slots__ = ("table", "rows", "population", "column", "_kept")
 
     def __init__(self, table: str, rows: RowSample):
         self.table = table
         self.rows = rows
+        self.population = rows.population
+        # (values, is_null) of a column by name, or None when the sample lacks it
+        self.column: Callable[[str], tuple[np.ndarray, np.ndarray] | None] = rows.column
         self._kept: dict[Hashable, Any] = {}
 
     @property
@@ -37,16 +40,8 @@ class TableSample:
         return self.rows.size
 
     @property
-    def population(self) -> float:
-        return self.rows.population
-
-    @property
     def is_whole_table(self) -> bool:
         return self.rows.is_whole_table
-
-    def column(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """(values, is_null) of a column, or None when the sample lacks it."""
-        return self.rows.column(name)
 
     def kept(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``, computed once for ``key``: a tuple naming what is computed and the
