@@ -48,9 +48,7 @@ def _search_work(case: str) -> Any:
 
         def all_queries() -> None:
             for plan in normalized.values():
-                forget = getattr(planner.estimator, "forget_plans", None)
-                if forget is not None:
-                    forget()
+                _forget(planner.estimator)
                 planner.optimizer().optimize(plan)
 
         return all_queries
@@ -59,7 +57,20 @@ def _search_work(case: str) -> Any:
     workload = build(shape, n, 0)
     settings = OptimizerSettings(max_reordered_joins=max(n, 2), max_join_pairs=60_001) if mode == "ex" \
         else OptimizerSettings()
-    return lambda: Optimizer(Estimator(workload.stats), settings).optimize(workload.plan)
+
+    def one_search() -> None:
+        _forget(Estimator({}))
+        Optimizer(Estimator(workload.stats), settings).optimize(workload.plan)
+
+    return one_search
+
+
+def _forget(estimator: Any) -> None:
+    """Drop what a checkout whose estimator has ``forget_plans`` keeps of plans across queries
+    (on the estimator and at module level): each run a query never seen on both sides."""
+    forget = getattr(estimator, "forget_plans", None)
+    if forget is not None:
+        forget()
 
 
 def _estimate_work(workload: str) -> Any:
@@ -86,12 +97,8 @@ def _estimate_work(workload: str) -> Any:
 
     def all_subplans() -> None:
         for plan in plans:
-            fresh = getattr(estimator, "context", None)   # a fresh estimation per sub-plan
-            if fresh is not None:
-                fresh().estimate(plan)
-            else:
-                estimator.forget_plans()
-                estimator.estimate(plan)
+            _forget(estimator)   # a fresh estimation per sub-plan
+            estimator.estimate(plan)
 
     return all_subplans
 
