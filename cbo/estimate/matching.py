@@ -185,6 +185,13 @@ def _layout_of(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple | None:
 # Up to this many segments in all, ``_pieces`` sweeps in plain Python: numpy's fixed cost per
 # call (some forty small-array operations) dominates for a few segments, as with keys whose
 # statistics have no histogram (one segment each), met in thousands of join sets.
+#
+# The plain sweep (``_pieces_small``, and ``_swept_rows`` for the rows alone, summed by
+# ``_array_sum`` as numpy sums) is a second implementation of the numpy one, kept because it
+# pays: with ``_SMALL`` below 1, ``python -m benchmarks.instructions`` counts a 10-relation
+# clique's search (``clique:10:ex``) at far more instructions. It must give the numpy sweep's
+# numbers to the last bit, so that which one runs never changes an estimate:
+# ``tests/quick/test_matching_small.py`` holds them equal.
 _SMALL = 12
 
 
