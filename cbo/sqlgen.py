@@ -56,13 +56,13 @@ from cbo.ir.expressions import (
     Constant,
     Expr,
     SpecialForm,
-    SubqueryExpr,
     WindowCall,
     columns_of,
 )
 from cbo.ir.intervals import IntervalValue
 from cbo.ir.moments import is_moment
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, SortKey, Values, Window
+from cbo.ir.operators import (Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, SortKey, SubqueryExpr,
+                               Values, Window)
 from cbo.ir.shape import shape
 from cbo.ir.windows import AGGREGATES as WINDOW_AGGREGATES
 from cbo.ir.windows import BoundKind, Frame, FrameBound

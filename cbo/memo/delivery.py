@@ -26,9 +26,9 @@ from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ColumnRef
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, Window
 from cbo.memo.memo import PhysicalExpr
-from cbo.memo.properties import UNKNOWN, Delivered, delivered_by
-from cbo.memo.rules.window_requirement import window_requirement
+from cbo.memo.rules.window_requirement import window_delivery
 from cbo.physical.algorithm import Algorithm
+from cbo.physical.properties import UNKNOWN, Delivered
 
 SINGLE_PARTITION = Delivered("single")
 
@@ -56,7 +56,7 @@ def _filter(node: Filter, algorithm: Algorithm, inputs: list[Delivered]) -> Deli
         # its own exchange and sort: what the window requires, made
         window = node.input
         assert isinstance(window, Window)
-        return delivered_by(window_requirement(window))
+        return window_delivery(window)
     return inputs[0]
 
 

@@ -33,11 +33,11 @@ from typing import TYPE_CHECKING
 
 from cbo.ir.operators import Filter, Plan, Window
 from cbo.memo.memo import Group, PhysicalExpr, group_of
-from cbo.memo.properties import ANY
 from cbo.memo.rules.base import ImplementationRule
 from cbo.memo.rules.window_requirement import window_requirement
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.group_limit import group_limit
+from cbo.physical.properties import ANY
 
 if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
@@ -58,5 +58,5 @@ class WindowTopK(ImplementationRule):
             if isinstance(window, Window) and group_limit(expr.predicate, window) is not None:
                 node = Filter(window, expr.predicate)
                 yield PhysicalExpr(node, Algorithm.WINDOW_TOP_K, (ANY,), expr, self.name)
-                yield PhysicalExpr(node, Algorithm.WINDOW_TOP_K_SORTED, (window_requirement(window, delivered=True),),
-                                   expr, self.name)
+                in_place = window_requirement(window, context.required, delivered=True)
+                yield PhysicalExpr(node, Algorithm.WINDOW_TOP_K_SORTED, (in_place,), expr, self.name)

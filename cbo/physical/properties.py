@@ -15,13 +15,15 @@ by default Spark's ascending order, NULLs first, which a sort-merge join's input
 needs its input clustered on its partition columns and sorted on them (ascending) and then on
 its order keys, each in its own direction, as Spark's ``WindowExec`` requires it.
 
-Required sets are interned (``required()``) so the search keys its winners by identity.
+A search asks for each property set it builds through its ``Requirements``, which holds one
+object per distinct set, so the search keys its winners by identity.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 
 # "partitioned" is "clustered" that an exchange may make (a window's need: Spark meets it with a
 # hash exchange on all the columns); "clustered" is only ever found delivered (a final-only
@@ -69,6 +71,10 @@ class Required:
     ordering: tuple[int, ...] = ()       # column ids
     directions: Directions = ()          # per ordering position; () for all ASC
 
+    def __post_init__(self) -> None:
+        if self.distribution not in DISTRIBUTIONS:
+            raise ValueError(f"unknown distribution {self.distribution!r}")
+
     def __str__(self) -> str:
         parts = [self.distribution]
         if self.partitioning:
@@ -77,33 +83,43 @@ class Required:
             parts.append("ordered by " + _show_ordering([f"c{c}" for c in self.ordering], self.directions))
         return " ".join(parts)
 
-    def without_ordering(self) -> Required:
-        return required(self.distribution, self.partitioning)
+    @cached_property
+    def enforced(self) -> Delivered:
+        """What an enforcer producing these properties delivers."""
+        ordering = tuple(frozenset({c}) for c in self.ordering)
+        if self.distribution in ("hash", "clustered", "partitioned"):
+            return Delivered("hash", tuple(frozenset({c}) for c in self.partitioning), ordering, self.directions)
+        return Delivered(self.distribution, (), ordering, self.directions)
 
 
-_INTERNED: dict[tuple[object, ...], Required] = {}
+ANY = Required()
+BROADCAST = Required("broadcast")
+SINGLE = Required("single")
 
 
-def required(distribution: str = "any", partitioning: tuple[int, ...] = (),
-             ordering: tuple[int, ...] = (), directions: Directions = ()) -> Required:
-    """The one ``Required`` with these values: property sets are interned, so the search keys
-    its winners by identity (hashing a property set per lookup would cost more than the lookup)."""
-    if distribution not in DISTRIBUTIONS:
-        raise ValueError(f"unknown distribution {distribution!r}")
-    if all(d is ASC for d in directions):
-        directions = ()
-    elif len(directions) != len(ordering):
-        raise ValueError("an ordering needs one direction per column")
-    key = (distribution, partitioning, ordering, directions)
-    found = _INTERNED.get(key)
-    if found is None:
-        found = _INTERNED[key] = Required(distribution, partitioning, ordering, directions)
-    return found
+class Requirements:
+    """The property sets one search asks for, one object per distinct set: the search keys its
+    winners by a set's identity (hashing a property set per lookup would cost more than the
+    lookup), so every set it builds comes from here. ``ANY``, ``BROADCAST`` and ``SINGLE`` are
+    the same objects in every search."""
 
+    def __init__(self) -> None:
+        self._known = {(r.distribution, r.partitioning, r.ordering, r.directions): r for r in (ANY, BROADCAST, SINGLE)}
 
-ANY = required()
-BROADCAST = required("broadcast")
-SINGLE = required("single")
+    def __call__(self, distribution: str = "any", partitioning: tuple[int, ...] = (),
+                 ordering: tuple[int, ...] = (), directions: Directions = ()) -> Required:
+        if all(d is ASC for d in directions):
+            directions = ()   # (one spelling of all ascending, so that equal sets are one object)
+        elif len(directions) != len(ordering):
+            raise ValueError("an ordering needs one direction per column")
+        key = (distribution, partitioning, ordering, directions)
+        found = self._known.get(key)
+        if found is None:
+            found = self._known[key] = Required(distribution, partitioning, ordering, directions)
+        return found
+
+    def without_ordering(self, need: Required) -> Required:
+        return self(need.distribution, need.partitioning)
 
 
 Classes = tuple[frozenset[int], ...]
@@ -203,21 +219,3 @@ def _at(directions: Directions, index: int) -> Direction:
 
 
 UNKNOWN = Delivered()
-
-
-_DELIVERED_BY: dict[int, Delivered] = {}
-
-
-def delivered_by(need: Required) -> Delivered:
-    """What an enforcer producing ``need`` delivers."""
-    found = _DELIVERED_BY.get(id(need))   # requirements are interned: one answer per identity
-    if found is None:
-        found = _DELIVERED_BY[id(need)] = _delivered_by(need)
-    return found
-
-
-def _delivered_by(need: Required) -> Delivered:
-    ordering = tuple(frozenset({c}) for c in need.ordering)
-    if need.distribution in ("hash", "clustered", "partitioned"):
-        return Delivered("hash", tuple(frozenset({c}) for c in need.partitioning), ordering, need.directions)
-    return Delivered(need.distribution, (), ordering, need.directions)
