@@ -57,7 +57,7 @@ CASES = {
                "lead(s, 1, 'none') over (order by id), lead(y, 3) over (partition by g order by id) "
                "from t order by id",
     "values": "select id, first_value(x) over (partition by g order by id), "
-              "last_value(x) over (partition by g order by k), "
+              "last_value(x) over (partition by g order by k, id), "
               "last_value(s) over (partition by g order by id rows between unbounded preceding and unbounded following), "
               "first_value(y) over (order by id rows between 1 following and 2 following) from t order by id",
     "moments": "select id, stddev_samp(x) over (partition by g), var_pop(x) over (order by id rows between 1 preceding "
