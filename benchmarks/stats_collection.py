@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append({"table": table.name, "cbo_spark_s": round(ours, 3), "spark_analyze_s": round(theirs, 3)})
         say(f"{table.name}: cbo {ours:.2f} s, Spark ANALYZE {theirs:.2f} s")
 
-    from cbo.engines import postgres
+    from cbo.connectors.postgres import client as postgres
 
     pg_catalog = load_catalog(catalogs["all-postgres"])
     source = pg_catalog.sources["pg"]

@@ -6,12 +6,15 @@ Spark with its own optimizer over the catalog's tables registered as views.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Any, Protocol
 
-from cbo.sources.catalog import Catalog
+from cbo.catalog_types import Catalog
+from cbo.connectors import POSTGRES
 from cbo.errors import CboError
 
-ENGINES = ("duckdb", "spark", "postgres")
+if TYPE_CHECKING:
+    from cbo.engines.spark import Step
 
 Answer = tuple[list[str], list[tuple[Any, ...]], float]
 
@@ -50,10 +53,10 @@ class DuckDBNative:
 class SparkNative:
     name = "spark"
 
-    def __init__(self, catalog: Catalog):
+    def __init__(self, catalog: Catalog, step: Step = nullcontext):
         from cbo.engines import spark
 
-        self.spark = spark.spark_session(catalog.spark, need_jdbc=bool(catalog.jdbc_sources()))
+        self.spark = spark.spark_session(catalog.spark, need_jdbc=bool(catalog.jdbc_sources()), step=step)
         spark.register_catalog(self.spark, catalog)
 
     def run(self, text: str) -> Answer:
@@ -74,10 +77,10 @@ class PostgresNative:
     name = "postgres"
 
     def __init__(self, catalog: Catalog, timeout_s: float | None = None):
-        from cbo.engines import postgres
+        from cbo.connectors.postgres import client as postgres
 
         sources = catalog.jdbc_sources()
-        if len(sources) != 1 or len(catalog.sources) != 1 or sources[0].dialect != "postgres":
+        if len(sources) != 1 or len(catalog.sources) != 1 or sources[0].connector is not POSTGRES:
             raise CboError("the postgres engine runs a catalog whose only source is one PostgreSQL database "
                            "(e.g. the all-postgres placement)")
         self.source = sources[0]
@@ -85,7 +88,7 @@ class PostgresNative:
         self.connection = postgres.connect(postgres.address_of(self.source), what=f"source '{self.source.name}'")
 
     def run(self, text: str) -> Answer:
-        from cbo.engines.postgres import run_query
+        from cbo.connectors.postgres.client import run_query
 
         return run_query(self.connection, text, timeout_s=self.timeout_s, search_path=self.source.schema)
 
@@ -98,11 +101,14 @@ class PostgresNative:
         self.connection.close()
 
 
+ENGINES = (DuckDBNative.name, SparkNative.name, PostgresNative.name)
+
+
 def open_engine(engine: str, catalog: Catalog, *, timeout_s: float | None = None) -> NativeEngine:
-    if engine == "duckdb":
+    if engine == DuckDBNative.name:
         return DuckDBNative(catalog)
-    if engine == "spark":
+    if engine == SparkNative.name:
         return SparkNative(catalog)
-    if engine == "postgres":
+    if engine == PostgresNative.name:
         return PostgresNative(catalog, timeout_s)
     raise CboError(f"unknown engine {engine!r} (expected one of: {', '.join(ENGINES)})")

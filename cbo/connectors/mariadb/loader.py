@@ -1,9 +1,9 @@
 """Loading Parquet files into a MariaDB database, all or nothing.
 
-The MariaDB counterpart of :mod:`cbo.sources.loaders`. Tables are created in a scratch database, filled,
-given their foreign keys, and only then moved into the target database with one ``RENAME
-TABLE`` (atomic in MariaDB): an interrupted load leaves the old database (or none) and never a
-half-filled one. A JSON manifest kept as the database's comment says what was loaded, so a
+The MariaDB counterpart of :mod:`cbo.connectors.postgres.loader`. Tables are created in a scratch
+database, filled, given their foreign keys, and only then moved into the target database with
+one ``RENAME TABLE`` (atomic in MariaDB): an interrupted load leaves the old database (or none)
+and never a half-filled one. A JSON manifest kept as the database's comment says what was loaded, so a
 second load of the same data is skipped.
 
 Rows travel as parameterized multi-row INSERTs (PyMySQL escapes every value): slower than
@@ -24,9 +24,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from sqlglot import exp
 
-from cbo.engines.mariadb import identifier, sql_string
+from cbo.catalog_types import TableKeys
+from cbo.connectors.loading import arrow_kind, parquet_batches
+from cbo.connectors.mariadb.client import identifier, sql_string
 from cbo.errors import CboError
-from cbo.sources.loaders import TableKeys, arrow_kind
 
 BATCH_ROWS = 5_000
 COLLATION = "utf8mb4_nopad_bin"
@@ -108,16 +109,13 @@ def _columns(names: Sequence[str]) -> str:
 def _create_and_fill(cur, database: str, name: str, path: Path, keys: TableKeys) -> None:  # type: ignore[no-untyped-def]
     schema = pq.read_schema(path)
     source = exp.Anonymous(this="read_parquet", expressions=[exp.Literal.string(str(path))])
-    # The loader reports progress itself. A connection's own setting, not a config at connect:
-    # an in-memory database opened earlier in the process makes DuckDB refuse a different
-    # global configuration ("Could not set option ... as a global option").
-    duck = duckdb.connect()
-    duck.execute("SET enable_progress_bar = false")
     strings = [f.name for f in schema if mariadb_type(f.type, 1).startswith("VARCHAR")]
     longest: dict[str, int] = {}
     if strings:
         lengths = exp.select(*[exp.func("coalesce", exp.func("max", exp.func("length", exp.column(n, quoted=True))),
                                         exp.Literal.number(1)) for n in strings]).from_(source)
+        duck = duckdb.connect()
+        duck.execute("SET enable_progress_bar = false")   # (see cbo.connectors.loading)
         row = duck.sql(lengths.sql(dialect="duckdb")).fetchall()[0]
         longest = dict(zip(strings, (int(v) for v in row)))
     columns = [f"{identifier(f.name)} {mariadb_type(f.type, longest.get(f.name, 1))}"
@@ -127,10 +125,7 @@ def _create_and_fill(cur, database: str, name: str, path: Path, keys: TableKeys)
     cur.execute(f"create table {identifier(database, name)} ({', '.join(columns)}) engine = InnoDB")
     placeholders = ", ".join(["%s"] * len(schema))
     insert = f"insert into {identifier(database, name)} values ({placeholders})"
-    relation = duck.sql(exp.select("*").from_(source).sql(dialect="duckdb"))
-    # DuckDB 2 names it to_arrow_reader; 1.x fetch_arrow_reader.
-    to_reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
-    for batch in to_reader(BATCH_ROWS):
+    for batch in parquet_batches(path, BATCH_ROWS):
         rows = list(zip(*(column.to_pylist() for column in batch.columns)))
         if rows:
             cur.executemany(insert, rows)

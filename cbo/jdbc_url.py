@@ -2,7 +2,7 @@
 
 ``jdbc:postgresql://h:p/db?user=..`` and ``jdbc:mariadb://h:p/db`` (with or without ``jdbc:``,
 credentials in the address or as parameters) are read the same way; each source module
-(``cbo.engines.postgres``, ``cbo.engines.mariadb``) names its schemes and defaults.
+(a connector, ``cbo.connectors``) names its schemes and defaults.
 """
 
 from __future__ import annotations
