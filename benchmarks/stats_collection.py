@@ -24,7 +24,7 @@ from cbo.engines.spark import read_table, spark_session
 from cbo.app.progress import say
 from cbo.sources.statistics import column_groups, fingerprint
 from cbo.workloads import tpch
-from stats.postgres_collector import collect as pg_collect
+from cbo.connectors.postgres.statistics import collect as pg_collect
 from stats.spark_collector import collect as spark_collect
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -87,7 +87,7 @@ class Connector:
     driver_jar: Path | None = None    # where Debian installs the driver
     parallel_reads: bool = False      # reads may be split into key ranges read at once
     server_command: str | None = None   # ``cbo <command> start``: its local server, if it has one
-    schemas: bool = True              # the catalog's ``schema`` names a schema (else none is allowed)
+    schemas: bool = True              # a source given by URL may name a schema (``schema``)
 
     def __repr__(self) -> str:
         return f"<connector {self.dialect}>"

@@ -1,7 +1,8 @@
 """Running SQL text directly on an engine, with that engine's own planner.
 
 This is the yardstick cbo's plans are measured against: DuckDB and PostgreSQL as they are, and
-Spark with its own optimizer over the catalog's tables registered as views.
+Spark with its own optimizer over the catalog's tables registered as views. (PostgreSQL's is its
+connector's: ``cbo.connectors.postgres.native``.)
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cbo.catalog_types import Catalog
-from cbo.connectors import POSTGRES
+from cbo.connectors.postgres.native import PostgresNative
 from cbo.errors import CboError
 
 if TYPE_CHECKING:
@@ -71,34 +72,6 @@ class SparkNative:
 
     def close(self) -> None:
         pass  # the session is shared by the process; it stops at exit
-
-
-class PostgresNative:
-    name = "postgres"
-
-    def __init__(self, catalog: Catalog, timeout_s: float | None = None):
-        from cbo.connectors.postgres import client as postgres
-
-        sources = catalog.jdbc_sources()
-        if len(sources) != 1 or len(catalog.sources) != 1 or sources[0].connector is not POSTGRES:
-            raise CboError("the postgres engine runs a catalog whose only source is one PostgreSQL database "
-                           "(e.g. the all-postgres placement)")
-        self.source = sources[0]
-        self.timeout_s = timeout_s
-        self.connection = postgres.connect(postgres.address_of(self.source), what=f"source '{self.source.name}'")
-
-    def run(self, text: str) -> Answer:
-        from cbo.connectors.postgres.client import run_query
-
-        return run_query(self.connection, text, timeout_s=self.timeout_s, search_path=self.source.schema)
-
-    def settings(self) -> dict[str, str]:
-        names = ["server_version", "shared_buffers", "work_mem", "max_parallel_workers_per_gather",
-                 "effective_cache_size"]
-        return {n: str(self.connection.execute(f"show {n}").fetchone()[0]) for n in names}  # type: ignore[index]
-
-    def close(self) -> None:
-        self.connection.close()
 
 
 ENGINES = (DuckDBNative.name, SparkNative.name, PostgresNative.name)

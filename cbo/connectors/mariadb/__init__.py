@@ -14,11 +14,11 @@
   Spark as ``jdbc:mysql:`` with the MariaDB driver told to accept it. The driver streams with a
   positive fetch size.
 * Statistics: the engine-independent tables ``mysql.table_stats`` / ``column_stats``
-  (``stats.mariadb_collector``); keys and columns from ``information_schema``.
+  (``cbo.connectors.mariadb.statistics``); keys and columns from ``information_schema``.
 * Local server: ``cbo mariadb start`` (``cbo.connectors.mariadb.server``), text compared as
   Spark does (``utf8mb4_nopad_bin``).
 
-Modules: ``client`` (PyMySQL connections, metadata), ``loader``, ``server``. MariaDB has no
+Modules: ``client`` (PyMySQL connections, metadata), ``statistics``, ``loader``, ``server``. MariaDB has no
 schemas inside a database: a catalog's ``schema`` is the database that holds the tables.
 """
 
@@ -108,7 +108,7 @@ class MariaDBConnector(Connector):
 
     def fingerprint(self, source: Source, table: TableDef) -> str:
         from cbo.connectors.mariadb import client
-        from stats.mariadb_collector import fingerprint
+        from cbo.connectors.mariadb.statistics import fingerprint
 
         address = client.address_of(source)
         with client.connect(address, what=f"source '{source.name}'") as conn:
@@ -116,7 +116,7 @@ class MariaDBConnector(Connector):
 
     def collect(self, source: Source, table: TableDef, *, analyze: bool = False) -> TableStats:
         from cbo.connectors.mariadb import client
-        from stats.mariadb_collector import collect
+        from cbo.connectors.mariadb.statistics import collect
 
         address = client.address_of(source)
         with client.connect(address, what=f"source '{source.name}'") as conn:

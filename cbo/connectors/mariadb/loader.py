@@ -10,7 +10,7 @@ Rows travel as parameterized multi-row INSERTs (PyMySQL escapes every value): sl
 ``LOAD DATA``, whose CSV cannot tell an empty string from NULL without an escape scheme of its
 own, but exact for any string. Databases use ``utf8mb4_nopad_bin``, so text compares as in
 Spark (case-sensitive, trailing spaces significant). Statistics are left to the collector
-(``ANALYZE TABLE ... PERSISTENT FOR ALL``, :mod:`stats.mariadb_collector`).
+(``ANALYZE TABLE ... PERSISTENT FOR ALL``, :mod:`cbo.connectors.mariadb.statistics`).
 """
 
 from __future__ import annotations

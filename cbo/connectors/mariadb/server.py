@@ -206,11 +206,11 @@ class LocalMariaDB(LocalServerState):
             time.sleep(0.1)
 
     def _check_login(self, info: MariaDBInfo) -> None:
-        from cbo.connectors.mariadb import client
+        from cbo.connectors.mariadb.client import MariaAddress, connect
 
         try:
-            with client.connect(client.MariaAddress(info.host, info.port, info.database, info.user,
-                                                    info.password()), what="local MariaDB"):
+            with connect(MariaAddress(info.host, info.port, info.database, info.user, info.password()),
+                         what="local MariaDB"):
                 pass
         except SourceUnreachable as exc:
             raise SourceUnreachable(first_line(exc)) from None

@@ -9,12 +9,12 @@ keeps statistics cbo reads without scanning.
   order.
 * Reads: a large table is read in key ranges; a pushed query read whole (``fetchsize`` 0) runs
   with parallel workers, one read through a cursor (a fetch size) without.
-* Statistics: ``pg_class`` and ``pg_stats`` (``stats.postgres_collector``), ANALYZE first when
+* Statistics: ``pg_class`` and ``pg_stats`` (``cbo.connectors.postgres.statistics``), ANALYZE first when
   asked; keys from ``pg_constraint``; columns from ``information_schema``.
 * Local server: ``cbo postgres start`` (``cbo.connectors.postgres.server``).
 
-Modules: ``client`` (psycopg connections, metadata), ``loader`` (Parquet into a schema),
-``server`` (the local server).
+Modules: ``client`` (psycopg connections, metadata), ``statistics`` (the collector), ``loader``
+(Parquet into a schema), ``server`` (the local server).
 """
 
 from __future__ import annotations
@@ -88,14 +88,14 @@ class PostgresConnector(Connector):
 
     def fingerprint(self, source: Source, table: TableDef) -> str:
         from cbo.connectors.postgres import client
-        from stats.postgres_collector import fingerprint
+        from cbo.connectors.postgres.statistics import fingerprint
 
         with client.connect(client.address_of(source), what=f"source '{source.name}'") as conn:
             return fingerprint(conn, source.schema or "public", table.remote_name or table.name)
 
     def collect(self, source: Source, table: TableDef, *, analyze: bool = False) -> TableStats:
         from cbo.connectors.postgres import client
-        from stats.postgres_collector import collect
+        from cbo.connectors.postgres.statistics import collect
 
         with client.connect(client.address_of(source), what=f"source '{source.name}'") as conn:
             return collect(conn, source.schema or "public", table.remote_name or table.name, table.qualified_name,

@@ -1,7 +1,7 @@
 """Statistics from MariaDB's engine-independent tables: ``mysql.table_stats`` and ``mysql.column_stats``.
 
-The MariaDB counterpart of ``stats.postgres_collector``, with the same interface (``collect``,
-``fingerprint``). ``ANALYZE TABLE t PERSISTENT FOR ALL`` fills both tables; cbo runs it (when
+The MariaDB counterpart of ``cbo.connectors.postgres.statistics``, with the same interface
+(``collect``, ``fingerprint``). ``ANALYZE TABLE t PERSISTENT FOR ALL`` fills both tables; cbo runs it (when
 asked to, or when the table has none) with JSON histograms (``histogram_type = JSON_HB``, up to
 254 buckets) over all rows (``analyze_sample_percentage = 100``).
 
@@ -26,8 +26,7 @@ import decimal
 import json
 from typing import Any
 
-from sqlglot import exp
-
+from cbo.connectors.mariadb.client import identifier
 from stats.model import Bucket, ColumnStats, TableStats, now_utc
 from stats.sample import SAMPLE_SIZE, SEED, RowSample, choose_rows
 
@@ -38,11 +37,6 @@ KIND_BY_TYPE = {"tinyint": "number", "smallint": "number", "mediumint": "number"
                 "varchar": "string", "char": "string", "text": "string", "tinytext": "string",
                 "mediumtext": "string", "longtext": "string", "date": "date", "datetime": "timestamp",
                 "timestamp": "timestamp"}
-
-
-def identifier(*parts: str) -> str:
-    """A (qualified) identifier quoted with backticks by sqlglot (``stats`` never imports ``cbo``)."""
-    return ".".join(exp.to_identifier(p, quoted=True).sql(dialect="mysql") for p in parts)
 
 
 def _typed(text: Any, data_type: str, column_type: str) -> Any:
