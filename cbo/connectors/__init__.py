@@ -12,9 +12,10 @@ from cbo.catalog_types import Source
 from cbo.connectors.base import Connector, GenericJdbc, JoinOrder, NotSupported, RemoteCosts
 from cbo.connectors.mariadb import MARIADB
 from cbo.connectors.postgres import POSTGRES
+from cbo.connectors.sqlite import SQLITE
 from cbo.errors import CboError
 
-CONNECTORS: tuple[Connector, ...] = (POSTGRES, MARIADB)
+CONNECTORS: tuple[Connector, ...] = (POSTGRES, MARIADB, SQLITE)
 
 # JDBC subprotocols of databases cbo reads through Spark without a connector of their own.
 GENERIC_DIALECTS = {"db2": "db2", "sqlserver": "tsql", "oracle": "oracle", "duckdb": "duckdb"}
@@ -65,5 +66,5 @@ def connector_of(source: Source) -> Connector:
     return source.connector
 
 
-__all__ = ["CONNECTORS", "MARIADB", "POSTGRES", "Connector", "GenericJdbc", "JoinOrder", "NotSupported",
+__all__ = ["CONNECTORS", "MARIADB", "POSTGRES", "SQLITE", "Connector", "GenericJdbc", "JoinOrder", "NotSupported",
            "RemoteCosts", "by_dialect", "by_server_command", "by_subprotocol", "connector_of", "with_servers"]
