@@ -191,7 +191,7 @@ class Connector:
             state = "is not running" if info is not None else "has not been created"
             raise SourceUnreachable(f"source '{source.name}' is cbo's local {self.title} ({source.local_server}), "
                                     f"which {state}: start it with `{command}`")
-        return info  # type: ignore[no-any-return]
+        return info
 
     def server_answers(self, info: Any) -> bool:
         """Whether the local server of ``info`` accepts connections now."""

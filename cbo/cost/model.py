@@ -181,7 +181,7 @@ class CostModel:
                      "remote_query": 1.0}
             dialect = self.remote_dialects.get(node.table)
             rate = by_dialect(dialect).row_quantity if dialect is not None else None
-            if rate in self.k:   # (a source cbo only reads tables from has no rate)
+            if rate is not None and rate in self.k:   # (a source cbo only reads tables from has no rate)
                 found[rate] = rows
             return found
         return {"scan_row": rows, "scan_byte": rows * width, "task": max(1.0, rows * width / (128 * 2**20))}

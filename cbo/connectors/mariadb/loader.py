@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -26,7 +27,7 @@ from sqlglot import exp
 
 from cbo.catalog_types import TableKeys
 from cbo.connectors.loading import arrow_kind, parquet_batches
-from cbo.connectors.mariadb.client import identifier, sql_string
+from cbo.connectors.mariadb.client import Connection, identifier, sql_string
 from cbo.errors import CboError
 
 BATCH_ROWS = 5_000
@@ -53,7 +54,7 @@ def mariadb_type(arrow_type: pa.DataType, longest: int) -> str:
     return _MARIADB_TYPES[kind]
 
 
-def loaded_manifest(conn, database: str) -> dict | None:  # type: ignore[no-untyped-def]
+def loaded_manifest(conn: Connection, database: str) -> dict[str, Any] | None:
     with conn.cursor() as cur:
         cur.execute("select schema_comment from information_schema.schemata where schema_name = %s", (database,))
         row = cur.fetchone()
@@ -65,7 +66,7 @@ def loaded_manifest(conn, database: str) -> dict | None:  # type: ignore[no-unty
         return None
 
 
-def load_parquet_database(conn, database: str, tables: Mapping[str, Path],  # type: ignore[no-untyped-def]
+def load_parquet_database(conn: Connection, database: str, tables: Mapping[str, Path],
                           keys: Mapping[str, TableKeys], manifest: dict,
                           progress: Callable[[str], None] = lambda _: None) -> bool:
     """Load ``tables`` (name -> Parquet file) into ``database``; return False if already loaded.
@@ -106,7 +107,7 @@ def _columns(names: Sequence[str]) -> str:
     return ", ".join(identifier(n) for n in names)
 
 
-def _create_and_fill(cur, database: str, name: str, path: Path, keys: TableKeys) -> None:  # type: ignore[no-untyped-def]
+def _create_and_fill(cur: Any, database: str, name: str, path: Path, keys: TableKeys) -> None:
     schema = pq.read_schema(path)
     source = exp.Anonymous(this="read_parquet", expressions=[exp.Literal.string(str(path))])
     strings = [f.name for f in schema if mariadb_type(f.type, 1).startswith("VARCHAR")]

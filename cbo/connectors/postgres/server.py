@@ -23,6 +23,7 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from cbo.connectors.localserver import LocalServerState, accepts_connections, first_line, free_port, port_is_free, tail
 from cbo.errors import SetupError, SourceUnreachable
@@ -82,7 +83,7 @@ class ServerInfo:
         """What ``status`` prints of a running server."""
         return f"running: {self.url} (data directory {self.data_dir})"
 
-    def conninfo(self, database: str | None = None) -> dict[str, object]:
+    def conninfo(self, database: str | None = None) -> dict[str, Any]:
         """Keyword arguments for ``psycopg.connect``."""
         return dict(host=self.host, port=self.port, user=self.user,
                     dbname=database or self.database, password=self.password())
@@ -108,7 +109,7 @@ def find_bindir() -> Path:
     if on_path:
         candidates.append(Path(on_path).resolve().parent)
     try:  # a pip-installed server (the pgserver package ships its binaries)
-        import pgserver  # type: ignore[import-not-found]
+        import pgserver
 
         candidates.append(Path(pgserver.__file__).parent / "pginstall" / "bin")
     except ImportError:
