@@ -53,7 +53,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from cbo.catalog_types import ColumnInfo, ForeignKey, Source, TableDef, TableKeys
+from cbo.catalog_types import ColumnInfo, ForeignKey, ServerAddress, Source, TableDef, TableKeys
 from cbo.connectors.base import Connector, JoinOrder, RemoteCosts
 from cbo.connectors.capabilities import (
     COMMON_AGGREGATES,
@@ -71,8 +71,9 @@ from stats.sample import SAMPLE_SIZE, RowSample, choose_rows
 
 DRIVER_JAR = Path("/usr/share/java/sqlite-jdbc.jar")
 # Set on every connection Spark opens (xerial reads them from the URL): LIKE compares case
-# as Spark does, and a DATE column's text parses as a date.
-SPARK_URL_SETTINGS = {"case_sensitive_like": "true", "date_string_format": "yyyy-MM-dd"}
+# as Spark does, a DATE column's text parses as a date, and the file is opened read-only (SQLite
+# would create a missing file, empty, and answer "no such table").
+SPARK_URL_SETTINGS = {"case_sensitive_like": "true", "date_string_format": "yyyy-MM-dd", "open_mode": "1"}
 DEFAULT_DATABASE = "cbo"
 SAMPLE_ROWS = 100_000      # the sample a histogram is built from (as stats.spark_collector's)
 BATCH_ROWS = 50_000
@@ -202,7 +203,7 @@ class SQLiteConnector(Connector):
     def local_server(self, root: Path | None = None) -> LocalSQLite:
         return LocalSQLite(root or self.default_server_root())
 
-    def running_server(self, source: Source) -> SQLiteFile:
+    def running_server(self, source: Source) -> ServerAddress:
         assert source.local_server is not None
         directory = self.local_server(source.local_server)
         if directory.status() is None:
@@ -455,7 +456,7 @@ def _stored(value: Any) -> Any:
     return value
 
 
-def loaded_manifest(path: Path) -> dict | None:  # type: ignore[type-arg]
+def loaded_manifest(path: Path) -> dict[str, Any] | None:
     """What the database file says was loaded into it (``load_parquet_database``), or None."""
     if not path.is_file():
         return None
@@ -473,7 +474,7 @@ def loaded_manifest(path: Path) -> dict | None:  # type: ignore[type-arg]
 
 
 def load_parquet_database(path: Path, tables: Mapping[str, Path], keys: Mapping[str, TableKeys],
-                          manifest: dict, progress: Callable[[str], None] = lambda _: None) -> bool:  # type: ignore[type-arg]
+                          manifest: dict[str, Any], progress: Callable[[str], None] = lambda _: None) -> bool:
     """Make ``path`` the SQLite database of ``tables`` (name -> Parquet file), with their keys
     (foreign keys among ``tables``), analyzed; False when it already holds ``manifest``.
 

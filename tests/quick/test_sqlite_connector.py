@@ -76,7 +76,7 @@ def test_a_sqlite_url_and_a_local_database_name_the_connector(tmp_path):
     by_url = parse_catalog('[sources.s]\ntype = "jdbc"\nurl = "jdbc:sqlite:/data/x.db"\n[sources.s.tables.t]\n',
                            tmp_path / "c.toml").sources["s"]
     assert by_url.connector is SQLITE and by_url.dialect == "sqlite" and by_subprotocol("sqlite") is SQLITE
-    assert SQLITE.path_of(by_url) == Path("/data/x.db")
+    assert SQLITE.path_of(by_url) == Path("/data/x.db") and by_url.location() == "jdbc:sqlite:/data/x.db"
     local = parse_catalog(f'[sources.s]\ntype = "jdbc"\nlocal_server = "{tmp_path / "sqlite"}"\ndialect = "sqlite"\n'
                           'schema = "tpch"\n[sources.s.tables.t]\n', tmp_path / "c.toml").sources["s"]
     with pytest.raises(SourceUnreachable, match=r"cbo's local SQLite .* has not been created: start it with "
@@ -92,7 +92,8 @@ def test_a_sqlite_url_and_a_local_database_name_the_connector(tmp_path):
 
 def test_spark_reads_with_case_sensitive_like_and_iso_dates():
     url = SQLITE.spark_url("jdbc:sqlite:/d/x.db?date_string_format=yyyy&busy_timeout=5")
-    assert url == "jdbc:sqlite:/d/x.db?busy_timeout=5&case_sensitive_like=true&date_string_format=yyyy-MM-dd"
+    assert url == ("jdbc:sqlite:/d/x.db?busy_timeout=5&case_sensitive_like=true&date_string_format=yyyy-MM-dd"
+                   "&open_mode=1")
     from cbo.ir import types as T
 
     options = SQLITE.query_options(False, (("c1", T.decimal(15, 2)), ("c`2", T.DATE), ("c3", T.VARCHAR)))
