@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
@@ -38,17 +39,26 @@ def arrow_kind(arrow_type: pa.DataType) -> str | None:
     return None
 
 
-def parquet_batches(path: Path, rows: int) -> Iterator[pa.RecordBatch]:
-    """The rows of a Parquet file or directory as Arrow batches of at most ``rows`` rows.
+def quiet_duckdb() -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection that draws no progress bar: the loaders report progress themselves.
 
-    DuckDB reads Parquet in parallel and hands batches with plain strings. The connection sets
-    its own progress bar off: the loaders report progress themselves (a connection's setting,
-    not a config at connect: an in-memory database opened earlier in the process makes DuckDB
-    refuse a different global configuration)."""
-    import duckdb
-
+    A connection's own setting, not a config at connect: an in-memory database opened earlier in
+    the process makes DuckDB refuse a different global configuration ("Could not set option ...
+    as a global option")."""
     duck = duckdb.connect()
-    duck.execute("SET enable_progress_bar = false")
+    try:
+        duck.execute("SET enable_progress_bar = false")
+    except duckdb.InvalidInputException:
+        # Inside a Jupyter kernel without ipywidgets, DuckDB refuses to change the setting at
+        # all, even to turn the bar off; it then draws no bar either, which is what we want.
+        pass
+    return duck
+
+
+def parquet_batches(path: Path, rows: int) -> Iterator[pa.RecordBatch]:
+    """The rows of a Parquet file or directory as Arrow batches of at most ``rows`` rows (DuckDB
+    reads Parquet in parallel and hands batches with plain strings)."""
+    duck = quiet_duckdb()
     scan = exp.select("*").from_(exp.Anonymous(this="read_parquet", expressions=[exp.Literal.string(str(path))]))
     relation = duck.sql(scan.sql(dialect="duckdb"))
     # DuckDB 2 names it to_arrow_reader; 1.x fetch_arrow_reader.

@@ -20,13 +20,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 from sqlglot import exp
 
 from cbo.catalog_types import TableKeys
-from cbo.connectors.loading import arrow_kind, parquet_batches
+from cbo.connectors.loading import arrow_kind, parquet_batches, quiet_duckdb
 from cbo.connectors.mariadb.client import Connection, identifier, sql_string
 from cbo.errors import CboError
 
@@ -115,9 +114,7 @@ def _create_and_fill(cur: Any, database: str, name: str, path: Path, keys: Table
     if strings:
         lengths = exp.select(*[exp.func("coalesce", exp.func("max", exp.func("length", exp.column(n, quoted=True))),
                                         exp.Literal.number(1)) for n in strings]).from_(source)
-        duck = duckdb.connect()
-        duck.execute("SET enable_progress_bar = false")   # (see cbo.connectors.loading)
-        row = duck.sql(lengths.sql(dialect="duckdb")).fetchall()[0]
+        row = quiet_duckdb().sql(lengths.sql(dialect="duckdb")).fetchall()[0]
         longest = dict(zip(strings, (int(v) for v in row)))
     columns = [f"{identifier(f.name)} {mariadb_type(f.type, longest.get(f.name, 1))}"
                f"{'' if f.nullable else ' NOT NULL'}" for f in schema]
