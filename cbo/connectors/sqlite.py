@@ -47,7 +47,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -175,11 +175,13 @@ class SQLiteConnector(Connector):
         return "sqlite:" + ":".join(parts)
 
     def collect(self, source: Source, table: TableDef, *, analyze: bool = False) -> TableStats:
-        with self.connect(source) as conn:
-            if analyze:   # SQLite's own planner statistics (sqlite_stat1), for the queries it runs
+        if analyze:   # SQLite's own planner statistics (sqlite_stat1), for the queries cbo pushes
+            with self.connect(source, write=True) as conn:
                 conn.execute(f"ANALYZE {_quoted(table.remote_name or table.name)}")
+                conn.commit()
+        with self.connect(source) as conn:
             stats = collect(conn, table.remote_name or table.name, table.qualified_name)
-        return TableStats(**{**stats.__dict__, "fingerprint": self.fingerprint(source, table)})
+        return replace(stats, fingerprint=self.fingerprint(source, table))
 
     # -- the database file -----------------------------------------------------------------------
 
@@ -189,12 +191,12 @@ class SQLiteConnector(Connector):
         return Path(url[len("jdbc:sqlite:"):].split("?", 1)[0])
 
     @contextmanager
-    def connect(self, source: Source) -> Iterator[sqlite3.Connection]:
-        """A read-only connection to the source's file (never creates one)."""
+    def connect(self, source: Source, write: bool = False) -> Iterator[sqlite3.Connection]:
+        """A connection to the source's file, read-only unless ``write`` (never creates one)."""
         path = self.path_of(source)
         if not path.is_file():
             raise SourceUnreachable(f"source '{source.name}': the SQLite database {path} does not exist")
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode={'rw' if write else 'ro'}", uri=True)
         try:
             yield conn
         finally:
@@ -418,10 +420,16 @@ def _sample(conn: sqlite3.Connection, source: str, kinds: dict[str, str], rows: 
     no larger)."""
     names = list(kinds)
     query = f"select {', '.join(_quoted(n) for n in names)} from {source}"
+    fetched = None
     if rows > size:
         buckets = 1_000_003
-        query += f" where ((rowid * 2654435761) % {buckets}) < {max(1, int(buckets * size / rows))}"
-    fetched = conn.execute(query).fetchall()
+        try:
+            fetched = conn.execute(f"{query} where ((rowid * 2654435761) % {buckets}) < "
+                                   f"{max(1, int(buckets * size / rows))}").fetchall()
+        except sqlite3.OperationalError:   # a WITHOUT ROWID table: every row, still the same each time
+            fetched = None
+    if fetched is None:
+        fetched = conn.execute(query).fetchall()
     return {n: [_value(r[i], kinds[n]) for r in fetched] for i, n in enumerate(names)}
 
 

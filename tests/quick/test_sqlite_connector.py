@@ -168,6 +168,20 @@ def test_statistics_are_the_data_s(lite):
     assert len(mktsegment.mcv) == 5 and not mktsegment.histogram
 
 
+def test_analyze_source_refreshes_sqlite_s_own_statistics(tmp_path):
+    path = tmp_path / "a.parquet"
+    pq.write_table(awkward_table(), path)
+    load_parquet_database(tmp_path / "x.db", {"t": path}, {"t": TableKeys(("k",))}, {"v": 1})
+    with sqlite3.connect(tmp_path / "x.db") as conn:
+        conn.execute("delete from sqlite_stat1")
+    catalog = parse_catalog(f'[sources.s]\ntype = "jdbc"\nurl = "jdbc:sqlite:{tmp_path / "x.db"}"\n'
+                            '[sources.s.tables.t]\n', tmp_path / "c.toml")
+    stats = SQLITE.collect(catalog.sources["s"], catalog.table("t"), analyze=True)   # cbo analyze --analyze-source
+    assert stats.row_count == len(AWKWARD)
+    with sqlite3.connect(tmp_path / "x.db") as conn:
+        assert conn.execute("select count(*) from sqlite_stat1 where tbl = 't'").fetchone()[0] >= 1
+
+
 PUSHED = {
     # a join with string, date and decimal filters (decimal comparisons are exact)
     "join": "select c_name, o_orderdate, o_totalprice from customer join orders on c_custkey = o_custkey "
