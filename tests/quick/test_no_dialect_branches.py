@@ -9,6 +9,8 @@ to look a value up, passed as ``dialect=``, matched in a ``case``, taken as a de
 (``dialect or "postgres"``) or tested as a URL prefix (``startswith("jdbc:mariadb:")``); or a
 connector object compared by identity (``is POSTGRES``).
 Names in strings that are data (a catalog written as TOML, a message) are not branches.
+``benchmarks/`` is not read: it names the systems it compares by their names (the native
+PostgreSQL baseline ``postgres``), and its pushdown harness sets up each real server by hand.
 """
 
 from __future__ import annotations
