@@ -67,6 +67,7 @@ from cbo.ir.expressions import (
     columns_of,
 )
 from cbo.ir.intervals import IntervalValue
+from cbo.ir.moments import is_moment
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from cbo.ir.shape import shape
 
@@ -77,9 +78,18 @@ InputOrder = Callable[[list[Plan], list[Expr]], list[Plan]]
 BINARY = {"eq": exp.EQ, "neq": exp.NEQ, "lt": exp.LT, "lte": exp.LTE, "gt": exp.GT, "gte": exp.GTE,
           "add": exp.Add, "subtract": exp.Sub, "multiply": exp.Mul, "divide": exp.Div, "modulus": exp.Mod,
           "is_not_distinct_from": exp.NullSafeEQ}
-UNARY_FUNCTIONS = {"upper": exp.Upper, "lower": exp.Lower, "length": exp.Length, "trim": exp.Trim, "abs": exp.Abs}
+UNARY_FUNCTIONS = {"upper": exp.Upper, "lower": exp.Lower, "length": exp.Length, "trim": exp.Trim, "abs": exp.Abs,
+                   "sqrt": exp.Sqrt}
 NEEDS_PARENS = (exp.Binary, exp.Connector, exp.Not, exp.Between, exp.In, exp.Is, exp.Like, exp.Escape,
                 exp.Neg)
+
+
+class AddDays(Enum):
+    """How a dialect adds a number of days to a date (a DATE in every dialect)."""
+
+    PLUS = "plus"                    # date + integer (DuckDB, PostgreSQL)
+    DATE_ADD = "date_add"            # date_add(date, days) (Spark)
+    INTERVAL = "interval"            # DATE_ADD(date, INTERVAL days DAY) (MariaDB)
 
 
 class LikeEscape(Enum):
@@ -100,7 +110,10 @@ class SqlDialect:
     ``any_value_as_array``: ``any_value(x)`` as the first element of ``array_agg(x)`` (a
     dialect without ``any_value``). ``raise_error``: the function raising an error with a
     message. ``row_id``: a function numbering rows without a sort, else a window's
-    ``row_number()``. Subclasses override ``function`` for functions spelled their own way.
+    ``row_number()``. ``add_days``: how a date plus days is written (``AddDays``).
+    ``double_moments``: a variance or standard deviation of a non-double is computed over its
+    argument cast to DOUBLE (PostgreSQL's of an integer or numeric is numeric). Subclasses
+    override ``function`` for functions spelled their own way.
     """
 
     name: str
@@ -109,6 +122,8 @@ class SqlDialect:
     any_value_as_array: bool = False
     raise_error: str = "raise_error"
     row_id: str | None = None
+    add_days: AddDays = AddDays.PLUS
+    double_moments: bool = False
 
     def function(self, call: Call, args: list[exp.Expression]) -> exp.Expression | None:
         """The dialect's own rendering of ``call`` (its arguments rendered), or None for the
@@ -118,7 +133,8 @@ class SqlDialect:
 
 DUCKDB = SqlDialect("duckdb", raise_error="error")
 # Spark numbers rows per partition without a shuffle (monotonically_increasing_id).
-SPARK = SqlDialect("spark", like=LikeEscape.DOUBLE_BACKSLASH, row_id="monotonically_increasing_id")
+SPARK = SqlDialect("spark", like=LikeEscape.DOUBLE_BACKSLASH, row_id="monotonically_increasing_id",
+                   add_days=AddDays.DATE_ADD)
 ENGINE_DIALECTS = {d.name: d for d in (DUCKDB, SPARK)}
 
 
@@ -476,6 +492,8 @@ class SqlRenderer:
             return result
         if c.name.startswith("extract_"):
             return exp.Extract(this=exp.var(c.name.split("_", 1)[1].upper()), expression=args[0])
+        if c.name == "add_days":
+            return self._add_days(args[0], args[1], c.args[1].type)
         if c.name in ("date_add", "date_sub"):
             interval = c.args[1]
             assert isinstance(interval, Constant) and isinstance(interval.value, IntervalValue)
@@ -490,6 +508,17 @@ class SqlRenderer:
         if c.name == "raise_error":
             return exp.Anonymous(this=self.sql_dialect.raise_error, expressions=args)
         raise AssertionError(f"no SQL for function {c.name}")
+
+    def _add_days(self, date: exp.Expression, days: exp.Expression, days_type: T.DataType) -> exp.Expression:
+        """A date plus a number of days, a DATE in every dialect."""
+        if days_type != T.INTEGER:   # Spark's date_add and DuckDB's and PostgreSQL's + take an INT
+            days = exp.Cast(this=days, to=T.INTEGER.to_sqlglot())
+        style = self.sql_dialect.add_days
+        if style is AddDays.DATE_ADD:
+            return exp.Anonymous(this="date_add", expressions=[date, days])
+        if style is AddDays.INTERVAL:
+            return exp.DateAdd(this=date, expression=days, unit=exp.var("DAY"))
+        return exp.Add(this=date, expression=days)   # date + integer is a date
 
     def special(self, s: SpecialForm) -> exp.Expression:
         args = [_paren(self.expr(a)) for a in s.args]
@@ -525,8 +554,13 @@ class SqlRenderer:
             # is one of them, for every type (min would not take booleans).
             return exp.Bracket(this=exp.Paren(this=exp.ArrayAgg(this=arg)), expressions=[exp.Literal.number(1)],
                                offset=1)
+        if is_moment(a.name) and self.sql_dialect.double_moments and a.args[0].type != T.DOUBLE:
+            # (PostgreSQL's moments of an integer or numeric are numeric): in DOUBLE, as elsewhere
+            inner = exp.Cast(this=_paren(self.expr(a.args[0])), to=T.DOUBLE.to_sqlglot())
+            arg = exp.Distinct(expressions=[inner]) if a.distinct else inner
         builder = {"count": exp.Count, "sum": exp.Sum, "avg": exp.Avg, "min": exp.Min, "max": exp.Max,
-                   "any_value": exp.AnyValue}[a.name]
+                   "any_value": exp.AnyValue, "var_samp": exp.Variance, "var_pop": exp.VariancePop,
+                   "stddev_samp": exp.StddevSamp, "stddev_pop": exp.StddevPop}[a.name]
         return builder(this=arg)
 
 

@@ -14,7 +14,8 @@ names (``NAMES``):
 * functions by cbo's name (``like``, ``substring``, ``extract_year``, ``divide`` ...), special
   forms (``case``, ``cast``, ``in``, ``between``, ``coalesce``, ``is_null``, ``and``, ``or``,
   ``not``), aggregates (``count_star``, ``count``, ``sum``, ``avg``, ``min``, ``max``,
-  ``any_value``).
+  ``any_value``, and the second moments ``var_samp``, ``var_pop``, ``stddev_samp``,
+  ``stddev_pop``).
 
 ``enable`` adds only names cbo can push to some source (``FUNCTIONS``, ``FORMS``,
 ``AGGREGATES``): it tells cbo that this server evaluates it as Spark does, which cbo cannot check.
@@ -57,12 +58,14 @@ JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti", "null_aware_anti
 COMMON_FUNCTIONS = frozenset({"eq", "neq", "lt", "lte", "gt", "gte", "add", "subtract", "multiply", "divide",
                               "modulus", "is_not_distinct_from", "negate", "like", "substring", "upper",
                               "lower", "trim", "abs", "extract_year", "extract_month", "extract_day",
-                              "date_add", "date_sub"})
+                              "date_add", "date_sub", "add_days", "sqrt"})
 COMMON_FORMS = frozenset({"AND", "OR", "NOT", "IN", "BETWEEN", "IS_NULL", "COALESCE", "CASE"})
 COMMON_AGGREGATES = frozenset({"count_star", "count", "sum", "avg", "min", "max"})
+# the second moments: PostgreSQL and MariaDB name them so and give NULL for one value's sample forms
+MOMENTS = frozenset({"var_samp", "var_pop", "stddev_samp", "stddev_pop"})
 FUNCTIONS = COMMON_FUNCTIONS | {"length", "concat"}
 FORMS = COMMON_FORMS | {"CAST"}
-AGGREGATES = COMMON_AGGREGATES | {"any_value"}
+AGGREGATES = COMMON_AGGREGATES | MOMENTS | {"any_value"}
 # every name an override may give, each meaning one capability
 NAMES: tuple[str, ...] = tuple(sorted({*OPERATORS, *(f"{k}_join" for k in JOIN_KINDS), *FUNCTIONS,
                                        *(f.lower() for f in FORMS), *AGGREGATES}))

@@ -19,6 +19,7 @@ from cbo.errors import CatalogError
 from cbo.frontend.aggregation import bind_aggregation, has_aggregate
 from cbo.frontend.bind_expressions import ExpressionBinder
 from cbo.frontend.errors import SqlError, error_at
+from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.frontend.scope import CteDefinition, Relation, Scope
 from cbo.ir import types as T
 from cbo.ir.expressions import (TRUE, Column, ColumnFactory, ColumnRef, Constant, Expr, SpecialForm, compare,
@@ -38,9 +39,13 @@ class BoundQuery:
 class Binder:
     def __init__(self, catalog: Catalog, schemas: SchemaProvider | None = None,
                  columns: ColumnFactory | None = None,
-                 assumed_keys: Mapping[str, Sequence[tuple[tuple[str, ...], str]]] | None = None):
+                 assumed_keys: Mapping[str, Sequence[tuple[tuple[str, ...], str]]] | None = None,
+                 dialect: str = DEFAULT_DIALECT):
         """``assumed_keys``: by qualified table name, unique keys the catalog does not declare
-        (column names, and what vouches for them: ``"hint"`` or ``"statistics"``)."""
+        (column names, and what vouches for them: ``"hint"`` or ``"statistics"``). ``dialect``:
+        the SQL dialect the statement was written in, where it decides what an operator means
+        (``date + integer`` is days in DuckDB, PostgreSQL and Spark, an error in Trino)."""
+        self.dialect = dialect
         self.catalog = catalog
         self.schemas = schemas or SchemaProvider(catalog)
         self.columns = columns or ColumnFactory()
@@ -77,6 +82,8 @@ class Binder:
             raise error_at(with_, "recursive CTEs (WITH RECURSIVE) are not supported")
         for cte in with_.expressions:
             name = cte.alias_or_name.lower()
+            if name in scope.ctes:
+                raise error_at(cte, f"CTE '{cte.alias_or_name}' is defined twice in one WITH clause")
             aliases = [c.name for c in (cte.args.get("alias").columns if cte.args.get("alias") else [])]
             # A CTE sees the ones defined before it: bind it in a scope that holds only those.
             visible = Scope(parent=scope.parent, ctes=dict(scope.ctes))
@@ -180,7 +187,7 @@ class Binder:
     def _order_column(self, node: exp.Expression, scope: Scope, outputs: list[tuple[Column, Expr]],
                       names: list[str], finish, hidden: list[tuple[Column, Expr]], distinct: bool) -> Column:
         if isinstance(node, exp.Literal) and not node.is_string:
-            index = int(node.this)
+            index = _position(node, len(outputs))
             if not 1 <= index <= len(outputs):
                 raise error_at(node, f"ORDER BY position {index} is not in the select list (1..{len(outputs)})")
             return outputs[index - 1][0]
@@ -233,10 +240,10 @@ class Binder:
         if isinstance(node, exp.Subquery):
             if node.args.get("lateral"):
                 raise error_at(node, "LATERAL subqueries are not supported")
-            plan, names = self.bind_query(node.this, scope.parent)
+            plan, names = self.bind_query(node.this, scope.beside())
             return self._add_relation(scope, plan, names, node.args.get("alias"), "subquery", node)
         if isinstance(node, exp.Values):
-            plan, names = self._bind_values(node, Scope(parent=scope.parent))
+            plan, names = self._bind_values(node, Scope(parent=scope.beside()))
             return self._add_relation(scope, plan, names, node.args.get("alias"), "values", node)
         if isinstance(node, exp.Lateral):
             raise error_at(node, "LATERAL is not supported")
@@ -432,8 +439,9 @@ class Binder:
             keys = []
             for ordered in order.expressions:
                 target = ordered.this
-                if isinstance(target, exp.Literal) and not target.is_string and 1 <= int(target.this) <= len(outputs):
-                    column = outputs[int(target.this) - 1][0]
+                if isinstance(target, exp.Literal) and not target.is_string and \
+                        1 <= _position(target, len(outputs)) <= len(outputs):
+                    column = outputs[_position(target, len(outputs)) - 1][0]
                 elif isinstance(target, exp.Column) and not target.table and \
                         [c for n, c in zip(names, plan.output) if n.lower() == target.name.lower()]:
                     column = [c for n, c in zip(names, plan.output) if n.lower() == target.name.lower()][0]
@@ -442,6 +450,14 @@ class Binder:
                 keys.append(SortKey(column, not ordered.args.get("desc"), bool(ordered.args.get("nulls_first"))))
             plan = Sort(plan, tuple(keys))
         return self._limit(node, plan), names
+
+
+def _position(node: exp.Literal, outputs: int) -> int:
+    """An ORDER BY number: a position in the select list, so a whole number (DuckDB and
+    PostgreSQL reject or ignore ``ORDER BY 0.5``: it names no column)."""
+    if not node.this.isdigit():
+        raise error_at(node, f"ORDER BY {node.this}: a position in the select list is a whole number (1..{outputs})")
+    return int(node.this)
 
 
 __all__ = ["Binder", "BoundQuery", "SqlError"]

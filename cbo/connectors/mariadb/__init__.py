@@ -31,8 +31,8 @@ from sqlglot import exp
 
 from cbo.catalog_types import ColumnInfo, Source, TableDef, TableKeys
 from cbo.connectors.base import Connector, JoinOrder, RemoteCosts
-from cbo.connectors.capabilities import COMMON_AGGREGATES, COMMON_FORMS, COMMON_FUNCTIONS, Capabilities
-from cbo.sqlgen import LikeEscape, SqlDialect
+from cbo.connectors.capabilities import COMMON_AGGREGATES, COMMON_FORMS, COMMON_FUNCTIONS, MOMENTS, Capabilities
+from cbo.sqlgen import AddDays, LikeEscape, SqlDialect
 
 if TYPE_CHECKING:
     from stats.model import TableStats
@@ -46,12 +46,12 @@ class MariaDBConnector(Connector):
     dialect = "mysql"
     title = "MariaDB"
     subprotocols = ("mariadb", "mysql")
-    sql = SqlDialect("mysql", like=LikeEscape.DOUBLE_BACKSLASH)
+    sql = SqlDialect("mysql", like=LikeEscape.DOUBLE_BACKSLASH, add_days=AddDays.INTERVAL)
     capabilities = Capabilities(
         join_kinds=frozenset({"inner", "left", "right", "semi", "anti", "null_aware_anti"}),
         functions=COMMON_FUNCTIONS,
         forms=COMMON_FORMS,
-        aggregates=COMMON_AGGREGATES,
+        aggregates=COMMON_AGGREGATES | MOMENTS,
         boolean_output=False)
     rule_name = "PushSubplanToMariaDB"
     # MariaDB runs one query on one thread, with block nested-loop joins where PostgreSQL hashes.

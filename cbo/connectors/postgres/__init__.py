@@ -29,6 +29,7 @@ from cbo.connectors.capabilities import (
     COMMON_FORMS,
     COMMON_FUNCTIONS,
     JOIN_KINDS,
+    MOMENTS,
     Capabilities,
 )
 from cbo.sqlgen import LikeEscape, SqlDialect
@@ -47,12 +48,12 @@ class PostgresConnector(Connector):
     title = "PostgreSQL"
     subprotocols = ("postgresql",)
     sql = SqlDialect("postgres", like=LikeEscape.ESCAPE_OFF, materialized_ctes=True, any_value_as_array=True,
-                     raise_error="cbo_raise_error")
+                     raise_error="cbo_raise_error", double_moments=True)
     capabilities = Capabilities(
         join_kinds=frozenset(JOIN_KINDS),
         functions=COMMON_FUNCTIONS | {"length", "concat"},
         forms=COMMON_FORMS | {"CAST"},
-        aggregates=COMMON_AGGREGATES | {"any_value"},
+        aggregates=COMMON_AGGREGATES | MOMENTS | {"any_value"},
         boolean_output=True, shares_repeated=True)
     rule_name = "PushSubplanToPostgres"
     # Measured (Spark <- PostgreSQL, TPC-H SF 1): Q3 as one remote query in 1.09 s, its
