@@ -58,9 +58,9 @@ ALLOWED: dict[str, set[str]] = {
     "cbo.estimate": BOTTOM | {"cbo.ir", "cbo.sqlgen", "stats"},
     "cbo.normalize": BOTTOM | {"cbo.ir"},
     "cbo.frontend": BOTTOM | {"cbo.ir", "cbo.sources"},
-    "cbo.cost": BOTTOM | {"cbo.paths", "cbo.ir", "cbo.connectors", "cbo.physical", "cbo.memo"},
-    "cbo.physical": {"cbo.ir", "cbo.memo"},
-    "cbo.joinorder": {"cbo.ir", "cbo.memo"},
+    "cbo.cost": BOTTOM | {"cbo.paths", "cbo.ir", "cbo.connectors", "cbo.physical"},
+    "cbo.physical": {"cbo.ir"},
+    "cbo.joinorder": {"cbo.ir"},
     "cbo.memo": BOTTOM | {"cbo.ir", "cbo.settings", "cbo.svg", "cbo.connectors", "cbo.estimate", "cbo.cost",
                           "cbo.physical", "cbo.joinorder"},
     "cbo.engines": BOTTOM | {"cbo.paths", "cbo.catalog_types", "cbo.connectors", "cbo.cost"},
@@ -83,6 +83,8 @@ ALLOWED: dict[str, set[str]] = {
 # Finer rules inside a layer: module (path under cbo/) -> modules it must not import.
 FORBIDDEN = {
     "svg.py": ["cbo.ir", "cbo.memo", "cbo.app.explain", "cbo.app.session"],
+    # scalar expressions sit below plans: a subquery, which holds a plan, lives with the plans
+    "ir/expressions.py": ["cbo.ir.operators", "cbo.ir.dispatch", "cbo.ir.shape"],
     "app/demo.py": ["benchmarks"],
     "app/session.py": ["cbo.memo.rules"],   # Spark's hint names belong to execution, not to the rules
 }
@@ -90,7 +92,6 @@ FORBIDDEN = {
 # Cycles other work is removing (by unit, and by module within a unit), named so that no new
 # one joins them unnoticed.
 KNOWN_CYCLES = [
-    {"cbo.cost", "cbo.memo", "cbo.physical", "cbo.joinorder"},   # memo/properties belongs in physical/
     {"cbo.ir.expressions", "cbo.ir.operators"},
     {"cbo.estimate", "cbo.estimate.estimator", "cbo.estimate.filters", "cbo.estimate.join_samples",
      "cbo.estimate.join_sets", "cbo.estimate.joins"},
