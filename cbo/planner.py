@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from cbo.catalog_types import Catalog
+from cbo.connectors import connector_of
+from cbo.connectors.capabilities import with_overrides
 from cbo.cost.cluster import ClusterShape
 from cbo.errors import CboError
 from cbo.frontend.binder import Binder
@@ -29,8 +32,6 @@ from cbo.normalize import normalize
 from cbo.normalize.decorrelate import decorrelate
 from cbo.physical.plan import PhysicalPlan
 from cbo.settings import OptimizerSettings
-from cbo.sources.capabilities import CAPABILITIES, with_overrides
-from cbo.sources.catalog import Catalog
 from cbo.sources.schema import SchemaProvider
 
 if TYPE_CHECKING:
@@ -219,11 +220,11 @@ class Planner:
         sources: dict[str, RemoteSource] = {}
         by_source: dict[str, RemoteSource] = {}
         for source in self.catalog.jdbc_sources():
-            dialect = source.dialect or "postgres"
-            caps = None
-            if (source.pushdown_disable or source.pushdown_enable) and dialect in CAPABILITIES:
-                caps = with_overrides(CAPABILITIES[dialect], source.pushdown_disable, source.pushdown_enable)
-            by_source[source.name] = RemoteSource(source.name, dialect, caps)
+            connector = connector_of(source)
+            caps = connector.capabilities
+            if caps is not None and (source.pushdown_disable or source.pushdown_enable):
+                caps = with_overrides(caps, source.pushdown_disable, source.pushdown_enable)
+            by_source[source.name] = RemoteSource(source.name, connector.dialect, caps)
         for table in self.catalog.tables():
             found = by_source.get(table.source)
             if found is not None:

@@ -157,7 +157,7 @@ def _workload(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     else:
         from benchmarks.cardinality.stats_workload import SEED, generate
     from cbo.paths import cache_dir
-    from cbo.sources.localpg import LocalPostgres
+    from cbo.connectors.postgres.server import LocalPostgres
     from cbo.workloads import stats_data
 
     with step("STATS data: Parquet, PostgreSQL and catalogs"):

@@ -123,21 +123,15 @@ def dsv2_catalog(spark, source: Source) -> str:  # type: ignore[no-untyped-def]
     and keeps the instance), then removed from the session's settings, so that no later dump
     of the settings holds it; it is never printed.
     """
-    from cbo.engines.spark import MARIADB_DRIVER_CLASS, MARIADB_FETCH_SIZE, POSTGRES_DRIVER_CLASS, spark_mariadb_url
+    from cbo.connectors import connector_of
 
     name = "cbo_dsv2_" + re.sub(r"\W", "_", source.name)
     prefix = f"spark.sql.catalog.{name}"
     if spark.conf.get(prefix, None) == JDBC_TABLE_CATALOG:
         return name
     url = source.jdbc_url()
-    options = dict(DSV2_PUSHDOWN_OPTIONS)
-    if url.startswith("jdbc:mariadb:"):
-        options.update(url=spark_mariadb_url(url), driver=MARIADB_DRIVER_CLASS, fetchsize=str(MARIADB_FETCH_SIZE))
-    elif source.dialect == "postgres":
-        options.update(url=url, driver=POSTGRES_DRIVER_CLASS)
-    else:
-        raise CboError(f"spark-dsv2: source '{source.name}' has dialect {source.dialect!r}; "
-                       "only postgres and mysql (MariaDB) sources are supported")
+    connector = connector_of(source)   # the URL and reader options Spark reads the source with
+    options = {**DSV2_PUSHDOWN_OPTIONS, "url": connector.spark_url(url), **connector.spark_options(url)}
     user = source.login_user()
     if user:
         options["user"] = user

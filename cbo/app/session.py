@@ -153,9 +153,10 @@ class Session:
         spark_settings = self.catalog.spark
         if self.engine != "spark" or (not spark_settings.remote and spark_settings.master.startswith("local")):
             return None
+        from cbo.app.progress import step
         from cbo.engines.spark import cluster_shape, spark_session
 
-        return cluster_shape(spark_session(spark_settings, need_jdbc=bool(self.catalog.jdbc_sources())))
+        return cluster_shape(spark_session(spark_settings, need_jdbc=bool(self.catalog.jdbc_sources()), step=step))
 
     # -- planning ----------------------------------------------------------------------------------
 
@@ -425,10 +426,11 @@ class Session:
         return list(planned.names), rows
 
     def _spark(self, planned: PlannedQuery | None = None) -> SparkExecutor:
+        from cbo.app.progress import step
         from cbo.engines.spark import spark_session
         from cbo.exec.spark_exec import SparkExecutor
 
-        spark = spark_session(self.catalog.spark, need_jdbc=bool(self.catalog.jdbc_sources()))
+        spark = spark_session(self.catalog.spark, need_jdbc=bool(self.catalog.jdbc_sources()), step=step)
         if self._spark_executor is None:
             self._spark_executor = SparkExecutor(spark, self.catalog)
         return self._spark_executor.for_plan(planned.physical if planned else None,

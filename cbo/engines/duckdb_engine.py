@@ -9,7 +9,7 @@ from typing import Any
 import duckdb
 from sqlglot import exp
 
-from cbo.sources.catalog import Catalog, TableDef
+from cbo.catalog_types import Catalog, TableDef
 from cbo.errors import CboError
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from cbo.engines.spark import default_parallelism, is_connect
 from cbo.errors import CboError
-from cbo.sources.catalog import Catalog
+from cbo.catalog_types import Catalog
 from cbo.exec.spark_sql import SparkPlanSql, SparkViews
 from cbo.ir.operators import Plan
 from cbo.physical.plan import PhysicalPlan

@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from cbo.sources.catalog import Catalog
+from cbo.catalog_types import Catalog
+from cbo.connectors import connector_of
 from cbo.exec.remote import RemoteQueries, RemoteScan
 from cbo.ir.operators import Join, Limit, Plan, Project, Scan, Sort
 from cbo.physical.algorithm import Algorithm
@@ -92,12 +93,8 @@ class SparkViews:
         # off, the database receives exactly the query cbo built and EXPLAIN shows.
         source = self.catalog.sources[remote.source]
         reader = jdbc_reader(self.spark, source).option("pushDownPredicate", "false")
-        if source.dialect == "postgres":
-            # A fetch size makes Spark turn autocommit off and the driver read through a portal a
-            # batch at a time (else it holds the whole result in memory before the first row), and
-            # PostgreSQL runs such a portal without parallel workers. A small result is read at
-            # once: fetch size 0 (Spark 4's default for PostgreSQL is 1000), autocommit stays on.
-            reader = reader.option("fetchsize", "0" if remote.whole_result else "10000")
+        # the source's options for a pushed query (a fetch size; the result's types)
+        reader = reader.options(**connector_of(source).query_options(remote.whole_result, remote.columns))
         if remote.partition_column and remote.bounds:
             # Spark reads "(<sql>) cbo_remote" once per range of the column (cbo.exec.remote_partitions
             # says why that is the same answer); an int's upper bound is exclusive there.

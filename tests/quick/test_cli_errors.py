@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cbo.sources.localpg import free_port
+from cbo.connectors.localserver import free_port
 
 
 def run_cbo(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

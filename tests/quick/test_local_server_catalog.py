@@ -19,7 +19,7 @@ import pytest
 
 from cbo.sources.catalog import load_catalog, parse_catalog
 from cbo.errors import CatalogError, SourceUnreachable
-from cbo.sources.localpg import free_port
+from cbo.connectors.localserver import free_port
 from cbo.paths import cache_dir
 
 ROOT = Path(__file__).resolve().parents[2]
