@@ -264,7 +264,7 @@ class SqlRenderer:
         if self.order is not None:
             inputs = self.order(inputs, conditions)
         derived = [self._derived(i) for i in inputs]
-        select = exp.select(*self._columns(node.output)).from_(derived[0])
+        select = _select(self._columns(node.output), derived[0])
         for other in derived[1:]:
             select.append("joins", exp.Join(this=other))
         if conditions:
@@ -513,7 +513,10 @@ def flat_inputs(node: Plan, stop: Callable[[Plan], bool] | None = None) -> tuple
 def _select(columns: list[Any], source: exp.Expression) -> exp.Select:
     """``SELECT columns FROM source``, built in place (``copy=False``): every node handed in is
     fresh, and sqlglot's builders otherwise deep-copy the whole input subtree at each level,
-    which makes rendering quadratic in the plan's depth."""
+    which makes rendering quadratic in the plan's depth. A node without output columns (what
+    EXISTS reads) selects a constant: ``SELECT FROM`` is no SQL."""
+    if not columns:
+        columns = [exp.alias_(exp.Literal.number(1), "_empty", copy=False)]
     return exp.select(*columns, copy=False).from_(source, copy=False)
 
 

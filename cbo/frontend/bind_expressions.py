@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Callable
 
 from sqlglot import exp
 
-from cbo.frontend.errors import error_at
+from cbo.frontend.errors import SqlError, error_at
 from cbo.frontend.scope import Scope
 from cbo.ir import types as T
 from cbo.ir.intervals import IntervalValue, add_interval
-from cbo.ir.expressions import (AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, SubqueryExpr,
+from cbo.ir.expressions import (AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm, SubqueryExpr,
                                 conjunction)
 
 if TYPE_CHECKING:
@@ -56,12 +56,19 @@ def literal_constant(node: exp.Literal) -> Constant:
 class ExpressionBinder:
     """Binds the expressions of one query block against its scope."""
 
-    def __init__(self, binder: "Binder", scope: Scope, clause: str, allow_aggregates: bool = False):
+    def __init__(self, binder: "Binder", scope: Scope, clause: str, allow_aggregates: bool = False,
+                 aliases: dict[str, Expr] | None = None):
+        """``aliases``: select-list aliases (lowercase) a bare name may stand for (HAVING): a
+        name that is no column reads the alias; a column of the FROM clause that has an alias
+        of its name is recorded in ``alias_fallbacks``, read instead when the column turns out
+        to be neither grouped nor aggregated (DuckDB's rule)."""
         self.binder = binder
         self.scope = scope
         self.clause = clause
         self.allow_aggregates = allow_aggregates
         self.outer_references = False
+        self.aliases = aliases or {}
+        self.alias_fallbacks: dict[Column, Expr] = {}
 
     def bind(self, node: exp.Expression) -> Expr:
         bound = self._bind(node)
@@ -84,8 +91,11 @@ class ExpressionBinder:
                 return self._aggregate(node, name)
         if isinstance(node, exp.Window):
             raise error_at(node, "window functions are not supported yet")
+        if isinstance(node, exp.Anonymous):   # a name sqlglot does not know either
+            raise error_at(node, f"unknown function {node.name}")
         if isinstance(node, exp.Func):
-            raise error_at(node, f"unsupported function {node.sql_name() if hasattr(node, 'sql_name') else node.key}")
+            name = node.sql_name() if hasattr(node, "sql_name") else node.key
+            raise error_at(node, f"function {name.lower()} is not supported")
         raise error_at(node, f"unsupported expression: {node.sql()[:60]}")
 
     # -- leaves ------------------------------------------------------------------------------
@@ -93,6 +103,16 @@ class ExpressionBinder:
     def _Column(self, node: exp.Column) -> Expr:
         if isinstance(node.this, exp.Star):
             raise error_at(node, f"'{node.sql()}' is only allowed in the SELECT list")
+        alias = self.aliases.get(node.name.lower()) if self.aliases and not node.table else None
+        if alias is not None:
+            try:
+                column, outer = self.scope.resolve(node)
+            except SqlError:
+                return alias   # only the select list has this name
+            if outer:
+                return alias   # the query's own select list before an enclosing query's column
+            self.alias_fallbacks[column] = alias
+            return ColumnRef(column)
         column, outer = self.scope.resolve(node)
         self.outer_references |= outer
         return ColumnRef(column)
@@ -294,6 +314,14 @@ class ExpressionBinder:
         for arg in args[1:]:
             result = self._unify(node, result, arg.type)
         return SpecialForm("COALESCE", tuple(args), result)
+
+    def _Nullif(self, node: exp.Nullif) -> Expr:
+        """NULLIF(a, b) = CASE WHEN a = b THEN NULL ELSE a END (a is evaluated twice, as the
+        SQL standard defines it)."""
+        value, other = self.bind(node.this), self.bind(node.expression)
+        self._check_comparable(node, value, other)
+        return SpecialForm("CASE", (Call("eq", (value, other), T.BOOLEAN), Constant(None, T.NULL), value),
+                           value.type)
 
     def _Extract(self, node: exp.Extract) -> Expr:
         field = node.this.name.upper()

@@ -60,6 +60,8 @@ def parse(sql: str, dialect: str = DEFAULT_DIALECT) -> exp.Expression:
     """Parse exactly one SELECT statement."""
     if dialect not in DIALECTS:
         raise SqlError(f"unknown SQL dialect {dialect!r} (expected one of: {', '.join(DIALECTS)})")
+    # A byte-order mark (an editor's UTF-8 signature) is not part of the statement.
+    sql = sql.removeprefix("\ufeff")
     try:
         tokens = sqlglot.tokenize(sql, read=dialect)
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
@@ -87,6 +89,8 @@ def parse(sql: str, dialect: str = DEFAULT_DIALECT) -> exp.Expression:
         raise SqlError(f"only queries (SELECT ...) are supported, got {statement.key.upper()}")
     if dialect not in TRAILING_COMMA_DIALECTS:
         _reject_trailing_commas(tokens)
+    _reject_empty_items(tokens)
+    _reject_adjacent_strings(sql, tokens, dialect)
     _reject_clause_words_as_aliases(statement)
     _reject_empty_lists(statement, tokens)
     return statement
@@ -114,6 +118,38 @@ def _reject_trailing_commas(tokens: list[Token]) -> None:
         if following.token_type in _LIST_ENDS:
             raise SqlError(f"syntax error: {_at(comma)}: a comma before {_LIST_ENDS[following.token_type]}: "
                            "an item of the list is missing (or remove the comma)")
+
+
+# Tokens after which a comma means an item of a list was left out: ``select , a``,
+# ``in (1, , 2)``, ``f(, x)``, ``group by , a``.
+_LIST_STARTS = {TokenType.COMMA, TokenType.L_PAREN, TokenType.SELECT, TokenType.DISTINCT, TokenType.GROUP_BY,
+                TokenType.ORDER_BY}
+
+
+def _reject_empty_items(tokens: list[Token]) -> None:
+    """sqlglot skips an empty item of a list (``in ('13', , '29')`` parses as a two-item list);
+    every engine rejects it."""
+    for previous, comma in zip([None] + tokens, tokens):  # type: ignore[operator]
+        if comma.token_type == TokenType.COMMA and (previous is None or previous.token_type in _LIST_STARTS):
+            raise SqlError(f"syntax error: {_at(comma)}: an item of the list is missing before this comma")
+
+
+def _reject_adjacent_strings(sql: str, tokens: list[Token], dialect: str) -> None:
+    """Two string literals in a row, which sqlglot concatenates in every dialect. SQL (and so
+    PostgreSQL and DuckDB) joins them only when the space between holds a line break; Trino's
+    grammar has no such rule; Spark joins them always."""
+    if dialect == "spark":
+        return
+    for first, second in zip(tokens, tokens[1:]):
+        if first.token_type != TokenType.STRING or second.token_type != TokenType.STRING:
+            continue
+        if dialect in ("duckdb", "postgres") and "\n" in sql[first.end + 1:second.start]:
+            continue
+        rule = "in Trino's SQL" if dialect in ("trino", "presto") else "without a line break between them"
+        line = sql.count("\n", 0, second.start) + 1
+        column = second.start - (sql.rfind("\n", 0, second.start) + 1) + 1
+        raise SqlError(f"syntax error: line {line}, column {column}: two string literals in a row are not joined {rule} "
+                       "(write 'a' || 'b', or one literal)")
 
 
 def _reject_clause_words_as_aliases(statement: exp.Expression) -> None:
