@@ -17,6 +17,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from cbo.frontend.errors import SqlError
+from cbo.limits import check_statement, check_tokens
 
 DEFAULT_DIALECT = "trino"
 DIALECTS = ("trino", "presto", "spark", "duckdb", "postgres")
@@ -64,6 +65,7 @@ def parse(sql: str, dialect: str = DEFAULT_DIALECT) -> exp.Expression:
     sql = sql.removeprefix("\ufeff")
     try:
         tokens = sqlglot.tokenize(sql, read=dialect)
+        check_tokens(tokens)
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except ParseError as exc:
         first = exc.errors[0] if exc.errors else {}
@@ -85,6 +87,7 @@ def parse(sql: str, dialect: str = DEFAULT_DIALECT) -> exp.Expression:
     if len(statements) > 1:
         raise SqlError(f"expected one statement, got {len(statements)}")
     statement = statements[0]
+    check_statement(statement)
     if not isinstance(statement, exp.Query):
         raise SqlError(f"only queries (SELECT ...) are supported, got {statement.key.upper()}")
     if dialect not in TRAILING_COMMA_DIALECTS:
@@ -93,6 +96,7 @@ def parse(sql: str, dialect: str = DEFAULT_DIALECT) -> exp.Expression:
     _reject_adjacent_strings(sql, tokens, dialect)
     _reject_clause_words_as_aliases(statement)
     _reject_empty_lists(statement, tokens)
+    _reject_sampling(statement, tokens)
     return statement
 
 
@@ -166,6 +170,16 @@ def _reject_clause_words_as_aliases(statement: exp.Expression) -> None:
             where = f"line {meta['line']}, column {meta['col'] - len(identifier.name) + 1}: "
         raise SqlError(f"syntax error: {where}{word.upper()} is a reserved word, not an alias: "
                        f"{_CLAUSE_WORDS[word]} (write \"{identifier.name}\" to use it as a name)")
+
+
+def _reject_sampling(statement: exp.Expression, tokens: list[Token]) -> None:
+    """TABLESAMPLE (and DuckDB's USING SAMPLE): sqlglot reads it, but cbo has no sampling
+    operator, and dropping it would answer over every row."""
+    if statement.find(exp.TableSample) is None:
+        return
+    token = next((t for t in tokens if t.token_type == TokenType.TABLE_SAMPLE or t.text.upper() == "SAMPLE"), None)
+    where = f"{_at(token)}: " if token else ""
+    raise SqlError(f"{where}TABLESAMPLE is not supported: cbo has no sampling operator, and would read every row")
 
 
 def _reject_empty_lists(statement: exp.Expression, tokens: list[Token]) -> None:

@@ -5,8 +5,9 @@ grouped by the correlation columns, joined back to the outer table on them. When
 table is small after its own filters, joining it *below* the aggregation means aggregating only
 the rows of the groups that survive the join, instead of every group of the inner table.
 
-Pattern: ``InnerJoin[E ∧ R](A, T)`` (A on either side) where ``A`` is ``Aggregate[G](X)``,
-possibly under a Project that passes grouping columns through; ``E`` are equalities ``g = t``
+Pattern: ``InnerJoin[E ∧ R](A, T)`` (A on either side) where ``A`` is ``Aggregate[G](X)``
+computing at least one aggregate (not a DISTINCT: see ``_GROUPED``), possibly under a Project
+that passes grouping columns through; ``E`` are equalities ``g = t``
 between grouping columns ``g ∈ G`` and columns ``t`` of ``T`` whose ``t`` columns contain a unique
 key of ``T``; ``R`` is the rest of the condition.
 
@@ -64,7 +65,14 @@ if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
 
 
-_GROUPED = Pattern(Aggregate, test=lambda a: bool(a.group_by), label="Aggregate[grouped]")   # type: ignore[attr-defined]
+# A grouped aggregation that computes aggregates (a subquery's, as seed 001 has it), not a
+# DISTINCT: pushing tables into DISTINCTs cascades. A nested IN rewritten by 3.1 is a DISTINCT
+# per level, every level's key in one equivalence class, so each outer table could be pushed
+# into each DISTINCT below it: a DISTINCT (and a join region to enumerate) for every subset of
+# the outer tables, 2^N of them for N levels. A DISTINCT's pushdown also adds nothing the semi
+# join forms (3.1, 3.2, 3.3) do not already offer: filtering its input by the table first.
+_GROUPED = Pattern(Aggregate, test=lambda a: bool(a.group_by) and bool(a.aggregates),   # type: ignore[attr-defined]
+                   label="Aggregate[grouped, aggregating]")
 _AGGREGATED = (_GROUPED, Pattern(Project, (_GROUPED,)))
 
 
