@@ -62,6 +62,7 @@ from cbo.ir.expressions import (
 from cbo.ir.intervals import IntervalValue
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from cbo.ir.shape import shape
+from cbo.limits import on_deep_stack
 
 TableRenderer = Callable[[Scan], exp.Expression]
 # a flat inner join's inputs, and its conditions, to the inputs in the order to list them
@@ -71,6 +72,8 @@ BINARY = {"eq": exp.EQ, "neq": exp.NEQ, "lt": exp.LT, "lte": exp.LTE, "gt": exp.
           "add": exp.Add, "subtract": exp.Sub, "multiply": exp.Mul, "divide": exp.Div, "modulus": exp.Mod,
           "is_not_distinct_from": exp.NullSafeEQ}
 UNARY_FUNCTIONS = {"upper": exp.Upper, "lower": exp.Lower, "length": exp.Length, "trim": exp.Trim, "abs": exp.Abs}
+# Division and remainder, by their meaning (``cbo.frontend.division``); rendered by ``_division``.
+DIVISIONS = ("divide", "int_divide", "float_divide", "modulus", "float_modulus")
 RAISE_ERROR = {"duckdb": "error", "spark": "raise_error", "postgres": "cbo_raise_error"}
 NEEDS_PARENS = (exp.Binary, exp.Connector, exp.Not, exp.Between, exp.In, exp.Is, exp.Like, exp.Escape,
                 exp.Neg)
@@ -396,6 +399,8 @@ class SqlRenderer:
 
     def call(self, c: Call) -> exp.Expression:
         args = [_paren(self.expr(a)) for a in c.args]
+        if c.name in DIVISIONS:
+            return self._division(c, args[0], args[1])
         if c.name in BINARY:
             return BINARY[c.name](this=args[0], expression=args[1])
         if c.name == "negate":
@@ -429,6 +434,32 @@ class SqlRenderer:
         if c.name == "raise_error":
             return exp.Anonymous(this=RAISE_ERROR.get(self.dialect, "raise_error"), expressions=args)
         raise AssertionError(f"no SQL for function {c.name}")
+
+    def _division(self, c: Call, a: exp.Expression, b: exp.Expression) -> exp.Expression:
+        """``/`` and ``%`` with the meaning ``cbo.frontend.division`` gives each IR function, on
+        DuckDB (whose ``/`` never raises and whose ``%`` of doubles gives NaN) and on Spark
+        (whose ANSI mode raises on every zero divisor). A divisor that is a non-zero constant
+        needs no guard."""
+        divisor = c.args[1]
+        guarded = not (isinstance(divisor, Constant) and divisor.value not in (None, 0))
+        operator = exp.Div if c.name in ("divide", "float_divide") else exp.Mod
+        if c.name == "int_divide":
+            return exp.IntDiv(this=a, expression=b)   # DuckDB //, Spark DIV: truncated, raising on zero
+        if c.name in ("divide", "modulus"):
+            doubles = T.DOUBLE in (c.args[0].type, divisor.type)
+            if self.dialect == "duckdb" and guarded and (c.name == "divide" or doubles):
+                error = exp.Anonymous(this=RAISE_ERROR["duckdb"], expressions=[exp.Literal.string("division by zero")])
+                b = exp.Case(ifs=[exp.If(this=exp.EQ(this=b, expression=exp.Literal.number(0)), true=error)],
+                             default=b.copy())
+            return operator(this=a, expression=b)
+        # IEEE 754 in doubles: x / 0 is x * Infinity (+Inf, -Inf, or NaN for 0 and NaN), x % 0 NaN
+        a = exp.Cast(this=a, to=T.DOUBLE.to_sqlglot())
+        if self.dialect != "spark" or not guarded:
+            return operator(this=a, expression=b)
+        special = "Infinity" if operator is exp.Div else "NaN"
+        zero = exp.Mul(this=a.copy(), expression=exp.Cast(this=exp.Literal.string(special), to=T.DOUBLE.to_sqlglot()))
+        return exp.Case(ifs=[exp.If(this=exp.EQ(this=b, expression=exp.Literal.number(0)), true=zero)],
+                        default=operator(this=a, expression=b.copy()))
 
     def special(self, s: SpecialForm) -> exp.Expression:
         args = [_paren(self.expr(a)) for a in s.args]
@@ -562,6 +593,7 @@ def repeated_subtrees(plan: Plan, joins: frozenset[Hashable] | None = None) -> s
     return {key for key, n in counts.items() if n > 1}
 
 
+@on_deep_stack
 def to_sql(plan: Plan, names: tuple[str, ...] | None = None, dialect: str = "duckdb",
            tables: TableRenderer = default_tables) -> str:
     return SqlRenderer(dialect, tables).statement(plan, names)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable
 
 from sqlglot import exp
 
+from cbo.frontend.division import division, refused
 from cbo.frontend.errors import SqlError, error_at
 from cbo.frontend.scope import Scope
 from cbo.ir import types as T
@@ -165,6 +166,10 @@ class ExpressionBinder:
         return SpecialForm("CAST", (value,), target)
 
     def _TryCast(self, node: exp.TryCast) -> Expr:
+        if not node.args.get("safe"):
+            # sqlglot reads Spark's CAST as a TryCast (Spark's CAST gives NULL outside ANSI
+            # mode); cbo runs Spark in ANSI mode, where it is a plain CAST.
+            return self._Cast(node)
         raise error_at(node, "TRY_CAST is not supported yet")
 
     # -- operators ---------------------------------------------------------------------------
@@ -202,6 +207,11 @@ class ExpressionBinder:
             if not isinstance(right, Constant):
                 raise error_at(node, "only constant intervals are supported")
             return Call("date_add" if name == "add" else "date_sub", (left, right), result)
+        if name in ("divide", "modulus"):
+            problem = refused(self.binder.dialect, name, left, right)
+            if problem:
+                raise error_at(node, problem)
+            return division(self.binder.dialect, name, left, right, result)
         return Call(name, (left, right), result)
 
     def _Neg(self, node: exp.Neg) -> Expr:
@@ -219,8 +229,18 @@ class ExpressionBinder:
         return self._logical("OR", node)
 
     def _logical(self, form: str, node: exp.Connector) -> Expr:
+        # The parser's chain of one connector (``a OR b OR c`` is a left-deep tree, a level per
+        # term) gathered without recursion, so a chain of any length binds.
+        operands: list[exp.Expression] = []
+        stack: list[exp.Expression] = [node]
+        while stack:
+            current = stack.pop()
+            if type(current) is type(node):
+                stack += [current.expression, current.this]
+            else:
+                operands.append(current)
         parts = []
-        for side in (node.this, node.expression):
+        for side in operands:
             bound = self._boolean(side)
             if isinstance(bound, SpecialForm) and bound.form == form:
                 parts.extend(bound.args)

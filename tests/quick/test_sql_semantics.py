@@ -216,3 +216,47 @@ def test_exists_over_distinct_joins_no_product_of_the_outer_tables(catalog, duck
     products = [n for n in walk(planned.plan) if isinstance(n, Join) and n.condition == TRUE]
     assert not products, f"a cross join in the plan: {products[0]}"
     assert_as_duckdb(catalog, duckdb, sql)
+
+
+# -- division ---------------------------------------------------------------------------------------
+# (cbo.frontend.division: integer division in Trino, Presto and PostgreSQL; a zero divisor an error
+# except IEEE doubles in Trino and Presto and every division in DuckDB.)
+
+DIVISIONS = "select n_nationkey / 7, -n_nationkey / 7, n_nationkey % 7, 30 / 63 - 82 from nation"
+
+
+@pytest.mark.parametrize("dialect, reference", [
+    ("trino", "select n_nationkey // 7, (-n_nationkey) // 7, n_nationkey % 7, 30 // 63 - 82 from nation"),
+    ("presto", "select n_nationkey // 7, (-n_nationkey) // 7, n_nationkey % 7, 30 // 63 - 82 from nation"),
+    ("postgres", "select n_nationkey // 7, (-n_nationkey) // 7, n_nationkey % 7, 30 // 63 - 82 from nation"),
+    ("duckdb", None),
+    ("spark", None),
+])
+def test_integer_division_follows_the_dialect(catalog, duckdb, dialect, reference):
+    rows = assert_as_duckdb(catalog, duckdb, DIVISIONS, dialect, reference=reference)
+    assert {r[3] for r in rows} == ({-82} if reference else {30 / 63 - 82})
+
+
+@pytest.mark.parametrize("sql, dialects", [
+    ("select n_nationkey / (n_nationkey - 3) from nation", ("trino", "postgres", "spark")),
+    ("select 1.5 / (n_regionkey - 2) from nation", ("trino", "presto", "postgres", "spark")),
+    ("select cast(n_nationkey as double) / (n_regionkey - 2) from nation", ("postgres", "spark")),
+    ("select cast(n_nationkey as double) % (n_regionkey - 2) from nation", ("postgres", "spark")),
+    ("select n_nationkey % (n_regionkey - 2) from nation", ("trino", "postgres", "spark", "duckdb")),
+])
+def test_a_zero_divisor_is_an_error_where_the_dialect_says_so(catalog, sql, dialects):
+    for dialect in dialects:
+        with pytest.raises(CboError, match="(?i)division by zero"):
+            session(catalog, dialect).query(sql)
+
+
+@pytest.mark.parametrize("sql, dialects", [
+    ("select n_nationkey / (n_nationkey - 3), 0 / (n_nationkey - 3) from nation", ("duckdb",)),
+    ("select 1.5 / (n_regionkey - 2) from nation", ("duckdb",)),
+    ("select cast(n_nationkey as double) / (n_regionkey - 2), cast(n_nationkey as double) % (n_regionkey - 2) "
+     "from nation", ("trino", "presto", "duckdb")),
+])
+def test_a_zero_divisor_gives_infinity_or_nan_where_the_dialect_says_so(catalog, duckdb, sql, dialects):
+    for dialect in dialects:
+        rows = assert_as_duckdb(catalog, duckdb, sql, dialect)
+        assert any(v != v or v in (float("inf"), float("-inf")) for row in rows for v in row)
