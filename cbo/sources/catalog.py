@@ -402,7 +402,7 @@ class _Validator:
         if dialect is None:
             raise self.fail(at + ("url",), f"cannot infer the SQL dialect of {match.group(1)!r}: set dialect = \"...\"")
         password_file = body.get("password_file")
-        legacy = self.legacy_local_server(url, password_file)
+        legacy = self.legacy_local_server(at, url, body.get("user"), password_file)
         if legacy is not None:
             return dict(local_server=legacy, dialect="postgres",
                         schema=body.get("schema") and self.string(at + ("schema",), body["schema"]))
@@ -461,19 +461,36 @@ class _Validator:
         return dict(local_server=server, dialect=dialect,
                     schema=body.get("schema") and self.string(at + ("schema",), body["schema"]))
 
-    def legacy_local_server(self, url: str, password_file: Any) -> Path | None:
+    def legacy_local_server(self, at: tuple[str, ...], url: str, user: Any, password_file: Any) -> Path | None:
         """The local server's state directory when an older catalog names it by URL and password file.
 
         Catalogs written before ``local_server`` existed carry the server's port, which changes
         when it restarts; its password file sits in the state directory beside ``server.json``.
+        Such a source is read as ``local_server`` only when nothing else in it says otherwise:
+        the URL's host is this machine, its database is the local server's, and ``user`` is the
+        local server's or left out; only the port may differ (it is the one that moves). A
+        password file of the local server beside another database or user is a contradiction,
+        refused rather than resolved by silently replacing either.
         """
+        from cbo.sources.localpg import DATABASE, SUPERUSER
+
         if not isinstance(password_file, str) or not password_file:
             return None
         directory = self.file_path(password_file).parent
-        host = re.match(r"jdbc:postgresql://([^:/]+)", url)
-        if host and host.group(1) in ("127.0.0.1", "localhost") and (directory / "server.json").is_file():
-            return directory
-        return None
+        parts = re.match(r"jdbc:postgresql://([^:/?]+)(?::\d+)?(?:/([^?;]*))?", url)
+        if not parts or not (directory / "server.json").is_file():
+            return None
+        host, database = parts.group(1), parts.group(2) or ""
+        if host not in ("127.0.0.1", "localhost"):
+            return None   # another machine's server, whatever file holds the password
+        if database != DATABASE or user not in (None, SUPERUSER):
+            named = f"database {database!r}" + (f" and user {user!r}" if user not in (None, SUPERUSER) else "")
+            raise self.fail(at + ("password_file",),
+                            f"password_file is cbo's local PostgreSQL's ({directory}), whose database and user "
+                            f"are {DATABASE!r}, but url names {named}: write local_server = \"{directory}\" "
+                            "(without url, user and password_file) for that server, or give the other server's "
+                            "own password")
+        return directory
 
     def table(self, source: str, kind: str, name: str, body: dict[str, Any]) -> TableDef:
         at = ("sources", source, "tables", name)
