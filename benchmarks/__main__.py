@@ -1,6 +1,6 @@
 """The benchmarks index: ``python -m benchmarks`` lists every benchmark with what it measures.
 
-``python -m benchmarks --write-readme`` regenerates the tables of ``benchmarks/results/README.md``
+``python -m benchmarks --write-readme`` regenerates the tables of ``docs/results.md``
 from the saved JSON (``benchmarks.results_readme``); ``--check-readme`` says whether they drifted.
 """
 
@@ -14,9 +14,9 @@ from benchmarks.index import discover, listing
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--write-readme", action="store_true",
-                        help="regenerate benchmarks/results/README.md's tables from the saved JSON")
+                        help="regenerate docs/results.md's tables from the saved JSON")
     parser.add_argument("--check-readme", action="store_true",
-                        help="exit 1 if benchmarks/results/README.md's tables differ from the saved JSON")
+                        help="exit 1 if docs/results.md's tables differ from the saved JSON")
     args = parser.parse_args(argv)
     if args.write_readme or args.check_readme:
         from benchmarks import results_readme

@@ -1,8 +1,8 @@
-"""Regenerate the tables of ``benchmarks/results/README.md`` from the saved JSON, so they cannot
-drift from the data: ``python -m benchmarks.results_readme`` (or ``python -m benchmarks
---write-readme``); ``--check`` exits 1 when the README differs from what the JSON gives.
+"""Regenerate the tables of ``docs/results.md`` from the saved JSON in ``benchmarks/results``, so
+they cannot drift from the data: ``python -m benchmarks.results_readme`` (or ``python -m benchmarks
+--write-readme``); ``--check`` exits 1 when the page differs from what the JSON gives.
 
-The README is its own template: prose is written by hand, and each generated table sits between
+The page is its own template: prose is written by hand, and each generated table sits between
 two markers naming what draws it and from which files (a glob, relative to the results folder)::
 
     <!-- table: tpch-run tpch-run-all-spark-sf1.json -->
@@ -11,9 +11,9 @@ two markers naming what draws it and from which files (a glob, relative to the r
 
 Kinds: ``files`` (every saved JSON: what it is and when it was measured), ``native``,
 ``stats-collection``, ``cardinality``, ``join-enumeration``, ``tpch-run``, ``calibration``,
-``existential``, ``tpch-scale``, ``equivalence``. A new result gets a table by adding a marker (and, for a new
-kind of JSON, a function in ``KINDS``). Figures in the prose that come from runs whose JSON was
-later replaced stay as the prose says; a marker names a file that exists.
+``existential``, ``tpch-scale``, ``equivalence``, ``plan-space``, ``build-overhead``. A new result
+gets a table by adding a marker (and, for a new kind of JSON, a function in ``KINDS``); a marker
+names a file that exists. ``--readme`` and ``--results`` point at another page and results folder.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
-README = RESULTS / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "results.md"   # the page the tables live in
 COMMAND = "python -m benchmarks.results_readme"
 
 MARKER = re.compile(r"(<!-- table: (?P<spec>[^>]*?) -->\n)(?P<body>.*?)(<!-- /table -->)", re.S)
@@ -95,7 +95,7 @@ def cardinality_table(paths: list[Path]) -> str:
     from benchmarks.cardinality.report import markdown, summarize
 
     (body,) = [_load(p) for p in paths]
-    lines = markdown(summarize(body["records"]), "").splitlines()[2:]   # the README has its own heading
+    lines = markdown(summarize(body["records"]), "").splitlines()[2:]   # the page has its own heading
     timing = body.get("cbo_estimate_ms") or {}
     if timing:
         lines += ["", f"cbo's estimation time per sub-plan, statistics loaded: median {timing['median']:.2f} ms, "
@@ -115,8 +115,8 @@ def join_enumeration_table(paths: list[Path]) -> str:
 
 
 def tpch_run_table(paths: list[Path]) -> str:
-    """One row per query, one column per configuration (the fastest run; ``error``/``timeout``
-    where it did not finish), the rounds, cbo / faster Spark; then the geomeans."""
+    """One row per query, one column per configuration (the fastest run; the error, or the
+    timeout, where it did not finish), the rounds, cbo / faster Spark; then the geomeans."""
     (body,) = [_load(p) for p in paths]
     configs = body["configs"]
     queries = body.get("queries") or []
@@ -128,8 +128,10 @@ def tpch_run_table(paths: list[Path]) -> str:
         for config in configs:
             seconds = q.get("seconds", {}).get(config)
             problem = q.get("problems", {}).get(config)
+            timeout = q.get("timeouts", {}).get(config)
             matched = q.get("matches", {}).get(config, True)
-            cell = _num(seconds) if seconds is not None else (str(problem).split(":")[0][:30] if problem else "—")
+            cell = _num(seconds) if seconds is not None else (str(problem).split(":")[0][:30] if problem else
+                                                               f"timeout ({timeout:g} s)" if timeout else "—")
             cells.append(cell + ("" if matched or seconds is None else " (wrong answer)"))
         row = f"| {q['query']} | {q.get('rounds', '')} | " + " | ".join(cells) + " |"
         if ratio:
@@ -150,22 +152,37 @@ def tpch_run_table(paths: list[Path]) -> str:
 
 
 def calibration_table(paths: list[Path]) -> str:
+    """A cost fit's report: the Spark fit (``calibration``), the remote fit (``calibration-remote``,
+    its constants too) or the one-constant ``agg_byte`` fit (``calibration-agg-byte``)."""
     (body,) = [_load(p) for p in paths]
     report = body["report"]
+    if body.get("benchmark") == "calibration-agg-byte":
+        rows = [("fitted agg_byte (seconds per byte of grouping key)", f"{report['value']:.2g}"),
+                ("pairs of aggregations", len(report["pairs"])),
+                ("per pair", ", ".join(f"{p['implied_agg_byte']:.2g}" for p in report["pairs"]))]
+        return "\n".join(["| | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
+    before = report.get("spearman_default", report.get("spearman_before"))
     rows = [("training queries", report.get("training_queries")),
             ("held-back queries", report.get("held_back_queries")),
             ("training median relative error", f"{report['median_relative_error']:.2f} "
                                                 f"(max {report['max_relative_error']:.2f})"),
-            ("held-back Spearman(cost, runtime), default constants", f"{report['spearman_default']:.3f}"),
+            ("held-back Spearman(cost, runtime), constants before the fit", f"{before:.3f}"),
             ("held-back Spearman(cost, runtime), fitted constants", f"{report['spearman_fitted']:.3f}")]
+    if body.get("benchmark") == "calibration-remote":
+        rows += [(f"`{name}`", f"{value:.3g}") for name, value in body["constants"].items()]
     return "\n".join(["| | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows if v is not None])
+
+
+# The existential benchmark's forms by their JSON keys, named by what each does.
+EXISTENTIAL_FORMS = {"spark": "Spark", "3.1": "DISTINCT above", "3.2": "DISTINCT below", "3.3": "semi join",
+                     "free": "cbo free"}
 
 
 def existential_table(paths: list[Path]) -> str:
     (body,) = [_load(p) for p in paths]
-    forms = ["spark", "3.1", "3.2", "3.3", "free"]
-    names = {"spark": "Spark", "free": "cbo free"}
-    lines = ["| case | " + " | ".join(names.get(f, f) for f in forms) + " | free chose |",
+    forms = list(EXISTENTIAL_FORMS)
+    names = EXISTENTIAL_FORMS
+    lines = ["| case | " + " | ".join(names[f] for f in forms) + " | free chose |",
              "|---|" + "---:|" * len(forms) + "---|"]
     for case in body["cases"]:
         seconds = case["seconds"]
@@ -177,7 +194,7 @@ def existential_table(paths: list[Path]) -> str:
             if form == "free" and value is not None and others and value <= min(others):   # fastest of all
                 text = f"**{text}**"
             cells.append(text)
-        chose = ", ".join(case.get("forms", {}).get("free", [])) or "—"
+        chose = ", ".join(names.get(f, f) for f in case.get("forms", {}).get("free", [])) or "—"
         lines.append(f"| {case['case']} | " + " | ".join(cells) + f" | {chose} |")
     s = body["summary"]
     lines += ["", f"cbo free within 1.1x of the fastest forced form in {s['cases_free_within_1.1x_of_fastest_forced']} "
@@ -225,27 +242,57 @@ def equivalence_table(paths: list[Path]) -> str:
     return markdown(totals(runs))
 
 
+def plan_space_table(paths: list[Path]) -> str:
+    """How the chosen plan ranks among plans drawn from its memo (``benchmarks.plan_space``)."""
+    (body,) = [_load(p) for p in paths]
+    s = body["summary"]
+    lines = ["| query | memo groups | plans timed | cut off | chosen / fastest | rank | Spearman(cost, time) |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for q in body["queries"]:
+        lines.append(f"| {q['query']} | {q['memo_groups']} | {q['plans_timed']} | {q['cut_off']} | "
+                     f"{_num(q['chosen_over_fastest'], 2)} | {q['rank']} | {_num(q.get('spearman'), 2)} |")
+    lines += ["", f"{s['draws']} distinct plans drawn (K = {body['k']} per query, seed {body['seed']}), "
+                  f"{s['cut_off']} cut off at {body['cutoff']:g}x the chosen plan's time; the chosen plan was the "
+                  f"fastest in {s['chosen_fastest']} of {s['queries']} queries (median chosen / fastest "
+                  f"{s['median_chosen_over_fastest']:.2f}, worst {s['worst_chosen_over_fastest']:.2f}); Spearman of "
+                  f"estimated cost and time {s['spearman_all_plans']:.2f} over all plans, "
+                  f"{s['spearman_ratios_to_chosen']:.2f} as ratios to each query's chosen plan, median "
+                  f"{s['median_spearman_per_query']:.2f} per query."]
+    return "\n".join(lines)
+
+
+def build_overhead_table(paths: list[Path]) -> str:
+    """What cbo costs before Spark runs a query (``benchmarks.tpch.build_overhead``)."""
+    (body,) = [_load(p) for p in paths]
+    s = body["summary"]
+    rows = [("cbo's planning (parse, bind, normalize, search)", s["plan_ms"]),
+            ("building the plan's DataFrame (rendering the statement, Spark's parse and analysis)", s["dataframe_ms"]),
+            ("Spark SQL's own parse and analysis of the query text", s["spark_sql_ms"])]
+    return "\n".join(["| step | median ms | max ms |", "|---|---:|---:|"]
+                     + [f"| {name} | {v['median']:.1f} | {v['max']:.1f} |" for name, v in rows])
+
+
 KINDS: dict[str, Callable[[list[Path]], str]] = {
     "files": files_table, "native": native_table, "stats-collection": stats_collection_table,
     "cardinality": cardinality_table, "join-enumeration": join_enumeration_table, "tpch-run": tpch_run_table,
     "calibration": calibration_table, "existential": existential_table, "tpch-scale": tpch_scale_table,
-    "equivalence": equivalence_table,
+    "equivalence": equivalence_table, "plan-space": plan_space_table, "build-overhead": build_overhead_table,
 }
 
 
-# -- the README -------------------------------------------------------------------------------------
+# -- the page ---------------------------------------------------------------------------------------
 
 def render_table(spec: str, results: Path = RESULTS) -> str:
     kind, *patterns = spec.split()
     if kind not in KINDS:
-        raise ReadmeError(f"README marker 'table: {spec}': unknown kind {kind!r} (expected one of: {', '.join(KINDS)})")
+        raise ReadmeError(f"marker 'table: {spec}': unknown kind {kind!r} (expected one of: {', '.join(KINDS)})")
     paths = sorted({p for pattern in (patterns or ["*.json"]) for p in results.glob(pattern)})
     if not paths:
-        raise ReadmeError(f"README marker 'table: {spec}': no file in {results} matches {' '.join(patterns)}")
+        raise ReadmeError(f"marker 'table: {spec}': no file in {results} matches {' '.join(patterns)}")
     try:
         return KINDS[kind](paths)
     except (KeyError, ValueError, TypeError) as exc:
-        raise ReadmeError(f"README marker 'table: {spec}': {type(exc).__name__}: {exc}") from exc
+        raise ReadmeError(f"marker 'table: {spec}': {type(exc).__name__}: {exc}") from exc
 
 
 def regenerate(text: str, results: Path = RESULTS) -> str:
@@ -258,12 +305,14 @@ def regenerate(text: str, results: Path = RESULTS) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the README differs from the JSON's tables")
-    parser.add_argument("--readme", type=Path, default=README)
+    parser.add_argument("--check", action="store_true", help="exit 1 if the page's tables differ from the saved JSON")
+    parser.add_argument("--readme", type=Path, default=README, help=f"the page to regenerate (default {README})")
+    parser.add_argument("--results", type=Path, default=RESULTS,
+                        help=f"the folder of saved JSON its markers name (default {RESULTS})")
     args = parser.parse_args(argv)
     current = args.readme.read_text()
     try:
-        fresh = regenerate(current, args.readme.parent)
+        fresh = regenerate(current, args.results)
     except ReadmeError as exc:
         print(f"error: {exc}")
         return 2

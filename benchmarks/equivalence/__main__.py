@@ -26,7 +26,7 @@ Runs add up: each saves its own JSON, ``benchmarks/results/equivalence/<family>-
 with the git commit it ran (and whether cbo or the benchmark had uncommitted changes), its seed
 (drawn fresh unless ``--seed`` is given, so every run is new and reproducible), its counts and its
 cases per second. ``--summary`` adds up the runs of each commit per family (runs of uncommitted
-code apart); ``benchmarks/results/README.md`` shows the same table.
+code apart); ``docs/results.md`` shows the same table.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The saved runs of ``python -m benchmarks.equivalence`` added up: cases, mismatches and errors
 per family, for each git commit the runs ran (``--summary``, and the ``equivalence`` table of
-``benchmarks/results/README.md``).
+``docs/results.md``).
 
 Only runs of one commit add up: a claim such as "10,000 cases with 0 mismatches" is about one
 version of cbo. Runs made with uncommitted changes to cbo or the benchmark count for no commit

@@ -112,7 +112,12 @@ def _create_and_fill(cur, database: str, name: str, path: Path, keys: TableKeys)
     # an in-memory database opened earlier in the process makes DuckDB refuse a different
     # global configuration ("Could not set option ... as a global option").
     duck = duckdb.connect()
-    duck.execute("SET enable_progress_bar = false")
+    try:
+        duck.execute("SET enable_progress_bar = false")
+    except duckdb.InvalidInputException:
+        # Inside a Jupyter kernel without ipywidgets, DuckDB refuses to change the setting at
+        # all, even to turn the bar off; it then draws no bar either, which is what we want.
+        pass
     strings = [f.name for f in schema if mariadb_type(f.type, 1).startswith("VARCHAR")]
     longest: dict[str, int] = {}
     if strings:

@@ -8,6 +8,10 @@ user's cache. A cell that raises fails the test with the cell's error; a cell th
 ``CELL_TIMEOUT`` seconds fails it too. Notebooks run one at a time (each starts its own Spark).
 A notebook that starts the test cache's local servers (03-pushdown) stops them in its last
 cell; when it fails before, the test stops the ones that were not running before it.
+
+The executed copy of each notebook that ran through is saved in ``build/notebooks/`` (ignored by
+git), where the documentation site takes it from (``docs/hooks.py``): the site shows the plans and
+plots of this run, and no notebook is executed a second time to build it.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from tests.quick.test_drawings import boxes
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+EXECUTED = ROOT / "build" / "notebooks"   # read by docs/hooks.py
 CELL_TIMEOUT = 300   # seconds; the first cell may generate data and collect statistics
 
 pytestmark = pytest.mark.notebooks
@@ -94,3 +99,15 @@ def test_notebook_runs(path: Path, kernel_dir: Path) -> None:
             for rect, _ in boxes(svg):
                 assert rect["x"] >= 0 and rect["x"] + rect["width"] <= width, f"{path.name}: a box past the edge"
                 assert rect["y"] >= 0 and rect["y"] + rect["height"] <= height, f"{path.name}: a box past the edge"
+    save_executed(notebook, path.name)
+
+
+def save_executed(notebook: object, name: str) -> None:
+    """Write the executed notebook for the documentation site, atomically (a build reading the
+    folder meanwhile sees the old copy or the new one, never half a file)."""
+    import nbformat
+
+    EXECUTED.mkdir(parents=True, exist_ok=True)
+    partial = EXECUTED / f".{name}.partial"
+    nbformat.write(notebook, str(partial))
+    partial.replace(EXECUTED / name)

@@ -1,6 +1,6 @@
-"""``benchmarks/results/README.md``'s tables are the saved JSON's: regenerating changes nothing.
+"""``docs/results.md``'s tables are the saved JSON's: regenerating changes nothing.
 
-A branch that adds or re-runs a benchmark result regenerates the README in the same commit
+A branch that adds or re-runs a benchmark result regenerates the page in the same commit
 (one command, below); a table edited by hand, or a JSON replaced without regenerating, fails here.
 """
 
@@ -17,9 +17,9 @@ from benchmarks.results_readme import COMMAND, README, RESULTS, ReadmeError, reg
 
 def test_committed_readme_equals_the_regenerated_one():
     current = README.read_text()
-    assert results_readme.MARKER.findall(current), "the README has no generated tables"
+    assert results_readme.MARKER.findall(current), "the page has no generated tables"
     assert regenerate(current) == current, (
-        f"benchmarks/results/README.md's tables differ from the saved JSON: regenerate them with `{COMMAND}` "
+        f"docs/results.md's tables differ from the saved JSON: regenerate them with `{COMMAND}` "
         "(or `python -m benchmarks --write-readme`) and commit the result")
 
 
@@ -49,10 +49,39 @@ def test_a_bad_marker_is_named(tmp_path: Path, spec: str, message: str):
 
 
 def test_check_mode_reports_drift(tmp_path: Path, capsys):
-    (tmp_path / "stats-collection-sf1.json").write_text((RESULTS / "stats-collection-sf1.json").read_text())
-    readme = tmp_path / "README.md"
-    readme.write_text("<!-- table: stats-collection stats-collection-sf1.json -->\nold\n<!-- /table -->\n")
-    assert results_readme.main(["--check", "--readme", str(readme)]) == 1
+    results = tmp_path / "results"
+    results.mkdir()
+    body = json.loads((RESULTS / "stats-collection-sf1.json").read_text())
+    body["tables"][0]["cbo_spark_s"] = 123.456   # differs from the saved result: read from --results
+    (results / "stats-collection-sf1.json").write_text(json.dumps(body))
+    page = tmp_path / "results.md"
+    page.write_text("<!-- table: stats-collection stats-collection-sf1.json -->\nold\n<!-- /table -->\n")
+    options = ["--readme", str(page), "--results", str(results)]
+    assert results_readme.main(["--check", *options]) == 1
     assert COMMAND in capsys.readouterr().out
-    assert results_readme.main(["--readme", str(readme)]) == 0
-    assert results_readme.main(["--check", "--readme", str(readme)]) == 0
+    assert results_readme.main(options) == 0
+    assert "| region | 123.46 |" in page.read_text()
+    assert results_readme.main(["--check", *options]) == 0
+
+
+def test_the_page_is_the_docs_results_page():
+    assert README == Path(results_readme.__file__).resolve().parents[1] / "docs" / "results.md"
+
+
+def test_a_timed_out_query_says_so(tmp_path: Path):
+    """A configuration cancelled by its timeout shows "timeout", never a blank like a missing one."""
+    run = {"configs": ["cbo", "postgres"],
+           "queries": [{"query": "q17", "seconds": {"cbo": 1.5}, "timeouts": {"postgres": 10.0}, "rounds": 1},
+                       {"query": "q18", "seconds": {"cbo": 2.0}, "rounds": 1}]}
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    table = regenerate("<!-- table: tpch-run run.json -->\n<!-- /table -->\n", tmp_path)
+    assert "| q17 | 1 | 1.500 | timeout (10 s) |" in table
+    assert "| q18 | 1 | 2.000 | — |" in table
+
+
+def test_the_forms_of_an_existential_query_are_named(tmp_path: Path):
+    body = json.loads((RESULTS / "existential-sf1.json").read_text())
+    (tmp_path / "e.json").write_text(json.dumps(body))
+    table = regenerate("<!-- table: existential e.json -->\n<!-- /table -->\n", tmp_path)
+    assert "| case | Spark | DISTINCT above | DISTINCT below | semi join | cbo free | free chose |" in table
+    assert "3.1" not in table and "3.2" not in table
