@@ -9,7 +9,8 @@ failed with a RecursionError somewhere along the way.
 
 So the work runs on a thread of its own with a large stack (``STACK_BYTES``; the memory is
 reserved, and only what a query uses is touched) and a recursion limit to match
-(``RECURSION_LIMIT``), through ``deep``; the limits below keep every query well inside it and
+(``RECURSION_LIMIT``), through ``deep`` (on the caller's thread where no such thread can be
+made); the limits below keep every query well inside it and
 are checked right after parsing, where a query past one is refused with an error naming it:
 
 * ``MAX_PARENTHESES``: parentheses (and subqueries) nested in the text;
@@ -27,7 +28,7 @@ import functools
 import sys
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
@@ -54,7 +55,7 @@ def deep(function: Callable[..., T], *args: object, **kwargs: object) -> T:
     match (run directly when already on one); its result returned, its exception raised."""
     if getattr(_local, "deep", False):
         return function(*args, **kwargs)
-    outcome: list[object] = []
+    outcome: list[tuple[bool, Any]] = []
 
     def run() -> None:
         _local.deep = True
@@ -70,12 +71,20 @@ def deep(function: Callable[..., T], *args: object, **kwargs: object) -> T:
             sys.setrecursionlimit(max(RECURSION_LIMIT, _saved_limit))
         _running += 1
         previous = threading.stack_size()
-        threading.stack_size(STACK_BYTES)
+        worker: threading.Thread | None = threading.Thread(target=run, name="cbo-deep", daemon=True)
         try:
-            worker = threading.Thread(target=run, name="cbo-deep", daemon=True)
-            worker.start()
+            threading.stack_size(STACK_BYTES)
+            worker.start()   # type: ignore[union-attr]
+        except (RuntimeError, ValueError, MemoryError):
+            worker = None    # no room for such a stack (ulimit -v): the caller's thread, as before
         finally:
             threading.stack_size(previous)
+    if worker is None:
+        with _lock:
+            _running -= 1
+            if _running == 0:
+                sys.setrecursionlimit(_saved_limit)
+        return function(*args, **kwargs)
     try:
         while worker.is_alive():
             worker.join(0.2)   # a short wait keeps Ctrl-C working on the calling thread
@@ -84,10 +93,10 @@ def deep(function: Callable[..., T], *args: object, **kwargs: object) -> T:
             _running -= 1
             if _running == 0:
                 sys.setrecursionlimit(_saved_limit)
-    ok, value = outcome[0]  # type: ignore[misc]
+    ok, value = outcome[0]
     if ok:
-        return value  # type: ignore[return-value]
-    raise value  # type: ignore[misc]
+        return cast(T, value)
+    raise value
 
 
 def on_deep_stack(function: Callable[..., T]) -> Callable[..., T]:

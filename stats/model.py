@@ -299,7 +299,7 @@ def _check_value(value: Any, kind: str, where: str) -> None:
         return
     if not isinstance(value, _JSON_TYPES[kind]) or kind == "number" and isinstance(value, bool):
         raise ValueError(f"{where} {value!r} is not a {kind}")
-    if kind == "number" and not math.isfinite(value):
+    if kind == "number" and isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{where} is {value}")
 
 
