@@ -44,7 +44,8 @@ class Binder:
         """``assumed_keys``: by qualified table name, unique keys the catalog does not declare
         (column names, and what vouches for them: ``"hint"`` or ``"statistics"``). ``dialect``:
         the SQL dialect the statement was written in, whose rules the binder applies where
-        dialects differ (division, FETCH, duplicate aliases)."""
+        dialects differ (``date + integer`` is days in DuckDB, PostgreSQL and Spark, an error in
+        Trino; division; FETCH; duplicate aliases)."""
         self.catalog = catalog
         self.dialect = dialect
         self.schemas = schemas or SchemaProvider(catalog)
@@ -82,6 +83,8 @@ class Binder:
             raise error_at(with_, "recursive CTEs (WITH RECURSIVE) are not supported")
         for cte in with_.expressions:
             name = cte.alias_or_name.lower()
+            if name in scope.ctes:
+                raise error_at(cte, f"CTE '{cte.alias_or_name}' is defined twice in one WITH clause")
             aliases = [c.name for c in (cte.args.get("alias").columns if cte.args.get("alias") else [])]
             # A CTE sees the ones defined before it: bind it in a scope that holds only those.
             visible = Scope(parent=scope.parent, ctes=dict(scope.ctes))
@@ -262,10 +265,10 @@ class Binder:
         if isinstance(node, exp.Subquery):
             if node.args.get("lateral"):
                 raise error_at(node, "LATERAL subqueries are not supported")
-            plan, names = self.bind_query(node.this, scope.parent)
+            plan, names = self.bind_query(node.this, scope.beside())
             return self._add_relation(scope, plan, names, node.args.get("alias"), "subquery", node)
         if isinstance(node, exp.Values):
-            plan, names = self._bind_values(node, Scope(parent=scope.parent))
+            plan, names = self._bind_values(node, Scope(parent=scope.beside()))
             return self._add_relation(scope, plan, names, node.args.get("alias"), "values", node)
         if isinstance(node, exp.Lateral):
             raise error_at(node, "LATERAL is not supported")

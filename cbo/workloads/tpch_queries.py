@@ -14,6 +14,7 @@ from pathlib import Path
 from cbo.errors import CboError
 
 QUERY_DIR = Path(__file__).with_name("tpch_sql")
+DIALECT = "trino"   # how cbo reads them (its default), as tpcds_queries.DIALECT says for TPC-DS
 
 
 @dataclass(frozen=True)
