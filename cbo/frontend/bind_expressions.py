@@ -257,6 +257,8 @@ class ExpressionBinder:
         value = self.bind(node.this)
         if isinstance(value, Constant) and isinstance(value.value, (int, float, decimal.Decimal)):
             return Constant(-value.value, value.type)
+        if value.type == T.NULL:   # a bare NULL: its negation is NULL, of whatever type it meets
+            return value
         if not value.type.is_numeric:
             raise error_at(node, f"cannot negate {value.type}")
         return Call("negate", (value,), value.type)
@@ -432,12 +434,16 @@ class ExpressionBinder:
 
     def _Abs(self, node: exp.Abs) -> Expr:
         value = self.bind(node.this)
+        if value.type == T.NULL:
+            return value
         if not value.type.is_numeric:
             raise error_at(node, f"abs needs a number, got {value.type}")
         return Call("abs", (value,), value.type)
 
     def _Round(self, node: exp.Round) -> Expr:
         value = self.bind(node.this)
+        if value.type == T.NULL:
+            return value
         if not value.type.is_numeric:
             raise error_at(node, f"round needs a number, got {value.type}")
         digits = self.bind(node.args["decimals"]) if node.args.get("decimals") is not None else Constant(0, T.INTEGER)
