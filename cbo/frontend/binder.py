@@ -22,8 +22,8 @@ from cbo.frontend.errors import SqlError, error_at
 from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.frontend.scope import CteDefinition, Relation, Scope
 from cbo.ir import types as T
-from cbo.ir.expressions import (TRUE, Column, ColumnFactory, ColumnRef, Constant, Expr, SpecialForm, compare,
-                                conjunction)
+from cbo.ir.expressions import (TRUE, Column, ColumnFactory, ColumnRef, Constant, Expr, SpecialForm, columns_of,
+                                compare, conjunction)
 from cbo.ir.operators import Aggregate, AssumedKey, Filter, ForeignKeyRef, Join, Limit, Plan, Project, Scan, SetOp, Sort, SortKey, Values
 from cbo.sources.schema import SchemaProvider
 
@@ -253,8 +253,18 @@ class Binder:
                 raise error_at(select, "JOIN without FROM")
             return Values((), ((),))
         plan = self._bind_relation(from_.this, scope)
+        item = 0   # where the current comma-separated FROM item starts, in scope.relations
         for join in select.args.get("joins") or []:
+            if _is_comma(join):
+                item = len(scope.relations)
+            earlier = {c for relation in scope.relations[:item] for _, c in relation.columns}
             plan = self._bind_join(plan, join, scope)
+            on = join.args.get("on")
+            if on is not None and earlier and isinstance(plan, Join) and columns_of(plan.condition) & earlier:
+                # JOIN binds tighter than the comma: in 'a, b JOIN c ON ...' the ON sees b and c
+                # only. Trino and PostgreSQL reject a reference to a; DuckDB reads it laterally.
+                raise error_at(on, "this ON condition reads a table listed before the comma, which it cannot "
+                                   "see (JOIN binds tighter than ','): join that table with JOIN ... ON instead")
         return plan
 
     def _bind_relation(self, node: exp.Expression, scope: Scope) -> Plan:
@@ -514,6 +524,12 @@ class Binder:
                 keys.append(SortKey(column, not ordered.args.get("desc"), bool(ordered.args.get("nulls_first"))))
             plan = Sort(plan, tuple(keys))
         return self._limit(node, plan), names
+
+
+def _is_comma(join: exp.Join) -> bool:
+    """Whether sqlglot's Join is a comma in FROM (no keyword: it carries nothing but its table;
+    a JOIN keyword without ON leaves its other arguments set, if only to None)."""
+    return not any(key != "this" for key in join.args)
 
 
 def _select_aliases(select: exp.Select, items: list[tuple[str, Expr, exp.Expression]]) -> dict[str, Expr]:

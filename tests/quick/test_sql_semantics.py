@@ -108,6 +108,8 @@ def test_fetch_forms_cbo_cannot_run_are_named(catalog):
     ("select count(*) from lineitem tablesample (10 percent)", "spark", "TABLESAMPLE is not supported"),
     ("select cast(n_nationkey as double precision) % 2 from nation", "postgres",
      "line 1, column 13: PostgreSQL has no % for double precision"),
+    ("select count(*) from nation a1, region a2 join nation a3 on a1.n_nationkey = a3.n_nationkey", "duckdb",
+     "line 1, column 64: this ON condition reads a table listed before the comma"),
     ("select foo(n_name) from nation", "trino", "line 1, column 8: unknown function foo"),
     ("select total(n_nationkey) from nation", "trino", "unknown function total"),
     ("select group_concat(n_name) from nation", "duckdb", "function group_concat is not supported"),
@@ -124,6 +126,8 @@ def test_what_the_dialect_rejects_is_rejected(catalog, sql, dialect, expected):
     # DuckDB, Trino and Spark accept a name twice in FROM; only an ambiguous reference fails.
     ("select count(*) from nation a, region a", "trino", None),
     ("select a.r_name from nation a, region a", "duckdb", None),
+    # An ON after a comma that reads only the tables after the comma.
+    ("select count(*) from nation a1, region a2 join nation a3 on a2.r_regionkey = a3.n_regionkey", "trino", None),
 ])
 def test_what_the_dialect_accepts_is_answered(catalog, duckdb, sql, dialect, reference):
     assert_as_duckdb(catalog, duckdb, sql, dialect, reference=reference)
