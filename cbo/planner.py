@@ -27,6 +27,7 @@ from cbo.frontend.hints import resolve as resolve_hints
 from cbo.frontend.parse import DEFAULT_DIALECT, parse
 from cbo.ir.expressions import ColumnFactory
 from cbo.ir.operators import Plan
+from cbo.limits import on_deep_stack
 from cbo.memo.search import Optimized, Optimizer, RemoteSource, default_rules, draw_plan, restore_output_order
 from cbo.normalize import normalize
 from cbo.normalize.decorrelate import decorrelate
@@ -127,6 +128,7 @@ class Planner:
         self._estimator = found
         return found
 
+    @on_deep_stack
     def logical(self, sql: str) -> tuple[Plan, Plan, tuple[str, ...]]:
         """The bound plan, the normalized plan the search starts from, and the output names."""
         bound, normalized, names, _ = self._logical(sql)
@@ -257,12 +259,14 @@ class Planner:
             self._oracle = OracleEstimator(self.estimator, count)
         return self._oracle
 
+    @on_deep_stack
     def plan(self, sql: str) -> PlannedQuery:
         bound, normalized, names, warnings = self._logical(sql)
         optimizer = self.optimizer()
         optimized = optimizer.optimize(normalized)
         return PlannedQuery(sql, bound, optimized.plan, names, optimized, warnings, optimizer.profile, self.cluster)
 
+    @on_deep_stack
     def draw(self, planned: PlannedQuery, rng: random.Random) -> PlannedQuery:
         """A complete plan drawn at random from ``planned``'s memo: a random logical expression
         in every group (``draw_plan``), implemented at its cheapest and costed by the same cost

@@ -69,6 +69,7 @@ from cbo.ir.intervals import IntervalValue
 from cbo.ir.moments import is_moment
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, SubqueryExpr, Values
 from cbo.ir.shape import shape
+from cbo.limits import on_deep_stack
 
 TableRenderer = Callable[[Scan], exp.Expression]
 # a flat inner join's inputs, and its conditions, to the inputs in the order to list them
@@ -79,6 +80,8 @@ BINARY = {"eq": exp.EQ, "neq": exp.NEQ, "lt": exp.LT, "lte": exp.LTE, "gt": exp.
           "is_not_distinct_from": exp.NullSafeEQ}
 UNARY_FUNCTIONS = {"upper": exp.Upper, "lower": exp.Lower, "length": exp.Length, "trim": exp.Trim, "abs": exp.Abs,
                    "sqrt": exp.Sqrt}
+# Division and remainder, by their meaning (``cbo.frontend.division``); rendered by ``_division``.
+DIVISIONS = ("divide", "int_divide", "float_divide", "modulus", "float_modulus")
 NEEDS_PARENS = (exp.Binary, exp.Connector, exp.Not, exp.Between, exp.In, exp.Is, exp.Like, exp.Escape,
                 exp.Neg)
 
@@ -111,8 +114,10 @@ class SqlDialect:
     message. ``row_id``: a function numbering rows without a sort, else a window's
     ``row_number()``. ``add_days``: how a date plus days is written (``AddDays``).
     ``double_moments``: a variance or standard deviation of a non-double is computed over its
-    argument cast to DOUBLE (PostgreSQL's of an integer or numeric is numeric). Subclasses
-    override ``function`` for functions spelled their own way.
+    argument cast to DOUBLE (PostgreSQL's of an integer or numeric is numeric).
+    ``ieee_division``: ``/`` never raises, following IEEE 754 (a zero divisor gives Infinity or
+    NaN), and ``%`` of doubles gives NaN (DuckDB); otherwise every zero divisor raises (Spark's
+    ANSI mode, PostgreSQL). Subclasses override ``function`` for functions spelled their own way.
     """
 
     name: str
@@ -123,6 +128,7 @@ class SqlDialect:
     row_id: str | None = None
     add_days: AddDays = AddDays.PLUS
     double_moments: bool = False
+    ieee_division: bool = False
 
     def function(self, call: Call, args: list[exp.Expression]) -> exp.Expression | None:
         """The dialect's own rendering of ``call`` (its arguments rendered), or None for the
@@ -130,7 +136,7 @@ class SqlDialect:
         return None
 
 
-DUCKDB = SqlDialect("duckdb", raise_error="error")
+DUCKDB = SqlDialect("duckdb", raise_error="error", ieee_division=True)
 # Spark numbers rows per partition without a shuffle (monotonically_increasing_id).
 SPARK = SqlDialect("spark", like=LikeEscape.DOUBLE_BACKSLASH, row_id="monotonically_increasing_id",
                    add_days=AddDays.DATE_ADD)
@@ -336,7 +342,7 @@ class SqlRenderer:
         if self.order is not None:
             inputs = self.order(inputs, conditions)
         derived = [self._derived(i) for i in inputs]
-        select = exp.select(*self._columns(node.output)).from_(derived[0])
+        select = _select(self._columns(node.output), derived[0])
         for other in derived[1:]:
             select.append("joins", exp.Join(this=other))
         if conditions:
@@ -472,6 +478,8 @@ class SqlRenderer:
         own = self.sql_dialect.function(c, args)
         if own is not None:
             return own
+        if c.name in DIVISIONS:
+            return self._division(c, args[0], args[1])
         if c.name in BINARY:
             return BINARY[c.name](this=args[0], expression=args[1])
         if c.name == "negate":
@@ -507,6 +515,33 @@ class SqlRenderer:
         if c.name == "raise_error":
             return exp.Anonymous(this=self.sql_dialect.raise_error, expressions=args)
         raise AssertionError(f"no SQL for function {c.name}")
+
+    def _division(self, c: Call, a: exp.Expression, b: exp.Expression) -> exp.Expression:
+        """``/`` and ``%`` with the meaning ``cbo.frontend.division`` gives each IR function, on
+        DuckDB (whose ``/`` never raises and whose ``%`` of doubles gives NaN) and on Spark
+        (whose ANSI mode raises on every zero divisor). A divisor that is a non-zero constant
+        needs no guard."""
+        divisor = c.args[1]
+        guarded = not (isinstance(divisor, Constant) and divisor.value not in (None, 0))
+        operator = exp.Div if c.name in ("divide", "float_divide") else exp.Mod
+        if c.name == "int_divide":
+            return exp.IntDiv(this=a, expression=b)   # DuckDB //, Spark DIV: truncated, raising on zero
+        if c.name in ("divide", "modulus"):
+            doubles = T.DOUBLE in (c.args[0].type, divisor.type)
+            if self.sql_dialect.ieee_division and guarded and (c.name == "divide" or doubles):
+                error = exp.Anonymous(this=self.sql_dialect.raise_error,
+                                      expressions=[exp.Literal.string("division by zero")])
+                b = exp.Case(ifs=[exp.If(this=exp.EQ(this=b, expression=exp.Literal.number(0)), true=error)],
+                             default=b.copy())
+            return operator(this=a, expression=b)
+        # IEEE 754 in doubles: x / 0 is x * Infinity (+Inf, -Inf, or NaN for 0 and NaN), x % 0 NaN
+        a = exp.Cast(this=a, to=T.DOUBLE.to_sqlglot())
+        if self.sql_dialect.ieee_division or not guarded:
+            return operator(this=a, expression=b)
+        special = "Infinity" if operator is exp.Div else "NaN"
+        zero = exp.Mul(this=a.copy(), expression=exp.Cast(this=exp.Literal.string(special), to=T.DOUBLE.to_sqlglot()))
+        return exp.Case(ifs=[exp.If(this=exp.EQ(this=b, expression=exp.Literal.number(0)), true=zero)],
+                        default=operator(this=a, expression=b.copy()))
 
     def _add_days(self, date: exp.Expression, days: exp.Expression, days_type: T.DataType) -> exp.Expression:
         """A date plus a number of days, a DATE in every dialect."""
@@ -607,7 +642,10 @@ def flat_inputs(node: Plan, stop: Callable[[Plan], bool] | None = None) -> tuple
 def _select(columns: list[Any], source: exp.Expression) -> exp.Select:
     """``SELECT columns FROM source``, built in place (``copy=False``): every node handed in is
     fresh, and sqlglot's builders otherwise deep-copy the whole input subtree at each level,
-    which makes rendering quadratic in the plan's depth."""
+    which makes rendering quadratic in the plan's depth. A node without output columns (what
+    EXISTS reads) selects a constant: ``SELECT FROM`` is no SQL."""
+    if not columns:
+        columns = [exp.alias_(exp.Literal.number(1), "_empty", copy=False)]
     return exp.select(*columns, copy=False).from_(source, copy=False)
 
 
@@ -653,6 +691,7 @@ def repeated_subtrees(plan: Plan, joins: frozenset[Hashable] | None = None) -> s
     return {key for key, n in counts.items() if n > 1}
 
 
+@on_deep_stack
 def to_sql(plan: Plan, names: tuple[str, ...] | None = None, dialect: SqlDialect | str = DUCKDB,
            tables: TableRenderer = default_tables) -> str:
     return SqlRenderer(dialect, tables).statement(plan, names)

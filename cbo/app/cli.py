@@ -121,11 +121,18 @@ def _query_text(args: argparse.Namespace) -> str:
         raise CboError("give the query as an argument or with -f FILE, not both")
     if args.file is not None:
         if str(args.file) == "-":
-            return sys.stdin.read()
+            try:
+                return sys.stdin.read()
+            except UnicodeDecodeError as exc:
+                raise CboError(f"standard input is not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at offset "
+                               f"{exc.start}") from None
         try:
-            return args.file.read_text()
+            return args.file.read_text(encoding="utf-8")
         except OSError as exc:
             raise CboError(f"cannot read {args.file}: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:
+            raise CboError(f"{args.file} is not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at offset "
+                           f"{exc.start} ({exc.reason})") from None
     if args.sql is None:
         raise CboError("no query: give it as an argument or with -f FILE")
     return args.sql
@@ -288,7 +295,15 @@ def cmd_catalog(path: Path) -> int:
     from cbo.sources.catalog import load_catalog
     from cbo.sources.metadata import with_database_keys
 
+    from cbo.sources.schema import SchemaProvider
+
     catalog = with_database_keys(load_catalog(path))
+    # Every table must be there to read: files present (and holding data), a database table in
+    # the schema named. (A table in Spark's own catalog is looked up when Spark runs.)
+    schemas = SchemaProvider(catalog)
+    for table in catalog.tables():
+        if catalog.source_of(table).type == "jdbc" or table.path is not None:
+            schemas.columns(table)
     for source in catalog.sources.values():
         where = source.location() if source.type == "jdbc" else "files / Spark catalog"
         print(f"source {source.name} ({source.type}): {where}")
@@ -373,8 +388,10 @@ def main(argv: list[str] | None = None) -> int:
 
         set_verbose(True)  # Spark's own error log lines too
     try:
-        return dispatch(args)
-    except (CboError, ValueError) as exc:  # ValueError: bad values in arguments, e.g. an unknown query name
+        from cbo.limits import deep
+
+        return deep(dispatch, args)
+    except CboError as exc:   # the user's input or environment, or the engine's cause
         _traceback_if(args.debug)
         print(f"cbo: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Sequence
@@ -15,9 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cbo.app.explain import NodeInfo, add_estimate, add_physical_details, describe, to_svg, to_text
+from cbo.app.failures import engine_failure
+from cbo.app.output import json_safe
 from cbo.errors import CboError
 from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.ir.operators import Plan
+from cbo.limits import on_deep_stack
 from cbo.planner import PlannedQuery, Planner
 from cbo.settings import OptimizerSettings
 from cbo.sources.catalog import Catalog, load_catalog
@@ -106,6 +110,7 @@ class Session:
         self._spark_executor: SparkExecutor | None = None
         self._duckdb: DuckDBEngine | None = None
         self._estimator: Estimator | None = None
+        self._statistics_notes: dict[str, str] = {}   # by table: stale, damaged or unusable statistics
         # The warnings of the query planned last (a malformed hint): the CLI prints them to stderr.
         self.warnings: tuple[str, ...] = ()
 
@@ -114,9 +119,10 @@ class Session:
         """The cardinality estimator over the catalog's stored statistics (read once; ``cbo analyze`` collects them)."""
         if self._estimator is None:
             from cbo.estimate import Estimator
-            from cbo.sources.statistics import load_all
+            from cbo.sources.statistics import load_checked
 
-            stats, _ = load_all(self.catalog)
+            # (a DuckDB session never connects to a database: its tables' staleness is unknown)
+            stats, self._statistics_notes = load_checked(self.catalog, remote=self.engine == "spark")
             self._estimator = Estimator(stats)
         return self._estimator
 
@@ -162,9 +168,23 @@ class Session:
 
     def _plan(self, sql: str) -> PlannedQuery:
         planned = self.planner.plan(sql)
+        notes = self._statistics_warnings(planned.plan)
+        if notes:
+            planned = dataclasses.replace(planned, warnings=planned.warnings + notes)
         self.warnings = planned.warnings
         return planned
 
+    def _statistics_warnings(self, plan: Plan) -> tuple[str, ...]:
+        """What is wrong with the statistics of the tables ``plan`` reads (stale, damaged,
+        unusable): EXPLAIN shows it, the CLI prints it on stderr."""
+        from cbo.ir.operators import Scan, walk
+
+        if self._estimator is None or not self._statistics_notes:
+            return ()
+        tables = dict.fromkeys(n.table for n in walk(plan) if isinstance(n, Scan))
+        return tuple(self._statistics_notes[t] for t in tables if t in self._statistics_notes)
+
+    @on_deep_stack
     def plan(self, sql: str) -> PlanView:
         planned = self._plan(sql)
         return PlanView(planned, self._describe(planned))
@@ -181,6 +201,7 @@ class Session:
         """The search's rules: name, kind, whether enabled, and what each does."""
         return self.planner.optimizer().rules.describe()
 
+    @on_deep_stack
     def memo(self, sql: str) -> MemoView:
         """The memo the search built for ``sql``: text in a REPL, a graph in Jupyter."""
         from cbo.memo.render import MemoView
@@ -189,6 +210,7 @@ class Session:
         assert planned.optimized is not None
         return MemoView(planned.optimized)
 
+    @on_deep_stack
     def pushdown(self, sql: str) -> list[PushdownRecord]:
         """Each subplan of ``sql``'s chosen plan that one JDBC source could run as one query:
         whether the search pushed it, the SQL the source runs (or would), and the remote and
@@ -199,6 +221,7 @@ class Session:
 
         return pushdown_records(self._plan(sql), RemoteQueries(self.catalog, partitioned_reads=False))
 
+    @on_deep_stack
     def explain(self, sql: str, format: str = "text", analyze: bool = False, memo: bool = False) -> str:
         if memo:
             if analyze:
@@ -208,7 +231,7 @@ class Session:
                 body = view_memo.json()
                 if self.warnings and isinstance(body, dict):
                     body["warnings"] = list(self.warnings)
-                return json.dumps(body, indent=2, default=str)
+                return json.dumps(json_safe(body), indent=2, default=str, allow_nan=False)
             if format != "text":
                 raise CboError(f"unknown explain format {format!r} (expected text or json)")
             return "\n".join([view_memo.text()] + [f"Warning: {w}" for w in self.warnings])
@@ -216,7 +239,7 @@ class Session:
         if analyze:
             self._add_actual_rows(view)
         if format == "json":
-            return json.dumps(view.json(), indent=2, default=str)
+            return json.dumps(json_safe(view.json()), indent=2, default=str, allow_nan=False)
         if format != "text":
             raise CboError(f"unknown explain format {format!r} (expected text or json)")
         return view.text()
@@ -283,7 +306,10 @@ class Session:
         except CboError:
             raise
         except Exception as exc:
-            raise CboError(f"explain analyze failed on {self.engine}: {_reason(exc)}") from exc
+            failure = engine_failure(self.engine, exc, _reason(exc), "explain analyze")
+            if failure is None:
+                raise
+            raise failure from exc
 
     def _analyze_spark(self, view: PlanView) -> None:
         """One run of the whole plan as it always runs (one Spark SQL statement, cbo's execution
@@ -358,6 +384,7 @@ class Session:
 
     # -- running -----------------------------------------------------------------------------------
 
+    @on_deep_stack
     def sql(self, sql: str) -> DataFrame:
         """The query as a PySpark DataFrame built from cbo's plan.
 
@@ -377,15 +404,18 @@ class Session:
         # later action runs Spark's choices, not cbo's (``query`` runs cbo's plan either way).
         return frame
 
+    @on_deep_stack
     def query(self, sql: str, engine: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run the query through cbo's plan; return column names and rows."""
         planned = self._plan(sql)
         return list(planned.names), self._run(planned, engine)[1]
 
+    @on_deep_stack
     def run(self, planned: PlannedQuery, engine: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run an already planned query (e.g. one planned with other statistics or settings)."""
         return self._run(planned, engine)
 
+    @on_deep_stack
     def run_together(self, planned: Sequence[PlannedQuery],
                      shuffle_partitions: int | None = None) -> list[list[tuple[Any, ...]]]:
         """The rows of several planned queries, each in no particular order, from one Spark job
@@ -399,7 +429,10 @@ class Session:
         except CboError:
             raise
         except Exception as exc:  # one of them failed while running: which one, run alone says
-            raise CboError(f"queries failed on spark: {_reason(exc)}") from exc
+            failure = engine_failure("spark", exc, _reason(exc), "queries")
+            if failure is None:
+                raise
+            raise failure from exc
 
     def _run(self, planned: PlannedQuery, engine: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         engine = engine or self.engine
@@ -411,10 +444,13 @@ class Session:
             from cbo.errors import SourceUnreachable
             from cbo.exec.source_failure import unreachable_source
 
+            failure = engine_failure(engine, exc, _reason(exc))
+            if failure is None:   # not the engine's: cbo's own code failed (a bug)
+                raise
             gone = unreachable_source(self.catalog, _reason(exc)) if engine == "spark" else None
             if gone is not None:  # a JDBC source went away mid-query: name it
                 raise SourceUnreachable(gone) from exc
-            raise CboError(f"query failed on {engine}: {_reason(exc)}") from exc
+            raise failure from exc
 
     def _execute(self, planned: PlannedQuery, engine: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         if engine == "duckdb":

@@ -87,6 +87,9 @@ class Connector:
     driver_jar: Path | None = None    # where Debian installs the driver
     parallel_reads: bool = False      # reads may be split into key ranges read at once
     server_command: str | None = None   # ``cbo <command> start``: its local server, if it has one
+    # the database and user cbo's local server creates (the servers' modules name them too)
+    local_database: str = "cbo"
+    local_user: str = "cbo"
     schemas: bool = True              # a source given by URL may name a schema (``schema``)
 
     def __repr__(self) -> str:

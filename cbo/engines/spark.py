@@ -103,6 +103,9 @@ MISSING_DRIVER = (
     "that reaches Maven add jdbc_packages = [\"org.postgresql:postgresql:42.7.4\"] to the catalog's [spark] section")
 
 
+JVM_THREAD_STACK = "256m"
+
+
 def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = False,
                   step: Step = nullcontext) -> "SparkSession":
     """The process's shared Spark session, created on first use from ``settings``; ``step``
@@ -126,6 +129,10 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
     conf = dict(BASE_CONF)
     # The log level reaches log4j as a system property so that start-up is quiet too.
     logging_options = f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG} -Dcbo.log.level={_log_level()}"
+    # Spark's SQL parser recurses per level of nesting, on the JVM thread that serves the Python
+    # call: a plan at cbo's limits (cbo.limits) renders nested far past what a thread's default
+    # 1 MB of stack parses (FAILED_TO_PARSE_TOO_COMPLEX). Stacks are reserved, touched as used.
+    logging_options += f" -Xss{JVM_THREAD_STACK}"
     conf["spark.driver.extraJavaOptions"] = logging_options
     if settings.master.startswith("local"):
         conf["spark.driver.memory"] = settings.driver_memory or DEFAULT_LOCAL_DRIVER_MEMORY

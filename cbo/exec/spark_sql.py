@@ -37,7 +37,7 @@ from cbo.exec.remote import RemoteQueries, RemoteScan
 from cbo.ir.operators import Join, Limit, Plan, Project, Scan, Sort
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
-from cbo.sqlgen import SqlRenderer, ident
+from cbo.sqlgen import SqlRenderer, _select, ident
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -187,13 +187,13 @@ class SparkPlanSql(SqlRenderer):
         if node.kind == "null_aware_anti":
             # NOT IN (subquery): Spark plans it as its null-aware BroadcastHashJoin LeftAnti;
             # a LEFT ANTI JOIN on x = y would drop NOT IN's NULL semantics.
-            return exp.select(*self._columns(node.output)).from_(self._derived(node.left)).where(self.not_in(node))
+            return _select(self._columns(node.output), self._derived(node.left)).where(self.not_in(node))
         if node.kind not in ("semi", "anti"):
             select = super()._Join(node)
             assert isinstance(select, exp.Select)
             return self._hinted(select, node, select.args["joins"][-1].this)
         left, right = self._derived(node.left), self._derived(node.right)
-        select = exp.select(*self._columns(node.output)).from_(left)
+        select = _select(self._columns(node.output), left)
         select.append("joins", exp.Join(this=right, on=self.expr(node.condition), side="LEFT",
                                         kind=node.kind.upper()))
         return self._hinted(select, node, right)
@@ -242,7 +242,7 @@ class SparkPlanSql(SqlRenderer):
         values = [exp.alias_(exp.Subquery(this=exp.select(exp.column(ident(c))).from_(self._derived(node.right))),
                              ident(c)) for c in node.right.output]
         widened = exp.select(*self._columns(node.left.output), *values).from_(self._derived(node.left))
-        select = exp.select(*self._columns(node.output)).from_(self._wrap(widened))
+        select = _select(self._columns(node.output), self._wrap(widened))
         if node.kind == "inner":
             select = select.where(self.expr(node.condition))
         return select

@@ -253,7 +253,7 @@ class _Validator:
             raise self.fail(at + ("schema",), f"a {connector.title} source's url names its database; "
                             "schema names a database of cbo's local server (local_server = true)")
         password_file = body.get("password_file")
-        legacy = self.legacy_local_server(url, password_file)
+        legacy = self.legacy_local_server(at, url, body.get("user"), password_file)
         if legacy is not None:
             return dict(local_server=legacy[1], connector=legacy[0], schema=schema)
         return dict(
@@ -316,23 +316,39 @@ class _Validator:
         return dict(local_server=server, connector=connector,
                     schema=body.get("schema") and self.string(at + ("schema",), body["schema"]))
 
-    def legacy_local_server(self, url: str, password_file: Any) -> tuple[Connector, Path] | None:
+    def legacy_local_server(self, at: tuple[str, ...], url: str, user: Any,
+                            password_file: Any) -> tuple[Connector, Path] | None:
         """The connector and state directory of cbo's local server, when an older catalog names
         it by URL and password file.
 
         Catalogs written before ``local_server`` existed carry the server's port, which changes
         when it restarts; its password file sits in the state directory beside ``server.json``.
+        Such a source is read as ``local_server`` only when nothing else in it says otherwise:
+        the URL's host is this machine, its database is the local server's, and ``user`` is the
+        local server's or left out; only the port may differ (it is the one that moves). A
+        password file of the local server beside another database or user is a contradiction,
+        refused rather than resolved by silently replacing either.
         """
         if not isinstance(password_file, str) or not password_file:
             return None
         directory = self.file_path(password_file).parent
-        address = re.match(r"jdbc:([a-z0-9]+)://([^:/]+)", url)
+        address = re.match(r"jdbc:([a-z0-9]+)://([^:/?]+)(?::\d+)?(?:/([^?;]*))?", url)
         connector = by_subprotocol(address.group(1)) if address else None
-        if address is None or connector is None or connector.server_command is None:
+        if address is None or connector is None or connector.server_command is None \
+                or not (directory / "server.json").is_file():
             return None
-        if address.group(2) in ("127.0.0.1", "localhost") and (directory / "server.json").is_file():
-            return connector, directory
-        return None
+        host, database = address.group(2), address.group(3) or ""
+        if host not in ("127.0.0.1", "localhost"):
+            return None   # another machine's server, whatever file holds the password
+        expected_database, expected_user = connector.local_database, connector.local_user
+        if database != expected_database or user not in (None, expected_user):
+            named = f"database {database!r}" + (f" and user {user!r}" if user not in (None, expected_user) else "")
+            raise self.fail(at + ("password_file",),
+                            f"password_file is cbo's local {connector.title}'s ({directory}), whose database and "
+                            f"user are {expected_database!r}, but url names {named}: write local_server = "
+                            f"\"{directory}\" (without url, user and password_file) for that server, or give the "
+                            "other server's own password")
+        return connector, directory
 
     def table(self, source: str, kind: str, name: str, body: dict[str, Any]) -> TableDef:
         at = ("sources", source, "tables", name)

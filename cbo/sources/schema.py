@@ -56,7 +56,17 @@ def _parquet_columns(table: TableDef, path: Path) -> tuple[ColumnInfo, ...]:
         raise CboError(f"table '{table.qualified_name}': reading {table.format} schemas is not supported yet")
     if not path.exists():
         raise CboError(f"table '{table.qualified_name}': {path} does not exist")
-    schema = ds.dataset(str(path), format="parquet").schema
+    import pyarrow as pa
+
+    try:
+        dataset = ds.dataset(str(path), format="parquet")
+        dataset.schema   # read now: a file that is not Parquet fails here, named
+    except (pa.ArrowException, OSError) as exc:
+        raise CboError(f"table '{table.qualified_name}': {path} is not readable as Parquet "
+                       f"({str(exc).strip().splitlines()[0][:200]})") from None
+    if not dataset.files:
+        raise CboError(f"table '{table.qualified_name}': {path} holds no Parquet files")
+    schema = dataset.schema
     try:
         return tuple(ColumnInfo(f.name, T.from_arrow(f.type), f.nullable) for f in schema)
     except ValueError as exc:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Callable
 
 from cbo.catalog_types import Catalog, TableDef
 from cbo.connectors import NotSupported, connector_of
-from cbo.errors import CboError
+from cbo.errors import CatalogError, CboError
 from cbo.paths import cache_dir
 from stats.model import COLLECTION_VERSION, TableStats
 from stats.store import StatsStore
@@ -56,6 +56,19 @@ def store_for(catalog: Catalog) -> StatsStore:
 
 def fingerprint(catalog: Catalog, table: TableDef) -> str:
     """Identifies the data: file sizes and modification times, or the source's (its connector's)."""
+    try:
+        return _fingerprint(catalog, table)
+    except LookupError:   # the collectors' "table not found"
+        raise _missing(catalog, table) from None
+
+
+def _missing(catalog: Catalog, table: TableDef) -> CatalogError:
+    source = catalog.source_of(table)
+    return CatalogError(f"table '{table.qualified_name}' does not exist in source '{source.name}' "
+                        f"(looked for {source.remote_table(table)}): check the catalog's schema and table names")
+
+
+def _fingerprint(catalog: Catalog, table: TableDef) -> str:
     source = catalog.source_of(table)
     if source.type == "spark":
         if table.path is None:
@@ -102,6 +115,8 @@ def analyze(catalog: Catalog, tables: list[str] | None = None, *, sample: float 
     catalog = with_database_keys(catalog)
     chosen = [catalog.table(name) for name in tables] if tables else list(catalog.tables())
     store = store_for(catalog)
+    for leftover in store.clean():
+        progress(f"removed {leftover.name}, a temporary file of an analyze that did not finish")
     results = []
     for index, table in enumerate(chosen, start=1):
         started = time.perf_counter()
@@ -110,6 +125,8 @@ def analyze(catalog: Catalog, tables: list[str] | None = None, *, sample: float 
         if loaded.problem:
             progress(loaded.problem)
         outdated = outdated_by(loaded.stats) if loaded.stats is not None and not force else None
+        if outdated is None and loaded.damaged and not force:
+            outdated = "stored statistics lack their row sample"
         if outdated is not None:
             progress(f"[{index}/{len(chosen)}] {table.qualified_name}: {outdated}; collecting again")
         elif loaded.stats is not None and not force:
@@ -118,7 +135,10 @@ def analyze(catalog: Catalog, tables: list[str] | None = None, *, sample: float 
             progress(f"[{index}/{len(chosen)}] {table.qualified_name}: statistics are fresh")
             continue
         progress(f"[{index}/{len(chosen)}] {table.qualified_name}: collecting ...")
-        stats = _collect(catalog, table, current, sample, analyze_source, step)
+        try:
+            stats = _collect(catalog, table, current, sample, analyze_source, step)
+        except LookupError:
+            raise _missing(catalog, table) from None
         path = store.save(stats)
         seconds = time.perf_counter() - started
         progress(f"[{index}/{len(chosen)}] {table.qualified_name}: {stats.row_count:,.0f} rows, "
@@ -164,4 +184,34 @@ def load_all(catalog: Catalog, check_fresh: bool = False) -> tuple[dict[str, Tab
     return found, problems
 
 
-__all__ = ["analyze", "load_all", "store_for", "fingerprint"]
+def load_checked(catalog: Catalog, *, remote: bool = False) -> tuple[dict[str, TableStats], dict[str, str]]:
+    """Stored statistics of the catalog's tables, as ``load_all`` reads them, and by table what
+    is wrong with them: a file that is unusable (ignored) or incomplete (its row sample), and
+    statistics that are stale (the data changed since they were collected; still used, as
+    PostgreSQL uses its own until the next ANALYZE). Staleness is checked for tables in files
+    (their sizes and times) and, with ``remote``, for tables in databases (a query each)."""
+    store = store_for(catalog)
+    found: dict[str, TableStats] = {}
+    notes: dict[str, str] = {}
+    for table in catalog.tables():
+        name = table.qualified_name
+        loaded = store.load(name)
+        if loaded.problem:
+            notes[name] = loaded.problem
+        if loaded.stats is None:
+            continue
+        found[name] = loaded.stats
+        source = catalog.source_of(table)
+        if source.type != "spark" and not remote:
+            continue
+        try:
+            current = fingerprint(catalog, table)
+        except (CboError, OSError):
+            continue   # the data cannot be read now: running the query will say so
+        if current != loaded.stats.fingerprint:
+            notes[name] = (f"statistics of {name} are stale (its data changed since they were collected, "
+                           f"{loaded.stats.collected_at}): estimates may be off; run `cbo analyze {name}`")
+    return found, notes
+
+
+__all__ = ["analyze", "load_all", "load_checked", "store_for", "fingerprint"]
