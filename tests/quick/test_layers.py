@@ -31,6 +31,8 @@ FORBIDDEN = {
     "physical": ["cbo.frontend", "cbo.estimate", "cbo.cost", "cbo.memo.rules", "cbo.memo.cascades", "cbo.planner",
                  "cbo.app", "cbo.exec", "cbo.engines"],
     "app/demo.py": ["benchmarks"],
+    "app/workload": ["benchmarks"],   # the benchmarks use the runner, never the reverse
+    "workloads": ["benchmarks", "cbo.app"],
     "sources": ["cbo.app", "cbo.memo", "cbo.planner", "cbo.frontend", "cbo.normalize"],
     "app/session.py": ["cbo.memo.rules"],   # Spark's hint names belong to execution, not to the rules
 }
