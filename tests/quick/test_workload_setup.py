@@ -133,10 +133,24 @@ def test_a_plans_shape_keeps_operators_and_strategies_and_drops_what_moves_with_
     assert plan_shape(EXPLAIN.replace("broadcast_hash", "sort_merge")) != shape
 
 
+def _scan(table: str, rows: float) -> dict:
+    return {"operator": "Scan", "table": table, "estimated_rows": rows, "children": []}
+
+
 def test_estimates_are_keyed_by_what_a_node_computes():
     tree = {"operator": "InnerJoin", "estimated_rows": 10.0, "children": [
-        {"operator": "Scan", "table": "lake.orders", "estimated_rows": 5.0, "children": []},
-        {"operator": "Filter", "estimated_rows": 2.0, "children": [
-            {"operator": "Scan", "table": "lake.orders", "estimated_rows": 5.0, "children": []}]}]}
-    assert node_estimates(tree) == {"InnerJoin[lake.orders,lake.orders]": 10.0, "Scan[lake.orders]": 5.0,
+        _scan("lake.orders", 5.0),
+        {"operator": "Filter", "estimated_rows": 2.0, "children": [_scan("lake.orders", 5.0)]}]}
+    assert node_estimates(tree) == {"InnerJoin[lake.orders,lake.orders]{Filterx1}": 10.0, "Scan[lake.orders]": 5.0,
                                     "Filter[lake.orders]": 2.0, "Scan[lake.orders]#2": 5.0}
+    # the same join in another order, through a projection: the same sub-plan
+    swapped = {"operator": "InnerJoin", "estimated_rows": 10.0, "children": [
+        {"operator": "Project", "estimated_rows": 2.0, "children": [
+            {"operator": "Filter", "estimated_rows": 2.0, "children": [_scan("lake.orders", 5.0)]}]},
+        _scan("lake.orders", 5.0)]}
+    assert "InnerJoin[lake.orders,lake.orders]{Filterx1}" in node_estimates(swapped)
+    # over an aggregation pushed below it: another sub-plan
+    eager = {"operator": "InnerJoin", "estimated_rows": 3.0, "children": [
+        {"operator": "Aggregate", "estimated_rows": 3.0, "children": [_scan("lake.orders", 5.0)]},
+        _scan("lake.customer", 5.0)]}
+    assert list(node_estimates(eager))[0] == "InnerJoin[lake.customer,lake.orders]{Aggregatex1}"

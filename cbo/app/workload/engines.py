@@ -166,17 +166,31 @@ def plan_shape(text: str) -> str:
     return "\n".join(lines)
 
 
+# Operators that do not change which rows a sub-plan computes, only their columns or order.
+_NEUTRAL = frozenset({"Project", "Sort", "Scan"})
+
+
 def node_key(node: dict[str, Any]) -> str:
-    """What a plan node computes, as comparable across plans: its operator and the tables below
-    it (a join of orders and lineitem is the same sub-plan whichever order or strategy)."""
+    """What a plan node computes, as comparable across plans: its operator, the tables below it,
+    and how many of each row-changing operator lie below it (filters, aggregations, joins by
+    kind). A join of orders and lineitem is the same sub-plan whichever order or strategy; one
+    over an aggregation pushed below it (eager aggregation) is another, and so is one below a
+    filter that another plan applies above it."""
     tables: list[str] = []
-    stack = [node]
+    below: dict[str, int] = {}
+    stack = list(node.get("children", []))
     while stack:
         current = stack.pop()
-        if current.get("operator") == "Scan" and current.get("table"):
+        operator = str(current.get("operator"))
+        if operator == "Scan" and current.get("table"):
             tables.append(str(current["table"]))
+        if operator not in _NEUTRAL:
+            below[operator] = below.get(operator, 0) + 1
         stack.extend(current.get("children", []))
-    return f"{node.get('operator')}[{','.join(sorted(tables))}]"
+    if node.get("operator") == "Scan" and node.get("table"):
+        tables.append(str(node["table"]))
+    inside = ",".join(f"{operator}x{count}" for operator, count in sorted(below.items()))
+    return f"{node.get('operator')}[{','.join(sorted(tables))}]" + (f"{{{inside}}}" if inside else "")
 
 
 def node_estimates(tree: dict[str, Any]) -> dict[str, float]:
