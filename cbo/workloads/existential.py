@@ -1,4 +1,5 @@
-"""Seed 003's query family: ``SELECT * FROM customer WHERE <outer filter> AND c_custkey IN (<filtering side>)``.
+"""The existential family:
+``SELECT * FROM customer WHERE <outer filter> AND c_custkey IN (<filtering side>)``.
 
 The outer filter keeps one customer (the seed's own query, by name), or a share of them
 (0.1 %, 1 %, 20 %, all) by account balance, which is uniform over [-999.99, 9999.99] in

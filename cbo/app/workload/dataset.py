@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cbo.app.progress import say
+from cbo.app.progress import say, step
 from cbo.app.workload import manifest as manifests
 from cbo.app.workload.configs import Config, Kind
 from cbo.app.workload.engines import Engines, Reference, plan_shape
@@ -183,6 +183,8 @@ def export(experiment: Experiment, out: Path, *, draws: int = 0, seed: int = 0) 
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "manifest.json", manifest)
     reference = Reference(catalog, engines) if experiment.reference == "duckdb" else None
+    with step("warming Spark up"):
+        engines.warm_up(configs)
     dataset = Dataset()
     try:
         for number, query in enumerate(workload.queries, start=1):

@@ -13,7 +13,7 @@ what is missing when run; it lights up once the module exists, with no change he
 * ``stats``, ``stats2``: the two seeded STATS workloads of COUNT(*) queries over the STATS data
   (``cbo.workloads.stats_queries``, ``stats_queries2``; ``--count`` queries, ``--seed``),
   placed in Parquet (``all-spark``) or in cbo's local PostgreSQL (``all-postgres``).
-* ``existential``: seed 003's family of ``IN`` subqueries over TPC-H's customer and orders
+* ``existential``: the existential family of ``IN`` subqueries over TPC-H's customer and orders
   (``cbo.workloads.existential``), named ``e01`` ... ``e15``.
 """
 
@@ -148,7 +148,7 @@ WORKLOADS: dict[str, NamedWorkload] = {w.name: w for w in (
                   _stats("stats")),
     NamedWorkload("stats2", "the second STATS workload: foreign keys meeting at shared keys; --count, --seed",
                   _stats("stats2")),
-    NamedWorkload("existential", "seed 003's IN-subquery family over TPC-H customer and orders, at --sf",
+    NamedWorkload("existential", "the existential family: IN subqueries over TPC-H customer and orders, at --sf",
                   _existential),
 )}
 

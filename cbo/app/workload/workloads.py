@@ -2,7 +2,7 @@
 
 A workload is either a folder of ``.sql`` files (one query per file, named by the file's stem,
 in natural order: ``q2`` before ``q10``) run over a catalog the user names, or a named workload
-of the registry (``cbo.app.workload.registry``: TPC-H, TPC-DS, the STATS workloads, seed 003's
+of the registry (``cbo.app.workload.registry``: TPC-H, TPC-DS, the STATS workloads, the
 existential family), which prepares its own data and catalog. A folder that is a named
 workload's own query folder (``cbo/workloads/tpch_sql``) is that workload.
 
