@@ -36,8 +36,10 @@ def test_records_are_kept_across_an_interruption_and_resumed_only_for_the_same_e
         ResultFolder(out).start(_manifest(), resume=False)
     with pytest.raises(CboError, match="holds another experiment .its configs differ."):
         ResultFolder(out).start(_manifest(["cbo", "duckdb"]), resume=True)
-    kept = ResultFolder(out).start({**_manifest(), "started": "t1"}, resume=True)
+    again = {**_manifest(), "started": "t1"}
+    kept = ResultFolder(out).start(again, resume=True)
     assert [r["query"] for r in kept] == ["q1"]
+    assert again["started"] == "t0" and again["resumed"] == ["t1"]   # the run goes on with this manifest
     ResultFolder(out).append({"query": "q2", "seconds": {"cbo": 2.0}})
     assert [r["query"] for r in read_records(out / "results.jsonl")] == ["q1", "q2"]   # the cut line is gone
     resumed = json.loads((out / "manifest.json").read_text())

@@ -86,7 +86,8 @@ class ResultFolder:
         self.records_path = path / RECORDS
 
     def start(self, manifest: dict[str, Any], resume: bool) -> list[dict[str, Any]]:
-        """Write the manifest of a new run, or check a run to continue; the records kept."""
+        """Write the manifest of a new run, or check a run to continue (and note in ``manifest``
+        when it started and when it was resumed); the records kept."""
         if self.manifest_path.exists():
             earlier = load(self.path)
             done = len(earlier.records)
@@ -99,9 +100,10 @@ class ResultFolder:
                 raise CboError(f"{self.path} holds another experiment (its {', '.join(differ)} differ): cannot "
                                "resume it; choose another --out")
             kept = read_records(self.records_path, repair=True)
-            manifest = {**manifest, "started": earlier.manifest.get("started"),
-                        "resumed": [*earlier.manifest.get("resumed", []), manifest["started"]],
-                        "machine_first": earlier.manifest.get("machine_first") or earlier.manifest.get("machine")}
+            # (in place: the caller keeps updating this manifest, and rewrites it when done)
+            manifest.update(started=earlier.manifest.get("started"),
+                            resumed=[*earlier.manifest.get("resumed", []), manifest["started"]],
+                            machine_first=earlier.manifest.get("machine_first") or earlier.manifest.get("machine"))
             write_json(self.manifest_path, manifest)
             return kept
         if self.path.exists() and any(self.path.iterdir()):
