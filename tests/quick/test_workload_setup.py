@@ -3,9 +3,6 @@ named workloads (TPC-DS lighting up when its module exists), dialects, and plan 
 
 from __future__ import annotations
 
-import importlib.machinery
-import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -75,27 +72,24 @@ def test_a_named_workloads_own_folder_or_a_copy_of_it_is_that_workload(tmp_path:
     assert registry.find(str(tmp_path)) is None               # edited: a folder of its own
 
 
-def test_tpcds_is_one_entry_that_lights_up_when_its_module_exists(tmp_path: Path, monkeypatch):
-    entry = registry.WORKLOADS["tpcds"]
-    if entry.available:
-        pytest.skip("this cbo has cbo.workloads.tpcds: the stand-in below would shadow it")
-    with pytest.raises(CboError, match="workload tpcds: this cbo has no cbo.workloads.tpcds"):
-        resolve("tpcds", WorkloadOptions())
-    assert "not in this cbo" in registry.listing()
-    # A module with the shape of TPC-H's (prepare, a query folder, a dialect) makes it run.
-    folder = tmp_path / "tpcds_sql"
-    folder.mkdir()
-    (folder / "query1.sql").write_text("select 1 as one")
-    module = types.ModuleType("cbo.workloads.tpcds")
-    module.__spec__ = importlib.machinery.ModuleSpec("cbo.workloads.tpcds", None)
-    module.QUERY_DIR = folder
-    module.DIALECT = "duckdb"
-    module.prepare = lambda sf, postgres=None, progress=None: {"all-spark": tmp_path / f"sf{sf:g}.toml"}
-    monkeypatch.setitem(sys.modules, "cbo.workloads.tpcds", module)
-    assert entry.available and "not in this cbo" not in registry.listing()
-    workload = resolve("tpcds", WorkloadOptions(sf=0.5))
-    assert workload.name == "tpcds" and workload.dialect == "duckdb" and workload.as_written == {"duckdb"}
-    assert workload.catalog == tmp_path / "sf0.5.toml" and [q.name for q in workload.queries] == ["query1"]
+def test_tpcds_is_one_entry_whose_duckdb_text_is_transpiled_for_spark(tmp_path: Path, monkeypatch):
+    from cbo.app.workload.engines import Engines
+    from cbo.sources.catalog import Catalog
+    from cbo.workloads import tpcds
+
+    made = []
+    monkeypatch.setattr(tpcds, "prepare", lambda sf, postgres=None, progress=None: made.append((sf, postgres)) or
+                        {"all-spark": tmp_path / "all-spark.toml", "federated": tmp_path / "federated.toml"})
+    workload = resolve("tpcds", WorkloadOptions(sf=0.5, placement="federated"))
+    assert made == [(0.5, "local")] and workload.catalog == tmp_path / "federated.toml"
+    assert len(workload.queries) == 99 and workload.dialect == "duckdb" and workload.as_written == {"duckdb"}
+    assert registry.find(str(registry.WORKLOADS_DIR / "tpcds_sql")).name == "tpcds"
+    engines = Engines(Catalog({}), workload)
+    q01 = workload.queries[0]
+    assert engines.text(q01, "duckdb") == q01.sql                 # as written
+    assert engines.text(q01, "spark") == transpile(q01.sql, "duckdb", "spark") != q01.sql
+    with pytest.raises(CboError, match="placement 'federated3' is not one of its own"):
+        resolve("tpcds", WorkloadOptions(placement="federated3"))
 
 
 def test_a_placement_a_workload_does_not_have_is_refused():

@@ -1,15 +1,14 @@
 """The named workloads: each is one entry saying where its queries and its data come from.
 
 An entry prepares its data when asked (generated and loaded once into cbo's cache, as ``cbo
-datagen`` does; later runs find it there) and returns a :class:`Workload` with its catalog. A
-workload whose module is not part of this cbo (``module``) is listed as unavailable and names
-what is missing when run; it lights up once the module exists, with no change here.
+datagen`` does; later runs find it there) and returns a :class:`Workload` with its catalog. A new
+workload is one more entry: a function from the options to its queries and catalogs.
 
 * ``tpch``: the 22 TPC-H queries (``cbo.workloads.tpch_sql``), data by ``tpchgen-cli`` at
   ``--sf``, in any of TPC-H's placements (``all-spark``, ``all-postgres``, ``federated``,
   ``federated3``); the text runs unchanged on Spark, DuckDB and PostgreSQL.
-* ``tpcds``: the TPC-DS queries (``cbo.workloads.tpcds`` and its ``tpcds_sql`` folder),
-  prepared by that module's ``prepare`` like TPC-H's, written in its ``DIALECT``.
+* ``tpcds``: the 99 TPC-DS queries (``cbo.workloads.tpcds_queries``), data by ``tpcgen-cli``
+  at ``--sf`` in TPC-DS's placements; the text is DuckDB's, transpiled for Spark and PostgreSQL.
 * ``stats``, ``stats2``: the two seeded STATS workloads of COUNT(*) queries over the STATS data
   (``cbo.workloads.stats_queries``, ``stats_queries2``; ``--count`` queries, ``--seed``),
   placed in Parquet (``all-spark``) or in cbo's local PostgreSQL (``all-postgres``).
@@ -19,13 +18,11 @@ what is missing when run; it lights up once the module exists, with no change he
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cbo.app.workload.workloads import Progress, Workload, WorkloadOptions, numbered, read_folder
+from cbo.app.workload.workloads import Progress, Workload, WorkloadOptions, numbered
 from cbo.errors import CboError
 
 WORKLOADS_DIR = Path(__file__).resolve().parents[2] / "workloads"
@@ -38,21 +35,8 @@ class NamedWorkload:
     summary: str
     prepare: Callable[[WorkloadOptions, Progress], Workload]
     query_dir: Path | None = None      # a folder that is this workload when given as SOURCE
-    module: str | None = None          # a module this cbo must have for the workload to exist
-
-    @property
-    def available(self) -> bool:
-        if self.module is None:
-            return True
-        try:
-            return importlib.util.find_spec(self.module) is not None
-        except ModuleNotFoundError:
-            return False
 
     def load(self, options: WorkloadOptions, progress: Progress) -> Workload:
-        if not self.available:
-            raise CboError(f"workload {self.name}: this cbo has no {self.module} (the {self.name} workload is not "
-                           f"part of it yet)")
         return self.prepare(options, progress)
 
 
@@ -65,32 +49,28 @@ def _placement(name: str, options: WorkloadOptions, allowed: tuple[str, ...]) ->
 
 def _tpch(options: WorkloadOptions, progress: Progress) -> Workload:
     from cbo.workloads import tpch
-    from cbo.workloads.tpch_queries import QUERY_DIR, all_queries
+    from cbo.workloads.tpch_queries import DIALECT, QUERY_DIR, all_queries
 
     placement = _placement("tpch", options, TPCH_PLACEMENTS)
     catalogs = tpch.prepare(options.sf, postgres=None if placement == "all-spark" else "local",
                             mariadb="local" if placement == "federated3" else None, progress=progress)
     queries = numbered([(q.name, q.sql) for q in all_queries()])
-    return Workload("tpch", "tpch", queries, as_written=frozenset({"spark", "duckdb", "postgres"}),
+    return Workload("tpch", "tpch", queries, dialect=DIALECT, as_written=frozenset({"spark", "duckdb", "postgres"}),
                     catalog=catalogs[placement], catalogs=dict(catalogs), options=options,
                     facts={"query_dir": str(QUERY_DIR)})
 
 
 def _tpcds(options: WorkloadOptions, progress: Progress) -> Workload:
-    module = importlib.import_module("cbo.workloads.tpcds")
-    prepare = getattr(module, "prepare", None)
-    if prepare is None:
-        raise CboError("workload tpcds: cbo.workloads.tpcds has no prepare(sf, ...) to make its data and catalogs")
-    catalogs = prepare(options.sf, postgres=None if options.placement == "all-spark" else "local", progress=progress)
-    if options.placement not in catalogs:
-        raise CboError(f"workload tpcds: placement {options.placement!r} is not one of its own "
-                       f"({', '.join(catalogs)})")
-    folder = Path(getattr(module, "QUERY_DIR", WORKLOADS_DIR / "tpcds_sql"))
-    dialect = getattr(module, "DIALECT", "duckdb")
-    return Workload("tpcds", "tpcds", read_folder(folder), dialect=dialect,
-                    as_written=frozenset(getattr(module, "AS_WRITTEN", {dialect})),
-                    catalog=Path(catalogs[options.placement]), catalogs={k: Path(v) for k, v in catalogs.items()},
-                    options=options, facts={"query_dir": str(folder)})
+    from cbo.workloads import tpcds
+    from cbo.workloads.tpcds_queries import DIALECT, QUERY_DIR, all_queries
+
+    placement = _placement("tpcds", options, tpcds.PLACEMENTS)
+    catalogs = tpcds.prepare(options.sf, postgres=None if placement == "all-spark" else "local", progress=progress)
+    queries = numbered([(q.name, q.sql) for q in all_queries()])
+    # DuckDB's text (its tpcds extension's): Spark and PostgreSQL get it transpiled
+    return Workload("tpcds", "tpcds", queries, dialect=DIALECT, as_written=frozenset({DIALECT}),
+                    catalog=catalogs[placement], catalogs=dict(catalogs), options=options,
+                    facts={"query_dir": str(QUERY_DIR)})
 
 
 def _stats(which: str) -> Callable[[WorkloadOptions, Progress], Workload]:
@@ -142,8 +122,8 @@ def _existential(options: WorkloadOptions, progress: Progress) -> Workload:
 WORKLOADS: dict[str, NamedWorkload] = {w.name: w for w in (
     NamedWorkload("tpch", "the 22 TPC-H queries; data generated at --sf, in --placement", _tpch,
                   query_dir=WORKLOADS_DIR / "tpch_sql"),
-    NamedWorkload("tpcds", "the TPC-DS queries; data generated at --sf", _tpcds,
-                  query_dir=WORKLOADS_DIR / "tpcds_sql", module="cbo.workloads.tpcds"),
+    NamedWorkload("tpcds", "the 99 TPC-DS queries (DuckDB's text); data generated at --sf, in --placement", _tpcds,
+                  query_dir=WORKLOADS_DIR / "tpcds_sql"),
     NamedWorkload("stats", "seeded COUNT(*) queries over the STATS data (STATS-CEB's shape); --count, --seed",
                   _stats("stats")),
     NamedWorkload("stats2", "the second STATS workload: foreign keys meeting at shared keys; --count, --seed",
@@ -191,6 +171,5 @@ def listing() -> str:
     width = max(len(name) for name in WORKLOADS)
     lines = []
     for workload in WORKLOADS.values():
-        state = "" if workload.available else f"  (not in this cbo: needs {workload.module})"
-        lines.append(f"{workload.name:<{width}}  {workload.summary}{state}")
+        lines.append(f"{workload.name:<{width}}  {workload.summary}")
     return "\n".join(lines)
