@@ -95,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     datagen.add_argument("--mariadb", help="TPC-H only: also load MariaDB (with --postgres: the federated3 "
                          "placement): 'local' or a URL (mariadb://user@host:port/db, password in "
                          "$CBO_MARIADB_PASSWORD)")
+
+    from cbo.app.workload.cli import add_parsers
+
+    add_parsers(commands)   # workload run | rerun | compare | list, dataset export
     return parser
 
 
@@ -378,6 +382,10 @@ def dispatch(args: argparse.Namespace) -> int:
         return cmd_catalog(args.file)
     if args.command == "datagen":
         return cmd_datagen(args)
+    if args.command in ("workload", "dataset"):
+        from cbo.app.workload.cli import dispatch as workload_dispatch
+
+        return workload_dispatch(args)
     raise AssertionError(args.command)
 
 

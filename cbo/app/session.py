@@ -316,29 +316,7 @@ class Session:
         settings); rows and times per node come from the SQL metrics of Spark's executed plan
         (``cbo.exec.spark_metrics``). Running each subplan on its own instead charged Spark's
         start-up to the first and ran the inputs over and over."""
-        import time
-
-        from cbo.exec.spark_metrics import attribute, read_plan
-        from cbo.physical.algorithm import Algorithm
-
-        planned = view.planned
-        executor = self._spark(planned)
-        from cbo.engines.spark import is_connect
-
-        if is_connect(executor.spark):
-            raise CboError("explain --analyze reads Spark's executed plan from the driver's JVM, which a Spark "
-                           "Connect session does not have: use a catalog with [spark] master for it")
-        with executor.own_join_order():
-            frame = executor.dataframe(planned.plan, planned.names)
-            started = time.perf_counter()
-            rows = frame.collect()
-            elapsed = time.perf_counter() - started
-        # The executed plan is the object that ran (adaptive execution is off), metrics filled in.
-        executed = read_plan(frame._jdf.queryExecution().executedPlan())
-        scalar = frozenset(id(n.logical) for n in planned.physical.operators()
-                           if n.algorithm is Algorithm.SCALAR_SUBQUERY) if planned.physical else frozenset()
-        pushed = executor.views.remote.pushed(planned.plan, planned.operators)
-        actuals = attribute(planned.plan, executed, pushed, len(rows), scalar)
+        rows, elapsed, actuals = self.run_measured(view.planned)
 
         def visit(node: Plan, info: NodeInfo) -> None:
             actual = actuals[id(node)]
@@ -354,6 +332,34 @@ class Session:
         visit(view.plan, view.info)
         view.info.details["analyze"] = {"engine": "spark", "runs": 1, "wall_time_s": round(elapsed, 4),
                                         "rows": len(rows)}
+
+    def run_measured(self, planned: PlannedQuery) -> tuple[list[tuple[Any, ...]], float, dict[int, Any]]:
+        """Run a planned query once on Spark, as it always runs, and read Spark's metrics back: its
+        rows, the seconds the run took, and for each node of ``planned.plan`` (by identity) what
+        EXPLAIN ANALYZE shows of it (``cbo.exec.spark_metrics.Actual``: rows, where they come
+        from, Spark's operators and their time metrics)."""
+        import time
+
+        from cbo.exec.spark_metrics import attribute, read_plan
+        from cbo.physical.algorithm import Algorithm
+
+        executor = self._spark(planned)
+        from cbo.engines.spark import is_connect
+
+        if is_connect(executor.spark):
+            raise CboError("explain --analyze reads Spark's executed plan from the driver's JVM, which a Spark "
+                           "Connect session does not have: use a catalog with [spark] master for it")
+        with executor.own_join_order():
+            frame = executor.dataframe(planned.plan, planned.names)
+            started = time.perf_counter()
+            rows = [tuple(row) for row in frame.collect()]
+            elapsed = time.perf_counter() - started
+        # The executed plan is the object that ran (adaptive execution is off), metrics filled in.
+        executed = read_plan(frame._jdf.queryExecution().executedPlan())
+        scalar = frozenset(id(n.logical) for n in planned.physical.operators()
+                           if n.algorithm is Algorithm.SCALAR_SUBQUERY) if planned.physical else frozenset()
+        pushed = executor.views.remote.pushed(planned.plan, planned.operators)
+        return rows, elapsed, attribute(planned.plan, executed, pushed, len(rows), scalar)
 
     def _analyze_duckdb(self, view: PlanView) -> None:
         """On DuckDB each subplan is counted by running it (DuckDB answers in milliseconds and

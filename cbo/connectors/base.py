@@ -90,6 +90,8 @@ class Connector:
     # the database and user cbo's local server creates (the servers' modules name them too)
     local_database: str = "cbo"
     local_user: str = "cbo"
+    # the query text can run on the server itself, as the workload runner's baseline of that name
+    native_baseline: bool = False
     schemas: bool = True              # a source given by URL may name a schema (``schema``)
 
     def __repr__(self) -> str:

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from cbo.sources.catalog import load_catalog, parse_catalog
+from cbo.sources.catalog import parse_catalog
 from cbo.errors import CatalogError, SourceUnreachable
 from cbo.connectors.localserver import free_port
 from cbo.paths import cache_dir

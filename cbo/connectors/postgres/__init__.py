@@ -64,6 +64,7 @@ class PostgresConnector(Connector):
     driver_jar = Path("/usr/share/java/postgresql.jar")
     parallel_reads = True
     server_command = "postgres"
+    native_baseline = True
 
     def query_options(self, whole_result: bool, columns: tuple[tuple[str, T.DataType], ...]) -> dict[str, str]:
         # A fetch size makes Spark turn autocommit off and the driver read through a portal a
