@@ -293,6 +293,7 @@ class Session:
 
         from cbo.exec.spark_metrics import attribute, read_plan
         from cbo.physical.algorithm import Algorithm
+        from cbo.settings import describe_adaptive
 
         planned = view.planned
         executor = self._spark(planned)
@@ -306,7 +307,8 @@ class Session:
             started = time.perf_counter()
             rows = frame.collect()
             elapsed = time.perf_counter() - started
-        # The executed plan is the object that ran (adaptive execution is off), metrics filled in.
+        # The executed plan is the object that ran, metrics filled in (under adaptive execution,
+        # its final plan: ``read_plan``).
         executed = read_plan(frame._jdf.queryExecution().executedPlan())
         scalar = frozenset(id(n.logical) for n in planned.physical.operators()
                            if n.algorithm is Algorithm.SCALAR_SUBQUERY) if planned.physical else frozenset()
@@ -326,7 +328,7 @@ class Session:
 
         visit(view.plan, view.info)
         view.info.details["analyze"] = {"engine": "spark", "runs": 1, "wall_time_s": round(elapsed, 4),
-                                        "rows": len(rows)}
+                                        "rows": len(rows), "adaptive": describe_adaptive(executor.adaptive)}
 
     def _analyze_duckdb(self, view: PlanView) -> None:
         """On DuckDB each subplan is counted by running it (DuckDB answers in milliseconds and
@@ -363,9 +365,15 @@ class Session:
         Spark plans it here, with cbo's execution settings (join reordering and adaptive
         execution off, cbo's partition count), so actions on the DataFrame run cbo's plan;
         DataFrames derived from it by further transformations are planned by Spark as usual.
+        Adaptive execution stays off whatever ``spark_adaptive`` says: an adaptive plan is
+        re-planned during each action with the session's settings of that moment, which cbo
+        does not hold once the DataFrame is returned.
         """
+        from cbo.settings import ADAPTIVE_OFF
+
         planned = self._plan(sql)
         executor = self._spark(planned)
+        executor.adaptive = ADAPTIVE_OFF
         with executor.own_join_order():
             frame = executor.dataframe(planned.plan, planned.names)
             from cbo.engines.spark import is_connect
@@ -432,7 +440,7 @@ class Session:
         if self._spark_executor is None:
             self._spark_executor = SparkExecutor(spark, self.catalog)
         return self._spark_executor.for_plan(planned.physical if planned else None,
-                                             planned.partitions if planned else None)
+                                             planned.partitions if planned else None, self.settings.spark_adaptive)
 
     def _duck(self) -> DuckDBEngine:
         if self._duckdb is None:
