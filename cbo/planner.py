@@ -140,7 +140,7 @@ class Planner:
             assumed.setdefault(table, []).extend((key, "hint") for key in keys)
         for table, names in self._counted_unique(statement).items():
             assumed.setdefault(table, []).extend(((name,), "statistics") for name in names)
-        bound = Binder(self.catalog, self.schemas, columns, assumed).bind(statement)
+        bound = Binder(self.catalog, self.schemas, columns, assumed, self.dialect).bind(statement)
         return bound.plan, normalize(decorrelate(bound.plan, columns)), bound.names, tuple(hints.warnings)
 
     def _counted_unique(self, statement: exp.Expression) -> dict[str, list[str]]:

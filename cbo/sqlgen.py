@@ -60,6 +60,7 @@ from cbo.ir.expressions import (
     columns_of,
 )
 from cbo.ir.intervals import IntervalValue
+from cbo.ir.moments import is_moment
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from cbo.ir.shape import shape
 
@@ -70,7 +71,8 @@ InputOrder = Callable[[list[Plan], list[Expr]], list[Plan]]
 BINARY = {"eq": exp.EQ, "neq": exp.NEQ, "lt": exp.LT, "lte": exp.LTE, "gt": exp.GT, "gte": exp.GTE,
           "add": exp.Add, "subtract": exp.Sub, "multiply": exp.Mul, "divide": exp.Div, "modulus": exp.Mod,
           "is_not_distinct_from": exp.NullSafeEQ}
-UNARY_FUNCTIONS = {"upper": exp.Upper, "lower": exp.Lower, "length": exp.Length, "trim": exp.Trim, "abs": exp.Abs}
+UNARY_FUNCTIONS = {"upper": exp.Upper, "lower": exp.Lower, "length": exp.Length, "trim": exp.Trim, "abs": exp.Abs,
+                   "sqrt": exp.Sqrt}
 RAISE_ERROR = {"duckdb": "error", "spark": "raise_error", "postgres": "cbo_raise_error"}
 NEEDS_PARENS = (exp.Binary, exp.Connector, exp.Not, exp.Between, exp.In, exp.Is, exp.Like, exp.Escape,
                 exp.Neg)
@@ -415,6 +417,8 @@ class SqlRenderer:
             return result
         if c.name.startswith("extract_"):
             return exp.Extract(this=exp.var(c.name.split("_", 1)[1].upper()), expression=args[0])
+        if c.name == "add_days":
+            return self._add_days(args[0], args[1], c.args[1].type)
         if c.name in ("date_add", "date_sub"):
             interval = c.args[1]
             assert isinstance(interval, Constant) and isinstance(interval.value, IntervalValue)
@@ -429,6 +433,16 @@ class SqlRenderer:
         if c.name == "raise_error":
             return exp.Anonymous(this=RAISE_ERROR.get(self.dialect, "raise_error"), expressions=args)
         raise AssertionError(f"no SQL for function {c.name}")
+
+    def _add_days(self, date: exp.Expression, days: exp.Expression, days_type: T.DataType) -> exp.Expression:
+        """A date plus a number of days, a DATE in every dialect."""
+        if days_type != T.INTEGER:   # Spark's date_add and DuckDB's and PostgreSQL's + take an INT
+            days = exp.Cast(this=days, to=T.INTEGER.to_sqlglot())
+        if self.dialect == "spark":
+            return exp.Anonymous(this="date_add", expressions=[date, days])
+        if self.dialect == "mysql":
+            return exp.DateAdd(this=date, expression=days, unit=exp.var("DAY"))
+        return exp.Add(this=date, expression=days)   # DuckDB, PostgreSQL: date + integer is a date
 
     def special(self, s: SpecialForm) -> exp.Expression:
         args = [_paren(self.expr(a)) for a in s.args]
@@ -464,8 +478,13 @@ class SqlRenderer:
             # one of them, for every type (min would not take booleans).
             return exp.Bracket(this=exp.Paren(this=exp.ArrayAgg(this=arg)), expressions=[exp.Literal.number(1)],
                                offset=1)
+        if is_moment(a.name) and self.dialect == "postgres" and a.args[0].type != T.DOUBLE:
+            # PostgreSQL's moments of an integer or numeric are numeric: in DOUBLE, as elsewhere
+            inner = exp.Cast(this=_paren(self.expr(a.args[0])), to=T.DOUBLE.to_sqlglot())
+            arg = exp.Distinct(expressions=[inner]) if a.distinct else inner
         builder = {"count": exp.Count, "sum": exp.Sum, "avg": exp.Avg, "min": exp.Min, "max": exp.Max,
-                   "any_value": exp.AnyValue}[a.name]
+                   "any_value": exp.AnyValue, "var_samp": exp.Variance, "var_pop": exp.VariancePop,
+                   "stddev_samp": exp.StddevSamp, "stddev_pop": exp.StddevPop}[a.name]
         return builder(this=arg)
 
 

@@ -156,3 +156,14 @@ def tpch_parquet_catalog() -> Path:
     dataset, _ = tpch.generate(TEST_SF, cache_dir() / "tpch" / scale_factor_label(TEST_SF))
     directory = dataset.directory / "catalogs-parquet"
     return tpch.write_catalogs(dataset, None, directory)["all-spark"]
+
+
+@pytest.fixture(scope="session")
+def tpcds_parquet_catalog() -> Path:
+    """TPC-DS at SF 0.01 as Parquet only (no engine started): the all-spark catalog."""
+    from cbo.paths import cache_dir, scale_factor_label
+    from cbo.workloads import tpcds
+
+    dataset, _ = tpcds.generate(TEST_SF, cache_dir() / "tpcds" / scale_factor_label(TEST_SF))
+    directory = dataset.directory / "catalogs-parquet"
+    return tpcds.write_catalogs(dataset, None, directory)["all-spark"]

@@ -24,6 +24,8 @@ from cbo.settings import OptimizerSettings, parse_assignments
 
 PLANS = Path(__file__).parent / "testdata" / "plans"
 TPCH_STATS = Path(__file__).parent / "testdata" / "stats" / "tpch-sf1"
+TPCDS_STATS = Path(__file__).parent / "testdata" / "stats" / "tpcds-sf1"
+TPCDS_PLANS = PLANS / "tpcds.test"   # planned over TPC-DS's catalog and statistics, read as DuckDB's SQL
 
 
 @dataclass

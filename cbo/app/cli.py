@@ -21,16 +21,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    demo = commands.add_parser("demo", help="TPC-H end to end on the embedded default (Spark, DuckDB, local PostgreSQL)")
-    demo.add_argument("--sf", type=float, default=0.1, help="TPC-H scale factor (default 0.1)")
+    demo = commands.add_parser("demo", help="TPC-H (or TPC-DS) end to end on the embedded default (Spark, DuckDB, "
+                               "local PostgreSQL)")
+    demo.add_argument("--workload", choices=("tpch", "tpcds"), default="tpch",
+                      help="tpch (default) or tpcds (its queries cbo plans; those it refuses are listed)")
+    demo.add_argument("--sf", type=float, help="scale factor (default 0.1 for TPC-H, 0.01 for TPC-DS)")
     demo.add_argument("--placement", choices=("federated", "all-spark", "all-postgres", "federated3"),
-                      default="federated")
+                      default="federated", help="where the tables live (default federated; federated3 is "
+                      "TPC-H only)")
     demo.add_argument("--postgres", default="local",
                       help="'local' (default: cbo's throwaway server) or the URL of your own PostgreSQL")
     demo.add_argument("--mariadb", default="local",
                       help="for federated3: 'local' (default: cbo's throwaway server) or the URL of your own "
                       "MariaDB (mariadb://user@host:port/db, password in $CBO_MARIADB_PASSWORD)")
-    demo.add_argument("--queries", help="comma-separated subset, e.g. q1,q6 (default: all 22)")
+    demo.add_argument("--queries", help="comma-separated subset, e.g. q1,q6 (default: all)")
 
     query = commands.add_parser("query", help="run a SQL query through cbo's plan and print the result")
     _sql_arguments(query)
@@ -82,12 +86,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="optimizer settings, e.g. disabled_rules=SortMergeJoin,ReorderJoins (shown as not enabled)")
 
     datagen = commands.add_parser("datagen", help="generate a workload's data, load it, write its catalogs")
-    datagen.add_argument("workload", choices=("tpch",))
+    datagen.add_argument("workload", choices=("tpch", "tpcds"))
     datagen.add_argument("--sf", type=float, required=True, help="scale factor, e.g. 0.1 or 1")
     datagen.add_argument("--out", type=Path, required=True, help="directory for the Parquet files and catalogs")
     datagen.add_argument("--postgres", help="also load PostgreSQL: 'local' or a URL (postgresql://user@host:port/db)")
-    datagen.add_argument("--mariadb", help="also load MariaDB (with --postgres: the federated3 placement): 'local' "
-                         "or a URL (mariadb://user@host:port/db, password in $CBO_MARIADB_PASSWORD)")
+    datagen.add_argument("--mariadb", help="TPC-H only: also load MariaDB (with --postgres: the federated3 "
+                         "placement): 'local' or a URL (mariadb://user@host:port/db, password in "
+                         "$CBO_MARIADB_PASSWORD)")
     return parser
 
 
@@ -307,6 +312,18 @@ def cmd_datagen(args: argparse.Namespace) -> int:
     from cbo.app.progress import say
     from cbo.workloads import tpch
 
+    if args.workload == "tpcds":
+        from cbo.workloads import tpcds
+
+        if args.mariadb:
+            raise CboError("--mariadb is for TPC-H (its federated3 placement); TPC-DS places tables in PostgreSQL "
+                           "and Parquet only")
+        catalogs = tpcds.prepare(args.sf, data_dir=args.out, postgres=args.postgres, progress=say)
+        for placement, path in catalogs.items():
+            print(f"{placement:<13} {path}")
+        if not args.postgres:
+            say("PostgreSQL not loaded (no --postgres): only the all-spark catalog was written")
+        return 0
     if args.mariadb and not args.postgres:
         raise CboError("--mariadb needs --postgres too: the federated3 placement uses both servers")
     catalogs = tpch.prepare(args.sf, data_dir=args.out, postgres=args.postgres, mariadb=args.mariadb, progress=say)
@@ -324,7 +341,14 @@ def dispatch(args: argparse.Namespace) -> int:
         from cbo.app.demo import run_demo
 
         queries = args.queries.split(",") if args.queries else None
-        return run_demo(sf=args.sf, postgres=args.postgres, placement=args.placement, queries=queries,
+        if args.workload == "tpcds":
+            from cbo.app.demo import run_tpcds_demo
+
+            if args.placement == "federated3":
+                raise CboError("the federated3 placement is TPC-H's; TPC-DS has all-spark, all-postgres and federated")
+            return run_tpcds_demo(sf=args.sf or 0.01, postgres=args.postgres, placement=args.placement,
+                                  queries=queries)
+        return run_demo(sf=args.sf or 0.1, postgres=args.postgres, placement=args.placement, queries=queries,
                         mariadb=args.mariadb)
     if args.command == "query":
         return cmd_query(args)

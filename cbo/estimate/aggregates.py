@@ -20,6 +20,14 @@ estimated from data rather than with a default third.
   ``max`` keep ``x``'s distribution (a bound, not a law of extremes).
 * **No grouping.** A scalar aggregate is one row holding ``N mu``, ``mu``, ``N``, or the
   largest (smallest) value of ``x``'s distribution.
+* **Second moments** (``cbo.ir.moments``). The variance or deviation of a group of ``n``
+  values drawn from ``x``'s distribution: for ``n`` up to ``EXACT_SIZE``, the statistic of
+  ``MOMENT_DRAWS`` groups drawn from that distribution (a fixed seed, so estimates repeat; a
+  pair of values spreads from 0 to the range, far from a normal law); larger groups are normal
+  laws around ``sigma^2`` (spread ``sigma^2 sqrt(2 / (n - 1))``) or ``sigma`` (spread
+  ``sigma / sqrt(2 (n - 1))``), the population forms scaled by ``(n - 1) / n``. The sample
+  forms of one-value groups are NULL (their share of the groups is the output's NULL
+  fraction), the population forms 0. Without grouping: one row holding ``sigma^2`` or ``sigma``.
 
 Other aggregates (DISTINCT, computed arguments without a distribution) stay unknown.
 """
@@ -35,9 +43,11 @@ from cbo.estimate.atoms import atoms, histogram, moments, point
 from cbo.estimate.column import ColumnEstimate
 from cbo.estimate.relation import RelEstimate
 from cbo.ir.expressions import AggregateCall, Column, ColumnRef
+from cbo.ir.moments import MOMENTS, is_moment
 
 SIZES = 16   # representative group sizes of the evenly spread rest
 EXACT_SIZE = 64   # groups of up to this many rows sum by convolution; larger ones by the normal law
+MOMENT_DRAWS = 512   # groups drawn per group size to place a variance's values
 LATTICE = 256    # points of the lattice a column's values are placed on for the convolution
 
 
@@ -84,7 +94,7 @@ def aggregate_output(call: AggregateCall, rel: RelEstimate, group_by: tuple[Colu
                      groups: float) -> ColumnEstimate:
     """The distribution of ``call`` over the ``groups`` output rows (see the module docstring)."""
     unknown = ColumnEstimate.unknown(groups)
-    if call.distinct or call.name not in ("count_star", "count", "sum", "avg", "min", "max"):
+    if call.distinct or call.name not in ("count_star", "count", "sum", "avg", "min", "max") + MOMENTS:
         return unknown
     column: ColumnEstimate | None = None
     if call.name != "count_star":
@@ -114,6 +124,8 @@ def aggregate_output(call: AggregateCall, rel: RelEstimate, group_by: tuple[Colu
         return unknown
     mu, variance = stats
     sigma = math.sqrt(max(variance, 0.0))
+    if is_moment(call.name):
+        return _moment(call.name, rel, group_by, groups, present, variance, found)
     if not group_by:
         value = rel.rows * present * mu if call.name == "sum" else mu
         return point(value, 1.0)
@@ -135,6 +147,51 @@ def aggregate_output(call: AggregateCall, rel: RelEstimate, group_by: tuple[Colu
             normals.append((share, mu, sigma / math.sqrt(n_present)))
     result = histogram(groups, exact=exact, normals=normals)
     return replace(result, width=column.width)
+
+
+def _moment(name: str, rel: RelEstimate, group_by: tuple[Column, ...], groups: float, present: float,
+            variance: float, found: tuple[np.ndarray, np.ndarray]) -> ColumnEstimate:
+    """A second-moment aggregate's values over the groups (see the module docstring)."""
+    deviation = name.startswith("stddev")
+    sample = name.endswith("_samp")
+    if not group_by:
+        return point(math.sqrt(max(variance, 0.0)) if deviation else max(variance, 0.0), 1.0)
+    exact, normals = [], []
+    nulls = 0.0   # share of groups whose value is NULL
+    for share, n in group_sizes(rel, group_by, groups):
+        for part, size in _whole_sizes(share, max(n * present, 1.0)):
+            k = max(int(round(size)), 1)
+            if k == 1:
+                if sample:
+                    nulls += part
+                else:
+                    exact.append((part, np.array([0.0]), np.array([1.0])))
+                continue
+            scale = 1.0 if sample else (k - 1) / k
+            if k <= EXACT_SIZE:
+                exact.append((part, _drawn_moments(found, k, sample, deviation), np.ones(MOMENT_DRAWS)))
+            elif deviation:
+                sigma = math.sqrt(max(variance * scale, 0.0))
+                normals.append((part, sigma, sigma / math.sqrt(2.0 * (k - 1))))
+            else:
+                normals.append((part, variance * scale, variance * scale * math.sqrt(2.0 / (k - 1))))
+    valued = groups * (1.0 - nulls)
+    if valued <= 0:
+        return ColumnEstimate("number", groups, (), ())
+    weight = 1.0 - nulls
+    result = histogram(valued, exact=[(w / weight, p, q) for w, p, q in exact],
+                       normals=[(w / weight, m, sd) for w, m, sd in normals])
+    return replace(result, nulls=groups * nulls)
+
+
+def _drawn_moments(found: tuple[np.ndarray, np.ndarray], k: int, sample: bool, deviation: bool) -> np.ndarray:
+    """The variance (or deviation) of ``MOMENT_DRAWS`` groups of ``k`` values drawn from the
+    distribution ``found`` (points, weights)."""
+    points, weights = found
+    rng = np.random.default_rng(k)
+    drawn = rng.choice(points, size=(MOMENT_DRAWS, k), p=weights / weights.sum())
+    values = drawn.var(axis=1, ddof=1 if sample else 0)
+    return np.sqrt(values) if deviation else values
 
 
 class _Lattice:

@@ -33,6 +33,9 @@ def bind_aggregation(self: "Binder", select: exp.Select, scope: Scope, plan: Pla
         if group.args.get("rollup") or group.args.get("cube") or group.args.get("grouping_sets"):
             raise error_at(group, "ROLLUP, CUBE and GROUPING SETS are not supported yet")
         for node in group.expressions:
+            if isinstance(node, (exp.Rollup, exp.Cube, exp.GroupingSets)):
+                raise error_at(node, f"GROUP BY {node.key.upper().replace('GROUPINGSETS', 'GROUPING SETS')} "
+                                     "is not supported yet")
             group_exprs.append(_group_expression(self, node, scope, items))
     calls: list[AggregateCall] = []
 

@@ -18,6 +18,7 @@ from cbo.frontend.errors import error_at
 from cbo.frontend.scope import Scope
 from cbo.ir import types as T
 from cbo.ir.intervals import IntervalValue, add_interval
+from cbo.ir.moments import is_moment
 from cbo.ir.expressions import (AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, SubqueryExpr,
                                 conjunction)
 
@@ -32,7 +33,10 @@ COMPARISON_NODES = {exp.EQ: "eq", exp.NEQ: "neq", exp.LT: "lt", exp.LTE: "lte", 
 ARITHMETIC_NODES = {exp.Add: ("add", "+"), exp.Sub: ("subtract", "-"), exp.Mul: ("multiply", "*"),
                     exp.Div: ("divide", "/"), exp.Mod: ("modulus", "%")}
 AGGREGATE_NODES = {exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max", exp.Count: "count",
-                   exp.AnyValue: "any_value"}
+                   exp.AnyValue: "any_value",
+                   # SQL's stddev and variance are the sample forms (sqlglot reads var_samp as Variance)
+                   exp.StddevSamp: "stddev_samp", exp.StddevPop: "stddev_pop", exp.Stddev: "stddev_samp",
+                   exp.Variance: "var_samp", exp.VariancePop: "var_pop"}
 EXTRACT_FIELDS = ("YEAR", "MONTH", "DAY", "QUARTER")
 
 
@@ -84,6 +88,9 @@ class ExpressionBinder:
                 return self._aggregate(node, name)
         if isinstance(node, exp.Window):
             raise error_at(node, "window functions are not supported yet")
+        if isinstance(node, exp.Grouping):
+            raise error_at(node, "GROUPING() is not supported yet (nor are the ROLLUP, CUBE and GROUPING SETS "
+                                 "it reads)")
         if isinstance(node, exp.Func):
             raise error_at(node, f"unsupported function {node.sql_name() if hasattr(node, 'sql_name') else node.key}")
         raise error_at(node, f"unsupported expression: {node.sql()[:60]}")
@@ -171,6 +178,13 @@ class ExpressionBinder:
 
     def _arithmetic(self, node: exp.Binary, name: str, symbol: str) -> Expr:
         left, right = self.bind(node.this), self.bind(node.expression)
+        if name in ("add", "subtract") and (left.type == T.DATE and right.type.is_integer
+                                            or name == "add" and left.type.is_integer and right.type == T.DATE):
+            if self.binder.dialect not in DAYS_DIALECTS:
+                raise error_at(node, f"date {symbol} integer is not {self.binder.dialect} SQL: write "
+                                     f"date {symbol} INTERVAL 'n' DAY")
+            date, days = (left, right) if left.type == T.DATE else (right, left)
+            return add_days(date, days, negate=name == "subtract")
         if isinstance(left, Constant) and isinstance(right, Constant) and left.type.is_temporal \
                 and isinstance(right.value, IntervalValue) and name in ("add", "subtract"):
             interval = right.value if name == "add" else right.value.negated()
@@ -183,6 +197,31 @@ class ExpressionBinder:
                 raise error_at(node, "only constant intervals are supported")
             return Call("date_add" if name == "add" else "date_sub", (left, right), result)
         return Call(name, (left, right), result)
+
+    def _DateAdd(self, node: exp.DateAdd) -> Expr:
+        """``date_add('day', n, d)`` (Trino) and ``date_add(d, INTERVAL ...)`` (DuckDB)."""
+        return self._added_days(node, node.expression)
+
+    def _TsOrDsAdd(self, node: exp.TsOrDsAdd) -> Expr:
+        """Spark's ``date_add(d, n)`` and ``date_sub(d, n)`` (read as adding ``n * -1``)."""
+        return self._added_days(node, node.expression)
+
+    def _added_days(self, node: exp.Expression, amount_node: exp.Expression) -> Expr:
+        date = self.bind(node.this)
+        if isinstance(amount_node, exp.Interval):
+            if date.type.is_temporal:
+                return self._arithmetic(exp.Add(this=node.this, expression=amount_node), "add", "+")
+            raise error_at(node, f"date_add needs a date, got {date.type}")
+        unit = node.args.get("unit")
+        unit_name = (unit.name if unit is not None else "DAY").upper()
+        if unit_name != "DAY":
+            raise error_at(node, f"date_add by {unit_name.lower()} is not supported (only days): "
+                                 "add an INTERVAL instead")
+        days = self.bind(amount_node)
+        if date.type != T.DATE or not days.type.is_integer:
+            raise error_at(node, f"date_add needs a date and an integer number of days, got {date.type} and "
+                                 f"{days.type}")
+        return add_days(date, days, negate=False)
 
     def _Neg(self, node: exp.Neg) -> Expr:
         value = self.bind(node.this)
@@ -408,6 +447,24 @@ class ExpressionBinder:
             raise error_at(node, f"subquery must return one column, it returns {len(plan.output)}")
 
 
+# Dialects in which ``date + integer`` adds days (Trino and Presto have no such operator).
+DAYS_DIALECTS = ("duckdb", "postgres", "spark")
+
+
+def add_days(date: Expr, days: Expr, negate: bool) -> Expr:
+    """``date + days`` (``date - days`` with ``negate``): a date constant when both are constants,
+    else ``add_days(date, n)``, which every dialect renders to give a DATE (DuckDB's
+    ``date + INTERVAL`` would give a timestamp). NULL days give NULL."""
+    if isinstance(days, Constant) and days.value is not None:
+        amount = -days.value if negate else days.value
+        if isinstance(date, Constant) and date.value is not None:
+            return Constant(date.value + dt.timedelta(days=amount), T.DATE)
+        return Call("add_days", (date, Constant(amount, days.type)), T.DATE)
+    if negate:
+        days = Call("negate", (days,), days.type)
+    return Call("add_days", (date, days), T.DATE)
+
+
 def aggregate_type(node: exp.Expression, name: str, arg: T.DataType) -> T.DataType:
     if name == "count":
         return T.BIGINT
@@ -415,6 +472,8 @@ def aggregate_type(node: exp.Expression, name: str, arg: T.DataType) -> T.DataTy
         return arg
     if not (arg.is_numeric or arg == T.NULL):
         raise error_at(node, f"{name} needs a number, got {arg}")
+    if is_moment(name):
+        return T.DOUBLE
     if name == "sum":
         if arg.name == "decimal":
             return T.decimal(38, arg.scale or 0)

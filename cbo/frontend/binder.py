@@ -19,6 +19,7 @@ from cbo.errors import CatalogError
 from cbo.frontend.aggregation import bind_aggregation, has_aggregate
 from cbo.frontend.bind_expressions import ExpressionBinder
 from cbo.frontend.errors import SqlError, error_at
+from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.frontend.scope import CteDefinition, Relation, Scope
 from cbo.ir import types as T
 from cbo.ir.expressions import (TRUE, Column, ColumnFactory, ColumnRef, Constant, Expr, SpecialForm, compare,
@@ -38,9 +39,13 @@ class BoundQuery:
 class Binder:
     def __init__(self, catalog: Catalog, schemas: SchemaProvider | None = None,
                  columns: ColumnFactory | None = None,
-                 assumed_keys: Mapping[str, Sequence[tuple[tuple[str, ...], str]]] | None = None):
+                 assumed_keys: Mapping[str, Sequence[tuple[tuple[str, ...], str]]] | None = None,
+                 dialect: str = DEFAULT_DIALECT):
         """``assumed_keys``: by qualified table name, unique keys the catalog does not declare
-        (column names, and what vouches for them: ``"hint"`` or ``"statistics"``)."""
+        (column names, and what vouches for them: ``"hint"`` or ``"statistics"``). ``dialect``:
+        the SQL dialect the statement was written in, where it decides what an operator means
+        (``date + integer`` is days in DuckDB, PostgreSQL and Spark, an error in Trino)."""
+        self.dialect = dialect
         self.catalog = catalog
         self.schemas = schemas or SchemaProvider(catalog)
         self.columns = columns or ColumnFactory()
@@ -77,6 +82,8 @@ class Binder:
             raise error_at(with_, "recursive CTEs (WITH RECURSIVE) are not supported")
         for cte in with_.expressions:
             name = cte.alias_or_name.lower()
+            if name in scope.ctes:
+                raise error_at(cte, f"CTE '{cte.alias_or_name}' is defined twice in one WITH clause")
             aliases = [c.name for c in (cte.args.get("alias").columns if cte.args.get("alias") else [])]
             # A CTE sees the ones defined before it: bind it in a scope that holds only those.
             visible = Scope(parent=scope.parent, ctes=dict(scope.ctes))
@@ -233,10 +240,10 @@ class Binder:
         if isinstance(node, exp.Subquery):
             if node.args.get("lateral"):
                 raise error_at(node, "LATERAL subqueries are not supported")
-            plan, names = self.bind_query(node.this, scope.parent)
+            plan, names = self.bind_query(node.this, scope.beside())
             return self._add_relation(scope, plan, names, node.args.get("alias"), "subquery", node)
         if isinstance(node, exp.Values):
-            plan, names = self._bind_values(node, Scope(parent=scope.parent))
+            plan, names = self._bind_values(node, Scope(parent=scope.beside()))
             return self._add_relation(scope, plan, names, node.args.get("alias"), "values", node)
         if isinstance(node, exp.Lateral):
             raise error_at(node, "LATERAL is not supported")

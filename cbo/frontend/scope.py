@@ -40,6 +40,12 @@ class Scope:
     using: dict[str, Column] = field(default_factory=dict)  # USING columns: one column per name
     using_pairs: dict[str, tuple[Column, Column]] = field(default_factory=dict)  # name -> (left, right)
 
+    def beside(self) -> "Scope":
+        """The scope a derived table of this query's FROM clause is bound in: it sees this
+        query's CTEs and the enclosing queries' columns, but not the other FROM items (a derived
+        table is not LATERAL)."""
+        return Scope(parent=self.parent, ctes=self.ctes)
+
     def cte(self, name: str) -> CteDefinition | None:
         scope: Scope | None = self
         while scope is not None:

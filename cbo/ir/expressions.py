@@ -178,7 +178,7 @@ class SpecialForm(Expr):
 @cache_hash
 @dataclass(frozen=True)
 class AggregateCall(Expr):
-    name: str  # count_star count sum avg min max any_value
+    name: str  # count_star count sum avg min max any_value, and cbo.ir.moments.MOMENTS
     args: tuple[Expr, ...]
     distinct: bool
     type: DataType

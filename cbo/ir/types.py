@@ -29,6 +29,10 @@ class DataType:
         return self.name in NUMERIC
 
     @property
+    def is_integer(self) -> bool:
+        return self.name in ("integer", "bigint")
+
+    @property
     def is_temporal(self) -> bool:
         return self.name in ("date", "timestamp")
 

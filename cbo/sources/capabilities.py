@@ -13,7 +13,8 @@ otherwise than Spark, or an old version without FULL JOIN. The names (``NAMES``)
 * functions by cbo's name (``like``, ``substring``, ``extract_year``, ``divide`` ...), special
   forms (``case``, ``cast``, ``in``, ``between``, ``coalesce``, ``is_null``, ``and``, ``or``,
   ``not``), aggregates (``count_star``, ``count``, ``sum``, ``avg``, ``min``, ``max``,
-  ``any_value``).
+  ``any_value``, and the second moments ``var_samp``, ``var_pop``, ``stddev_samp``,
+  ``stddev_pop``; both dialects name them so and give NULL for one value's sample forms).
 
 ``enable`` adds only names cbo can render for some dialect (the union of the tables): it tells
 cbo that this server evaluates it as Spark does, which cbo cannot check.
@@ -45,9 +46,10 @@ class Capabilities:
 _COMMON_FUNCTIONS = frozenset({"eq", "neq", "lt", "lte", "gt", "gte", "add", "subtract", "multiply", "divide",
                                "modulus", "is_not_distinct_from", "negate", "like", "substring", "upper",
                                "lower", "trim", "abs", "extract_year", "extract_month", "extract_day",
-                               "date_add", "date_sub"})
+                               "date_add", "date_sub", "add_days", "sqrt"})
 _COMMON_FORMS = frozenset({"AND", "OR", "NOT", "IN", "BETWEEN", "IS_NULL", "COALESCE", "CASE"})
-_COMMON_AGGREGATES = frozenset({"count_star", "count", "sum", "avg", "min", "max"})
+_COMMON_AGGREGATES = frozenset({"count_star", "count", "sum", "avg", "min", "max",
+                                "var_samp", "var_pop", "stddev_samp", "stddev_pop"})
 
 CAPABILITIES: dict[str, Capabilities] = {
     "postgres": Capabilities(

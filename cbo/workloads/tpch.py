@@ -123,6 +123,9 @@ def generate(sf: float, out: Path, progress: Callable[[str], None] = lambda _: N
     if found:
         return found, False
     previous = _read_manifest(out)
+    if previous is not None and previous.get("benchmark", "tpch") != "tpch":
+        other = {"tpcds": "TPC-DS"}.get(str(previous.get("benchmark")), str(previous.get("benchmark")))
+        raise CboError(f"{out} holds {other} data, not TPC-H: choose another --out directory")
     if previous is not None and previous.get("scale_factor") != sf:
         raise CboError(f"{out} holds TPC-H at scale factor {previous.get('scale_factor')}, "
                        f"not {sf:g}: choose another --out directory")

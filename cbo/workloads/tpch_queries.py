@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 
 QUERY_DIR = Path(__file__).with_name("tpch_sql")
+DIALECT = "trino"   # how cbo reads them (its default), as tpcds_queries.DIALECT says for TPC-DS
 
 
 @dataclass(frozen=True)

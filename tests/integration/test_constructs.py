@@ -61,6 +61,11 @@ QUERIES = {
     "select_distinct": "select distinct o_orderstatus, o_orderpriority from orders",
     "no_from": "select 1 + 2 as three, 'x' as letter",
     "cross_join": "select count(*) from region cross join nation",
+    # customer is in PostgreSQL: the moments are pushed there (numeric argument, DOUBLE result)
+    "moments_pushed": "select c_nationkey, stddev_samp(c_acctbal), var_pop(c_acctbal), count(*) from customer "
+                      "where c_custkey < 40 group by c_nationkey",
+    "moments_on_spark": "select l_linestatus, stddev_pop(l_quantity), variance(l_discount) from lineitem "
+                        "where l_orderkey < 10 group by l_linestatus",
 }
 
 

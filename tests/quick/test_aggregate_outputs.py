@@ -105,3 +105,35 @@ def test_a_minimum_joined_back_on_its_grouping_key_keeps_about_one_row_per_group
     truth = sum(1 for o, q in zip(order_ids, quantities) if q == lowest[o])
     estimate = estimator.rows(Join("inner", scan, per_order, on))
     assert 1 / 1.5 <= estimate / truth <= 1.5, (estimate, truth)
+
+
+def _by_order(order_ids: list[int], quantities: list[int]) -> dict[int, list[int]]:
+    groups: dict[int, list[int]] = {}
+    for o, q in zip(order_ids, quantities):
+        groups.setdefault(o, []).append(q)
+    return groups
+
+
+def test_having_on_a_deviation_is_estimated_from_its_distribution_with_one_row_groups_null():
+    # stddev_samp(qty) per order: orders of one line give NULL (a seventh of them), the others
+    # spread around the quantities' deviation (about 14.4)
+    import statistics
+
+    factory, estimator, scan, order_ids, quantities = _lines()
+    groups = _by_order(order_ids, quantities)
+    for name in ("stddev_samp", "var_pop"):
+        value = factory.new(name, T.DOUBLE)
+        grouped = Aggregate(scan, (scan.columns[0],), ((value, AggregateCall(name, (col(scan, "qty"),), False,
+                                                                              T.DOUBLE)),))
+        column = estimator.estimate(grouped).column(value)
+        singles = sum(1 for g in groups.values() if len(g) == 1)
+        if name == "stddev_samp":
+            assert abs(column.nulls - singles) / singles < 0.2
+            truths = {t: sum(1 for g in groups.values() if len(g) > 1 and statistics.stdev(g) > t) for t in (8, 14, 20)}
+        else:
+            assert column.nulls == 0
+            truths = {t: sum(1 for g in groups.values() if statistics.pvariance(g) > t) for t in (100, 200, 300)}
+        for threshold, truth in truths.items():
+            estimate = estimator.rows(Filter(grouped, compare("gt", ColumnRef(value), num(threshold))))
+            # the default would be a third of the 6,000 groups whatever the threshold
+            assert 1 / 1.6 <= estimate / truth <= 1.6, (name, threshold, estimate, truth)

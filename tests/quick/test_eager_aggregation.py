@@ -92,6 +92,12 @@ def test_eager_aggregation_equals_duckdb(harness, sql, data, seed):  # type: ign
     "where not exists (select * from t3 where t3.a = t0.a) group by t0.a",
     "select t0.a, count(*) from t0 join t1 on t1.a = t0.b "
     "where exists (select * from t3 where t3.a = t1.b) group by t0.a",
+    # the second moments: three partial sums below the join, the moment computed above; groups
+    # of one value (the sample forms NULL) and of only NULLs
+    "select t0.a, stddev_samp(t1.b), var_pop(t1.b), variance(t1.b + 1), stddev_pop(t1.b), count(*) "
+    "from t0 join t1 on t1.a = t0.b group by t0.a",
+    "select t1.b, stddev_samp(t0.a), var_samp(t0.b), min(t0.a) from t0 join t1 on t1.a = t0.b "
+    "join t2 on t2.a = t1.b group by t1.b",
 ])
 def test_eager_aggregation_is_used_on_duplicates_and_nulls(harness, sql):  # type: ignore[no-untyped-def]
     # The rule's expression really is in the plans checked (the property could pass vacuously).
@@ -102,6 +108,7 @@ def test_eager_aggregation_is_used_on_duplicates_and_nulls(harness, sql):  # typ
     "select count(*), sum(t1.b) from t0 join t1 on t1.a = t0.b",   # scalar: the COUNT bug
     "select t0.a, avg(t1.b) from t0 join t1 on t1.a = t0.b group by t0.a",
     "select t0.a, count(distinct t1.b) from t0 join t1 on t1.a = t0.b group by t0.a",
+    "select t0.a, stddev_samp(distinct t1.b) from t0 join t1 on t1.a = t0.b group by t0.a",
     "select t0.a, count(t1.b) from t0 left join t1 on t1.a = t0.b group by t0.a",
     "select t0.a, count(*) from t0 where not exists (select * from t1 where t1.a = t0.b) group by t0.a",
 ])

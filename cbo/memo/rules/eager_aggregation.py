@@ -15,7 +15,10 @@ reads)::
             InnerJoin[C](Aggregate[G_S ∪ K_S; p_i := f_i(e_i)]([Project[G_S, K_S, e_i](S)]), O)))
 
 with ``F_i`` the function combining partial results: ``sum`` for ``sum``, ``count`` and
-``count(*)``, ``min`` for ``min``, ``max`` for ``max`` (sides kept in their order).
+``count(*)``, ``min`` for ``min``, ``max`` for ``max`` (sides kept in their order). A second
+moment (``var_samp``, ``var_pop``, ``stddev_samp``, ``stddev_pop``; ``cbo.ir.moments``) splits
+into three partial sums (``count(x)``, ``sum(x)``, ``sum(x * x)``), each combined by ``sum``,
+and a Project above the combining aggregation computes the moment from them (``finish``).
 
 Equivalence: the rows of ``S`` that the partial aggregation puts in one group agree on every
 column ``C`` reads (``K_S``), so the join matches each of them with the same rows of ``O``:
@@ -24,13 +27,13 @@ group, that row of ``O``). They also agree on ``G_S``, and ``G``'s other columns
 row of ``O``, so all rows of one partial group paired with one row of ``O`` fall in the same
 final group. Each final group therefore receives, for each original row, exactly one partial
 result containing it, and sums of sums (counts), minima of minima and maxima of maxima are the
-aggregates over the original rows. This holds whatever duplicates ``O`` has (a row of ``O``
-meeting a partial group counts its rows once per match, as the original join counted each row
-once per match). NULLs: a partial ``sum``/``min``/``max`` over only NULLs is NULL and the
-combining function skips it as the original skipped the rows; a ``count`` is 0, never NULL, and
-a final group is never empty, so the sum of counts is a number. ``G`` must not be empty: a
-scalar ``count`` over an empty join is 0, but a sum over no partial counts is NULL (the COUNT
-bug), so scalar aggregations are refused.
+aggregates over the original rows; so are a moment's three sums, from which it follows. This
+holds whatever duplicates ``O`` has (a row of ``O`` meeting a partial group counts its rows once
+per match, as the original join counted each row once per match). NULLs: a partial
+``sum``/``min``/``max`` over only NULLs is NULL and the combining function skips it as the
+original skipped the rows; a ``count`` is 0, never NULL, and a final group is never empty, so
+the sum of counts is a number. ``G`` must not be empty: a scalar ``count`` over an empty join is
+0, but a sum over no partial counts is NULL (the COUNT bug), so scalar aggregations are refused.
 
 Refused: ``avg`` (it would need a sum and a count and a division above), DISTINCT ``sum`` /
 ``count`` (a value in two partial groups would be counted twice), ``any_value`` (kept simple),
@@ -59,6 +62,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from cbo.ir.expressions import TRUE, AggregateCall, Column, ColumnRef, Expr, columns_of
+from cbo.ir.moments import split
 from cbo.ir.operators import Aggregate, Join, Plan, Project
 from cbo.memo.memo import Group, Memo, group_of
 from cbo.memo.pattern import Pattern
@@ -137,7 +141,8 @@ class _Reading:
         computed: dict[Column, Expr] = dict(assignments) if assignments is not None else {}
         calls: list[tuple[Column, AggregateCall, frozenset[Column]]] | None = []
         for column, call in aggregate.aggregates:
-            if call.name not in COMBINE or (call.distinct and call.name not in ("min", "max")):
+            if (call.name not in COMBINE and split(call) is None) or \
+                    (call.distinct and call.name not in ("min", "max")):
                 calls = None
                 break
             args = tuple(_through(a, computed) for a in call.args)
@@ -183,19 +188,26 @@ def _push(aggregate: Aggregate, reading: _Reading, join: Join, condition_reads: 
     if _already_grouped(side, frozenset(by)) or not _pushes(aggregate, join, side, group, context):
         return None
     partials = []
+    # per aggregate: its partial calls (one, or a moment's three) and the columns they fill
+    pieces: list[tuple[Column, AggregateCall, list[Column]]] = []
     arguments: dict[Column, Expr] = dict(below_columns)
     for column, call in calls:
-        inputs: list[Expr] = []
-        for a in call.args:
-            if isinstance(a, ColumnRef):
-                inputs.append(a)
-                arguments.setdefault(a.column, a)
-            else:   # computed below the partial aggregation, in the projection over S
-                fresh = _fresh(context, column, a, "arg")
-                arguments[fresh] = a
-                inputs.append(ColumnRef(fresh))
-        partial = _fresh(context, column, call, "partial")
-        partials.append((partial, AggregateCall(call.name, tuple(inputs), call.distinct, call.type)))
+        moment = split(call)
+        made_here: list[Column] = []
+        for piece in (moment.partials if moment is not None else (call,)):
+            inputs: list[Expr] = []
+            for a in piece.args:
+                if isinstance(a, ColumnRef):
+                    inputs.append(a)
+                    arguments.setdefault(a.column, a)
+                else:   # computed below the partial aggregation, in the projection over S
+                    fresh = _fresh(context, column, a, "arg")
+                    arguments[fresh] = a
+                    inputs.append(ColumnRef(fresh))
+            partial = _fresh(context, column, piece, "partial")
+            partials.append((partial, AggregateCall(piece.name, tuple(inputs), piece.distinct, piece.type)))
+            made_here.append(partial)
+        pieces.append((column, call, made_here))
     body: Plan = side
     if any(not _is_column(e, c) for c, e in arguments.items()):
         body = Project(side, tuple(arguments.items()))
@@ -208,9 +220,25 @@ def _push(aggregate: Aggregate, reading: _Reading, join: Join, condition_reads: 
     if any(not _is_column(computed[g], g) for g in grouped_there):
         passed = [(c, ColumnRef(c)) for c in grouped_here] + [(p, ColumnRef(p)) for p, _ in partials]
         top = Project(below, tuple((g, computed[g]) for g in grouped_there) + tuple(passed))
-    finals = tuple((column, AggregateCall(COMBINE[call.name], (ColumnRef(partial),), False, call.type))
-                   for (column, call), (partial, _) in zip(calls, partials))
-    return Aggregate(top, aggregate.group_by, finals)
+    finals: list[tuple[Column, AggregateCall]] = []
+    finished: list[tuple[Column, Expr]] = []   # the moments, computed above the combining aggregation
+    by_partial = dict(partials)
+    for column, call, made_here in pieces:
+        if len(made_here) == 1 and split(call) is None:
+            finals.append((column, AggregateCall(COMBINE[call.name], (ColumnRef(made_here[0]),), False, call.type)))
+            continue
+        combined = []
+        for partial in made_here:
+            total = _fresh(context, column, AggregateCall("sum", (ColumnRef(partial),), False,
+                                                          by_partial[partial].type), "combined")
+            finals.append((total, AggregateCall("sum", (ColumnRef(partial),), False, total.type)))
+            combined.append(ColumnRef(total))
+        finished.append((column, split(call).finish(tuple(combined))))   # type: ignore[union-attr]
+    combining = Aggregate(top, aggregate.group_by, tuple(finals))
+    if not finished:
+        return combining
+    values = dict(finished)
+    return Project(combining, tuple((c, values.get(c, ColumnRef(c))) for c in aggregate.output))
 
 
 def partial_columns(memo: Memo) -> frozenset[Column]:

@@ -1,0 +1,139 @@
+"""TPC-DS at SF 0.01: every query cbo plans gives DuckDB's answer, through cbo's plan on Spark
+and on DuckDB.
+
+The 99 queries are DuckDB's (``cbo.workloads.tpcds_queries``), read in DuckDB's dialect; the
+reference is DuckDB on the original text over the same Parquet files (generated once, by
+tpcgen-cli, into the test cache). Numbers compare within a tolerance, row order only where the
+query has an ORDER BY; cbo renders NULLS FIRST/LAST as the text says, so Spark's NULL order
+(first in ASC) does not differ from DuckDB's here.
+
+The queries cbo refuses are listed in ``REFUSED`` with the start of their error: window
+functions, ROLLUP and GROUPING(), which later work adds. When one of them plans, the test of
+refusals fails and the query moves to the answer tests by leaving the list. The data's keys
+(declared in the catalogs, and used by the planner) are checked against the data first.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cbo.answers import compare, is_ordered
+from cbo.app.session import Session
+from cbo.engines.native import DuckDBNative
+from cbo.errors import CboError
+from cbo.planner import Planner
+from cbo.sources.catalog import load_catalog
+from cbo.workloads import tpcds
+from cbo.workloads.tpcds_queries import DIALECT, all_queries
+from tests.conftest import TEST_SF
+
+WINDOW = "window functions are not supported yet"
+ROLLUP = "GROUP BY ROLLUP is not supported yet"
+REFUSED = {
+    "q05": ROLLUP, "q12": WINDOW, "q14": ROLLUP, "q18": ROLLUP, "q20": WINDOW, "q22": ROLLUP, "q36": WINDOW,
+    "q44": WINDOW, "q47": WINDOW, "q49": WINDOW, "q51": WINDOW, "q53": WINDOW, "q57": WINDOW, "q63": WINDOW,
+    "q67": ROLLUP, "q70": WINDOW, "q77": ROLLUP, "q80": ROLLUP, "q86": "GROUPING() is not supported yet",
+    "q89": WINDOW, "q98": WINDOW,
+}
+QUERIES = all_queries()
+PLANNED = [q for q in QUERIES if q.name not in REFUSED]
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog(tpcds.prepare(TEST_SF, postgres=None)["all-spark"])
+
+
+@pytest.fixture(scope="module")
+def duckdb_answers(catalog):
+    engine = DuckDBNative(catalog)
+    answers = {q.name: engine.run(q.sql)[1] for q in PLANNED}
+    engine.close()
+    return answers
+
+
+@pytest.fixture(scope="module")
+def sessions(spark, catalog):
+    return {engine: Session(catalog, engine=engine, dialect=DIALECT) for engine in ("spark", "duckdb")}
+
+
+def test_declared_keys_hold_on_the_data(catalog):
+    engine = DuckDBNative(catalog)
+    try:
+        for table, keys in tpcds.KEYS.items():
+            key = ", ".join(keys.primary_key)
+            _, rows, _ = engine.run(f"select count(*) from (select {key} from {table} group by {key} "
+                                    "having count(*) > 1) t")
+            assert rows[0][0] == 0, f"{table}: primary key ({key}) repeats"
+            for fk in keys.foreign_keys:
+                on = " and ".join(f"f.{a} = r.{b}" for a, b in zip(fk.columns, fk.referenced_columns))
+                present = " and ".join(f"f.{a} is not null" for a in fk.columns)
+                _, rows, _ = engine.run(f"select count(*) from {table} f where {present} and not exists "
+                                        f"(select 1 from {fk.references} r where {on})")
+                assert rows[0][0] == 0, f"{table}: foreign key {fk.columns} -> {fk.references} misses"
+    finally:
+        engine.close()
+
+
+def test_duckdb_answers_are_not_empty(duckdb_answers):
+    # Guards the comparisons below against a reference that answers nothing. At SF 0.01, 15 of
+    # the planned queries answer no row (q08 q10 q23 q24 q31 q37 q41 q54 q58 q64 q82 q83 q84
+    # q85 q91: their filters find nothing in so little data); the other 63 answer rows.
+    assert sum(1 for rows in duckdb_answers.values() if rows) >= 60
+
+
+@pytest.mark.parametrize("engine", ["spark", "duckdb"])
+@pytest.mark.parametrize("query", PLANNED, ids=lambda q: q.name)
+def test_cbo_matches_duckdb(query, engine, sessions, duckdb_answers):
+    _, rows = sessions[engine].query(query.sql)
+    verdict = compare(duckdb_answers[query.name], rows, ordered=is_ordered(query.sql, DIALECT))
+    assert verdict.matches, f"{query.name} through cbo on {engine}: {verdict.detail}"
+
+
+@pytest.mark.parametrize("query", [q for q in QUERIES if q.name in REFUSED], ids=lambda q: q.name)
+def test_refused_queries_say_why_in_one_line(query, catalog):
+    with pytest.raises(CboError) as caught:
+        Planner(catalog, DIALECT).plan(query.sql)
+    assert REFUSED[query.name] in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_date_plus_a_column_of_days_on_spark(sessions, catalog):
+    # q72 adds a constant; a column of days renders as Spark's date_add(d, n)
+    sql = ("select d_moy, count(*), min(d_date + d_dom), max(d_date - d_dom) from date_dim "
+           "where d_year = 2000 and d_date + d_dom > date '2000-06-20' group by d_moy order by d_moy")
+    engine = DuckDBNative(catalog)
+    _, expected, _ = engine.run(sql)
+    engine.close()
+    _, rows = sessions["spark"].query(sql)
+    assert len(expected) == 8   # May to December
+    verdict = compare(expected, rows, ordered=True)
+    assert verdict.matches, verdict.detail
+
+
+def test_moments_split_below_a_join_run_on_spark(spark, catalog):
+    # Eager aggregation's form of the moments (three partial sums below the join, the moment
+    # computed above; NULL for one value) forced into the plan, rendered as Spark SQL and run
+    # with ANSI mode on: the guarded divisions never fail.
+    import random
+
+    from benchmarks.equivalence.generators import eager_forced_plan
+    from cbo.engines.spark import register_catalog, run_sql
+    from cbo.memo.search import restore_output_order
+    from cbo.settings import OptimizerSettings
+    from cbo.sqlgen import to_sql
+
+    sql = ("select i_category, stddev_samp(ss_quantity), var_pop(ss_net_paid), variance(ss_sales_price), "
+           "stddev_pop(ss_quantity), count(*) from store_sales, item where ss_item_sk = i_item_sk "
+           "and ss_ticket_number < 400 group by i_category")
+    settings = OptimizerSettings(push_aggregation_below_join_byte_reduction_threshold=float("inf"))
+    planned = Planner(catalog, DIALECT, settings=settings).plan(sql)
+    assert planned.optimized is not None
+    plan, used = eager_forced_plan(planned.optimized.root, random.Random(1))
+    assert used > 0
+    register_catalog(spark, catalog)
+    _, rows, _ = run_sql(spark, to_sql(restore_output_order(plan, planned.plan), planned.names, "spark"))
+    engine = DuckDBNative(catalog)
+    _, expected, _ = engine.run(sql)
+    engine.close()
+    verdict = compare(expected, rows, ordered=False)
+    assert verdict.matches, verdict.detail
