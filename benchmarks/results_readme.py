@@ -297,12 +297,41 @@ def spark_adaptive_table(paths: list[Path]) -> str:
     return "\n".join(lines)
 
 
+def sqllogictest_table(paths: list[Path]) -> str:
+    """SQLite's sqllogictest corpus through cbo (``benchmarks.sqllogictest``): each saved run, its
+    outcomes per class of files, and its most frequent refusals."""
+    runs = [body for body in map(_load, paths) if isinstance(body, dict) and body.get("benchmark") == "sqllogictest"]
+    if not runs:
+        raise ReadmeError("no sqllogictest runs")
+    outcomes = ["answered", "refused", "internal", "wrong", "hang", "error_as_reference", "unchecked",
+                "accepted_invalid"]
+    lines = ["| run | class | files | queries | " + " | ".join(o.replace("_", " ") for o in outcomes)
+             + " | cbo = file | DuckDB = file |", "|---|---|---:|---:|" + "---:|" * (len(outcomes) + 2)]
+    notes = []
+    for body in sorted(runs, key=lambda b: (b.get("set") or "", b["machine"]["when"])):
+        every = body.get("every", 1)
+        label = f"`{body['commit'][:10]}{'+uncommitted' if body.get('uncommitted_changes') else ''}` " \
+                f"{body.get('set') or 'files'}{f' (every {every})' if every > 1 else ''}"
+        for name, entry in sorted(body["classes"].items()):
+            counts = entry["outcomes"]
+            lines.append(f"| {label} | {name} | {entry['files']} | {entry['queries']:,} | "
+                         + " | ".join(f"{counts.get(o, 0):,}" for o in outcomes)
+                         + f" | {entry['cbo_matches_file']:,} | {entry['duckdb_matches_file']:,} |")
+        wrong = [p for p in body["problems"] if p["outcome"] == "wrong"]
+        division = sum(p["detail"].startswith("division:") for p in wrong)
+        top = "; ".join(f"{r['message']} ({r['count']:,})" for r in body["refusals"][:5]) or "none"
+        notes.append(f"{label}: of {len(wrong):,} wrong, {division:,} divide as the engine does, not as the "
+                     f"dialect; refusals: {top}.")
+    return "\n".join(lines + [""] + notes)
+
+
 KINDS: dict[str, Callable[[list[Path]], str]] = {
     "files": files_table, "native": native_table, "stats-collection": stats_collection_table,
     "cardinality": cardinality_table, "join-enumeration": join_enumeration_table, "tpch-run": tpch_run_table,
     "calibration": calibration_table, "existential": existential_table, "tpch-scale": tpch_scale_table,
     "equivalence": equivalence_table, "plan-space": plan_space_table, "build-overhead": build_overhead_table,
     "spark-adaptive": spark_adaptive_table,
+    "sqllogictest": sqllogictest_table,
 }
 
 

@@ -6,9 +6,11 @@ forces out of the memo checked against a reference engine and against TLP.
     python -m benchmarks.equivalence --family pushdown --cases 100
     python -m benchmarks.equivalence --summary
 
-Families (``benchmarks.equivalence.families``; ``pushdown`` in ``benchmarks.equivalence.pushdown``):
-``decorrelation``, ``reorder``, ``semijoin``, ``table-pushdown``, ``eager-aggregation`` and
-``pushdown``. Cases are drawn by hypothesis, not derandomized (``--seed`` reproduces a run),
+Families (``benchmarks.equivalence.families``; ``pushdown`` in ``benchmarks.equivalence.pushdown``;
+``fuzz`` and ``mutants`` in ``benchmarks.equivalence.fuzz``): ``decorrelation``, ``reorder``,
+``semijoin``, ``table-pushdown``, ``eager-aggregation``, ``pushdown``, ``fuzz`` (random valid
+queries over TPC-H's schema) and ``mutants`` (token mutations of valid queries). Cases are
+drawn by hypothesis, not derandomized (``--seed`` reproduces a run),
 in batches until ``--cases`` cases ran or ``--minutes`` passed. For each case:
 
 * the chosen plan and the family's forced alternatives, rendered to SQL, give DuckDB's answer
@@ -40,6 +42,7 @@ import subprocess
 import tempfile
 import time
 import traceback
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +57,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 CORPUS = ROOT / "tests" / "data" / "equivalence_regressions.txt"
 SERVERS = ROOT / ".cache" / "equivalence"   # the benchmark's own throwaway servers, never the user's
-FAMILY_NAMES = ("decorrelation", "reorder", "semijoin", "table-pushdown", "eager-aggregation", "pushdown")
+FAMILY_NAMES = ("decorrelation", "reorder", "semijoin", "table-pushdown", "eager-aggregation", "pushdown", "fuzz",
+                "mutants")
 BATCH = 500   # cases per hypothesis run (each run starts over from the simplest cases)
 
 
@@ -66,6 +70,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, help="hypothesis seed (default: a fresh one, saved in the JSON)")
     parser.add_argument("--out", type=Path, help="JSON file (default: a new file in benchmarks/results/equivalence/)")
     parser.add_argument("--no-corpus", action="store_true", help="do not append failures to the regression corpus")
+    parser.add_argument("--spark-every", type=int, default=0,
+                        help="fuzz and mutants: also run every N-th answered case through cbo on Spark (local mode)")
+    parser.add_argument("--timeout", type=float, help="fuzz and mutants: seconds per case before it counts as a hang "
+                        "(default 30)")
     parser.add_argument("--summary", action="store_true",
                         help="print the saved runs added up per commit and family, and run nothing")
     args = parser.parse_args(argv)
@@ -96,6 +104,9 @@ class Run:
         self.cases = self.plans = self.tlp = self.shrink_runs = 0
         self.distinct: set[int] = set()   # hashes of the distinct cases (hypothesis repeats some)
         self.by_reference: dict[str, int] = {}
+        self.outcomes: Counter = Counter()   # what cases that did not fail came to (fuzzing families)
+        self.messages: Counter = Counter()   # ... their refusals and errors, by message class
+        self.examples: dict[str, str] = {}   # ... one query of each message class
         self.failures: list[dict] = []
 
     def out_of_time(self) -> bool:
@@ -118,7 +129,8 @@ class Run:
             except Exception as exc:
                 # the last failing call is the minimal case (hypothesis replays it to report)
                 failing.update(case=case, error=f"{type(exc).__name__}: {exc}",
-                               kind="mismatch" if isinstance(exc, AssertionError) else "error",
+                               kind="mismatch" if isinstance(exc, AssertionError) else
+                               "hang" if type(exc).__name__ == "Hang" else "error",
                                trace=traceback.format_exc(limit=6))
                 raise
             if not failing:
@@ -130,6 +142,15 @@ class Run:
                 self.tlp += report.tlp
                 for reference, count in (report.references or {report.reference: 1}).items():
                     self.by_reference[reference] = self.by_reference.get(reference, 0) + count
+                outcome = getattr(report, "outcome", None)
+                if outcome is not None:
+                    self.outcomes[outcome] += 1
+                    if report.message:
+                        from benchmarks.equivalence.fuzz import message_class
+
+                        key = f"{outcome}: {message_class(report.message)}"
+                        self.messages[key] += 1
+                        self.examples.setdefault(key, case["sql"])
 
         test = settings(max_examples=size, deadline=None, database=None, derandomize=False,
                         phases=(Phase.generate, Phase.shrink), suppress_health_check=list(HealthCheck),
@@ -159,8 +180,14 @@ def append_to_corpus(family: str, failure: dict) -> bool:
     return True
 
 
-def make_checker(family: str, workdir: Path):  # type: ignore[no-untyped-def]
+def make_checker(family: str, workdir: Path, timeout: float | None = None,  # type: ignore[no-untyped-def]
+                 spark_every: int = 0):
     """The checker of ``family`` and what to close when the run ends."""
+    if family in ("fuzz", "mutants"):
+        from benchmarks.equivalence.fuzz import FUZZ_FAMILIES, FuzzChecker
+
+        fuzz_checker = FuzzChecker(FUZZ_FAMILIES[family], workdir, timeout, spark_every)
+        return fuzz_checker, FUZZ_FAMILIES[family].cases(), fuzz_checker.close
     if family == "pushdown":
         from benchmarks.equivalence.pushdown import PushdownChecker
 
@@ -187,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     when = dt.datetime.now(dt.UTC)
     deadline = started + args.minutes * 60 if args.minutes else None
     with tempfile.TemporaryDirectory(prefix=f"cbo-equivalence-{args.family}-") as directory:
-        checker, strategy, close = make_checker(args.family, Path(directory))
+        checker, strategy, close = make_checker(args.family, Path(directory), args.timeout, args.spark_every)
         run = Run(args.family, checker, strategy, deadline)
         index = 0
         try:
@@ -209,7 +236,12 @@ def main(argv: list[str] | None = None) -> int:
         "cpu_seconds": round(cpu, 1), "cases_per_cpu_second": round(run.cases / cpu, 3) if cpu else None,
         "plans_checked": run.plans, "tlp_checked": run.tlp,
         "mismatches": sum(f["kind"] == "mismatch" for f in run.failures),
-        "errors": sum(f["kind"] == "error" for f in run.failures),
+        "errors": sum(f["kind"] in ("error", "hang") for f in run.failures),   # hangs count as errors too
+        "hangs": sum(f["kind"] == "hang" for f in run.failures),
+        "outcomes": dict(run.outcomes),
+        "spark": {"every": args.spark_every, "outcomes": dict(getattr(checker, "spark", {})),
+                  "problems": getattr(checker, "spark_problems", [])},
+        "messages": [{"message": k, "count": n, "example": run.examples[k]} for k, n in run.messages.most_common()],
         "shrink_runs": run.shrink_runs,
         "distinct_cases": len(run.distinct), "distinct_queries": len(getattr(checker, "queries", ())),
         "plannings": getattr(checker, "planned", None), "plannings_reused": getattr(checker, "reused", None),

@@ -3,7 +3,8 @@
 Literals become typed constants; ``DATE '...'`` and date +/- interval of constants are folded
 to date constants (so the estimator sees plain ranges); operators and functions resolve to IR
 calls with checked argument types; aggregates are allowed only where the caller says so;
-subqueries are bound by the query binder and kept as :class:`SubqueryExpr` for decorrelation.
+subqueries are bound by the query binder and kept as ``SubqueryExpr`` (``cbo.ir.operators``)
+for decorrelation.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from cbo.frontend.errors import error_at
 from cbo.frontend.scope import Scope
 from cbo.ir import types as T
 from cbo.ir.intervals import IntervalValue, add_interval
+from cbo.ir.expressions import AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, conjunction
 from cbo.ir.moments import is_moment
-from cbo.ir.expressions import (AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, SubqueryExpr,
-                                conjunction)
+from cbo.ir.operators import SubqueryExpr
 
 if TYPE_CHECKING:
     from cbo.frontend.binder import Binder
@@ -227,6 +228,8 @@ class ExpressionBinder:
         value = self.bind(node.this)
         if isinstance(value, Constant) and isinstance(value.value, (int, float, decimal.Decimal)):
             return Constant(-value.value, value.type)
+        if value.type == T.NULL:   # a bare NULL: its negation is NULL, of whatever type it meets
+            return value
         if not value.type.is_numeric:
             raise error_at(node, f"cannot negate {value.type}")
         return Call("negate", (value,), value.type)
@@ -384,12 +387,16 @@ class ExpressionBinder:
 
     def _Abs(self, node: exp.Abs) -> Expr:
         value = self.bind(node.this)
+        if value.type == T.NULL:
+            return value
         if not value.type.is_numeric:
             raise error_at(node, f"abs needs a number, got {value.type}")
         return Call("abs", (value,), value.type)
 
     def _Round(self, node: exp.Round) -> Expr:
         value = self.bind(node.this)
+        if value.type == T.NULL:
+            return value
         if not value.type.is_numeric:
             raise error_at(node, f"round needs a number, got {value.type}")
         digits = self.bind(node.args["decimals"]) if node.args.get("decimals") is not None else Constant(0, T.INTEGER)

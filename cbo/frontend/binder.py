@@ -187,7 +187,7 @@ class Binder:
     def _order_column(self, node: exp.Expression, scope: Scope, outputs: list[tuple[Column, Expr]],
                       names: list[str], finish, hidden: list[tuple[Column, Expr]], distinct: bool) -> Column:
         if isinstance(node, exp.Literal) and not node.is_string:
-            index = int(node.this)
+            index = _position(node, len(outputs))
             if not 1 <= index <= len(outputs):
                 raise error_at(node, f"ORDER BY position {index} is not in the select list (1..{len(outputs)})")
             return outputs[index - 1][0]
@@ -439,8 +439,9 @@ class Binder:
             keys = []
             for ordered in order.expressions:
                 target = ordered.this
-                if isinstance(target, exp.Literal) and not target.is_string and 1 <= int(target.this) <= len(outputs):
-                    column = outputs[int(target.this) - 1][0]
+                if isinstance(target, exp.Literal) and not target.is_string and \
+                        1 <= _position(target, len(outputs)) <= len(outputs):
+                    column = outputs[_position(target, len(outputs)) - 1][0]
                 elif isinstance(target, exp.Column) and not target.table and \
                         [c for n, c in zip(names, plan.output) if n.lower() == target.name.lower()]:
                     column = [c for n, c in zip(names, plan.output) if n.lower() == target.name.lower()][0]
@@ -449,6 +450,14 @@ class Binder:
                 keys.append(SortKey(column, not ordered.args.get("desc"), bool(ordered.args.get("nulls_first"))))
             plan = Sort(plan, tuple(keys))
         return self._limit(node, plan), names
+
+
+def _position(node: exp.Literal, outputs: int) -> int:
+    """An ORDER BY number: a position in the select list, so a whole number (DuckDB and
+    PostgreSQL reject or ignore ``ORDER BY 0.5``: it names no column)."""
+    if not node.this.isdigit():
+        raise error_at(node, f"ORDER BY {node.this}: a position in the select list is a whole number (1..{outputs})")
+    return int(node.this)
 
 
 __all__ = ["Binder", "BoundQuery", "SqlError"]

@@ -1,0 +1,1 @@
+"""SQLite's sqllogictest corpus run through cbo (``python -m benchmarks.sqllogictest``)."""
