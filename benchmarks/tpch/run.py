@@ -8,7 +8,8 @@ The configurations run every query on the same Spark session, interleaved query 
 (so a slow phase of the machine hits all of them alike):
 
 * ``cbo``: cbo's plan with its own estimates, run as chosen (``cbo.exec.spark_exec``: join
-  order, strategies and partition count fixed, adaptive execution off). Its time includes
+  order, strategies and partition count fixed; adaptive execution kept to the parts that leave
+  them so, ``spark_adaptive``). Its time includes
   cbo's planning (parse, search) as Spark's includes its own. JDBC pushdown as cost decides
   (``join_pushdown_strategy`` AUTOMATIC, the default).
 * ``cbo-eager`` / ``cbo-local``: cbo with ``join_pushdown_strategy`` = ``eager`` (push whenever

@@ -23,7 +23,7 @@ from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.ir.operators import Plan
 from cbo.limits import on_deep_stack
 from cbo.planner import PlannedQuery, Planner
-from cbo.settings import OptimizerSettings
+from cbo.settings import OptimizerSettings, describe_adaptive
 from cbo.sources.catalog import Catalog, load_catalog
 from cbo.sources.metadata import with_database_keys
 from cbo.sources.schema import SchemaProvider
@@ -331,7 +331,8 @@ class Session:
 
         visit(view.plan, view.info)
         view.info.details["analyze"] = {"engine": "spark", "runs": 1, "wall_time_s": round(elapsed, 4),
-                                        "rows": len(rows)}
+                                        "rows": len(rows),
+                                        "adaptive": describe_adaptive(self._spark(view.planned).adaptive)}
 
     def run_measured(self, planned: PlannedQuery) -> tuple[list[tuple[Any, ...]], float, dict[int, Any]]:
         """Run a planned query once on Spark, as it always runs, and read Spark's metrics back: its
@@ -354,7 +355,8 @@ class Session:
             started = time.perf_counter()
             rows = [tuple(row) for row in frame.collect()]
             elapsed = time.perf_counter() - started
-        # The executed plan is the object that ran (adaptive execution is off), metrics filled in.
+        # The executed plan is the object that ran, metrics filled in (under adaptive execution,
+        # its final plan: ``read_plan``).
         executed = read_plan(frame._jdf.queryExecution().executedPlan())
         scalar = frozenset(id(n.logical) for n in planned.physical.operators()
                            if n.algorithm is Algorithm.SCALAR_SUBQUERY) if planned.physical else frozenset()
@@ -397,9 +399,15 @@ class Session:
         Spark plans it here, with cbo's execution settings (join reordering and adaptive
         execution off, cbo's partition count), so actions on the DataFrame run cbo's plan;
         DataFrames derived from it by further transformations are planned by Spark as usual.
+        Adaptive execution stays off whatever ``spark_adaptive`` says: an adaptive plan is
+        re-planned during each action with the session's settings of that moment, which cbo
+        does not hold once the DataFrame is returned.
         """
+        from cbo.settings import ADAPTIVE_OFF
+
         planned = self._plan(sql)
         executor = self._spark(planned)
+        executor.adaptive = ADAPTIVE_OFF
         with executor.own_join_order():
             frame = executor.dataframe(planned.plan, planned.names)
             from cbo.engines.spark import is_connect
@@ -476,7 +484,7 @@ class Session:
         if self._spark_executor is None:
             self._spark_executor = SparkExecutor(spark, self.catalog)
         return self._spark_executor.for_plan(planned.physical if planned else None,
-                                             planned.partitions if planned else None)
+                                             planned.partitions if planned else None, self.settings.spark_adaptive)
 
     def _duck(self) -> DuckDBEngine:
         if self._duckdb is None:

@@ -60,7 +60,8 @@ class Worker:
             settings = session.planner.settings
             described[label] = {"settings": {k: sorted(v) if isinstance(v, frozenset) else v
                                              for k, v in vars(settings).items()}}
-        return {"configurations": described, "cbo": getattr(cbo, "__file__", None)}
+        # the package imported (the checkout under test): the parent of this module's package
+        return {"configurations": described, "cbo": getattr(sys.modules["cbo"], "__file__", None)}
 
     def plan(self, request: dict[str, Any]) -> dict[str, Any]:
         session = self.sessions[request["config"]]

@@ -19,11 +19,12 @@ workload is one more entry: a function from the options to its queries and catal
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cbo.app.workload.workloads import Progress, Workload, WorkloadOptions, numbered, read_folder
 from cbo.errors import CboError
+from cbo.frontend.parse import DEFAULT_DIALECT
 
 WORKLOADS_DIR = Path(__file__).resolve().parents[2] / "workloads"
 TPCH_PLACEMENTS = ("all-spark", "all-postgres", "federated", "federated3")
