@@ -66,7 +66,7 @@ ALLOWED: dict[str, set[str]] = {
                           "cbo.physical", "cbo.joinorder"},
     "cbo.engines": BOTTOM | {"cbo.limits", "cbo.paths", "cbo.catalog_types", "cbo.connectors", "cbo.cost"},
     "cbo.sources": BOTTOM | {"cbo.paths", "cbo.ir", "cbo.catalog_types", "cbo.connectors", "cbo.engines", "stats"},
-    "cbo.exec": BOTTOM | {"cbo.ir", "cbo.catalog_types", "cbo.connectors", "cbo.sqlgen", "cbo.physical",
+    "cbo.exec": BOTTOM | {"cbo.settings", "cbo.ir", "cbo.catalog_types", "cbo.connectors", "cbo.sqlgen", "cbo.physical",
                           "cbo.engines"},
     "cbo.planner": BOTTOM | {"cbo.limits", "cbo.ir", "cbo.settings", "cbo.catalog_types", "cbo.connectors", "cbo.sources",
                              "cbo.frontend", "cbo.normalize", "cbo.estimate", "cbo.cost", "cbo.physical",

@@ -235,7 +235,7 @@ REFUSED = {
     "select sum(l_extendedprice * (1 - l_discount)) from lineitem": "decimal multiply",
     "select sum(l_quantity) from lineitem": "decimal sum",
     "select avg(o_totalprice) from orders": "decimal avg",
-    "select o_orderkey / 7 from orders": "function divide",
+    "select o_orderkey / 7 from orders": "function int_divide",
     "select upper(c_name) from customer": "function upper",
     "select substring(c_phone, 1, 2) from customer": "function substring",
     "select cast(o_orderkey as varchar) from orders": "CAST",
