@@ -25,6 +25,7 @@ right mean); from them:
 from __future__ import annotations
 
 from collections import ChainMap
+from collections.abc import Callable
 
 from cbo.estimate.aggregates import aggregate_output, group_sizes
 from cbo.estimate.column import ColumnEstimate, Segment
@@ -33,20 +34,23 @@ from cbo.ir.expressions import AggregateCall, Column, ColumnRef, Constant, Windo
 from cbo.ir.operators import Window
 from cbo.ir.windows import RANK_LIKE
 
+GroupCount = Callable[[RelEstimate, tuple[Column, ...]], tuple[float, list[str]]]
 
-def estimate_window(plan: Window, rel: RelEstimate) -> RelEstimate:
-    from cbo.estimate.estimator import group_count
 
+def estimate_window(plan: Window, rel: RelEstimate, group_count: GroupCount) -> RelEstimate:
+    """``group_count``: the estimator's count of distinct combinations of columns (passed in:
+    the estimator imports this module)."""
     groups, notes = group_count(rel, plan.partition_by) if plan.partition_by else (1.0, [])
     calls = dict(plan.functions)
     placeholders = {column: ColumnEstimate.unknown(rel.rows) for column in calls}
-    computed = DerivedColumns(placeholders, lambda c, _: function_output(calls[c], plan, rel, groups))
+    computed = DerivedColumns(placeholders, lambda c, _: function_output(calls[c], plan, rel, groups, group_count))
     keys = {frozenset(plan.partition_by) | {c}: rel.rows for c, f in plan.functions if f.name == "row_number"}
     return RelEstimate(rel.rows, ChainMap(rel.columns, computed), {**rel.groups, **keys},  # type: ignore[arg-type]
                        rel.origins, rel.sample, rel.notes | frozenset(notes))
 
 
-def function_output(call: WindowCall, plan: Window, rel: RelEstimate, groups: float) -> ColumnEstimate:
+def function_output(call: WindowCall, plan: Window, rel: RelEstimate, groups: float,
+                    group_count: GroupCount) -> ColumnEstimate:
     """The distribution of ``call``'s values over the window's rows."""
     rows = rel.rows
     if rows <= 0:
@@ -55,8 +59,6 @@ def function_output(call: WindowCall, plan: Window, rel: RelEstimate, groups: fl
     if call.name in RANK_LIKE:
         scale = 1.0
         if call.name == "dense_rank" and plan.order_by:
-            from cbo.estimate.estimator import group_count
-
             keyed, _ = group_count(rel, plan.partition_by + tuple(k.column for k in plan.order_by))
             scale = min(1.0, keyed / rows)   # peer groups per row
         return numbered(sizes, groups, scale)
@@ -115,17 +117,4 @@ def numbered(sizes: list[tuple[float, float]], groups: float, scale: float = 1.0
     if not segments:
         return ColumnEstimate.unknown(0.0)
     return ColumnEstimate("number", 0.0, (), tuple(segments))
-
-
-def partition_rows(rel: RelEstimate, partition_by: tuple[Column, ...], limit: float) -> float:
-    """Rows a per-partition limit of ``limit`` rows keeps: the sum over partitions of
-    min(size, limit) (the cost model's figure for a window's top-k)."""
-    from cbo.estimate.estimator import group_count
-
-    if not partition_by:
-        return min(rel.rows, limit)
-    groups, _ = group_count(rel, partition_by)
-    sizes = group_sizes(rel, partition_by, groups) or [(1.0, rel.rows / max(groups, 1.0))]
-    return min(rel.rows, sum(share * groups * min(size, limit) for share, size in sizes))
-
 
