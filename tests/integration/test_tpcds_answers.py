@@ -12,9 +12,9 @@ GROUPING(), which later work adds. When one of them plans, the test of refusals 
 query moves to the answer tests by leaving the list. The data's keys (declared in the catalogs,
 and used by the planner) are checked against the data first.
 
-One answer differs on Spark for a reason outside the plan (``SPARK_RAISES``): q12 divides a
-class's revenue by the class's total, which is 0 for one class at SF 0.01. DuckDB's division
-gives NaN there; Spark's, in ANSI mode, raises, on cbo's plan as on Spark's own.
+q12 divides a class's revenue by the class's total, which is 0 for one class at SF 0.01: DuckDB's
+division gives NaN there, and so does cbo's plan on Spark, which divides as the query's dialect
+does (Spark's own division, in ANSI mode, would raise).
 """
 
 from __future__ import annotations
@@ -37,8 +37,6 @@ REFUSED = {
     "q05": ROLLUP, "q14": ROLLUP, "q18": ROLLUP, "q22": ROLLUP, "q67": ROLLUP, "q70": GROUPING, "q77": ROLLUP,
     "q80": ROLLUP, "q86": GROUPING,
 }
-# Queries Spark cannot answer at SF 0.01 however they are planned: the start of its error.
-SPARK_RAISES = {"q12": "Division by zero"}
 QUERIES = all_queries()
 PLANNED = [q for q in QUERIES if q.name not in REFUSED]
 
@@ -80,7 +78,7 @@ def test_declared_keys_hold_on_the_data(catalog):
 
 
 def test_q12_divides_by_a_class_total_of_zero(duckdb_answers):
-    # why Spark raises on q12 (SPARK_RAISES): DuckDB's answer has the 0 / 0 row, as NaN
+    # q12's answer has the 0 / 0 row, as NaN: what cbo's plan on Spark must give too
     assert any(row[-1] != row[-1] for row in duckdb_answers["q12"])
 
 
@@ -94,10 +92,6 @@ def test_duckdb_answers_are_not_empty(duckdb_answers):
 @pytest.mark.parametrize("engine", ["spark", "duckdb"])
 @pytest.mark.parametrize("query", PLANNED, ids=lambda q: q.name)
 def test_cbo_matches_duckdb(query, engine, sessions, duckdb_answers):
-    if engine == "spark" and query.name in SPARK_RAISES:
-        with pytest.raises(CboError, match=SPARK_RAISES[query.name]):
-            sessions[engine].query(query.sql)
-        return
     _, rows = sessions[engine].query(query.sql)
     verdict = compare(duckdb_answers[query.name], rows, ordered=is_ordered(query.sql, DIALECT))
     assert verdict.matches, f"{query.name} through cbo on {engine}: {verdict.detail}"

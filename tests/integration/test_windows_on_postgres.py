@@ -13,11 +13,12 @@ from __future__ import annotations
 import pytest
 
 from cbo.answers import compare, is_ordered
-from cbo.engines import postgres as pg
+from cbo.connectors import by_dialect
+from cbo.connectors.postgres import client as pg
 from cbo.engines.duckdb_engine import DuckDBEngine
 from cbo.planner import Planner
 from cbo.sources.catalog import load_catalog
-from cbo.sources.localpg import LocalPostgres
+from cbo.connectors.postgres.server import LocalPostgres
 from cbo.sqlgen import to_sql
 from tests.conftest import TEST_CACHE
 from tests.quick.test_windows import CASES, DATA
@@ -38,7 +39,7 @@ def test_window_functions_rendered_for_postgres_answer_as_duckdb_does(engines, n
     planner, address, reference = engines
     sql = DATA + CASES[name]
     planned = planner.plan(sql)
-    text = to_sql(planned.plan, planned.names, dialect="postgres")
+    text = to_sql(planned.plan, planned.names, dialect=by_dialect("postgres").sql)
     _, expected, _ = reference.run(sql)
     with pg.connect(address) as conn:
         rows = [tuple(r) for r in conn.execute(text).fetchall()]
