@@ -319,12 +319,20 @@ class SqlRenderer:
                                              for s in node.sets])
 
     def _grouping(self, keys: list[Column]) -> exp.Expression:
-        """SQL's GROUPING of ``keys`` as a BIGINT (Spark's ``grouping_id``, a BIGINT past 31 keys)."""
-        if self.dialect == "spark":
-            value: exp.Expression = exp.Anonymous(this="grouping_id", expressions=self._columns(tuple(keys)))
-        else:
-            value = exp.Grouping(expressions=self._columns(tuple(keys)))
-        return exp.Cast(this=value, to=T.BIGINT.to_sqlglot())
+        """SQL's GROUPING of ``keys`` as a BIGINT. Spark's ``grouping`` takes one column and its
+        ``grouping_id`` all of them: there the bits are added up, one ``grouping`` each."""
+        if self.dialect != "spark":
+            return exp.Cast(this=exp.Grouping(expressions=self._columns(tuple(keys))), to=T.BIGINT.to_sqlglot())
+        total: exp.Expression | None = None
+        for index, key in enumerate(keys):
+            bit: exp.Expression = exp.Cast(this=exp.Anonymous(this="grouping", expressions=[exp.column(ident(key))]),
+                                           to=T.BIGINT.to_sqlglot())
+            weight = 2 ** (len(keys) - 1 - index)
+            if weight > 1:
+                bit = exp.Mul(this=bit, expression=exp.Literal.number(weight))
+            total = bit if total is None else exp.Add(this=total, expression=bit)
+        assert total is not None
+        return total
 
     def _spark_grouping_sets(self, node: GroupingSets) -> exp.Query:
         """Grouping sets with an empty set, for Spark: Spark runs grouping sets as an Expand
@@ -351,21 +359,26 @@ class SqlRenderer:
             else:
                 aggregates.append(self.aggregate(call))
         count, rolled = exp.to_identifier("_rows", quoted=True), exp.to_identifier("_rolled", quoted=True)
-        grouped = _select(self._grouping_set_columns(node, aggregates)
-                          + [exp.alias_(exp.Count(this=exp.column(present.copy())), count.copy(), copy=False),
-                             exp.alias_(self._grouping(list(node.keys)), rolled.copy(), copy=False)], marked)
+        extra = [exp.alias_(exp.Count(this=exp.column(present.copy())), count.copy(), copy=False)]
+        if node.keys:
+            extra.append(exp.alias_(self._grouping(list(node.keys)), rolled.copy(), copy=False))
+        grouped = _select(self._grouping_set_columns(node, aggregates) + extra, marked)
         grouped = grouped.group_by(self._grouping_sets_clause(node), copy=False)
+        result = _select(self._columns(node.output), exp.Subquery(this=grouped, alias=self._next_alias()))
+        if not node.keys:
+            return result   # every set is the empty one: each keeps its row
         everything = exp.Literal.number(2 ** len(node.keys) - 1)
         kept = exp.or_(exp.GT(this=exp.column(count), expression=exp.Literal.number(0)),
                        exp.EQ(this=exp.column(rolled), expression=everything))
-        return _select(self._columns(node.output), exp.Subquery(this=grouped, alias=self._next_alias())) \
-            .where(kept, copy=False)
+        return result.where(kept, copy=False)
 
-    def grouping_sets_union(self, node: GroupingSets) -> exp.Query:
+    def grouping_sets_union(self, node: GroupingSets, repartition: bool = False) -> exp.Query:
         """The grouping sets as a union of aggregations of the input, one per set (UNION ALL),
         each with the keys it rolls up as NULL and its GROUPING values as constants; the empty
         set's a scalar aggregation (one row, even over no input). The input is written once per
-        set: Spark computes the same exchange once (its ``ReuseExchange``)."""
+        set: Spark computes the same exchange once (its ``ReuseExchange``); ``repartition``
+        (Spark) hash-partitions it on every key first (a ``REPARTITION`` hint), an exchange
+        each branch reads."""
         branches: list[exp.Query] = []
         aggregates = self._aggregate_calls(node.aggregates)
         for grouping_set in node.sets:
@@ -377,6 +390,11 @@ class SqlRenderer:
                                             to=T.BIGINT.to_sqlglot()), ident(c), copy=False)
                         for c, positions in node.groupings]
             source = self._derived(node.input)
+            if repartition:
+                hint = exp.Hint(expressions=[exp.Anonymous(this="REPARTITION", expressions=self._columns(node.keys))])
+                shuffled = _select(self._columns(node.input.output), source)
+                shuffled.set("hint", hint)
+                source = exp.Subquery(this=shuffled, alias=self._next_alias())
             if not grouping_set and not node.aggregates:
                 # a scalar aggregation of nothing still has its one row
                 source = exp.Subquery(this=_select([exp.alias_(exp.Count(this=exp.Star()), "_rows", copy=False)],

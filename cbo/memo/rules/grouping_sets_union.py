@@ -25,7 +25,7 @@ from collections.abc import Iterable
 
 from cbo.ir.operators import GroupingSets, Plan
 from cbo.memo.memo import Group, PhysicalExpr
-from cbo.memo.properties import required
+from cbo.memo.properties import ANY, required
 from cbo.memo.rules.base import ImplementationRule
 from cbo.physical.algorithm import Algorithm
 
@@ -38,9 +38,10 @@ class UnionGroupingSets(ImplementationRule):
     operator = GroupingSets
 
     def matches(self, expr: Plan, group: Group, context: object) -> bool:
-        return isinstance(expr, GroupingSets) and bool(expr.keys)
+        return isinstance(expr, GroupingSets)
 
     def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, GroupingSets)
-        partitioned = required("hash", tuple(c.id for c in expr.keys))
+        # (without keys every set is the empty one: nothing to partition on)
+        partitioned = required("hash", tuple(c.id for c in expr.keys)) if expr.keys else ANY
         yield PhysicalExpr(expr, Algorithm.UNION_AGGREGATE, (partitioned,), expr, self.name)
