@@ -36,8 +36,8 @@ original. It does not hold for DISTINCT ``sum``, ``count``, ``avg`` or moments (
 partial groups would count twice): refused.
 
 Refused besides: grouping sets without keys (every set empty: nothing to group by first), and
-grouping sets whose input group already holds an aggregation grouped by the keys or a subset
-of them (nothing to reduce; it is also how the rule's own result is not rewritten again).
+grouping sets whose input is unique on the keys or a subset of them, as an aggregation grouped
+by them is (nothing to reduce; it is also how the rule's own result is not rewritten again).
 
 Cost decides between the two: the partial aggregation reads ``X``'s rows once and hands the
 sets its groups, which pays when they are much fewer than the rows (and more so with many
@@ -84,10 +84,8 @@ class PartialAggregateBelowGroupingSets(TransformationRule):
         if not all(_decomposable(call) for _, call in expr.aggregates):
             return
         keys = frozenset(expr.keys)
-        below = group_of(expr.input).find()
-        if below.holds(Aggregate) and any(isinstance(e, Aggregate) and set(e.group_by) <= keys
-                                          for e in below.entries):
-            return
+        if any(unique <= keys for unique in group_of(expr.input).find().unique_keys):
+            return   # the input has one row per key already (an aggregation by them, say)
         yield _rewritten(expr, context)
 
 
