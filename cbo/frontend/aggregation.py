@@ -130,7 +130,8 @@ def _grouping_sets(self: "Binder", group: exp.Group, scope: Scope, items: list[t
     """The grouping sets of a GROUP BY, each as positions of ``keys`` (filled with the distinct
     grouping expressions): the product of its elements' sets, an element being an expression
     (one set of it), ``ROLLUP(e_1, ..., e_n)`` (the n + 1 prefixes), ``CUBE(e_1, ..., e_n)``
-    (the 2^n subsets), ``GROUPING SETS (...)`` (its items' sets, listed) or ``()`` (the empty
+    (the 2^n subsets), ``GROUPING SETS (...)`` (its items' sets, listed; a ROLLUP, CUBE or
+    GROUPING SETS among them lists its own sets there) or ``()`` (the empty
     set); an ``e_i`` may be a parenthesized list grouped as one. ``GROUP BY a, b WITH ROLLUP``
     is ``ROLLUP(a, b)``. A set listed twice is kept twice (its rows come out twice)."""
 
@@ -164,9 +165,9 @@ def _grouping_sets(self: "Binder", group: exp.Group, scope: Scope, items: list[t
         if isinstance(node, exp.GroupingSets):
             found = []
             for item in node.expressions:
-                if isinstance(item, exp.GroupingSets):
-                    raise error_at(item, "GROUPING SETS cannot be nested in GROUPING SETS")
-                found.extend(element(item) if isinstance(item, (exp.Rollup, exp.Cube)) else [unit(item)])
+                # a nested GROUPING SETS lists its sets in place (as PostgreSQL and DuckDB read it)
+                found.extend(element(item) if isinstance(item, (exp.Rollup, exp.Cube, exp.GroupingSets))
+                             else [unit(item)])
             return found
         if isinstance(node, exp.Tuple):
             return [unit(node)]
