@@ -56,12 +56,12 @@ from cbo.ir.expressions import (
     Constant,
     Expr,
     SpecialForm,
-    SubqueryExpr,
     columns_of,
 )
 from cbo.ir.intervals import IntervalValue
 from cbo.ir.moments import is_moment
-from cbo.ir.operators import Aggregate, Filter, GroupingSets, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
+from cbo.ir.operators import (Aggregate, Filter, GroupingSets, Join, Limit, Plan, Project, Scan, SetOp, Sort,
+                              SubqueryExpr, Values)
 from cbo.ir.shape import shape
 
 TableRenderer = Callable[[Scan], exp.Expression]

@@ -47,7 +47,7 @@ def _worker() -> None:
         if case.startswith("q"):
             if planner is None:
                 planner, normalized = _tpch_planner()
-            planner.estimator.forget_plans()   # each run as a query never seen (statistics stay loaded)
+            _forget(planner.estimator)   # each run as a query never seen (statistics stay loaded)
             run = (lambda p=planner, plan=normalized[case]: p.optimizer().optimize(plan))
         else:
             shape, n_text, mode = case.split(":")
@@ -55,6 +55,7 @@ def _worker() -> None:
             workload = workloads.setdefault(case, build(shape, n, 0))
             settings = OptimizerSettings(max_reordered_joins=max(n, 2), max_join_pairs=60_001) if mode == "ex" \
                 else OptimizerSettings()
+            _forget(Estimator({}))   # (what a checkout keeps of plans at module level, too)
             run = (lambda w=workload, s=settings: Optimizer(Estimator(w.stats), s).optimize(w.plan))
         result = None
         gc.collect()   # what the last search left, collected outside the timing (the search holds it off)
@@ -63,6 +64,16 @@ def _worker() -> None:
         elapsed = (time.process_time() - started) * 1000.0
         rows = tuple(g.__dict__["estimate"].rows for g in result.memo if "estimate" in g.__dict__)
         print(json.dumps([elapsed, f"{result.cost!r} {hash(rows)} {len(rows)}"]), flush=True)
+
+
+def _forget(estimator: Any) -> None:
+    """Drop what a checkout whose estimator has ``forget_plans`` keeps of plans across queries
+    (on the estimator, and in module-level caches: a repeated run of one query would read the
+    classes and layouts of the run before); other checkouts keep nothing of plans across
+    searches."""
+    forget = getattr(estimator, "forget_plans", None)
+    if forget is not None:
+        forget()
 
 
 def _tpch_planner() -> tuple[Any, dict[str, Any]]:

@@ -41,9 +41,10 @@ def run_tpch(repeat: int, progress=print) -> dict[str, Any]:  # type: ignore[no-
         _, normalized, _ = planner.logical(query.sql)
         best, best_cpu, result = None, None, None
         for _ in range(repeat):
-            estimator.forget_plans()   # each run as a query never seen (statistics stay loaded)
-            # The search holds the cyclic collector off while it runs; what the last search left
-            # is collected here, not at the first allocation inside the next timed search.
+            # Each run is a query never seen: its memo estimates in a context of its own, while
+            # the statistics stay loaded in the estimator. The search holds the cyclic collector
+            # off while it runs; what the last search left is collected here, not at the first
+            # allocation inside the next timed search.
             result = None
             gc.collect()
             started, started_cpu = time.perf_counter(), time.process_time()

@@ -21,8 +21,8 @@ from cbo.cost.profile import CostProfile, default_profile
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import Column
 from cbo.ir.operators import Aggregate, Filter, GroupingSets, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
-from cbo.memo.properties import Required
 from cbo.physical.algorithm import Algorithm
+from cbo.physical.properties import Required
 from cbo.physical.remote_work import remote_work
 
 BHJ, SHJ = Algorithm.BROADCAST_HASH_JOIN, Algorithm.SHUFFLED_HASH_JOIN

@@ -68,7 +68,7 @@ def of_two(name: str, a: ColumnEstimate, b: ColumnEstimate, rows: float) -> Colu
     found_a, found_b = atoms(a, numbers_only=True), atoms(b, numbers_only=True)
     if found_a is None or found_b is None:
         return None
-    (pa, wa), (pb, wb) = _thin(*found_a), _thin(*found_b)
+    (pa, wa), (pb, wb) = _thin(*found_a, a.derived), _thin(*found_b, b.derived)
     if not len(pa) or not len(pb):
         return None
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -82,14 +82,24 @@ def of_two(name: str, a: ColumnEstimate, b: ColumnEstimate, rows: float) -> Colu
     return replace(result, nulls=max(rows - non_null, 0.0))
 
 
-def _thin(points: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _thin(points: np.ndarray, weights: np.ndarray, derived: dict[str, Any] | None = None) \
+        -> tuple[np.ndarray, np.ndarray]:
     """At most sqrt(MAX_PAIRS) points, merged in order (keeps the product of two small): the
     points sorted and split as ``np.array_split`` splits them, each group's weights summed and
-    its points averaged by weight (by plain mean where the group weighs nothing)."""
+    its points averaged by weight (by plain mean where the group weighs nothing). ``derived``:
+    what derives from the column's values (``ColumnEstimate.derived``), whose points these are:
+    their sort and groups are kept there, for every scaled copy of the column, whose weights
+    alone differ."""
     limit = int(MAX_PAIRS ** 0.5)
     if len(points) <= limit:
         return points, weights
-    order, blocks = _thinning(points, limit)
+    if derived is None:
+        order, blocks = _thinning(points, limit)
+    else:
+        found = derived.get("thinning")
+        if found is None:
+            found = derived["thinning"] = _thinning(points, limit)
+        order, blocks = found
     weights = weights[order]
     merged_w, merged_p = [], []
     start = 0
@@ -130,25 +140,13 @@ def _row_sums(rows: np.ndarray) -> np.ndarray:
     return total
 
 
-# (points, their order, the sorted points in array_split's groups as one or two blocks of
-# equal-length rows) per read-only points array: ``atoms`` keeps one per leaf column, shared by
-# its scaled copies, whose weights alone differ.
-_THINNING: dict[int, tuple[np.ndarray, np.ndarray, list[np.ndarray]]] = {}
-
-
 def _thinning(points: np.ndarray, limit: int) -> tuple[np.ndarray, list[np.ndarray]]:
-    """The sort and the ``limit`` groups of ``_thin``, kept per points array that cannot change."""
-    found = _THINNING.get(id(points))
-    if found is not None and found[0] is points:
-        return found[1], found[2]
+    """The sort and the ``limit`` groups of ``_thin``: the points' order, and the sorted points in
+    ``array_split``'s groups as one or two blocks of equal-length rows."""
     order = np.argsort(points)
     ordered = points[order]
     size, extra = divmod(len(points), limit)
     longer = extra * (size + 1)
     blocks = [b for b in (ordered[:longer].reshape(extra, size + 1), ordered[longer:].reshape(limit - extra, size))
               if len(b)]
-    if not points.flags.writeable:
-        if len(_THINNING) > 10_000:
-            _THINNING.clear()
-        _THINNING[id(points)] = (points, order, blocks)   # (points kept: its id stays its)
     return order, blocks

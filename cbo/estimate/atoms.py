@@ -50,26 +50,19 @@ def atoms(estimate: ColumnEstimate, numbers_only: bool = False) -> tuple[np.ndar
 
 _NOT_KEPT = object()
 
-# (positions of all points, MCV rows, segment rows) of the values of an estimate's MCVs and
-# segments, or None, per (MCVs, segments) objects: a leaf's column and all its scaled copies
-# (filters, joins: ``scaled`` keeps both objects) have the same values in the same places.
-_POSITIONS: dict[tuple[int, int], tuple[tuple, tuple, tuple[np.ndarray, np.ndarray, np.ndarray] | None]] = {}
-
-
 def _positions(estimate: ColumnEstimate) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    mcv, segments = estimate.mcv, estimate.segments
-    key = (id(mcv), id(segments))
-    found = _POSITIONS.get(key)
-    if found is not None and found[0] is mcv and found[1] is segments:
-        return found[2]
-    placed = _placed_unscaled(mcv, segments)
-    if placed is not None:
-        for array in placed:
-            array.flags.writeable = False
-    if len(_POSITIONS) > 10_000:
-        _POSITIONS.clear()
-    _POSITIONS[key] = (mcv, segments, placed)   # (the tuples kept: their ids stay theirs)
-    return placed
+    """(positions of all points, MCV rows, segment rows) of the estimate's MCVs and segments,
+    read-only, or None: kept with them (``ColumnEstimate.derived``), since a leaf's column and all
+    its scaled copies (filters, joins) have the same values in the same places."""
+    derived = estimate.derived
+    found = derived.get("positions", _NOT_KEPT)
+    if found is _NOT_KEPT:
+        found = _placed_unscaled(estimate.mcv, estimate.segments)
+        if found is not None:
+            for array in found:
+                array.flags.writeable = False
+        derived["positions"] = found
+    return found
 
 
 def _placed_unscaled(mcv: tuple[tuple[object, float], ...], segments: tuple[Segment, ...]) \

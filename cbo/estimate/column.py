@@ -30,7 +30,7 @@ from stats.model import ColumnStats, in_bucket
 class Segment(NamedTuple):
     """A histogram range's rows, distinct values present and values that may occur. A named
     tuple, not a frozen dataclass: filters, joins and ``live`` make thousands per query, and a
-    frozen dataclass's constructor (one ``object.__setattr__`` per field) costs four times as much."""
+    frozen dataclass's constructor sets each field through ``object.__setattr__``."""
     lower: Any
     upper: Any
     rows: float
@@ -64,6 +64,14 @@ class ColumnEstimate:
         segments = tuple(Segment(s.lower, s.upper, s.rows * f, thinned(s.distinct, s.rows, keep), s.domain)
                          for s in self.segments)
         return ColumnEstimate(self.kind, self.nulls, mcv, segments, self.width, self.default)
+
+    @cached_property
+    def derived(self) -> dict[str, Any]:
+        """What derives from this estimate's MCVs and segments alone (their positions on a
+        line, the segments as arrays), kept for every estimate sharing the two objects:
+        ``scaled`` hands the same dictionary to its copies, so a table's column and all its
+        copies through filters and joins compute each once, and it goes with the last of them."""
+        return {}
 
     # -- summaries -------------------------------------------------------------------------------
 
@@ -150,8 +158,14 @@ class ColumnEstimate:
             return self
         # (the constructor, not ``dataclasses.replace``: every column of every filter and join
         # is scaled, and ``replace`` reads the fields' list each time)
-        return ColumnEstimate(self.kind, self.nulls * factor, self.mcv, self.segments, self.width, self.default,
+        copy = ColumnEstimate(self.kind, self.nulls * factor, self.mcv, self.segments, self.width, self.default,
                               self.factor * factor, self.survival * min(factor, 1.0))
+        # (the same MCVs and segments: the same ``derived``, read without the property's lock)
+        derived = self.__dict__.get("derived")
+        if derived is None:
+            derived = self.__dict__["derived"] = {}
+        copy.__dict__["derived"] = derived
+        return copy
 
     def with_rows(self, rows: float) -> ColumnEstimate:
         current = self.rows

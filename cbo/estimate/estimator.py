@@ -1,10 +1,16 @@
 """The cardinality estimator: an estimate for every logical operator, composed bottom-up.
 
 ``Estimator(stats).estimate(plan)`` returns a :class:`RelEstimate` (rows, and a distribution
-per output column) for any plan of the IR; estimates of subplans are cached by the plan's
-structural identity, so the memo can ask for the same group again at no cost. Each operator
-passes updated column estimates up: filters narrow and re-weight them (``filters``), joins
-match them (``joins``), aggregates count groups, projections rename, limits cut.
+per output column) for any plan of the IR. Each operator passes updated column estimates up:
+filters narrow and re-weight them (``filters``), joins match them (``joins``), aggregates count
+groups, projections rename, limits cut.
+
+What is kept, and by whom: the ``Estimator`` keeps what derives from its statistics alone (the
+columns' statistics as estimates, each table's sample with its indexes: ``samples``), by table
+and column names; an ``EstimationContext`` (one per memo search, or per ``estimate`` call)
+keeps the estimates of the plans it was given, by their structure; what a join set derives
+from its leaves is kept on their estimates (``join_memory``), and what derives from a
+column's values with the values (``ColumnEstimate.derived``). Each lives as long as its owner.
 
 Missing statistics never stop estimation: a table without statistics has
 ``defaults.TABLE_ROWS`` rows, a column without them is "unknown" (every value distinct), and
@@ -26,40 +32,104 @@ from cbo.estimate.arithmetic import OPERATIONS, of_two, with_constant
 from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.estimate.constants import constant_value
 from cbo.estimate.filters import estimate_filter
-from cbo.estimate.join_sets import estimate_join_set, extreme_restriction, join_set_of
-from cbo.estimate.join_sets import forget_plans as forget_join_set_plans
+from cbo.estimate.join_sets import extreme_restriction, join_set_of, of_set
 from cbo.estimate.joins import estimate_join
 from cbo.estimate.plan_facts import PlanFacts
 from cbo.estimate.relation import DerivedColumns, JoinSet, Origin, RelEstimate, SampleView
+from cbo.estimate.samples import TableSample
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ROW_ID, Call, Column, ColumnRef, Constant, Expr, SpecialForm, columns_of
-from cbo.ir.operators import (Aggregate, Filter, GroupingSets, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values,
-                              equated_columns)
+from cbo.ir.operators import (
+    Aggregate,
+    Filter,
+    GroupingSets,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    Values,
+    equated_columns,
+)
 from stats.model import TableStats
 
 
 class Estimator:
+    """Estimates plans over one statistics snapshot (``stats``: table name -> ``TableStats``).
+
+    What derives from the statistics alone is kept here, for the estimator's lifetime, by table
+    and column names: each column's statistics converted once, each table's sample with its
+    indexes (``TableSample``). What derives from plans is kept by the ``EstimationContext`` that
+    estimated them (``context()``: the memo search holds one; ``estimate`` makes one per call)
+    and by their estimates, and goes with them: no estimate reads what another query left, and
+    nothing needs forgetting between queries.
+    """
+
     def __init__(self, stats: Mapping[str, TableStats] | None = None, upper: bool = False):
         """``upper``: the pessimistic mode, inner-join sets estimated by their degree bound
         (``cbo.estimate.upper_bound``)."""
         self.stats = dict(stats or {})
         self.upper = upper
-        self._cache: dict[Plan, RelEstimate] = {}
         self._base: dict[tuple[str, str], ColumnEstimate] = {}   # columns of stored statistics, converted once
-        self._sets: dict[tuple, tuple[JoinSet, RelEstimate]] = {}   # inner-join sets, whatever order built them
+        self._samples: dict[str, TableSample] = {}   # each table's sample, with what derives from it alone
+
+    def context(self) -> EstimationContext:
+        """A context for estimating related plans (one query's): it keeps their estimates."""
+        return EstimationContext(self)
+
+    def rows(self, plan: Plan) -> float:
+        return self.estimate(plan).rows
+
+    def estimate(self, plan: Plan) -> RelEstimate:
+        """The estimate of ``plan``, in a context of its own (to estimate several nodes of one
+        plan, or several plans of one query, ask one ``context()``)."""
+        return self.context().estimate(plan)
+
+    def estimate_node(self, node: Plan, inputs: list[RelEstimate]) -> RelEstimate:
+        """``EstimationContext.estimate_node`` in a context of its own."""
+        return self.context().estimate_node(node, inputs)
+
+    def base_column(self, table: str, name: str, stats: TableStats) -> ColumnEstimate:
+        """The column's statistics as an estimate (converted once: every scan of the table, in
+        every context, reads the same estimate, and what derives from its values with it)."""
+        found = self._base.get((table, name))
+        if found is None:
+            found = self._base[(table, name)] = ColumnEstimate.from_stats(stats.columns[name], stats.row_count)
+        return found
+
+    def sample(self, table: str, stats: TableStats) -> TableSample:
+        """The table's sample as this estimator reads it (one per table: what derives from it is
+        kept there)."""
+        found = self._samples.get(table)
+        if found is None:
+            assert stats.sample is not None
+            found = self._samples[table] = TableSample(table, stats.sample)
+        return found
+
+
+class EstimationContext:
+    """The estimates of related plans (one query's, or one memo search's), kept for its lifetime.
+
+    ``estimate`` keeps each plan's estimate by the plan's structure, so asking again for a
+    subplan costs nothing; what a join set derives from its leaves' estimates is kept on those
+    estimates (``cbo.estimate.join_memory``), which the context (or the memo's groups) holds.
+    """
+
+    def __init__(self, estimator: Estimator):
+        self.estimator = estimator
+        self.stats = estimator.stats
+        self.upper = estimator.upper
+        self._cache: dict[Plan, RelEstimate] = {}
         self._scans: dict[Scan, RelEstimate] = {}   # a scan's estimate is its statistics converted: kept
-        # What join sets read of plan nodes alone, kept for the trees ``estimate`` is given
-        # (as ``_cache`` keeps their nodes); not for the memo's nodes (``estimate_node``), each
-        # estimated once, whose group references would keep every memo alive.
+        # What join sets read of the plan nodes ``estimate`` is given (the memo's nodes, read
+        # through ``estimate_node``, are each estimated once)
         self._facts = PlanFacts()
 
-    def forget_plans(self) -> None:
-        """Drop what was derived for plans met so far, here and in the join-set caches, keeping
-        converted statistics and what derives from them alone: for timing an estimate, or a
-        search, as a query never seen before."""
-        self._cache.clear()
-        self._sets.clear()
-        forget_join_set_plans()
+    def context(self) -> EstimationContext:
+        """Itself: a memo given a context estimates in it."""
+        return self
 
     def rows(self, plan: Plan) -> float:
         return self.estimate(plan).rows
@@ -85,7 +155,7 @@ class Estimator:
         """An inner join's estimate from the set it joins (``_join``), the set found without
         estimating the inner joins below it: their estimates would be computed only to be
         read for their sets (a chain of n joins estimated n sets for one answer)."""
-        return self._of_set(self._set_below(join))
+        return of_set(self._set_below(join), self.upper)
 
     def _set_below(self, join: Join) -> JoinSet:
         """``join_set_of`` for ``join``, each input an inner-join set taken from an estimate
@@ -107,16 +177,7 @@ class Estimator:
         estimate); other kinds from their two inputs."""
         if join.kind != "inner":
             return estimate_join(join, left, right)
-        return self._of_set(join_set_of(join, left, right))
-
-    def _of_set(self, join_set: JoinSet) -> RelEstimate:
-        key = (tuple(id(leaf.estimate) for leaf in join_set.leaves), join_set.conjuncts)
-        found = self._sets.get(key)
-        if found is not None and all(a.estimate is b.estimate for a, b in zip(found[0].leaves, join_set.leaves)):
-            return found[1]
-        estimate = estimate_join_set(join_set, self.upper)
-        self._sets[key] = (join_set, estimate)
-        return estimate
+        return of_set(join_set_of(join, left, right), self.upper)
 
     def _scan(self, scan: Scan) -> RelEstimate:
         found = self._scans.get(scan)
@@ -133,12 +194,10 @@ class Estimator:
                 f"no statistics for {scan.table}: assumed {rows:,.0f} rows"}))
         rows = stats.row_count
         columns, notes = {}, []
+        known: dict[Column, ColumnEstimate] = {}   # the columns with statistics
         for column, name in zip(scan.columns, scan.column_names):
             if name in stats.columns:
-                base = self._base.get((scan.table, name))
-                if base is None:
-                    base = self._base[(scan.table, name)] = ColumnEstimate.from_stats(stats.columns[name], rows)
-                columns[column] = base
+                columns[column] = known[column] = self.estimator.base_column(scan.table, name, stats)
             else:
                 columns[column] = ColumnEstimate.unknown(rows)
                 notes.append(f"no statistics for column {scan.table}.{name}")
@@ -152,9 +211,9 @@ class Estimator:
             if len(unique) > 1:
                 groups[frozenset(unique)] = rows
         single_keys = {k[0] for k in scan.keys if len(k) == 1}
-        sample = SampleView(stats.sample, {c: n for c, n in zip(scan.columns, scan.column_names)}) \
+        sample = SampleView(self.estimator.sample(scan.table, stats), dict(zip(scan.columns, scan.column_names))) \
             if stats.sample is not None else None
-        origins = {c: Origin(scan, c in single_keys, name, columns[c] if name in stats.columns else None, rows, sample)
+        origins = {c: Origin(scan, c in single_keys, name, known.get(c), rows, sample)
                    for c, name in zip(scan.columns, scan.column_names)}
         return RelEstimate(rows, columns, groups, origins, sample, frozenset(notes), conditions=())
 
@@ -279,7 +338,7 @@ def group_count(rel: RelEstimate, group_by: tuple[Column, ...]) -> tuple[float, 
         return 1.0, []
     group_by = tuple(one_per_class(rel, list(group_by)))
     for column in group_by:
-        # A row number (row_id() in a Project, seed 003's early-out join) determines every
+        # A row number (row_id() in a Project, an early-out join's DISTINCT) determines every
         # column the numbered rows had: grouping by it and them counts the numbered rows left.
         origin = rel.origins.get(column)
         if origin is not None and origin.unique and isinstance(origin.scan, Project) \
@@ -320,8 +379,8 @@ def _groups_of(estimate: ColumnEstimate) -> float:
 
 def one_per_class(estimate: RelEstimate, columns: list[Column]) -> list[Column]:
     """The columns with all but one of each group that inner-join conditions equate removed:
-    equated columns hold the same value in every row, so they group as one (TPC-H Q17 groups
-    ``lineitem ⋈ part`` by ``l_partkey, p_partkey``: 204 groups, not the product of both)."""
+    equated columns hold the same value in every row, so they group as one (``lineitem ⋈ part``
+    grouped by ``l_partkey, p_partkey`` has as many groups as either key, not their product)."""
     if estimate.join_set is None:
         return columns
     parent: dict[Column, Column] = {}
@@ -351,7 +410,8 @@ def _aggregate(plan: Aggregate, rel: RelEstimate) -> RelEstimate:
     if not plan.group_by:
         rows = 1.0
     # Grouping columns too are derived when first read: a grouping by a key and the columns it
-    # determines (TPC-H Q10's seven customer columns) reads only the key to count the groups.
+    # determines (a customer's key and its name, address, phone, ...) reads only the key to count
+    # the groups.
     columns = DerivedColumns(dict.fromkeys(plan.group_by), lambda c, _: _one_row_per_group(rel.column(c), rows))
     # Aggregate outputs get a distribution when first read (``aggregates``): most are never
     # compared with anything.
@@ -454,7 +514,8 @@ def _values(plan: Values) -> RelEstimate:
 
 
 # How each operator is estimated from its inputs' estimates (cbo.ir.dispatch).
-ESTIMATES: OperatorTable[Callable[[Estimator, Any, list[RelEstimate]], RelEstimate]] = OperatorTable("estimation")
+ESTIMATES: OperatorTable[Callable[[EstimationContext, Any, list[RelEstimate]], RelEstimate]] = \
+    OperatorTable("estimation")
 ESTIMATES.register(Scan)(lambda est, plan, inputs: est._scan(plan))
 ESTIMATES.register(Filter)(lambda est, plan, inputs: estimate_filter(inputs[0], plan.predicate))
 ESTIMATES.register(Join)(lambda est, plan, inputs: est._join(plan, inputs[0], inputs[1]))

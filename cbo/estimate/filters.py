@@ -155,7 +155,7 @@ def _sample_mask(view: SampleView, predicate: Expr, reads: frozenset[Column] | N
     size = view.sample.size
     if size == 0:
         return None
-    mask = evaluate(predicate, view.arrays, size)
+    mask = evaluate(predicate, view.arrays, size, view.kept)
     if mask is None:
         return None
     return mask if view.mask is None else mask & view.mask
@@ -214,8 +214,8 @@ def _counted_numbers(present: np.ndarray, mcv: tuple[tuple[object, float], ...])
     rather than a comparison of every sampled value with every MCV. Equal counts to the
     comparisons' (``==`` on doubles is the sort's order: -0.0 and 0.0 alike; a NaN sampled
     value equals no MCV and sorts last); the buckets count the rest in any order. None
-    for other kinds and for fewer than five MCVs, which compare each MCV (measured on the
-    TPC-H and STATS samples: faster from five MCVs on, 0.57x the time over all columns)."""
+    for other kinds and for fewer than five MCVs, which compare each MCV (a few comparisons cost
+    less than the sort)."""
     if present.dtype != np.float64 or len(mcv) < 5:
         return None    # (a few comparisons cost less than the sort)
     values = [scalar(value) for value, _ in mcv]
@@ -471,7 +471,7 @@ def _as_kind(value, kind: str):
     if kind == "number" and isinstance(value, decimal.Decimal):
         # Statistics hold numbers as floats (``stats.model``), and a decimal compares with a
         # float exactly and hashes apart from it: the float 0.07 is above Decimal("0.07"), so
-        # ``l_discount = 0.07`` found no most common value (0 rows of 546,000) and
-        # ``BETWEEN 0.05 AND 0.07`` lost its upper value (TPC-H Q6 came out 0.72 of the truth).
+        # ``l_discount = 0.07`` found no most common value and ``BETWEEN 0.05 AND 0.07`` lost
+        # its upper value.
         return float(value)
     return value

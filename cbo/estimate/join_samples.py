@@ -15,17 +15,15 @@ value counts, pairs of a key and a foreign key, unfiltered matches) is kept for 
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
 
 from cbo.estimate import defaults
-from cbo.estimate.column import ColumnEstimate
-from cbo.estimate.join_memory import _alive, _kept
+from cbo.estimate.join_memory import _kept
 from cbo.estimate.matching import matching_tuples
-from cbo.estimate.relation import Leaf, Origin, RelEstimate
+from cbo.estimate.relation import Leaf, Origin, RelEstimate, SampleView
 from cbo.ir.expressions import Column
 
 
@@ -59,7 +57,7 @@ def _counted(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Co
         arrays.append(found)
     if len({values.dtype for values, _ in arrays}) != 1 or not _shared_pairs(origins)[1]:
         return None
-    return _class_index(origins, arrays).passing([o.view.mask for o in origins])
+    return _class_index(origins, arrays).passing([o.view for o in origins])
 
 
 def _sample_members(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) \
@@ -136,8 +134,9 @@ def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[
     index = _class_index([o for _, o in chosen], arrays)
     if index.all_tuples < MIN_SAMPLE_TUPLES:
         return None
-    masks = [o.view.mask for _, o in chosen]
-    passing = index.passing(masks)
+    views = [o.view for _, o in chosen]
+    masks = [v.mask for v in views]
+    passing = index.passing(views)
     # Each leaf's filters first, alone: the sampled tuples passing them against the leaf's
     # share of passing rows (excerpt posts all score 0: among the 65 sampled tuples that
     # match a tag, none passes ``Score >= 1`` where 40 % of all posts do). One leaf's
@@ -156,7 +155,7 @@ def _from_base(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[
         independent = max(float(mask.sum()), floor) / len(values)
         share *= independent
         alone = passing if masked == 1 else \
-            index.passing([m if k == position else None for k, m in enumerate(masks)])
+            index.passing([v if k == position else None for k, v in enumerate(views)])
         expected_alone = index.all_tuples * independent
         z = abs(alone - expected_alone) / math.sqrt(max(expected_alone, 1.0))
         if z > 2.0 and (strongest is None or z > strongest[0]):
@@ -201,25 +200,11 @@ def _foreign_keys_tuples(chosen: Sequence[tuple[Column, Origin]],
     (_, a), (_, b) = chosen
     if a.base is None or b.base is None:
         return None
-    # A function of the two columns' statistics and samples alone (no filter reaches it):
-    # kept for them, since each set joining the two tables asks again and the sum runs over
-    # every sampled value (about 0.3 ms for STATS' posts and badges); ``forget_plans`` keeps
-    # it, as it keeps the sample indexes.
-    # Held by weak references, as ``_KEPT`` holds its estimates: a statistics object and its
-    # samples are not kept alive by the cache.
-    parts = (a.base, b.base, a.view.sample, b.view.sample)
-    key = (tuple([id(p) for p in parts]), a.name, b.name)
-    found = _FOREIGN_KEYS.get(key)
-    if found is not None and _alive(found[0], parts):
-        return found[1]
-    value = _foreign_keys_counted(a, b, arrays)
-    if len(_FOREIGN_KEYS) > 20_000:
-        _FOREIGN_KEYS.clear()
-    _FOREIGN_KEYS[key] = (tuple(weakref.ref(p) for p in parts), value)
-    return value
-
-
-_FOREIGN_KEYS: dict[tuple, tuple[tuple[weakref.ref, ...], float | None]] = {}
+    # A function of the two columns' statistics and samples alone (no filter reaches it): kept
+    # on the samples, since each set joining the two tables asks again and the sum runs over
+    # every sampled value.
+    return a.view.sample.kept(("foreign keys", a.name, b.view.sample.table, b.name),
+                              lambda: _foreign_keys_counted(a, b, arrays))
 
 
 def _foreign_keys_counted(a: Origin, b: Origin, arrays: Sequence[tuple[np.ndarray, np.ndarray]]) -> float | None:
@@ -245,22 +230,13 @@ def _foreign_keys_counted(a: Origin, b: Origin, arrays: Sequence[tuple[np.ndarra
     return total + pairs / (fractions[0] * fractions[1])
 
 
-_COUNTS: dict[tuple[int, str], tuple[object, dict]] = {}
-
-
 def _value_counts(origin: Origin, values: np.ndarray, nulls: np.ndarray) -> dict:
     """Per non-NULL value of a column's sample, its sampled rows (once per sample and column)."""
-    sample = origin.view.sample
-    key = (id(sample), origin.name or "")
-    found = _COUNTS.get(key)
-    if found is not None and found[0] is sample:
-        return found[1]
-    distinct, counts = np.unique(values[~nulls], return_counts=True)
-    value = dict(zip(distinct.tolist(), counts.tolist()))
-    if len(_COUNTS) > 1_000:
-        _COUNTS.clear()
-    _COUNTS[key] = (sample, value)
-    return value
+    def counted() -> dict:
+        distinct, counts = np.unique(values[~nulls], return_counts=True)
+        return dict(zip(distinct.tolist(), counts.tolist()))
+
+    return origin.view.sample.kept(("value counts", origin.name or ""), counted)
 
 
 def _against_whole_key(chosen: Sequence[tuple[Column, Origin]], arrays: Sequence[tuple[np.ndarray, np.ndarray]],
@@ -333,9 +309,9 @@ def _over_filtered_key(chosen: Sequence[tuple[Column, Origin]], arrays: Sequence
     floor and note, decides). The other keys' pairs give their share only where they depart
     from the filters' shares as if independent by more than two standard deviations
     (Poisson), upwards only on ``defaults.MIN_SAMPLE_HITS`` pairs or more; else those shares
-    stand: a few dozen sampled pairs of TPC-H's orders and lineitems must not override them
-    (Q08's two years of orders came out 0.69 of the truth), but do show that Q03's lineitems
-    shipped after the date come from orders placed before it only rarely."""
+    stand: a few dozen sampled pairs of orders and lineitems must not override independent
+    filters (two years of orders), but do show that lineitems shipped after a date come from
+    orders placed before it only rarely."""
     if len(chosen) != 2:
         return None
     for position, (column, origin) in enumerate(chosen):
@@ -465,9 +441,6 @@ class _KeyPairs(NamedTuple):
     key_row: np.ndarray       # per position, the key's sampled row of the value, or -1
 
 
-_PAIRS: dict[tuple[int, str, int, str], tuple[object, object, object, _KeyPairs]] = {}
-
-
 def _key_pairs(key: Origin, values: np.ndarray, nulls: np.ndarray, foreign: Origin, foreign_values: np.ndarray,
                foreign_nulls: np.ndarray) -> _KeyPairs:
     """The sampled pairs of a key and a foreign key, whatever the filters: per foreign-key
@@ -476,11 +449,13 @@ def _key_pairs(key: Origin, values: np.ndarray, nulls: np.ndarray, foreign: Orig
     the key's sampled row of each most common value it holds (``held``). Built once per pair
     of samples, with the counts over them (``_KeyPairs``): each filter then only masks them."""
     assert key.sample is not None and foreign.sample is not None and foreign.base is not None
-    sample, other = key.sample.sample, foreign.sample.sample
-    cache_key = (id(sample), key.name or "", id(other), foreign.name or "")
-    found = _PAIRS.get(cache_key)
-    if found is not None and found[0] is sample and found[1] is other and found[2] is foreign.base:
-        return found[3]
+    return key.view.sample.kept(("key pairs", key.name or "", foreign.view.sample.table, foreign.name or ""),
+                                lambda: _pairs_of(foreign, values, nulls, foreign_values, foreign_nulls))
+
+
+def _pairs_of(foreign: Origin, values: np.ndarray, nulls: np.ndarray, foreign_values: np.ndarray,
+              foreign_nulls: np.ndarray) -> _KeyPairs:
+    assert foreign.base is not None
     mcv = foreign.base.live.mcv
     common = {value for value, _ in mcv}
     valid = np.flatnonzero(~nulls)
@@ -508,13 +483,9 @@ def _key_pairs(key: Origin, values: np.ndarray, nulls: np.ndarray, foreign: Orig
     key_row = np.array([held.get(v, -1) for v in busy_keys], dtype=np.int64)
     for array in (rows_hit, met, light, present, has_value, busy_of, key_row):
         array.flags.writeable = False
-    value = _KeyPairs(rows_hit, met, light, held, rows, present, int(present.sum()), has_value,
-                      int(has_value.sum()), int(met.sum()), int(light.sum()),
-                      sum(rows[v] for v in held), sum(rows.values()), busy_of, busy_keys, key_row)
-    if len(_PAIRS) > 1_000:
-        _PAIRS.clear()
-    _PAIRS[cache_key] = (sample, other, foreign.base, value)
-    return value
+    return _KeyPairs(rows_hit, met, light, held, rows, present, int(present.sum()), has_value,
+                     int(has_value.sum()), int(met.sum()), int(light.sum()),
+                     sum(rows[v] for v in held), sum(rows.values()), busy_of, busy_keys, key_row)
 
 
 def _positions(values: np.ndarray, nulls: np.ndarray, keys: Sequence) -> np.ndarray:
@@ -557,7 +528,7 @@ def _sampled(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Co
         return None
     chosen, arrays = found
     index = _class_index([o for _, o in chosen], arrays)
-    passing = index.passing([o.view.mask for _, o in chosen])
+    passing = index.passing([o.view for _, o in chosen])
     fraction = 1.0
     for _, origin in chosen:
         sample = origin.view.sample
@@ -616,7 +587,7 @@ def _leaf_correlation(index: int, classes: Sequence[tuple[Column, ...]], leaves:
         class_index = _class_index([o for _, o in chosen], arrays)
         if not class_index.size or class_index.shared:
             return 1.0
-        weight = class_index.weights(position, [o.view.mask for _, o in chosen])
+        weight = class_index.weights(position, [o.view for _, o in chosen])
         if mask is not None:
             weight = weight * mask
         weights.append(weight)
@@ -651,9 +622,9 @@ def _shared_pairs(origins: Sequence[Origin]) -> tuple[list[tuple[int, int, float
     """Members read from one table's sample (a self-join, ``p1.OwnerUserId = u.Id =
     p2.LastEditorUserId``): pairs of their positions with the sample's fraction of its table,
     and whether the class can be counted on the samples (no sample read three times or more)."""
-    seen: dict[int, list[int]] = {}
+    seen: dict[str, list[int]] = {}
     for position, origin in enumerate(origins):
-        seen.setdefault(id(origin.view.sample), []).append(position)
+        seen.setdefault(origin.view.sample.table, []).append(position)
     pairs = []
     for positions in seen.values():
         if len(positions) > 2:
@@ -665,14 +636,18 @@ def _shared_pairs(origins: Sequence[Origin]) -> tuple[list[tuple[int, int, float
 
 
 class _ClassIndex:
-    """Sampled values of k columns mapped to one set of keys: then any masks (the sample rows
-    passing each leaf's filters) count the matching tuples in O(n).
+    """Sampled values of k columns mapped to one set of keys: then any filters (the sample rows
+    passing each leaf's filters, a member's ``SampleView``) count the matching tuples in O(n).
 
     Two members may read one table's sample (a self-join): a pair of distinct sampled rows is
     then in the sample with probability ``f^2``, like a pair from two independent samples, but
     a row paired with itself (its two columns equal) with probability ``f``. ``passing`` counts
     those diagonal tuples ``f`` times (``shared``: the pairs of members and ``f``), so that
-    dividing by the product of the members' fractions stays unbiased."""
+    dividing by the product of the members' fractions stays unbiased.
+
+    What derives from the samples alone (each member's counts unfiltered, its weights where no
+    other member is filtered) is kept on the index, which lives as long as the samples; what
+    derives from a filtered member's rows, on that member's view."""
 
     def __init__(self, arrays: Sequence[tuple[np.ndarray, np.ndarray]],
                  shared: Sequence[tuple[int, int, float]] = ()):
@@ -681,7 +656,7 @@ class _ClassIndex:
         keys = np.unique(np.concatenate(valid)) if valid else np.zeros(0)
         self.size = len(keys)
         self.groups: list[np.ndarray] = []
-        self._counts: dict[tuple[int, int], tuple[np.ndarray | None, np.ndarray]] = {}
+        self._unfiltered: dict[int, np.ndarray] = {}   # ``counts`` of a member without filters
         self._safe: list[tuple[np.ndarray, np.ndarray]] | None = None
         self._plain: dict[int, np.ndarray] = {}    # ``weights`` with no other member filtered
         for values, nulls in arrays:
@@ -691,56 +666,63 @@ class _ClassIndex:
             self.groups.append(group)
         self.all_tuples = self.passing([None] * len(arrays))
 
-    def counts(self, member: int, mask: np.ndarray | None) -> np.ndarray:
-        """Per key, the sampled rows of one member passing ``mask``; remembered per mask (the
-        sets of one tree, or of one memo, meet the same leaves again)."""
-        key = (member, id(mask))
-        found = self._counts.get(key)
-        if found is not None and found[0] is mask:
-            return found[1]
+    def counts(self, member: int, view: SampleView | None) -> np.ndarray:
+        """Per key, the sampled rows of one member passing the view's filters (all its rows
+        without a filtered view); kept, since the sets of one tree, or of one memo, meet the
+        same leaves again."""
+        mask = None if view is None else view.mask
+        if mask is None:
+            found = self._unfiltered.get(member)
+            if found is None:
+                found = self._unfiltered[member] = self._count(member, None)
+            return found
+        assert view is not None
+        kept = view.derived
+        found = kept.get((self, member))
+        if found is None:
+            found = kept[(self, member)] = self._count(member, mask)
+        return found
+
+    def _count(self, member: int, mask: np.ndarray | None) -> np.ndarray:
         group = self.groups[member]
         keep = group >= 0 if mask is None else (group >= 0) & mask
-        counts = np.bincount(group[keep], minlength=self.size).astype(np.float64)
-        if len(self._counts) > 64:
-            self._counts.clear()
-        self._counts[key] = (mask, counts)
-        return counts
+        return np.bincount(group[keep], minlength=self.size).astype(np.float64)
 
-    def passing(self, masks: Sequence[np.ndarray | None]) -> float:
+    def passing(self, views: Sequence[SampleView | None]) -> float:
         if not self.size:
             return 0.0
-        product = self.counts(0, masks[0])
-        for member in range(1, len(masks)):
-            product = product * self.counts(member, masks[member])
+        product = self.counts(0, views[0])
+        for member in range(1, len(views)):
+            product = product * self.counts(member, views[member])
         total = float(product.sum())
         for a, b, fraction in self.shared:
             if fraction >= 1.0:
                 continue
             same = (self.groups[a] >= 0) & (self.groups[a] == self.groups[b])
             for member in (a, b):
-                if masks[member] is not None:
-                    same = same & masks[member]
+                view = views[member]
+                if view is not None and view.mask is not None:
+                    same = same & view.mask
             diagonal = np.bincount(self.groups[a][same], minlength=self.size).astype(np.float64)
-            for member in range(len(masks)):
+            for member in range(len(views)):
                 if member not in (a, b):
-                    diagonal = diagonal * self.counts(member, masks[member])
+                    diagonal = diagonal * self.counts(member, views[member])
             total -= (1.0 - fraction) * float(diagonal.sum())
         return total
 
-    def weights(self, member: int, masks: Sequence[np.ndarray | None]) -> np.ndarray:
+    def weights(self, member: int, views: Sequence[SampleView | None]) -> np.ndarray:
         """Per sampled row of ``member``, the matching tuples of the other members (read-only).
-        Where no other member is filtered they are the samples' alone: kept on the index,
-        which lives as long as the samples (a leaf joined through two classes asks for them
-        in every set holding it)."""
-        plain = all(masks[other] is None for other in range(len(masks)) if other != member)
+        Where no other member is filtered they are the samples' alone: kept on the index (a
+        leaf joined through two classes asks for them in every set holding it)."""
+        plain = all(_unfiltered(views[other]) for other in range(len(views)) if other != member)
         if plain:
             found = self._plain.get(member)
             if found is not None:
                 return found
         product = np.ones(self.size)
-        for other in range(len(masks)):
+        for other in range(len(views)):
             if other != member:
-                product = product * self.counts(other, masks[other])
+                product = product * self.counts(other, views[other])
         if self._safe is None:
             self._safe = [(np.maximum(g, 0), (g >= 0).astype(np.float64)) for g in self.groups]
         safe, valid = self._safe[member]
@@ -751,34 +733,22 @@ class _ClassIndex:
         return weights
 
 
-_CLASS_INDEXES: dict[tuple, tuple[tuple, _ClassIndex]] = {}
+def _unfiltered(view: SampleView | None) -> bool:
+    return view is None or view.mask is None
 
 
 def _class_index(origins: Sequence[Origin], arrays: Sequence[tuple[np.ndarray, np.ndarray]]) -> _ClassIndex:
-    samples = tuple(o.view.sample for o in origins)
-    key = tuple((id(s), o.name) for s, o in zip(samples, origins))
-    found = _CLASS_INDEXES.get(key)
-    if found is not None and all(a is b for a, b in zip(found[0], samples)):
-        return found[1]
-    index = _ClassIndex(arrays, _shared_pairs(origins)[0])
-    if len(_CLASS_INDEXES) > 1_000:
-        _CLASS_INDEXES.clear()
-    _CLASS_INDEXES[key] = (samples, index)
-    return index
-
-
-_BASE: dict[tuple[int, ...], tuple[tuple[ColumnEstimate, ...], float]] = {}
+    """The index of the members' samples, kept on the first member's sample by the members'
+    tables and columns."""
+    members = tuple((o.view.sample.table, o.name) for o in origins)
+    return origins[0].view.sample.kept(("class index", members),
+                                       lambda: _ClassIndex(arrays, _shared_pairs(origins)[0]))
 
 
 def _base_tuples(origins: Sequence[Origin]) -> float:
-    """Matching tuples of the unfiltered columns, remembered by their (long-lived) estimates."""
-    bases = tuple(o.base for o in origins if o.base is not None)
-    key = tuple(id(b) for b in bases)
-    found = _BASE.get(key)
-    if found is not None and all(a is b for a, b in zip(found[0], bases)):
-        return found[1]
-    value = matching_tuples(bases)
-    if len(_BASE) > 10_000:
-        _BASE.clear()
-    _BASE[key] = (bases, value)
-    return value
+    """Matching tuples of the unfiltered columns (the origins' statistics): kept on the first
+    origin's sample by the columns' tables and names."""
+    with_base = [o for o in origins if o.base is not None]
+    members = tuple((o.view.sample.table, o.name) for o in with_base)
+    return origins[0].view.sample.kept(("base tuples", members),
+                                       lambda: matching_tuples([o.base for o in with_base]))  # type: ignore[misc]

@@ -65,7 +65,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from cbo.estimate.column import ColumnEstimate
 from cbo.estimate.extremes import Restriction, extreme_candidate, extreme_selectivity, restriction
 from cbo.estimate.filters import generic_selectivity
-from cbo.estimate.join_memory import _KEPT, _REMEMBERED, _kept, _kept_over, _remembered, _remembered_over
+from cbo.estimate.join_memory import _kept, _kept_over, _remembered, _remembered_over
 from cbo.estimate.join_samples import EMPTY_NOTE, _counted, _from_base, _leaf_correlation, _sample_members, _sampled
 from cbo.estimate.joins import matched_rows
 from cbo.estimate.matching import joint, matching_tuples
@@ -112,12 +112,19 @@ def _read_by(conjuncts: Sequence[Expr]) -> frozenset[Column]:
     return frozenset(c for conjunct in conjuncts for c in columns_of(conjunct))
 
 
+def of_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
+    """``estimate_join_set``, kept for the same leaf estimates and conjuncts: a memo's groups
+    and rules ask for one set in many orders."""
+    return _kept_over(("set", join_set.conjuncts, upper), tuple([leaf.estimate for leaf in join_set.leaves]),
+                      lambda: estimate_join_set(join_set, upper))
+
+
 def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
     """The set's estimate; with ``upper``, its rows are the degree bound of ``upper_bound``
     (the pessimistic mode) rather than the estimate."""
     leaves = join_set.leaves
     leaf_of = _leaf_positions(leaves)
-    classes, residual = _classes(join_set.conjuncts, leaf_of)
+    classes, residual = _classes(leaves, join_set.conjuncts, leaf_of)
     notes: list[str] = []
     rows = 1.0
     for leaf in leaves:
@@ -273,8 +280,8 @@ def _residual_share(conjunct: Expr, combined: Mapping[Column, ColumnEstimate], s
                     leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> tuple[float, str | None]:
     """``generic_selectivity`` of a conjunct that is not an equality class, kept for the same
     estimates of the leaves it reads (and the same scale): every set holding the conjunct's
-    leaves asks again, and a conjunct over an aggregate's output (TPC-H Q17's ``l_quantity <
-    0.2 * avg``) derives that output's distribution each time it is read."""
+    leaves asks again, and a conjunct over an aggregate's output (``l_quantity < 0.2 * avg``)
+    derives that output's distribution each time it is read."""
     read = sorted(columns_of(conjunct), key=lambda c: c.id)
     if not all(c in leaf_of for c in read):
         return generic_selectivity(conjunct, combined, scale)
@@ -349,16 +356,6 @@ def _fan_out(members: Sequence[Column], pair: tuple[Column, Column], leaves: Seq
     return max(matching_tuples(columns) / alone, 1.0)
 
 
-def forget_plans() -> None:
-    """Drop what was kept for the plans met so far: factors and values of classes and leaves
-    (keyed by leaf estimates, which for an unfiltered scan live as long as the statistics) and
-    the classes of conjuncts. What is derived from the statistics alone (sample indexes, base
-    columns' matches, two foreign keys' stratified count ``_FOREIGN_KEYS``) stays: a fresh
-    query with the same statistics reads it too."""
-    for kept in (_REMEMBERED, _KEPT, _CLASSES):
-        kept.clear()
-
-
 def _shared_match(index: int, classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],
                   leaf_of: dict[Column, int]) -> float:
     """``_matched_share``, kept for the same leaf in the same classes over the same estimates."""
@@ -386,20 +383,11 @@ def _matched_share(index: int, classes: Sequence[tuple[Column, ...]], leaves: Se
     return share
 
 
-_CLASSES: dict[frozenset[Expr], tuple[list[tuple[Column, ...]], list[Expr]]] = {}
-
-
-def _classes(parts: frozenset[Expr], leaf_of: dict[Column, int]) -> tuple[list[tuple[Column, ...]], list[Expr]]:
+def _classes(leaves: Sequence[Leaf], parts: frozenset[Expr],
+             leaf_of: dict[Column, int]) -> tuple[list[tuple[Column, ...]], list[Expr]]:
     """Equivalence classes of leaf columns (members sorted by id), and the other conjuncts;
-    remembered per set of conjuncts (the columns a join set's conditions name are its leaves')."""
-    found = _CLASSES.get(parts)
-    if found is not None:
-        return found
-    found = _find_classes(parts, leaf_of)
-    if len(_CLASSES) > 10_000:
-        _CLASSES.clear()
-    _CLASSES[parts] = found
-    return found
+    kept per set of conjuncts (the columns a join set's conditions name are its leaves')."""
+    return _kept_over(("classes", parts), (leaves[0].estimate,), lambda: _find_classes(parts, leaf_of))
 
 
 def _find_classes(parts: Iterable[Expr], leaf_of: dict[Column, int]) -> tuple[list[tuple[Column, ...]], list[Expr]]:
@@ -429,8 +417,9 @@ def _find_classes(parts: Iterable[Expr], leaf_of: dict[Column, int]) -> tuple[li
             in_a.extend(in_b)
             for c in in_b:
                 owner[c] = in_a
-    distinct = {id(members): members for members in owner.values()}
-    classes = [tuple(sorted(m, key=lambda c: c.id)) for m in distinct.values()]
+    # (each class once: by the column it begins with, the very object its key is: a column
+    # enters a list as it enters the dictionary)
+    classes = [tuple(sorted(m, key=lambda c: c.id)) for first, m in owner.items() if m[0] is first]
     classes.sort(key=lambda m: m[0].id)
     return classes, residual
 
@@ -626,7 +615,7 @@ def extreme_restriction(join_set: JoinSet, source: Column, group_by: Sequence[Co
     leaf_of = _leaf_positions(leaves)
     if source not in leaf_of:
         return None
-    classes, residual = _classes(join_set.conjuncts, leaf_of)
+    classes, residual = _classes(leaves, join_set.conjuncts, leaf_of)
     keys = set(group_by)
     grouping = frozenset(k for k, members in enumerate(classes) if keys.intersection(members))
     found = restriction(leaves, classes, leaf_of, leaf_of[source], frozenset(), grouping, _read_by(residual))

@@ -18,7 +18,7 @@ each row of the other side at most once, which caps the estimate.
 Semi and anti joins use the share of probe rows whose value is present on the other side;
 outer joins add the unmatched rows of their preserved side, so they are never below it. A semi
 or anti join of a table's rows with the same table's rows on one column, asking for *another*
-row of the group (``l1.orderkey = l3.orderkey AND l1.suppkey <> l3.suppkey``, TPC-H Q21), is
+row of the group (``l1.orderkey = l3.orderkey AND l1.suppkey <> l3.suppkey``), is
 decided by the sizes of the groups: every probe row finds itself and the ``<>`` rejects it, so
 what counts is whether its group holds more rows (``_other_row_share``).
 """
@@ -302,21 +302,14 @@ def sampled_selectivity(a: Origin | None, b: Origin | None) -> float | None:
 
 
 MIN_SAMPLE_PAIRS = 30
-_BASE_SELECTIVITY: dict[tuple[int, int], tuple[ColumnEstimate, ColumnEstimate, float]] = {}
 
 
 def _base_selectivity(a: Origin, b: Origin) -> float:
-    """Selectivity of the two unfiltered columns, remembered by their (long-lived) estimates."""
-    assert a.base is not None and b.base is not None
-    key = (id(a.base), id(b.base))
-    found = _BASE_SELECTIVITY.get(key)
-    if found is not None and found[0] is a.base and found[1] is b.base:
-        return found[2]
-    value = matching_pairs(a.base, b.base) / (a.base_rows * b.base_rows)
-    if len(_BASE_SELECTIVITY) > 10_000:
-        _BASE_SELECTIVITY.clear()
-    _BASE_SELECTIVITY[key] = (a.base, b.base, value)
-    return value
+    """Selectivity of the two unfiltered columns (their statistics): kept on ``a``'s sample by
+    the columns' tables and names."""
+    assert a.base is not None and b.base is not None and a.sample is not None and b.sample is not None
+    return a.sample.sample.kept(("base selectivity", a.name, b.sample.sample.table, b.name),
+                                lambda: matching_pairs(a.base, b.base) / (a.base_rows * b.base_rows))  # type: ignore[arg-type]
 
 
 class _PairIndex:
@@ -344,21 +337,12 @@ class _PairIndex:
         return int(counts[self.a_group[self.a_hit & mask_a]].sum())
 
 
-_PAIR_INDEXES: dict[tuple[int, str, int, str], tuple[object, object, _PairIndex]] = {}
-
-
-def _pair_index(a: Origin, b: Origin, values_a, nulls_a, values_b, nulls_b) -> _PairIndex:
+def _pair_index(a: Origin, b: Origin, values_a: np.ndarray, nulls_a: np.ndarray, values_b: np.ndarray,
+                nulls_b: np.ndarray) -> _PairIndex:
+    """The columns' ``_PairIndex``, kept on ``a``'s sample by the columns' tables and names."""
     assert a.sample is not None and b.sample is not None
-    sa, sb = a.sample.sample, b.sample.sample
-    key = (id(sa), a.name or "", id(sb), b.name or "")
-    found = _PAIR_INDEXES.get(key)
-    if found is not None and found[0] is sa and found[1] is sb:
-        return found[2]
-    index = _PairIndex(values_a, nulls_a, values_b, nulls_b)
-    if len(_PAIR_INDEXES) > 1_000:
-        _PAIR_INDEXES.clear()
-    _PAIR_INDEXES[key] = (sa, sb, index)
-    return index
+    return a.sample.sample.kept(("pair index", a.name or "", b.sample.sample.table, b.name or ""),
+                                lambda: _PairIndex(values_a, nulls_a, values_b, nulls_b))
 
 
 def _key_selectivity(pairs: tuple[tuple[Column, Column], ...], left: RelEstimate, right: RelEstimate,

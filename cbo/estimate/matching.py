@@ -43,12 +43,18 @@ def matching_tuples(columns: Sequence[ColumnEstimate]) -> float:
     # multiply by ``factor`` segment by segment; the arrays of the unscaled segments (kept per
     # segments object, which every scaled copy of a leaf's column shares) are multiplied instead,
     # the same products. ``rows_equal`` makes a column live where an MCV asks it.
-    arrays = [_discrete_arrays(c.segments) for c in columns]
-    if any(a is None for a in arrays) or any(not c.segments for c in columns):
-        return _total(joint(columns))
+    arrays = []
+    for c in columns:
+        found = _discrete_arrays(c)
+        if found is None or not c.segments:
+            return _total(joint(columns))
+        arrays.append(found)
     try:
-        return _mcv_tuples(columns) + \
-            _histogram_tuples(arrays, [c.factor for c in columns])  # type: ignore[arg-type]
+        factors = [c.factor for c in columns]
+        if sum(len(a[0]) for a in arrays) <= _SMALL:
+            # (the rows column alone, summed as numpy would: no arrays made for a few segments)
+            return _mcv_tuples(columns) + _array_sum(_swept_rows([_discrete_lists(c) for c in columns], factors))
+        return _mcv_tuples(columns) + _histogram_tuples(arrays, factors)
     except TypeError:
         return _total(joint(columns))
 
@@ -69,24 +75,34 @@ def _mcv_tuples(live: Sequence[ColumnEstimate]) -> float:
     return total
 
 
-_ARRAYS: dict[int, tuple[tuple[Segment, ...], tuple[np.ndarray, ...] | None]] = {}
+def _discrete_arrays(column: ColumnEstimate) -> tuple[np.ndarray, ...] | None:
+    """(lower, upper, rows, domain, distinct) of the column's segments over whole numbers, as
+    read-only arrays; None otherwise. The joins of integer keys (nearly all) are matched in
+    numpy (``_pieces``). Kept with the column's values (``ColumnEstimate.derived``): a memo's
+    join sets match the same leaves' columns in thousands of combinations."""
+    derived = column.derived
+    found = derived.get("arrays", _MISSING)
+    if found is _MISSING:
+        found = _arrays_of(column.segments)
+        for array in found or ():
+            array.flags.writeable = False
+        derived["arrays"] = found
+    return found
 
 
-def _discrete_arrays(segments: tuple[Segment, ...]) -> tuple[np.ndarray, ...] | None:
-    """(lower, upper, rows, domain, distinct) of segments over whole numbers, as arrays; None
-    otherwise. The joins of integer keys (nearly all) are matched in numpy (``_pieces``).
-    Remembered per segments object: a memo's join sets match the same leaves' columns in
-    thousands of combinations (the arrays are never written to)."""
-    found = _ARRAYS.get(id(segments))
-    if found is not None and found[0] is segments:
-        return found[1]
-    arrays = _arrays_of(segments)
-    for array in arrays or ():
-        array.flags.writeable = False
-    if len(_ARRAYS) > 10_000:
-        _ARRAYS.clear()
-    _ARRAYS[id(segments)] = (segments, arrays)
-    return arrays
+def _discrete_lists(column: ColumnEstimate) -> tuple[list[float], ...]:
+    """``_discrete_arrays`` as lists (the plain sweep of a few segments reads lists), kept with
+    them."""
+    derived = column.derived
+    found = derived.get("lists")
+    if found is None:
+        arrays = _discrete_arrays(column)
+        assert arrays is not None
+        found = derived["lists"] = tuple(a.tolist() for a in arrays)
+    return found
+
+
+_MISSING = object()
 
 
 def _arrays_of(segments: tuple[Segment, ...]) -> tuple[np.ndarray, ...] | None:
@@ -108,13 +124,15 @@ def _arrays_of(segments: tuple[Segment, ...]) -> tuple[np.ndarray, ...] | None:
     return lower, upper, rows, domain, distinct
 
 
-def _pieces(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...] | None:
+def _pieces(arrays: Sequence[tuple[np.ndarray, ...]],
+            lists: Sequence[tuple[list[float], ...] | None] | None = None) -> tuple[np.ndarray, ...] | None:
     """The sweep of ``aligned_many`` for whole-number segments, vectorized: the ranges where
     every member has a segment are the elementary intervals between all bounds, each summed as
     ``_product`` sums a piece (the same pieces, the same formula). Returns (lower, upper, rows,
-    distinct, domain) of the joint's segments, or None when no range is shared."""
+    distinct, domain) of the joint's segments, or None when no range is shared. ``lists``: the
+    members' arrays as lists, where kept (``_discrete_lists``)."""
     if sum(len(a[0]) for a in arrays) <= _SMALL:
-        return _pieces_small(arrays)
+        return _pieces_small(arrays, lists)
     return _pieces_numpy(arrays)
 
 
@@ -134,27 +152,10 @@ def _pieces_numpy(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray,
     return start[keep], last[keep], (domain * factor)[keep], np.minimum(distinct, domain)[keep], domain[keep]
 
 
-# What ``_pieces_numpy`` computes from the members' bounds and domains alone (the elementary
-# intervals, where each member's segments fall in them, the shares and domains), per members'
-# (lower, upper, domain) arrays: ``_discrete_arrays`` keeps those per segments object, which a
-# leaf's column shares with all its scaled copies, whose rows and distinct values alone differ.
-_LAYOUTS: dict[tuple[int, ...], tuple[tuple[np.ndarray, ...], tuple | None]] = {}
-
-
 def _layout(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple | None:
     """(start, last, covered, smallest domain, [(index, share, part domain) per member]) of the
     elementary intervals between all members' bounds; None when there are fewer than two bounds."""
-    fixed = tuple(a for member in arrays for a in (member[0], member[1], member[3]))
-    key = tuple(id(a) for a in fixed)
-    found = _LAYOUTS.get(key)
-    if found is not None and all(x is y for x, y in zip(found[0], fixed)):
-        return found[1]
-    layout = _layout_of(arrays)
-    if not any(a.flags.writeable for a in fixed):   # (arrays that cannot change)
-        if len(_LAYOUTS) > 10_000:
-            _LAYOUTS.clear()
-        _LAYOUTS[key] = (fixed, layout)   # (the arrays kept: their ids stay theirs)
-    return layout
+    return _layout_of(arrays)
 
 
 def _layout_of(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple | None:
@@ -184,45 +185,36 @@ def _layout_of(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple | None:
 # Up to this many segments in all, ``_pieces`` sweeps in plain Python: numpy's fixed cost per
 # call (some forty small-array operations) dominates for a few segments, as with keys whose
 # statistics have no histogram (one segment each), met in thousands of join sets.
+#
+# The plain sweep (``_pieces_small``, and ``_swept_rows`` for the rows alone, summed by
+# ``_array_sum`` as numpy sums) is a second implementation of the numpy one, kept because it
+# pays: with ``_SMALL`` below 1, ``python -m benchmarks.instructions`` counts a 10-relation
+# clique's search (``clique:10:ex``) at far more instructions. It must give the numpy sweep's
+# numbers to the last bit, so that which one runs never changes an estimate:
+# ``tests/quick/test_matching_small.py`` holds them equal.
 _SMALL = 12
 
 
-def _pieces_small(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...] | None:
+def _pieces_small(arrays: Sequence[tuple[np.ndarray, ...]],
+                  lists: Sequence[tuple[list[float], ...] | None] | None = None) -> tuple[np.ndarray, ...] | None:
     """``_pieces`` in plain Python: the same operations in the same order on the same doubles,
     so the same result to the last bit (``tests/quick/test_matching_small.py`` holds them equal)."""
-    found = _sweep_small(arrays)
+    members = [found if found is not None else tuple(a.tolist() for a in member)
+               for member, found in zip(arrays, lists or [None] * len(arrays))]
+    found = _sweep_small(members)
     return None if found is None else tuple(np.array(column) for column in found)
 
 
-_LISTS: dict[int, tuple[tuple[np.ndarray, ...], tuple[list[float], ...]]] = {}
-
-
-def _as_lists(member: tuple[np.ndarray, ...]) -> tuple[list[float], ...]:
-    """A member's arrays as lists, kept per arrays object (``_discrete_arrays`` keeps those per
-    segments: a memo's join sets sweep the same columns in thousands of combinations)."""
-    found = _LISTS.get(id(member))
-    if found is not None and found[0] is member:
-        return found[1]
-    lists = tuple(a.tolist() for a in member)
-    if any(a.flags.writeable for a in member):   # (made for one call: not kept)
-        return lists
-    if len(_LISTS) > 10_000:
-        _LISTS.clear()
-    _LISTS[id(member)] = (member, lists)   # (the arrays kept: their id stays theirs)
-    return lists
-
-
-def _sweep_small(arrays: Sequence[tuple[np.ndarray, ...]], factors: Sequence[float] | None = None) \
+def _sweep_small(members: Sequence[tuple[list[float], ...]], factors: Sequence[float] | None = None) \
         -> list[list[float]] | None:
     """The columns (lower, upper, rows, distinct, domain) of ``_pieces_small`` as lists; each
     member's rows multiplied by its factor first (the distinct values are not thinned: only the
     rows column is right then)."""
-    members = [_as_lists(member) for member in arrays]
     if factors is not None:
         members = [m if f == 1.0 else (m[0], m[1], [r * f for r in m[2]], *m[3:])
                    for m, f in zip(members, factors)]
     found: list[list[float]] = [[], [], [], [], []]
-    for start, last, domain, placed in _small_layout(arrays, members):
+    for start, last, domain, placed in _small_layout_of(members):
         distinct = math.inf
         factor = 1.0
         for (_, _, rows, _, dist), (safe, share, part_domain) in zip(members, placed):
@@ -236,47 +228,19 @@ def _sweep_small(arrays: Sequence[tuple[np.ndarray, ...]], factors: Sequence[flo
     return found
 
 
-def _swept_rows(arrays: Sequence[tuple[np.ndarray, ...]], factors: Sequence[float] | None) -> list[float]:
+def _swept_rows(members: Sequence[tuple[list[float], ...]], factors: Sequence[float] | None) -> list[float]:
     """The rows column of ``_sweep_small`` (empty where it finds nothing), by the same operations
     in the same order, without the other four: ``matching_tuples`` sums the rows alone."""
-    members = [_as_lists(member) for member in arrays]
     rows_of = [m[2] if factors is None or factors[i] == 1.0 else [r * factors[i] for r in m[2]]
                for i, m in enumerate(members)]
     found: list[float] = []
-    for _, _, domain, placed in _small_layout(arrays, members):
+    for _, _, domain, placed in _small_layout_of(members):
         factor = 1.0
         for rows, (safe, share, part_domain) in zip(rows_of, placed):
             factor *= rows[safe] * share / part_domain
         if factor > 0:
             found.append(domain * factor)
     return found
-
-
-# ``_layout`` for ``_sweep_small``: the covered elementary intervals as (start, last, smallest
-# domain, [(index, share, part domain) per member]), kept per members' arrays objects (a
-# clique's keys, without histograms, are matched in thousands of combinations of the same
-# leaves' columns).
-_SMALL_LAYOUTS: dict[tuple[int, ...], tuple[tuple[tuple[np.ndarray, ...], ...], list]] = {}
-
-
-def _small_layout(arrays: Sequence[tuple[np.ndarray, ...]], members: Sequence[tuple[list[float], ...]]) -> list:
-    # Keyed by the members' arrays objects (tuples: the same object holds the same bounds), not
-    # by their three arrays each: a clique's classes are each matched once per query, so the key
-    # is mostly made for a miss, and made k times cheaper. Kept only for members whose lists
-    # ``_as_lists`` kept, which it does only for read-only arrays.
-    key = tuple([id(member) for member in arrays])
-    found = _SMALL_LAYOUTS.get(key)
-    if found is not None and all(x is y for x, y in zip(found[0], arrays)):
-        return found[1]
-    layout = _small_layout_of(members)
-    if all(_LISTS.get(id(member), _NOT_KEPT)[0] is member for member in arrays):   # (arrays that cannot change)
-        if len(_SMALL_LAYOUTS) > 10_000:
-            _SMALL_LAYOUTS.clear()
-        _SMALL_LAYOUTS[key] = (tuple(arrays), layout)   # (the members kept: their ids stay theirs)
-    return layout
-
-
-_NOT_KEPT: tuple = (None, None)
 
 
 def _small_layout_of(members: Sequence[tuple[list[float], ...]]) -> list:
@@ -367,7 +331,7 @@ def matched_histogram(a: ColumnEstimate, b: ColumnEstimate) -> float | None:
     they are (kept per segments object, which the scaled copies of a column share), ``a``'s rows
     multiplied by its pending factor and ``b``'s distinct values thinned by its survival, the
     same numbers ``live`` computes (only these two of the live columns are read)."""
-    base_a, base_b = _discrete_arrays(a.segments), _discrete_arrays(b.segments)
+    base_a, base_b = _discrete_arrays(a), _discrete_arrays(b)
     if base_a is None or base_b is None:
         return None
     a_rows = base_a[2] if a.factor == 1.0 else base_a[2] * a.factor
@@ -397,7 +361,7 @@ def _histogram_tuples(arrays: Sequence[tuple[np.ndarray, ...]], factors: Sequenc
     multiplied by its factor (a scaled column's pending ``factor``) before they are matched."""
     if sum(len(a[0]) for a in arrays) <= _SMALL:
         # (the rows column alone, summed as numpy would: no arrays made for a few segments)
-        return _array_sum(_swept_rows(arrays, factors))
+        return _array_sum(_swept_rows([tuple(a.tolist() for a in member) for member in arrays], factors))
     if factors is not None:
         arrays = [a if f == 1.0 else (a[0], a[1], a[2] * f, *a[3:]) for a, f in zip(arrays, factors)]
     found = _pieces(arrays)
@@ -431,7 +395,8 @@ def joint(columns: Sequence[ColumnEstimate]) -> ColumnEstimate:
                 mcv.append((v, product))
         arrays = [_live_arrays(c) for c in columns]
         if all(a is not None for a in arrays):
-            found = _pieces(arrays)  # type: ignore[arg-type]
+            lists = [_discrete_lists(c) if c.factor == 1.0 and c.survival >= 1.0 else None for c in columns]
+            found = _pieces(arrays, lists)  # type: ignore[arg-type]
             segments: tuple[Segment, ...] = () if found is None else tuple(
                 Segment(int(lo), int(hi), float(r), float(d), float(dom)) for lo, hi, r, d, dom in zip(*found))
         else:
@@ -447,9 +412,9 @@ def _live_arrays(c: ColumnEstimate) -> tuple[np.ndarray, ...] | None:
     ``c.segments`` (kept per segments object, shared by a column's scaled copies) with the rows
     multiplied by the pending factor and the distinct values thinned by the survival, the
     numbers ``live`` computes."""
-    base = _discrete_arrays(c.segments)
+    base = _discrete_arrays(c)
     if base is None or (c.factor == 1.0 and c.survival >= 1.0):
-        return base   # (the kept arrays themselves: ``_small_layout`` keeps layouts per arrays object)
+        return base   # (the kept arrays themselves)
     lower, upper, rows, domain, distinct = base
     if c.factor != 1.0:
         rows = rows * c.factor

@@ -21,6 +21,7 @@ from cbo.ir.operators import Plan
 
 if TYPE_CHECKING:
     from cbo.estimate import Estimator
+    from cbo.estimate.estimator import EstimationContext
 
 
 def concrete(node: Plan) -> Plan:
@@ -35,14 +36,23 @@ def concrete(node: Plan) -> Plan:
 
 
 class OracleEstimator:
-    def __init__(self, estimator: Estimator, count: Callable[[str], int]):
+    def __init__(self, estimator: Estimator | EstimationContext, count: Callable[[str], int],
+                 counts: dict[str, int] | None = None):
         self.estimator = estimator
         self.count = count                      # runs SQL text, returns the single count
-        self.counts: dict[str, int] = {}
-        self.queries_run = 0
+        self.counts: dict[str, int] = {} if counts is None else counts   # by SQL text, for the session
 
     def __getattr__(self, name: str):
         return getattr(self.estimator, name)
+
+    @property
+    def queries_run(self) -> int:
+        """Counting queries run so far (each subplan's SQL text once)."""
+        return len(self.counts)
+
+    def context(self) -> OracleEstimator:
+        """The oracle over a context of the estimator (``Estimator.context``), sharing the counts."""
+        return OracleEstimator(self.estimator.context(), self.count, self.counts)
 
     def true_rows(self, plan: Plan) -> int:
         from cbo.sqlgen import to_sql
@@ -57,7 +67,6 @@ class OracleEstimator:
             except CboError as exc:
                 raise CboError(f"oracle cardinalities: counting a subplan failed: {exc}") from None
             self.counts[text] = found
-            self.queries_run += 1
         return found
 
     def estimate_node(self, node: Plan, inputs: list[RelEstimate]) -> RelEstimate:

@@ -3,8 +3,8 @@
 A node taken whole as a join set's leaf gives the set its output columns, unique keys and
 declared foreign keys; an inner join gives its condition's conjuncts. Plans are immutable, so
 these are computed once per node: the memo estimates a group's joins over the same inputs
-many times, and a tree of joins reads each node as it builds the set above (frozensets of
-a wide table's columns and keys, rebuilt each time, were a tenth of a two-join estimate).
+many times, and a tree of joins reads each node as it builds the set above (the frozensets of a
+wide table's columns and keys would be rebuilt each time).
 """
 
 from __future__ import annotations
@@ -25,17 +25,14 @@ def leaf_facts(plan: Plan) -> LeafFacts:
 
 
 class PlanFacts:
-    """``leaf_facts`` and join conjuncts per node object, for one estimator.
+    """``leaf_facts`` and join conjuncts per node object, for one estimation context.
 
     Kept by identity, each node held so that its id stays its own: equal nodes need not have
-    equal facts (a memo's group references are equal by group number, and a planner's
-    estimator sees the memos of many queries). Bounded: emptied when it holds ``limit`` nodes
-    (a long session plans many queries through one estimator)."""
+    equal facts (a memo's group references are equal by group number)."""
 
-    def __init__(self, limit: int = 50_000):
+    def __init__(self) -> None:
         self._leaves: dict[int, tuple[Plan, LeafFacts]] = {}
         self._conjuncts: dict[int, tuple[Plan, frozenset[Expr]]] = {}
-        self._limit = limit
 
     def leaf(self, plan: Plan) -> LeafFacts:
         return self._kept(self._leaves, plan, leaf_facts)
@@ -45,12 +42,10 @@ class PlanFacts:
 
     def _kept(self, table: dict[int, tuple[Plan, T]], node: Plan, compute: Callable[[Any], T]) -> T:
         found = table.get(id(node))
-        if found is not None and found[0] is node:
+        if found is not None:
             return found[1]
-        if len(table) >= self._limit:
-            table.clear()
         value = compute(node)
-        table[id(node)] = (node, value)
+        table[id(node)] = (node, value)   # (the node held: its id stays its own)
         return value
 
 

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from cbo.estimate.column import ColumnEstimate
+from cbo.estimate.samples import TableSample
 from cbo.ir.expressions import Column, Expr
 from cbo.ir.operators import ForeignKeyRef
-from stats.sample import RowSample
+
+T = TypeVar("T")
 
 
 class DerivedColumns(Mapping[Column, ColumnEstimate]):
@@ -61,13 +63,30 @@ class SampleView:
     every filter above the scan (None: all of them).
     """
 
-    sample: RowSample
+    sample: TableSample
     names: Mapping[Column, str]
     mask: np.ndarray | None = None
 
-    def arrays(self, column: Column):
+    def arrays(self, column: Column) -> tuple[np.ndarray, np.ndarray] | None:
         name = self.names.get(column)
         return None if name is None else self.sample.column(name)
+
+    def kept(self, column: Column, what: str, make: Callable[[np.ndarray], T]) -> T:
+        """``make`` of a sample column's values, kept on the table's sample (by column name)."""
+        name = self.names[column]
+
+        def made() -> T:
+            found = self.sample.column(name)
+            assert found is not None
+            return make(found[0])
+
+        return self.sample.kept((what, name), made)
+
+    @cached_property
+    def derived(self) -> dict[Hashable, Any]:
+        """What derives from the rows passing this view's filters (``mask``), kept on the view:
+        it lives as long as the view, whose estimates read it."""
+        return {}
 
     @property
     def passing(self) -> int:
@@ -93,6 +112,15 @@ class Origin:
     # grouping key (``cbo.estimate.extremes``).
     extreme_over: frozenset | None = None
 
+    def __init__(self, scan: object, unique: bool, name: str | None = None, base: ColumnEstimate | None = None,
+                 base_rows: float = 0.0, sample: SampleView | None = None, extreme: str | None = None,
+                 extreme_over: frozenset | None = None):
+        # The dataclass's constructor, with the fields set at once rather than through a frozen
+        # dataclass's setter one by one: a scan makes one origin per column, and a filter
+        # re-points every column of its input.
+        self.__dict__.update(scan=scan, unique=unique, name=name, base=base, base_rows=base_rows, sample=sample,
+                             extreme=extreme, extreme_over=extreme_over)
+
     @property
     def view(self) -> SampleView:
         """The sample view, where the caller has made sure there is one."""
@@ -101,7 +129,7 @@ class Origin:
 
     def seen_through(self, view: SampleView) -> Origin:
         """``replace(self, sample=view)``, field by field: a filter re-points every column of its
-        input (sixteen for lineitem), and ``dataclasses.replace`` reads the fields' list each time."""
+        input, and ``dataclasses.replace`` reads the fields' list each time."""
         return Origin(self.scan, self.unique, self.name, self.base, self.base_rows, view, self.extreme,
                       self.extreme_over)
 

@@ -22,6 +22,9 @@ from cbo.estimate.constants import NOT_CONSTANT, constant_value
 from cbo.ir.expressions import Call, Column, ColumnRef, Constant, Expr, SpecialForm
 
 Arrays = Callable[[Column], "tuple[np.ndarray, np.ndarray] | None"]
+# What is made of a sample column's values (its strings' codes, its Arrow copy), by whoever holds
+# the column: ``kept(column, what, make)`` is ``make(values)``, kept for the column.
+Kept = Callable[[Column, str, Callable[[np.ndarray], Any]], Any]
 COMPARE = {"eq": operator.eq, "neq": operator.ne, "lt": operator.lt, "lte": operator.le, "gt": operator.gt,
            "gte": operator.ge}
 # Arithmetic over sample arrays (numpy); constants alone fold in ``constants`` first.
@@ -32,50 +35,70 @@ class Unsupported(Exception):
     pass
 
 
-def evaluate(predicate: Expr, arrays: Arrays, size: int) -> np.ndarray | None:
-    """Mask of sample rows where ``predicate`` is TRUE, or None if it cannot be evaluated here."""
+def evaluate(predicate: Expr, arrays: Arrays, size: int, kept: Kept | None = None) -> np.ndarray | None:
+    """Mask of sample rows where ``predicate`` is TRUE, or None if it cannot be evaluated here.
+    ``kept`` keeps what is made of a column's values for the next predicate over it (without
+    it, each evaluation makes its own)."""
     try:
-        true, _ = _boolean(predicate, arrays, size)
+        true, _ = _boolean(predicate, _Columns(arrays, kept), size)
     except (Unsupported, TypeError, ValueError, OverflowError):
         return None
     return true
 
 
-def _boolean(e: Expr, arrays: Arrays, n: int) -> tuple[np.ndarray, np.ndarray]:
+class _Columns:
+    """The sample's columns as a predicate reads them: their values, and what is made of them."""
+
+    __slots__ = ("arrays", "kept")
+
+    def __init__(self, arrays: Arrays, kept: Kept | None):
+        self.arrays = arrays
+        self.kept = kept
+
+    def made(self, e: Expr, what: str, make: Callable[[np.ndarray], Any]) -> Any:
+        """``make`` of the values of ``e``, a column reference: kept where the sample keeps it."""
+        assert isinstance(e, ColumnRef)
+        if self.kept is not None:
+            return self.kept(e.column, what, make)
+        found = self.arrays(e.column)
+        assert found is not None
+        return make(found[0])
+
+
+def _boolean(e: Expr, sample: _Columns, n: int) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(e, SpecialForm):
         if e.form == "AND":
-            parts = [_boolean(a, arrays, n) for a in e.args]
+            parts = [_boolean(a, sample, n) for a in e.args]
             return np.logical_and.reduce([t for t, _ in parts]), np.logical_or.reduce([f for _, f in parts])
         if e.form == "OR":
-            parts = [_boolean(a, arrays, n) for a in e.args]
+            parts = [_boolean(a, sample, n) for a in e.args]
             return np.logical_or.reduce([t for t, _ in parts]), np.logical_and.reduce([f for _, f in parts])
         if e.form == "NOT":
-            t, f = _boolean(e.args[0], arrays, n)
+            t, f = _boolean(e.args[0], sample, n)
             return f, t
         if e.form == "IS_NULL":
-            _, nulls = _value(e.args[0], arrays, n)
+            _, nulls = _value(e.args[0], sample, n)
             return nulls.copy(), ~nulls
         if e.form == "IN":
-            values, nulls = _value(e.args[0], arrays, n)
-            coded = isinstance(e.args[0], ColumnRef)
+            values, nulls = _value(e.args[0], sample, n)
             true = np.zeros(n, dtype=bool)
             unknown = np.zeros(n, dtype=bool)
             for item in e.args[1:]:
-                other, other_nulls = _value(item, arrays, n)
+                other, other_nulls = _value(item, sample, n)
                 both = ~nulls & ~other_nulls
-                true |= both & _compare("eq", values, other, coded)
+                true |= both & _compare("eq", values, other, _coded_column(e.args[0], values, other, sample))
                 unknown |= ~both
             return true, ~true & ~unknown
         if e.form == "BETWEEN":
             low = Call("gte", (e.args[0], e.args[1]), e.type)
             high = Call("lte", (e.args[0], e.args[2]), e.type)
-            return _boolean(SpecialForm("AND", (low, high), e.type), arrays, n)
+            return _boolean(SpecialForm("AND", (low, high), e.type), sample, n)
         if e.form == "COALESCE":
             true = np.zeros(n, dtype=bool)
             false = np.zeros(n, dtype=bool)
             decided = np.zeros(n, dtype=bool)
             for arg in e.args:
-                t, f = _boolean(arg, arrays, n)
+                t, f = _boolean(arg, sample, n)
                 true |= ~decided & t
                 false |= ~decided & f
                 decided |= t | f
@@ -83,100 +106,88 @@ def _boolean(e: Expr, arrays: Arrays, n: int) -> tuple[np.ndarray, np.ndarray]:
         raise Unsupported(e.form)
     if isinstance(e, Call):
         if e.name in COMPARE:
-            left, left_nulls = _value(e.args[0], arrays, n)
-            right, right_nulls = _value(e.args[1], arrays, n)
+            left, left_nulls = _value(e.args[0], sample, n)
+            right, right_nulls = _value(e.args[1], sample, n)
             known = ~left_nulls & ~right_nulls
-            result = _compare(e.name, left, right, isinstance(e.args[0], ColumnRef))
+            coded = _coded_column(e.args[0], left, right, sample) if e.name in ("eq", "neq") else None
+            result = _compare(e.name, left, right, coded)
             return known & result, known & ~result
         if e.name == "like":
-            values, nulls = _value(e.args[0], arrays, n)
+            values, nulls = _value(e.args[0], sample, n)
             pattern = e.args[1]
             if not isinstance(pattern, Constant) or not isinstance(pattern.value, str):
                 raise Unsupported("LIKE with a non-constant pattern")
-            matched = _like(values, pattern.value, n)
+            strings = None
+            if "\\" not in pattern.value and isinstance(e.args[0], ColumnRef) and _is_strings(values):
+                strings = sample.made(e.args[0], "arrow", _arrow)
+            matched = _like(values, pattern.value, n, strings)
             return matched & ~nulls, ~matched & ~nulls
     if isinstance(e, Constant) and isinstance(e.value, bool):
         return np.full(n, e.value), np.full(n, not e.value)
     if isinstance(e, Constant) and e.value is None:
         return np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
     if isinstance(e, ColumnRef):
-        values, nulls = _value(e, arrays, n)
+        values, nulls = _value(e, sample, n)
         return values.astype(bool) & ~nulls, ~values.astype(bool) & ~nulls
     raise Unsupported(type(e).__name__)
 
 
-def _like(values: Any, pattern: str, n: int) -> np.ndarray:
+def _like(values: Any, pattern: str, n: int, strings: Any = None) -> np.ndarray:
     """Rows whose string matches the LIKE ``pattern``: in Arrow's kernel over the column's
-    Arrow copy (made once per sample column), eight times faster than a regular expression
-    per row (a TPC-H sub-plan's estimate spent half its time there); the regular expression
-    where Arrow's LIKE would read a backslash as an escape, which cbo's does not."""
+    Arrow copy (``strings``, made once per sample column where given), one vectorized kernel
+    instead of a regular expression per row; the regular expression where Arrow's LIKE would read a
+    backslash as an escape, which cbo's does not."""
     if not isinstance(values, np.ndarray) or not values.ndim:
         return np.zeros(n, dtype=bool)
     if "\\" not in pattern and values.dtype == object:
         import pyarrow.compute as pc
 
-        matched = pc.fill_null(pc.match_like(_arrow(values), pattern), False)
+        matched = pc.fill_null(pc.match_like(strings if strings is not None else _arrow(values), pattern), False)
         return np.asarray(matched.to_numpy(zero_copy_only=False), dtype=bool)
     regex = like_regex(pattern)
     return np.fromiter((bool(regex.fullmatch(v)) if isinstance(v, str) else False for v in values),
                        dtype=bool, count=len(values))
 
 
-def _per_column(kept: dict[int, tuple[np.ndarray, Any]], values: np.ndarray, make: Callable[[np.ndarray], Any]) -> Any:
-    """``make(values)`` for a sample's column array, remembered in ``kept`` while the column
-    lives: by its id, checked to be the same array (a sample's arrays are built once and never
-    changed; the entry holds the array, so its id is not reused while kept). At most 257
-    columns are kept."""
-    found = kept.get(id(values))
-    if found is not None and found[0] is values:
-        return found[1]
-    made = make(values)
-    if len(kept) > 256:
-        kept.clear()
-    kept[id(values)] = (values, made)
-    return made
-
-
-_ARROW: dict[int, tuple[np.ndarray, Any]] = {}
+def _is_strings(values: Any) -> bool:
+    return isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1
 
 
 def _arrow(values: np.ndarray) -> Any:
-    """An Arrow string array of a sample column (non-strings as nulls), remembered while the
-    column lives."""
+    """An Arrow string array of a column's values (non-strings as nulls)."""
     import pyarrow as pa
 
-    return _per_column(_ARROW, values, lambda column: pa.array(
-        [v if isinstance(v, str) else None for v in column], type=pa.string()))
+    return pa.array([v if isinstance(v, str) else None for v in values], type=pa.string())
 
 
-def _compare(name: str, left: Any, right: Any, coded: bool = False) -> np.ndarray:
-    """``left`` compared with ``right``; ``coded``: ``left`` is a sample column (it lives as
-    long as the sample), compared for (in)equality with a string through its codes."""
-    if coded and name in ("eq", "neq") and type(right) is str and isinstance(left, np.ndarray) \
-            and left.dtype == object and left.ndim == 1:
-        codes, known = _codes(left)
+def _coded_column(e: Expr, values: Any, right: Any, sample: _Columns) -> tuple[np.ndarray, dict[str, int]] | None:
+    """The codes (``_coded``) of a sample column of strings compared with a string, None for
+    any other comparison."""
+    if type(right) is str and isinstance(e, ColumnRef) and _is_strings(values):
+        return sample.made(e, "codes", _coded)
+    return None
+
+
+def _compare(name: str, left: Any, right: Any, coded: tuple[np.ndarray, dict[str, int]] | None = None) -> np.ndarray:
+    """``left`` compared with ``right``; ``coded``: the codes of ``left``, a sample column, through
+    which a string is compared for (in)equality."""
+    if coded is not None and name in ("eq", "neq") and type(right) is str:
+        codes, known = coded
         code = known.get(right)
         if code is None:    # no row holds the string: none is equal, all differ
-            return np.zeros(len(left), dtype=bool) if name == "eq" else np.ones(len(left), dtype=bool)
+            return np.zeros(len(codes), dtype=bool) if name == "eq" else np.ones(len(codes), dtype=bool)
         return codes == code if name == "eq" else codes != code
     result = COMPARE[name](left, right)
     return np.asarray(result, dtype=bool)
 
 
-_CODES: dict[int, tuple[np.ndarray, Any]] = {}
-
-
-def _codes(values: np.ndarray) -> tuple[np.ndarray, dict[str, int]]:
-    """Per row of a sample's object column, the code of its string (-1 for anything else: a
-    NULL, a number), and the code of each string, remembered while the column lives. A string
-    column compared with ``=``, ``<>`` or ``IN`` compares each row's Python string (about 80 us
-    per comparison on a 10,000-row sample, and TPC-H Q19 makes dozens); its codes compare as
-    integers. A row equals a string exactly where its code is the string's (dictionary keys
-    compare as ``==`` does; no other object equals a string)."""
-    return _per_column(_CODES, values, _coded)
-
-
 def _coded(values: np.ndarray) -> tuple[np.ndarray, dict[str, int]]:
+    """Per row of an object column, the code of its string (-1 for anything else: a NULL, a
+    number), and the code of each string. A string column compared with ``=``, ``<>`` or
+    ``IN`` would compare each row's Python string (TPC-H's filters make dozens of such
+    comparisons per query); its codes compare as integers. A row equals a string exactly where
+    its code is the string's (dictionary keys compare as ``==`` does; no other object equals a
+    string)."""
     known: dict[str, int] = {}
     codes = np.fromiter((known.setdefault(v, len(known)) if isinstance(v, str) else -1 for v in values),
                         dtype=np.int64, count=len(values))
@@ -184,10 +195,10 @@ def _coded(values: np.ndarray) -> tuple[np.ndarray, dict[str, int]]:
     return codes, known
 
 
-def _value(e: Expr, arrays: Arrays, n: int) -> tuple[Any, np.ndarray]:
+def _value(e: Expr, sample: _Columns, n: int) -> tuple[Any, np.ndarray]:
     """(values, nulls): an array or a scalar (constants broadcast), and a NULL mask."""
     if isinstance(e, ColumnRef):
-        found = arrays(e.column)
+        found = sample.arrays(e.column)
         if found is None:
             raise Unsupported(f"no sample column for {e.column}")
         return found
@@ -200,7 +211,7 @@ def _value(e: Expr, arrays: Arrays, n: int) -> tuple[Any, np.ndarray]:
             folded = constant_value(e)    # constants alone: exactly, before the floats
             if folded is not NOT_CONSTANT and folded is not None:
                 return scalar(folded), np.zeros(n, dtype=bool)
-            (a, an), (b, bn) = _value(e.args[0], arrays, n), _value(e.args[1], arrays, n)
+            (a, an), (b, bn) = _value(e.args[0], sample, n), _value(e.args[1], sample, n)
             if e.name == "divide":
                 with np.errstate(divide="ignore", invalid="ignore"):
                     out = np.true_divide(a, b)
@@ -208,14 +219,14 @@ def _value(e: Expr, arrays: Arrays, n: int) -> tuple[Any, np.ndarray]:
                 return out, an | bn | zero
             return ARRAY_ARITHMETIC[e.name](a, b), an | bn
         if e.name == "negate":
-            a, an = _value(e.args[0], arrays, n)
+            a, an = _value(e.args[0], sample, n)
             return -a, an
         if e.name == "extract_year":
-            a, an = _value(e.args[0], arrays, n)
+            a, an = _value(e.args[0], sample, n)
             if isinstance(a, np.ndarray) and np.issubdtype(a.dtype, np.datetime64):
                 return a.astype("datetime64[Y]").astype(np.int64).astype(np.float64) + 1970, an
         if e.name == "substring" and len(e.args) in (2, 3):
-            a, an = _value(e.args[0], arrays, n)
+            a, an = _value(e.args[0], sample, n)
             start = e.args[1]
             length = e.args[2] if len(e.args) == 3 else None
             if isinstance(start, Constant) and (length is None or isinstance(length, Constant)) and \
@@ -224,7 +235,7 @@ def _value(e: Expr, arrays: Arrays, n: int) -> tuple[Any, np.ndarray]:
                 end = None if length is None else s + int(length.value)
                 return np.array([v[s:end] for v in a], dtype=object), an
     if isinstance(e, SpecialForm) and e.form == "CAST":
-        a, an = _value(e.args[0], arrays, n)
+        a, an = _value(e.args[0], sample, n)
         if e.type.is_numeric and (not isinstance(a, np.ndarray) or a.dtype.kind in "fiu"):
             return a, an
     raise Unsupported(str(e))

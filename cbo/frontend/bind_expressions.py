@@ -3,7 +3,8 @@
 Literals become typed constants; ``DATE '...'`` and date +/- interval of constants are folded
 to date constants (so the estimator sees plain ranges); operators and functions resolve to IR
 calls with checked argument types; aggregates are allowed only where the caller says so;
-subqueries are bound by the query binder and kept as :class:`SubqueryExpr` for decorrelation.
+subqueries are bound by the query binder and kept as ``SubqueryExpr`` (``cbo.ir.operators``)
+for decorrelation.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from cbo.frontend.errors import error_at
 from cbo.frontend.scope import Scope
 from cbo.ir import types as T
 from cbo.ir.intervals import IntervalValue, add_interval
+from cbo.ir.expressions import AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, conjunction
 from cbo.ir.moments import is_moment
-from cbo.ir.expressions import (AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, SubqueryExpr,
-                                conjunction)
+from cbo.ir.operators import SubqueryExpr
 
 if TYPE_CHECKING:
     from cbo.frontend.binder import Binder

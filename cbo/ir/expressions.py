@@ -1,4 +1,4 @@
-"""Typed, resolved scalar expressions (in the spirit of Presto's RowExpression, seed 004).
+"""Typed, resolved scalar expressions (in the spirit of Presto's RowExpression).
 
 Every expression is an immutable value with structural equality and hashing, so two equal
 expressions are interchangeable anywhere: the memo deduplicates on it and the binder matches
@@ -12,20 +12,18 @@ Kinds:
 * :class:`SpecialForm` — forms whose evaluation is not a plain function of evaluated arguments:
   AND, OR, NOT, IN, BETWEEN, CASE, COALESCE, IS_NULL, CAST;
 * :class:`AggregateCall` — an aggregate inside an Aggregate node;
-* :class:`SubqueryExpr` — only between binding and decorrelation; never reaches a planner.
+* a subquery (``cbo.ir.operators.SubqueryExpr``), an expression holding a plan, lives with the
+  plans: only between binding and decorrelation; never reaches a planner.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from cbo.ir.types import BIGINT as BIGINT_TYPE
 from cbo.ir.types import BOOLEAN, DataType
-
-if TYPE_CHECKING:
-    from cbo.ir.operators import Plan
 
 
 @dataclass(frozen=True)
@@ -59,7 +57,9 @@ class ColumnFactory:
 
 
 def cache_hash(cls):
-    """Expressions and plans are hashed often (memo, caches): compute a node's hash once."""
+    """Expressions and plans are hashed often (memo, caches): compute a node's hash once, the
+    first time it is asked, and keep it on the node (``_hash``). ``fields_hash`` is the
+    dataclass's own hash of the fields, for a constructor that takes it at once."""
     original = cls.__hash__
 
     def __hash__(self):
@@ -73,6 +73,7 @@ def cache_hash(cls):
             return cached
 
     cls.__hash__ = __hash__
+    cls.fields_hash = original
     return cls
 
 
@@ -80,9 +81,16 @@ class Expr:
     """Base of scalar expressions."""
 
     type: DataType
+    # Whether the expression holds a plan (a subquery): it then reads the plan's outer
+    # references too (``outer_columns``), which ``columns_of`` counts.
+    holds_plan: ClassVar[bool] = False
 
     def children(self) -> tuple[Expr, ...]:
         return ()
+
+    def outer_columns(self) -> frozenset[Column]:
+        """The columns of the enclosing query that the plan it holds reads."""
+        return frozenset()
 
     def with_children(self, children: tuple[Expr, ...]) -> Expr:
         return self
@@ -195,31 +203,6 @@ class AggregateCall(Expr):
         return f"{self.name}({'DISTINCT ' if self.distinct else ''}{', '.join(map(str, self.args))})"
 
 
-@dataclass(frozen=True)
-class SubqueryExpr(Expr):
-    """A subquery inside an expression, as bound; decorrelation replaces it with joins.
-
-    kind: ``scalar`` (value of the single column), ``exists``, ``in`` (operand IN subquery),
-    ``any`` / ``all`` (operand <comparison> ANY/ALL subquery).
-    """
-
-    kind: str
-    plan: Plan
-    operand: Expr | None = None
-    comparison: str | None = None
-    type: DataType = field(default=BOOLEAN)
-
-    def children(self) -> tuple[Expr, ...]:
-        return (self.operand,) if self.operand is not None else ()
-
-    def with_children(self, children: tuple[Expr, ...]) -> Expr:
-        return SubqueryExpr(self.kind, self.plan, children[0] if children else None, self.comparison, self.type)
-
-    def __str__(self) -> str:
-        head = f"{self.operand} {self.comparison or ''} " if self.operand is not None else ""
-        return f"{head}{self.kind.upper()}(<subquery>)"
-
-
 TRUE = Constant(True, BOOLEAN)
 FALSE = Constant(False, BOOLEAN)
 
@@ -255,10 +238,8 @@ def columns_of(expr: Expr) -> frozenset[Column]:
     for node in walk(expr):
         if isinstance(node, ColumnRef):
             found.add(node.column)
-        elif isinstance(node, SubqueryExpr):
-            from cbo.ir.operators import free_columns
-
-            found |= free_columns(node.plan)
+        elif node.holds_plan:
+            found |= node.outer_columns()
     return frozenset(found)
 
 
@@ -285,15 +266,10 @@ def conjunction(parts: Iterable[Expr]) -> Expr:
 
 
 def and_of_distinct(parts: tuple[Expr, ...]) -> Expr:
-    """``SpecialForm("AND", parts, BOOLEAN)`` for at least two distinct, flat conjuncts, built for
-    a join enumeration (one per join pair): the fields set at once, without a frozen
-    dataclass's setter per field, and the hash kept as ``cache_hash`` would keep it, computed
-    as the dataclass computes it (the memo hashes every join it is given)."""
-    made = object.__new__(SpecialForm)
-    fields = made.__dict__
-    fields.update(form="AND", args=parts, type=BOOLEAN)
-    fields["_hash"] = hash(("AND", parts, BOOLEAN))
-    return made
+    """The conjunction of at least two distinct, flat conjuncts: ``conjunction`` without its
+    flattening and de-duplication, which a join enumeration (one condition per join pair) knows
+    it does not need."""
+    return SpecialForm("AND", parts, BOOLEAN)
 
 
 def negate(expr: Expr) -> Expr:
@@ -306,10 +282,6 @@ def is_null(expr: Expr) -> Expr:
 
 def compare(op: str, left: Expr, right: Expr) -> Call:
     return Call(op, (left, right), BOOLEAN)
-
-
-def contains_subquery(expr: Expr) -> bool:
-    return any(isinstance(node, SubqueryExpr) for node in walk(expr))
 
 
 def can_raise(expr: Expr) -> bool:
@@ -327,7 +299,7 @@ ROW_ID = "row_id"
 def row_id() -> Call:
     """A number unique to each row of the relation it is computed over, within one run of the
     query (Spark's ``monotonically_increasing_id()``, SQL's ``row_number() OVER ()``). Used to
-    tell apart rows that are otherwise equal (the early-out join's DISTINCT, seed 003)."""
+    tell apart rows that are otherwise equal (the early-out join's DISTINCT)."""
     return Call(ROW_ID, (), BIGINT_TYPE)
 
 

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from cbo.ir.expressions import (
     TRUE,
     AggregateCall,
+    Call,
     Column,
     ColumnRef,
     Constant,
@@ -32,6 +34,8 @@ from cbo.ir.expressions import (
     conjuncts,
     uses_row_id,
 )
+from cbo.ir.expressions import walk as walk_expr
+from cbo.ir.types import BOOLEAN, DataType
 
 MAX_KEYS = 8   # unique keys kept per node
 
@@ -45,6 +49,10 @@ FILTERING_KINDS = ("semi", "anti", "null_aware_anti")
 
 class Plan:
     """Base of logical operators."""
+
+    def fields_hash(self) -> int:
+        """The dataclass's own hash of the node's fields (``cache_hash`` provides it)."""
+        raise NotImplementedError
 
     @property
     def children(self) -> tuple[Plan, ...]:
@@ -240,9 +248,17 @@ class Join(Plan):
     mark: Column | None = None            # mark joins only: the boolean output column
     mark_predicate: Expr | None = None    # mark joins only: the three-valued comparison
 
-    def __post_init__(self) -> None:
-        if self.kind not in JOIN_KINDS:
-            raise ValueError(f"unknown join kind {self.kind}")
+    def __init__(self, kind: str, left: Plan, right: Plan, condition: Expr = TRUE, mark: Column | None = None,
+                 mark_predicate: Expr | None = None):
+        # The dataclass's constructor, with the fields set at once rather than through a frozen
+        # dataclass's setter one by one, and its hash taken at once (``cache_hash``): a join
+        # enumeration builds tens of thousands of joins, and the memo hashes each.
+        if kind not in JOIN_KINDS:
+            raise ValueError(f"unknown join kind {kind}")
+        fields = self.__dict__
+        fields.update(kind=kind, left=left, right=right, condition=condition, mark=mark,
+                      mark_predicate=mark_predicate)
+        fields["_hash"] = self.fields_hash()
 
     @property
     def children(self) -> tuple[Plan, ...]:
@@ -565,18 +581,12 @@ class Values(Plan):
 
 def enumerated_join(kind: str, left: Plan, right: Plan, condition: Expr,
                     equi_keys: tuple[tuple[Column, Column], ...] | None) -> Join:
-    """``Join(kind, left, right, condition)`` (with ``equi_keys`` known, when not None) for a
-    join enumeration, which builds tens of thousands and knows its kinds valid: the fields are
-    set at once, without a frozen dataclass's setter per field and the kind check (half the
-    time of building the join)."""
-    join = object.__new__(Join)
-    fields = join.__dict__
-    fields.update(kind=kind, left=left, right=right, condition=condition, mark=None, mark_predicate=None)
+    """``Join(kind, left, right, condition)`` with its ``equi_keys`` known, when not None: a join
+    enumeration knows the keys of each join it builds, which the join would find again in its
+    condition."""
+    join = Join(kind, left, right, condition)
     if equi_keys is not None:
-        fields["_equi_keys"] = equi_keys
-    # The hash kept as cache_hash keeps it, computed as the dataclass computes it (the memo
-    # hashes every join it is given).
-    fields["_hash"] = hash((kind, left, right, condition, None, None))
+        object.__setattr__(join, "_equi_keys", equi_keys)
     return join
 
 
@@ -603,10 +613,41 @@ def free_columns(plan: Plan) -> frozenset[Column]:
     return frozenset(used - produced)
 
 
+@dataclass(frozen=True)
+class SubqueryExpr(Expr):
+    """A subquery inside an expression, as bound; decorrelation replaces it with joins.
+
+    kind: ``scalar`` (value of the single column), ``exists``, ``in`` (operand IN subquery),
+    ``any`` / ``all`` (operand <comparison> ANY/ALL subquery).
+    """
+
+    kind: str
+    plan: Plan
+    operand: Expr | None = None
+    comparison: str | None = None
+    type: DataType = field(default=BOOLEAN)
+    holds_plan: ClassVar[bool] = True
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.operand,) if self.operand is not None else ()
+
+    def with_children(self, children: tuple[Expr, ...]) -> Expr:
+        return SubqueryExpr(self.kind, self.plan, children[0] if children else None, self.comparison, self.type)
+
+    def outer_columns(self) -> frozenset[Column]:
+        return free_columns(self.plan)
+
+    def __str__(self) -> str:
+        head = f"{self.operand} {self.comparison or ''} " if self.operand is not None else ""
+        return f"{head}{self.kind.upper()}(<subquery>)"
+
+
+def contains_subquery(expr: Expr) -> bool:
+    return any(isinstance(node, SubqueryExpr) for node in walk_expr(expr))
+
+
 def equated_columns(expr: Expr) -> tuple[Column, Column] | None:
     """The two columns of ``a = b``, else None."""
-    from cbo.ir.expressions import Call
-
     if isinstance(expr, Call) and expr.name == "eq":
         a, b = expr.args
         if isinstance(a, ColumnRef) and isinstance(b, ColumnRef):
@@ -619,8 +660,6 @@ def key_columns(expr: Expr) -> tuple[Column, Column] | None:
     on (Spark and DuckDB hash both; the null-safe form also matches NULL with NULL), else None.
     Only hash-join keys read this; rules that rebuild or chain equalities read
     ``equated_columns``, which is ``=`` alone."""
-    from cbo.ir.expressions import Call
-
     if isinstance(expr, Call) and expr.name == "is_not_distinct_from":
         a, b = expr.args
         if isinstance(a, ColumnRef) and isinstance(b, ColumnRef):
@@ -630,8 +669,6 @@ def key_columns(expr: Expr) -> tuple[Column, Column] | None:
 
 def null_rejected_columns(expr: Expr) -> set[Column]:
     """Columns that cannot be NULL in rows where ``expr`` is TRUE."""
-    from cbo.ir.expressions import Call
-
     if isinstance(expr, Call) and expr.name in ("eq", "neq", "lt", "lte", "gt", "gte", "like"):
         return {a.column for a in expr.args if isinstance(a, ColumnRef)}
     if isinstance(expr, SpecialForm):

@@ -22,19 +22,34 @@ and anti joins whose right side can move as a unit. Its *relations* are the grou
 
 Relations are numbered in the order the written tree lists them (left to right), so the
 enumeration, and with it the chosen plan, is deterministic.
+
+The graph knows its relations only by their output columns: whoever walks the written tree
+(the memo, ``cbo.memo.region``) tells a ``GraphBuilder`` what it finds, each written join with a
+key of the walker's own (a memo group's id), and ``pinned_left_joins`` which of those keys to
+keep whole when it walks again.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Generic, Protocol, TypeVar
 
 from cbo.ir import types as T
-from cbo.ir.expressions import TRUE, Call, Column, ColumnRef, Expr, and_of_distinct, columns_of, conjuncts
+from cbo.ir.expressions import TRUE, Call, Column, ColumnRef, Expr, and_of_distinct, columns_of
 from cbo.ir.operators import Join, equated_columns
 from cbo.joinorder.dphyp import Hypergraph
-from cbo.memo.memo import Group, group_of
 
 MOVABLE_KINDS = ("left", "semi", "anti")
+
+
+class Relation(Protocol):
+    """A relation of a region, as the graph reads it: its output columns."""
+
+    @property
+    def output(self) -> tuple[Column, ...]: ...
+
+
+R = TypeVar("R", bound=Relation)
 
 
 @dataclass
@@ -86,17 +101,17 @@ class EquivalenceClass:
 
 
 @dataclass
-class JoinGraph:
-    root: Group
-    relations: list[Group] = field(default_factory=list)
+class JoinGraph(Generic[R]):
+    root: R
+    relations: list[R] = field(default_factory=list)
     predicates: list[tuple[int, Expr]] = field(default_factory=list)   # (T mask, conjunct)
     classes: list[EquivalenceClass] = field(default_factory=list)
     non_inner: dict[int, NonInnerEdge] = field(default_factory=dict)   # by right relation bit
     everywhere: list[Expr] = field(default_factory=list)               # conjuncts reading no relation
-    written: dict[int, Group] = field(default_factory=dict)            # the written tree's groups by set
-    members: set[int] = field(default_factory=set)                     # ids of the written joins' groups
+    written: dict[int, R] = field(default_factory=dict)                # the written tree's joins by set
+    members: set[int] = field(default_factory=set)                     # the written joins' keys
     padded: dict[int, frozenset[Column]] = field(default_factory=dict) # left joins' right columns by bit
-    left_join_groups: dict[int, int] = field(default_factory=dict)
+    left_join_groups: dict[int, int] = field(default_factory=dict)     # right relation bit -> left join's key
     hypergraph: Hypergraph = field(default_factory=lambda: Hypergraph(0))
     _column_bits: dict[int, int] | None = None   # column id -> its relation's bit (see _equated)
     # condition_and_keys' answers by the identity of the class equalities they join on: a
@@ -233,40 +248,32 @@ class JoinGraph:
         return (a, a_bit), (b, b_bit)
 
 
-def region_of(root: Group) -> JoinGraph:
-    """Read the join region whose top is ``root`` (from each group's written expression)."""
-    pinned: set[int] = set()
-    while True:
-        graph = _collect(root, pinned)
-        blocked = _immovable_left_joins(graph)
-        if not blocked:
-            break
-        pinned |= blocked
-    _build_hypergraph(graph)
-    return graph
-
-
 def is_region_join(expr: object) -> bool:
     return isinstance(expr, Join) and (expr.kind == "inner" or expr.kind in MOVABLE_KINDS)
 
 
-class _Reader:
-    def __init__(self, root: Group, pinned: set[int]):
-        self.graph = JoinGraph(root)
-        self.pinned = pinned
+class GraphBuilder(Generic[R]):
+    """The graph of a region, told by whoever walks its written tree, in the tree's order
+    (left to right): each relation, each inner join's conjuncts, each non-inner join, and each
+    written join's set with the walker's key for it."""
+
+    def __init__(self, root: R):
+        self._graph: JoinGraph[R] = JoinGraph(root)
         self.owner: dict[Column, int] = {}
         self.inner_conjuncts: list[Expr] = []
-        self.left_join_padded: dict[int, frozenset[Column]] = {}   # group id of the left join -> R's columns
-        self.left_join_groups: dict[int, int] = {}                  # right relation bit -> left join group id
+        self.left_join_padded: dict[int, frozenset[Column]] = {}   # key of the left join -> its right columns
+        self.left_join_groups: dict[int, int] = {}                  # right relation bit -> key of the left join
 
-    def relation(self, group: Group) -> int:
-        index = len(self.graph.relations)
-        self.graph.relations.append(group)
-        for column in group.output:
+    def relation(self, relation: R) -> int:
+        """A relation of the region: its bit."""
+        index = len(self._graph.relations)
+        self._graph.relations.append(relation)
+        for column in relation.output:
             self.owner[column] = index
         return 1 << index
 
     def mask(self, expr: Expr) -> int:
+        """The relations ``expr`` reads."""
         found = 0
         for column in columns_of(expr):
             index = self.owner.get(column)
@@ -274,44 +281,35 @@ class _Reader:
                 found |= 1 << index
         return found
 
-    def read(self, group: Group, top: bool = False) -> int:
-        expr = group.first
-        if not top and (not is_region_join(expr) or group.id in self.pinned):
-            return self.relation(group)
-        assert isinstance(expr, Join)
-        left_group, right_group = group_of(expr.left), group_of(expr.right)
-        if expr.kind == "inner":
-            left = self.read(left_group)
-            right = self.read(right_group)
-            self.inner_conjuncts.extend(conjuncts(expr.condition))
-        else:
-            movable = group.id not in self.pinned and bool(columns_of(expr.condition) & set(expr.left.output))
-            if not movable and not top:
-                return self.relation(group)
-            left = self.read(left_group) if movable else self.relation(left_group)
-            # An immovable join at the top applies to its whole left side.
-            tes = (self.mask(expr.condition) & left) or left
-            right = self.relation(right_group)
-            self.graph.non_inner[right] = NonInnerEdge(expr.kind, tes, right, expr.condition)
-            if expr.kind == "left":
-                self.left_join_padded[group.id] = frozenset(expr.right.output)
-                self.left_join_groups[right] = group.id
-        self.graph.written[left | right] = group
-        self.graph.members.add(group.id)
-        return left | right
+    def inner(self, conjuncts: list[Expr]) -> None:
+        """An inner join's conjuncts."""
+        self.inner_conjuncts.extend(conjuncts)
+
+    def non_inner(self, join: Join, key: int, left: int, right: int) -> None:
+        """A left, semi or anti join of the relations ``left`` with the relation ``right``, its
+        TES the relations of ``left`` its condition reads (all of them if none: an immovable
+        join at the top applies to its whole left side)."""
+        tes = (self.mask(join.condition) & left) or left
+        self._graph.non_inner[right] = NonInnerEdge(join.kind, tes, right, join.condition)
+        if join.kind == "left":
+            self.left_join_padded[key] = frozenset(join.right.output)
+            self.left_join_groups[right] = key
+
+    def written(self, relations: int, join: R, key: int) -> None:
+        """The written tree joins ``relations`` in ``join`` (whose key is ``key``)."""
+        self._graph.written[relations] = join
+        self._graph.members.add(key)
+
+    def graph(self) -> JoinGraph[R]:
+        """The graph told so far, its conjuncts classified (the hypergraph not built yet)."""
+        graph = self._graph
+        _classify_conjuncts(graph, self)
+        graph.padded = {bit: self.left_join_padded[key] for bit, key in self.left_join_groups.items()}
+        graph.left_join_groups = self.left_join_groups
+        return graph
 
 
-def _collect(root: Group, pinned: set[int]) -> JoinGraph:
-    reader = _Reader(root, pinned)
-    reader.read(root, top=True)
-    graph = reader.graph
-    _classify_conjuncts(graph, reader)
-    graph.padded = {bit: reader.left_join_padded[gid] for bit, gid in reader.left_join_groups.items()}
-    graph.left_join_groups = reader.left_join_groups
-    return graph
-
-
-def _classify_conjuncts(graph: JoinGraph, reader: _Reader) -> None:
+def _classify_conjuncts(graph: JoinGraph[R], reader: GraphBuilder[R]) -> None:
     equalities: list[tuple[int, int, Column, Column, Expr]] = []
     for conjunct in reader.inner_conjuncts:
         if conjunct == TRUE:
@@ -355,8 +353,9 @@ def _classify_conjuncts(graph: JoinGraph, reader: _Reader) -> None:
             graph.predicates.append(((1 << i) | (1 << j), conjunct))
 
 
-def _immovable_left_joins(graph: JoinGraph) -> set[int]:
-    """Left joins whose padded columns another predicate of the region reads."""
+def pinned_left_joins(graph: JoinGraph[R]) -> set[int]:
+    """The keys of the left joins whose padded columns another predicate of the region reads:
+    they cannot move, and the region is read again with them kept whole."""
     padded = graph.padded
     if not padded:
         return set()
@@ -373,7 +372,8 @@ def _immovable_left_joins(graph: JoinGraph) -> set[int]:
     return blocked
 
 
-def _build_hypergraph(graph: JoinGraph) -> None:
+def build_hypergraph(graph: JoinGraph[R]) -> None:
+    """The graph's hypergraph: its edges, and cross products between the parts they leave apart."""
     h = Hypergraph(graph.size)
     for t, _ in graph.predicates:
         low = t & -t
@@ -393,7 +393,7 @@ def _build_hypergraph(graph: JoinGraph) -> None:
     graph.hypergraph = h
 
 
-def _components(h: Hypergraph, graph: JoinGraph) -> list[int]:
+def _components(h: Hypergraph, graph: JoinGraph[R]) -> list[int]:
     parts = [1 << i for i in range(h.n) if (1 << i) not in graph.non_inner]
     right_sides = [bit for bit in graph.non_inner]
     changed = True

@@ -7,13 +7,16 @@ since the search asks for them many times per group.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, TypeVar
 
 from cbo.ir.expressions import Column
 from cbo.ir.operators import Scan
 from cbo.memo.memo import Group, Memo
+from cbo.physical.properties import Requirements
 from cbo.settings import OptimizerSettings
+
+S = TypeVar("S")
 
 
 class SearchContext:
@@ -25,16 +28,27 @@ class SearchContext:
         # table -> its JDBC source (``cbo.memo.rules.jdbc_pushdown.RemoteSource``): connector
         # rules push only subplans whose every table is in one source
         self.remote_sources: Mapping[str, Any] = remote_sources or {}
-        # what rules keep for the length of one search (a connector rule's pushable subplans)
-        self.rule_state: dict[object, object] = {}
+        # What rules keep for the length of one search (a connector rule's pushable subplans,
+        # the groups an enumeration has read), by a key naming the rule and what it keeps: the
+        # one place rule state lives, dropped with the search (``state``).
+        self.rule_state: dict[Hashable, object] = {}
         # seconds a source works for a pushed subplan (dialect, rows, aggregated rows): set by
         # the search from its cost model, read by the connector rules
         self.remote_price: Callable[[str, float, float], float] | None = None
+        # the property sets this search asks for, one object each (its winners are keyed by them)
+        self.required = Requirements()
         self.counters = memo.counters
         self.steps = 0
         self._deadline = None if settings.search_time_limit_ms is None else \
             time.perf_counter() + settings.search_time_limit_ms / 1000.0
         self._column_widths: dict[int, float] = {}
+
+    def state(self, key: Hashable, make: Callable[[], S]) -> S:
+        """What a rule keeps under ``key`` for this search (``make()`` the first time)."""
+        found = self.rule_state.get(key)
+        if found is None:
+            found = self.rule_state[key] = make()
+        return found  # type: ignore[return-value]
 
     def size(self, group: Group) -> tuple[float, float]:
         """(estimated rows, bytes per row) of a group's result."""

@@ -25,8 +25,8 @@ from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ColumnRef
 from cbo.ir.operators import Aggregate, Filter, GroupingSets, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from cbo.memo.memo import PhysicalExpr
-from cbo.memo.properties import UNKNOWN, Delivered
 from cbo.physical.algorithm import Algorithm
+from cbo.physical.properties import UNKNOWN, Delivered
 
 SINGLE_PARTITION = Delivered("single")
 

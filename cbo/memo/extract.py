@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from cbo.memo.cascades import CascadesSearch
 from cbo.memo.memo import Group, Winner, with_inputs
-from cbo.memo.properties import Required
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
+from cbo.physical.properties import Required
 
 
 def extract(search: CascadesSearch, winner: Winner, group: Group) -> PhysicalPlan:

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from cbo.estimate.oracle import OracleEstimator
     from cbo.estimate.relation import RelEstimate
     from cbo.ir.types import DataType
-    from cbo.memo.properties import Delivered, Required
     from cbo.physical.algorithm import Algorithm
+    from cbo.physical.properties import Delivered, Required
 
 
 class GroupRef(Plan):
@@ -365,7 +365,9 @@ class Memo:
     """
 
     def __init__(self, estimator: Estimator | OracleEstimator):
-        self.estimator = estimator
+        # one estimation context for the search: the groups' estimates, and what join sets
+        # derive from them, live as long as the memo
+        self.estimator = estimator.context()
         self.groups: list[Group] = []     # by id; merged groups stay in place (``find``)
         self._index: dict[Plan, Group] = {}
         self._parents: dict[int, list[Plan]] = {}   # group id -> expressions reading it

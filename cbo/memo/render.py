@@ -12,8 +12,19 @@ from dataclasses import asdict
 from typing import Any
 
 from cbo.ir.expressions import TRUE
-from cbo.ir.operators import (Aggregate, Filter, GroupingSets, Join, Limit, Plan, Project, Scan, SetOp, Sort,
-                              operator_name)
+from cbo.ir.operators import (
+    Aggregate,
+    Filter,
+    GroupingSets,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    operator_name,
+)
 from cbo.memo.memo import Group, group_of
 from cbo.memo.search import Optimized
 from cbo.physical.plan import PhysicalPlan

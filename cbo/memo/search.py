@@ -1,8 +1,8 @@
 """The optimizer: a plan into a memo, the Cascades search over it, the cheapest plan out.
 
-``cbo.memo.cascades`` holds the search itself (how alternatives are explored and costed, and
-what is pruned), ``cbo.memo.context`` what rules see, ``cbo.memo.extract`` how the winner
-becomes a plan again.
+``cbo.memo.cascades`` holds the search's tasks (how alternatives are explored and costed),
+``cbo.memo.bounds`` what is pruned, ``cbo.memo.dispatch`` which rules an expression meets,
+``cbo.memo.context`` what rules see, ``cbo.memo.extract`` how the winner becomes a plan again.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from cbo.memo.cascades import CascadesSearch
 from cbo.memo.context import SearchContext
 from cbo.memo.extract import extract
 from cbo.memo.memo import Counters, Group, Memo, group_of
-from cbo.memo.properties import ANY
 from cbo.memo.rules.base import RuleSet, connector_rules
 from cbo.memo.rules.eager_aggregation import EagerAggregation
 from cbo.memo.rules.eager_pushdown import EagerPushdown
@@ -39,6 +38,7 @@ from cbo.memo.rules.table_copy import CopyTableIntoAggregate
 from cbo.memo.rules.table_pushdown import PushTableIntoAggregate
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
+from cbo.physical.properties import ANY
 from cbo.settings import OptimizerSettings
 
 if TYPE_CHECKING:
@@ -52,7 +52,8 @@ __all__ = ["Optimized", "Optimizer", "RemoteSource", "SearchContext", "default_r
 def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset()) -> RuleSet:
     rules = [ReorderJoins(), PushTableIntoAggregate(), CopyTableIntoAggregate(), EagerAggregation(),
              EliminateForeignKeyJoin(), SemiJoinToInnerDistinctAbove(), SemiJoinToInnerDistinctBelow(),
-             PartialAggregateBelowGroupingSets(), *implementation_rules(), ScalarSubqueryJoin(), *connector_rules(source_types)]
+             PartialAggregateBelowGroupingSets(), *implementation_rules(), ScalarSubqueryJoin(),
+             *connector_rules(source_types)]
     return RuleSet(rules, disabled, [ForcedExistentialForm(), EagerPushdown()])
 
 
@@ -114,8 +115,8 @@ class Optimizer:
 
     def optimize(self, plan: Plan) -> Optimized:
         # The memo creates many small objects and no garbage until it is dropped; the cyclic
-        # collector would rescan the growing memo again and again (a third of the time on a
-        # 10-relation clique), so it pauses during the search.
+        # collector would rescan the growing memo again and again, so it pauses during the
+        # search.
         collecting = gc.isenabled()
         gc.disable()
         try:

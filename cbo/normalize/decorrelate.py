@@ -32,9 +32,10 @@ from dataclasses import dataclass
 from cbo.errors import SqlError
 from cbo.ir import types as T
 from cbo.ir.expressions import (FALSE, NEGATED, TRUE, AggregateCall, Call, Column, ColumnFactory, ColumnRef,
-                                Constant, Expr, SpecialForm, SubqueryExpr, columns_of, compare, conjunction,
-                                conjuncts, contains_subquery, is_null, negate, substitute, transform)
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, SetOp, Sort, free_columns
+                                Constant, Expr, SpecialForm, columns_of, compare, conjunction, conjuncts, is_null,
+                                negate, substitute, transform)
+from cbo.ir.operators import (Aggregate, Filter, Join, Limit, Plan, Project, SetOp, Sort, SubqueryExpr,
+                              contains_subquery, free_columns)
 
 MORE_THAN_ONE_ROW = "scalar subquery returned more than one row"
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cbo.ir.operators import Plan
-from cbo.memo.properties import UNKNOWN, Delivered, Required
 from cbo.physical.algorithm import Algorithm
+from cbo.physical.properties import UNKNOWN, Delivered, Required
 
 Quantities = dict[str, float]
 

@@ -81,7 +81,7 @@ def test_rules_table_has_an_enabled_column_aligned_columns_and_whole_description
         patterns[name] = pattern
     assert "each task hashes its partition of the build (right) side" in rows["ShuffledHashJoin"][1]
     # Each rule's pattern, as it declares it.
-    assert "Join[inner](Aggregate[grouped], *)" in patterns["PushTableIntoAggregate"]
+    assert "Join[inner, conditioned](Aggregate[grouped], *)" in patterns["PushTableIntoAggregate"]
     assert patterns["BroadcastHashJoin"].strip() == "Join"
 
 

@@ -12,8 +12,8 @@ from cbo.cost import CostModel, CostProfile
 from cbo.cost.cluster import PARALLEL, ClusterShape, describe_profile, profile_for, scaled, shape_profile_path
 from cbo.engines.spark import parse_bytes
 from cbo.errors import SetupError
-from cbo.memo.properties import required
 from cbo.physical.algorithm import Algorithm
+from cbo.physical.properties import Required
 from cbo.planner import Planner
 from cbo.sources.catalog import load_catalog
 from tests.quick.test_physical import estimator  # noqa: F401  (the fixture: TPC-H SF 1 statistics)
@@ -42,7 +42,7 @@ def test_a_broadcast_is_sent_to_every_executor():
     assert dict(two.constants) == dict(LOCAL.constants)
     local, cluster = CostModel(LOCAL), CostModel(two)
     size = (1e6, 40.0)
-    broadcast, shuffle = required("broadcast"), required("hash", (1,))
+    broadcast, shuffle = Required("broadcast"), Required("hash", (1,))
     assert cluster.price(cluster.distribute(broadcast, size)) > local.price(local.distribute(broadcast, size))
     assert cluster.price(cluster.distribute(shuffle, size)) == local.price(local.distribute(shuffle, size))
 

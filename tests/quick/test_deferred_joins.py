@@ -189,31 +189,21 @@ def test_a_records_floor_is_its_made_joins(shape, monkeypatch):
     where the rule does not match; None, "cannot tell", only where the made join has none
     either). A floor too high would skip a join that could win; one too low only costs time,
     which the plan comparison above cannot see."""
-    from cbo.memo import cascades
-
-    searches: list = []
-    original = cascades.CascadesSearch.__init__
-
-    def keep(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        searches.append(self)
-
-    monkeypatch.setattr(cascades.CascadesSearch, "__init__", keep)
     workload = build(shape, 6, 1)
     result = _searched(workload.plan, workload.stats, 6, True, monkeypatch)
-    search = searches[-1]
+    search = result.search
     records = {id(e): e for g in result.memo for e in g.entries if isinstance(e, Deferred)}
-    records.update((id(e), e) for e in search._skipped.values() if isinstance(e, Deferred))
+    records.update((id(s.expr), s.expr) for s in search.state.exprs.values() if s.skipped and isinstance(s.expr, Deferred))
     assert records, "the search left no join unmade: nothing checked"
     checked = 0
     for record in records.values():
         group = record.group.find()
-        rules = search._implementations_of(Join)
-        floors = [rule.deferred_floor(record, group, search.context, search) for rule in rules]
+        rules = search.dispatch.implementations(Join)
+        floors = [rule.deferred_floor(record, group, search.context, search.bounds) for rule in rules]
         made = search.memo.make(record)
         for rule, floor in zip(rules, floors):
             matches = rule.matches(made, group, search.context)
-            expected = rule.floor(made, group, search.context, search) if matches else math.inf
+            expected = rule.floor(made, group, search.context, search.bounds) if matches else math.inf
             if floor is None:
                 assert expected is None or rule.name == "ScalarSubqueryJoin", (rule.name, record)
                 continue

@@ -10,8 +10,9 @@ from benchmarks.join_enumeration.shapes import build
 from cbo.estimate import Estimator
 from cbo.ir.expressions import Expr, conjunction
 from cbo.joinorder.dphyp import DPhyp
-from cbo.joinorder.graph import JoinGraph, region_of
+from cbo.joinorder.graph import JoinGraph
 from cbo.memo.memo import Memo
+from cbo.memo.region import region_of
 
 
 def _plain(graph: JoinGraph, left: int, right: int) -> tuple[Expr, tuple]:

@@ -258,7 +258,7 @@ def test_pairs_found_empty_among_sampled_members_are_those_of_every_pair():
     assert found is not None
     leaves = found.leaves
     leaf_of = {c: i for i, leaf in enumerate(leaves) for c in leaf.key}
-    [members] = [m for m in join_sets._classes(found.conjuncts, leaf_of)[0] if len(m) == 4]
+    [members] = [m for m in join_sets._classes(leaves, found.conjuncts, leaf_of)[0] if len(m) == 4]
     assert sum(leaves[leaf_of[c]].estimate.sample is None for c in members) == 1
 
     def every_pair(leaves: tuple[Leaf, ...]) -> list[float]:   # the loop before the fast path

@@ -174,7 +174,7 @@ class CountingRule(TransformationRule):
     """Counts the expressions it sees (a stand-in for a connector's pushdown rule)."""
 
     name = "CountingToyRule"
-    patterns = (Pattern(Plan, label="any"),)
+    patterns = (Pattern(Plan),)
 
     def __init__(self) -> None:
         self.seen = 0

@@ -16,7 +16,7 @@ from cbo.estimate import Estimator
 from cbo.app.explain import NodeInfo, add_estimate, describe
 from cbo.ir.operators import Plan, Project
 from cbo.memo.memo import Group, GroupRef, Winner
-from cbo.memo.properties import ANY
+from cbo.physical.properties import ANY
 from cbo.memo.render import memo_json, memo_text
 from cbo.planner import Planner
 from stats.store import StatsStore

@@ -15,8 +15,8 @@ from cbo.cost import CostProfile
 from cbo.errors import CboError
 from cbo.estimate import Estimator
 from cbo.ir.operators import Aggregate, Join
-from cbo.memo.properties import Delivered, required
 from cbo.physical.algorithm import JOIN_ALGORITHMS, Algorithm
+from cbo.physical.properties import Delivered, Required
 from cbo.planner import Planner
 from cbo.settings import OptimizerSettings
 from cbo.sources.catalog import load_catalog
@@ -43,16 +43,16 @@ def plan(catalog, estimator, sql, **settings):  # type: ignore[no-untyped-def]
 def test_delivered_properties_satisfy_what_spark_requires():
     a, b = frozenset({1, 5}), frozenset({2})
     on_ab = Delivered("hash", (a, b))
-    assert on_ab.satisfies(required("hash", (5, 2)))          # 1 and 5 were made equal by a join
-    assert not on_ab.satisfies(required("hash", (2, 1)))      # co-partitioning is positional
-    assert not on_ab.satisfies(required("hash", (1,)))
-    assert on_ab.satisfies(required("clustered", (1, 2, 3)))  # a subset of the grouping columns
-    assert not on_ab.satisfies(required("clustered", (1, 3)))
-    assert Delivered("single").satisfies(required("clustered", (7,)))
-    assert not Delivered().satisfies(required("broadcast"))
+    assert on_ab.satisfies(Required("hash", (5, 2)))          # 1 and 5 were made equal by a join
+    assert not on_ab.satisfies(Required("hash", (2, 1)))      # co-partitioning is positional
+    assert not on_ab.satisfies(Required("hash", (1,)))
+    assert on_ab.satisfies(Required("clustered", (1, 2, 3)))  # a subset of the grouping columns
+    assert not on_ab.satisfies(Required("clustered", (1, 3)))
+    assert Delivered("single").satisfies(Required("clustered", (7,)))
+    assert not Delivered().satisfies(Required("broadcast"))
     sorted_ab = Delivered("hash", (a,), (a, b))
-    assert sorted_ab.satisfies(required("hash", (1,), (1, 2)))
-    assert not sorted_ab.satisfies(required("hash", (1,), (2,)))
+    assert sorted_ab.satisfies(Required("hash", (1,), (1, 2)))
+    assert not sorted_ab.satisfies(Required("hash", (1,), (2,)))
     # a projection that drops every column of a partitioning position loses the partitioning
     assert on_ab.renamed({1: {10}, 2: {20}}).partitioning == (frozenset({10}), frozenset({20}))
     assert on_ab.renamed({1: {10}}).distribution == "any"

@@ -49,55 +49,40 @@ The byte-reduction threshold (``push_aggregation_below_join_byte_reduction_thres
 estimated output bytes times the threshold exceed the bytes of ``S``, the input the aggregation
 is pushed onto (0 never pushes, infinity always does). The decision is noted at the
 aggregation's group where it pushes, and for the join as written. Cost then picks between the
-aggregation above the join and the one below. TPC-H Q10 takes it (lineitem ⋈ orders summed per
-``o_custkey`` before customer and nation join it, instead of grouping the join's rows by seven
-customer columns, two of them long strings).
+aggregation above the join and the one below: a revenue per customer over lineitem ⋈ orders,
+say, summed per ``o_custkey`` before customer and nation join it, instead of grouping the join's
+rows by seven customer columns, two of them long strings.
 """
 
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from cbo.ir.expressions import TRUE, AggregateCall, Column, ColumnRef, Expr, columns_of
+from cbo.ir.expressions import AggregateCall, Column, ColumnRef, Expr, columns_of
 from cbo.ir.moments import split
 from cbo.ir.operators import Aggregate, Join, Plan, Project
-from cbo.memo.memo import Group, Memo, group_of
-from cbo.memo.pattern import Pattern
+from cbo.memo.memo import Group, group_of
+from cbo.memo.pattern import GROUPED, Joins, Pattern
 from cbo.memo.rules.base import TransformationRule
 from cbo.memo.rules.semijoin_distinct_below import _bytes
 
 if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
 
-# Per memo: the column made for each (aggregate column, expression): see _fresh.
-_PARTIALS: weakref.WeakKeyDictionary[Memo, dict[tuple[int, Expr], Column]] = weakref.WeakKeyDictionary()
-
 # partial function -> the function combining partial results
 COMBINE = {"sum": "sum", "count": "sum", "count_star": "sum", "min": "min", "max": "max"}
 
-_INNER = Pattern(Join, test=lambda j: j.kind == "inner" and j.condition != TRUE, label="Join[inner]")  # type: ignore[attr-defined]
-
-
-def _grouped(expr: Plan) -> bool:
-    return bool(expr.group_by)  # type: ignore[attr-defined]
+_INNER = Pattern(Join, where=Joins(frozenset({"inner"}), conditioned=True))
 
 
 class EagerAggregation(TransformationRule):
     """A partial aggregation below an inner join, on the side the aggregates read (eager group-by)."""
 
     name = "EagerAggregation"
-    patterns = (Pattern(Aggregate, (_INNER,), _grouped, "Aggregate[grouped]"),
-                Pattern(Aggregate, (Pattern(Project, (_INNER,)),), _grouped, "Aggregate[grouped]"))
-
-    def __init__(self) -> None:
-        # Per memo, what an aggregation asks of any join below it (``_Reading``), by the identity
-        # of its fields: the rule gets one binding per join order of the group below (a
-        # six-table join has dozens) and would read the same aggregates again for each.
-        self._readings: weakref.WeakKeyDictionary[Memo, dict[tuple[int, int, int], _Reading]] = \
-            weakref.WeakKeyDictionary()
+    patterns = (Pattern(Aggregate, (_INNER,), GROUPED),
+                Pattern(Aggregate, (Pattern(Project, (_INNER,)),), GROUPED))
 
     def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
         assert isinstance(expr, Aggregate)
@@ -105,7 +90,7 @@ class EagerAggregation(TransformationRule):
         project = child if isinstance(child, Project) else None
         join = project.input if project is not None else child
         assert isinstance(join, Join)
-        reading = self._reading(expr, project, context.memo)
+        reading = self._reading(expr, project, context)
         if reading.calls is None:
             return
         condition_reads = columns_of(join.condition)
@@ -114,16 +99,16 @@ class EagerAggregation(TransformationRule):
             if pushed is not None:
                 yield pushed
 
-    def _reading(self, aggregate: Aggregate, project: Project | None, memo: Memo) -> _Reading:
+    def _reading(self, aggregate: Aggregate, project: Project | None, context: SearchContext) -> _Reading:
+        """What the aggregation asks of any join below it, kept for this search by the identity
+        of its fields: the rule gets one binding per join order of the group below (a six-table
+        join has dozens) and would read the same aggregates again for each."""
         assignments = project.assignments if project is not None else None
         key = (id(aggregate.group_by), id(aggregate.aggregates), id(assignments))
-        readings = self._readings.get(memo)
-        if readings is None:
-            readings = self._readings[memo] = {}
+        readings: dict[tuple[int, int, int], _Reading] = context.state((self.name, "readings"), dict)
         found = readings.get(key)
-        # (the reading keeps the fields it was read from: an id is not reused while they live)
-        if found is None or found.group_by is not aggregate.group_by or found.aggregates is not aggregate.aggregates \
-                or found.assignments is not assignments:
+        if found is None:
+            # (the reading holds the fields it was read from: their ids stay theirs)
             found = readings[key] = _Reading(aggregate, assignments)
         return found
 
@@ -158,7 +143,7 @@ class _Reading:
 def _push(aggregate: Aggregate, reading: _Reading, join: Join, condition_reads: frozenset[Column], side: Plan,
           other: Plan, group: Group, context: SearchContext) -> Plan | None:
     mine, theirs = frozenset(side.output), frozenset(other.output)
-    made = partial_columns(context.memo)
+    made = partial_columns(context)
     calls: list[tuple[Column, AggregateCall]] = []
     for column, call, read in reading.calls or ():
         # Neither the combining aggregation this rule made nor a partial one (which table
@@ -241,9 +226,14 @@ def _push(aggregate: Aggregate, reading: _Reading, join: Join, condition_reads: 
     return Project(combining, tuple((c, values.get(c, ColumnRef(c))) for c in aggregate.output))
 
 
-def partial_columns(memo: Memo) -> frozenset[Column]:
-    """The columns this rule made in ``memo``: partial results and computed arguments."""
-    return frozenset(_PARTIALS.get(memo, {}).values())
+def partial_columns(context: SearchContext) -> frozenset[Column]:
+    """The columns this rule made in this search: partial results and computed arguments."""
+    return frozenset(_partials(context).values())
+
+
+def _partials(context: SearchContext) -> dict[tuple[int, Expr], Column]:
+    """The column made for each (aggregate column, expression) in this search (``_fresh``)."""
+    return context.state((EagerAggregation.name, "partials"), dict)
 
 
 def _is_column(e: Expr, column: Column) -> bool:
@@ -273,11 +263,10 @@ def _fresh(context: SearchContext, column: Column, e: Expr, kind: str) -> Column
     """A new column for the partial result (or computed argument) of ``column``'s aggregate:
     one per (aggregate column, expression) in a memo, so applying the rule twice to the same
     aggregation makes the same expressions (the memo deduplicates them)."""
-    memo = context.memo
-    known = _PARTIALS.setdefault(memo, {})
+    known = _partials(context)
     found = known.get((column.id, e))
     if found is None:
-        found = known[(column.id, e)] = memo.new_column(f"{kind}_{column.name}", e.type, nullable=True)
+        found = known[(column.id, e)] = context.memo.new_column(f"{kind}_{column.name}", e.type, nullable=True)
     return found
 
 

@@ -30,26 +30,23 @@ from typing import TYPE_CHECKING
 from cbo.ir.expressions import ColumnRef, Expr, columns_of, conjunction, conjuncts, is_null, negate
 from cbo.ir.operators import Filter, Join, Plan, Project, Scan, equated_columns
 from cbo.memo.memo import Group
-from cbo.memo.pattern import Pattern
+from cbo.memo.pattern import Joins, Pattern
 from cbo.memo.rules.base import TransformationRule
 
 if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
 
 
-def _inner(expr: Plan) -> bool:
-    return expr.kind == "inner"  # type: ignore[attr-defined]
-
-
 _TABLE = Pattern(Scan)
+_INNER = Joins(frozenset({"inner"}))
 
 
 class EliminateForeignKeyJoin(TransformationRule):
     """Drop an inner join to a whole table that only checks a foreign key of the other side."""
 
     name = "EliminateForeignKeyJoin"
-    patterns = (Pattern(Project, (Pattern(Join, (None, _TABLE), _inner, "Join[inner]"),)),
-                Pattern(Project, (Pattern(Join, (_TABLE, None), _inner, "Join[inner]"),)))
+    patterns = (Pattern(Project, (Pattern(Join, (None, _TABLE), _INNER),)),
+                Pattern(Project, (Pattern(Join, (_TABLE, None), _INNER),)))
 
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
         return context.settings.exploit_constraints   # declared keys are trusted only then

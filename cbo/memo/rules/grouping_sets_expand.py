@@ -25,9 +25,9 @@ from collections.abc import Iterable
 
 from cbo.ir.operators import GroupingSets, Plan
 from cbo.memo.memo import Group, PhysicalExpr
-from cbo.memo.properties import ANY
 from cbo.memo.rules.base import ImplementationRule
 from cbo.physical.algorithm import Algorithm
+from cbo.physical.properties import ANY
 
 
 class ExpandGroupingSets(ImplementationRule):

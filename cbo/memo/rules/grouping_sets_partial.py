@@ -48,8 +48,9 @@ coarser sets are aggregations of the finest set's aggregate.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from cbo.ir import types as T
 from cbo.ir.expressions import AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm
@@ -61,6 +62,7 @@ from cbo.memo.rules.base import TransformationRule
 
 if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
+    from cbo.memo.memo import Deferred
 
 # partial function -> the function combining partial results
 COMBINE = {"sum": "sum", "count": "sum", "count_star": "sum", "min": "min", "max": "max", "any_value": "any_value"}
@@ -68,8 +70,22 @@ DECOMPOSABLE = frozenset(COMBINE) | {"avg"}
 _STATE = "PartialAggregateBelowGroupingSets"
 
 
-def _keyed(expr: Plan) -> bool:
-    return bool(expr.keys)  # type: ignore[attr-defined]
+@dataclass(frozen=True)
+class Keyed:
+    """Grouping sets with keys (some set groups by something)."""
+
+    label = "keyed"
+    kinds = None
+
+    def test(self) -> Callable[[Any], bool]:
+        return _keyed
+
+    def deferred_test(self) -> Callable[[Deferred], bool] | None:
+        return None
+
+
+def _keyed(expr: Any) -> bool:
+    return bool(expr.keys)
 
 
 class PartialAggregateBelowGroupingSets(TransformationRule):
@@ -77,7 +93,7 @@ class PartialAggregateBelowGroupingSets(TransformationRule):
     aggregates (sums of sums, minima of minima, an average from a sum and a count)."""
 
     name = "PartialAggregateBelowGroupingSets"
-    patterns = (Pattern(GroupingSets, (None,), _keyed, "GroupingSets[keyed]"),)
+    patterns = (Pattern(GroupingSets, (None,), Keyed()),)
 
     def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
         assert isinstance(expr, GroupingSets)
@@ -168,7 +184,7 @@ def _fresh(context: SearchContext, column: Column, e: Expr, kind: str) -> Column
     """A new column for a partial or combined result (or computed argument) of ``column``'s
     aggregate: one per (aggregate column, expression, kind) in a search, so applying the rule
     twice to the same grouping sets makes the same expressions (the memo deduplicates them)."""
-    known: dict[tuple[int, Expr, str], Column] = context.rule_state.setdefault(_STATE, {})  # type: ignore[assignment]
+    known: dict[tuple[int, Expr, str], Column] = context.state(_STATE, dict)
     found = known.get((column.id, e, kind))
     if found is None:
         found = known[(column.id, e, kind)] = context.memo.new_column(f"{kind}_{column.name}", e.type,

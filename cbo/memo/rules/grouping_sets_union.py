@@ -22,12 +22,16 @@ coarser sets are computed from the finest set's aggregate, an aggregation of agg
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from cbo.ir.operators import GroupingSets, Plan
 from cbo.memo.memo import Group, PhysicalExpr
-from cbo.memo.properties import ANY, required
 from cbo.memo.rules.base import ImplementationRule
 from cbo.physical.algorithm import Algorithm
+from cbo.physical.properties import ANY
+
+if TYPE_CHECKING:
+    from cbo.memo.context import SearchContext
 
 
 class UnionGroupingSets(ImplementationRule):
@@ -40,8 +44,8 @@ class UnionGroupingSets(ImplementationRule):
     def matches(self, expr: Plan, group: Group, context: object) -> bool:
         return isinstance(expr, GroupingSets)
 
-    def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
+    def implement(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, GroupingSets)
         # (without keys every set is the empty one: nothing to partition on)
-        partitioned = required("hash", tuple(c.id for c in expr.keys)) if expr.keys else ANY
+        partitioned = context.required("hash", tuple(c.id for c in expr.keys)) if expr.keys else ANY
         yield PhysicalExpr(expr, Algorithm.UNION_AGGREGATE, (partitioned,), expr, self.name)

@@ -1,7 +1,7 @@
 """Implementation rules: the physical alternatives of each logical operator, as Spark runs them.
 
 Each rule yields physical expressions: the operator (its inputs possibly swapped), Spark's
-strategy for it, and what it requires of each input (``cbo.memo.properties``). The search adds
+strategy for it, and what it requires of each input (``cbo.physical.properties``). The search adds
 the exchanges and sorts those requirements call for (enforcers) and costs everything with
 ``cbo.cost``. What each alternative delivers is in ``cbo.memo.delivery``.
 
@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from cbo.memo.memo import Deferred, Group, PhysicalExpr, group_of
-from cbo.memo.properties import ANY, BROADCAST, Required, required
 from cbo.memo.rules.base import Bounds, ImplementationRule
 from cbo.physical.algorithm import Algorithm
+from cbo.physical.properties import ANY, BROADCAST, Required
+
+if TYPE_CHECKING:
+    from cbo.memo.context import SearchContext
 
 _ANY_INPUTS = {arity: (ANY,) * arity for arity in range(4)}
 
@@ -146,15 +150,16 @@ class _JoinRule(ImplementationRule):
         return self.floor_over(record.kind, record.sides or _deferred_sides(record), record, group, context, bounds)
 
 
-def _key_needs(join: Join, sorted_: bool) -> tuple[Required, Required]:
+def _key_needs(join: Join, sorted_: bool, context: SearchContext) -> tuple[Required, Required]:
     """Each input hash-partitioned (and for a merge join sorted) on its join keys, position by
-    position: computed once per join and form."""
+    position: computed once per join (an expression of the search's memo) and form."""
     name = "_sorted_needs" if sorted_ else "_hash_needs"
     found = join.__dict__.get(name)
     if found is None:
         keys = join.equi_keys
         left = tuple(a.id for a, _ in keys)
         right = tuple(r.id for _, r in keys)
+        required = context.required
         found = (required("hash", left, left if sorted_ else ()), required("hash", right, right if sorted_ else ()))
         object.__setattr__(join, name, found)
     return found
@@ -228,10 +233,10 @@ class ShuffledHashJoin(_JoinRule):
     def takes(self, kind: str, has_equi_key: bool) -> bool:
         return kind in _SHUFFLED_HASH_KINDS and has_equi_key
 
-    def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
+    def implement(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
         for join in orientations(expr):
-            yield _physical(join, Algorithm.SHUFFLED_HASH_JOIN, expr, self.name, _key_needs(join, sorted_=False))
+            yield _physical(join, Algorithm.SHUFFLED_HASH_JOIN, expr, self.name, _key_needs(join, False, context))
 
     def floor_over(self, kind: str, sides: tuple[tuple[Group, Group], ...], expr: Join | Deferred, group: Group,
                    context, bounds: Bounds) -> float:
@@ -257,9 +262,9 @@ class SortMergeJoin(_JoinRule):
     def takes(self, kind: str, has_equi_key: bool) -> bool:
         return kind not in ("mark", "null_aware_anti") and has_equi_key
 
-    def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
+    def implement(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Join)
-        yield _physical(expr, Algorithm.SORT_MERGE_JOIN, expr, self.name, _key_needs(expr, sorted_=True))
+        yield _physical(expr, Algorithm.SORT_MERGE_JOIN, expr, self.name, _key_needs(expr, True, context))
 
     def floor_over(self, kind: str, sides: tuple[tuple[Group, Group], ...], expr: Join | Deferred, group: Group,
                    context, bounds: Bounds) -> float:
@@ -338,11 +343,11 @@ class HashAggregate(ImplementationRule):
     def matches(self, expr: Plan, group: Group, context: object) -> bool:
         return isinstance(expr, Aggregate)
 
-    def implement(self, expr: Plan, group: Group, context: object) -> Iterable[PhysicalExpr]:
+    def implement(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[PhysicalExpr]:
         assert isinstance(expr, Aggregate)
         yield _physical(expr, Algorithm.HASH_AGGREGATE, expr, self.name)
         if expr.group_by:
-            clustered = required("clustered", tuple(c.id for c in expr.group_by))
+            clustered = context.required("clustered", tuple(c.id for c in expr.group_by))
             yield _physical(expr, Algorithm.FINAL_AGGREGATE, expr, self.name, (clustered,))
 
 
@@ -369,11 +374,13 @@ class TopN(ImplementationRule):
 
 
 def implementation_rules() -> list[ImplementationRule]:
+    # (imported here: each grouping-set form's module imports this one's neighbours)
     from cbo.memo.rules.grouping_sets_expand import ExpandGroupingSets
     from cbo.memo.rules.grouping_sets_union import UnionGroupingSets
 
     return [ImplementOperator(Scan, Algorithm.SCAN), ImplementOperator(Filter, Algorithm.FILTER),
             ImplementOperator(Project, Algorithm.PROJECT),
             BroadcastHashJoin(), ShuffledHashJoin(), SortMergeJoin(), BroadcastNestedLoopJoin(), NullAwareAntiJoin(),
-            HashAggregate(), ExpandGroupingSets(), UnionGroupingSets(), ImplementOperator(Sort, Algorithm.GLOBAL_SORT), ImplementOperator(Limit, Algorithm.LIMIT),
+            HashAggregate(), ExpandGroupingSets(), UnionGroupingSets(),
+            ImplementOperator(Sort, Algorithm.GLOBAL_SORT), ImplementOperator(Limit, Algorithm.LIMIT),
             TopN(), ImplementOperator(SetOp, Algorithm.SET_OP), ImplementOperator(Values, Algorithm.VALUES)]

@@ -21,17 +21,17 @@ Regions with more than ``max_reordered_joins`` relations, or more than ``max_joi
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
 from cbo.ir.expressions import Column, Expr, conjunction
 from cbo.ir.operators import Filter, Join, Plan, enumerated_join
 from cbo.joinorder.dphyp import DPhyp
-from cbo.joinorder.graph import MOVABLE_KINDS, JoinGraph, is_region_join, region_of
+from cbo.joinorder.graph import MOVABLE_KINDS, JoinGraph
 from cbo.joinorder.greedy import greedy_order
 from cbo.memo.memo import Group, Memo, group_of
-from cbo.memo.pattern import Pattern
+from cbo.memo.pattern import Joins, Pattern
+from cbo.memo.region import region_of
 from cbo.memo.rules.base import TransformationRule
 
 if TYPE_CHECKING:
@@ -43,24 +43,17 @@ class ReorderJoins(TransformationRule):
 
     name = "ReorderJoins"
     written_only = True   # matches a group's first expression only (see matches)
-    patterns = (Pattern(Join, test=is_region_join, label="Join[inner|left|semi|anti]",
-                        kinds=frozenset({"inner", *MOVABLE_KINDS}),
-                        deferred_test=lambda d: d.kind == "inner" or d.kind in MOVABLE_KINDS),)
-
-    def __init__(self) -> None:
-        # Per memo, the groups already inside an enumerated region (a region is read once, from
-        # its top join). Kept here, not in the search: no other rule needs it.
-        self._members: weakref.WeakKeyDictionary[Memo, set[int]] = weakref.WeakKeyDictionary()
+    patterns = (Pattern(Join, where=Joins(frozenset({"inner", *MOVABLE_KINDS}))),)
 
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
         # The region is the written join tree, read from each group's first expression; the
         # enumeration adds every other order itself.
         return (context.settings.join_reordering_strategy == "AUTOMATIC" and expr is group.first
-                and group.id not in self._members.get(context.memo, ()))
+                and group.id not in _enumerated(context))
 
     def apply(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[Plan]:
         graph = region_of(group)
-        members = self._members.setdefault(context.memo, set())
+        members = _enumerated(context)
         members |= graph.members
         builder = RegionBuilder(context.memo, graph, context, members)
         settings = context.settings
@@ -73,9 +66,9 @@ class ReorderJoins(TransformationRule):
         return ()
 
     @staticmethod
-    def _pairs_within(graph: JoinGraph, limit: int) -> bool:
+    def _pairs_within(graph: JoinGraph[Group], limit: int) -> bool:
         """Whether the region has at most ``limit`` join pairs: counted by running the
-        enumeration without building anything (about 2 µs a pair), and stopped at the limit.
+        enumeration without building anything, and stopped at the limit.
         No count is needed when even a clique of that many relations stays within the limit."""
         n = graph.size
         if (3 ** n - 2 ** (n + 1) + 1) // 2 <= limit:
@@ -84,6 +77,12 @@ class ReorderJoins(TransformationRule):
         counter.should_stop = lambda: counter.pairs >= limit
         counter.run()
         return not counter.stopped
+
+
+def _enumerated(context: SearchContext) -> set[int]:
+    """The groups already inside an enumerated region, in this search (a region is read once,
+    from its top join)."""
+    return context.state((ReorderJoins.name, "enumerated groups"), set)
 
 
 class RegionBuilder:
@@ -99,7 +98,7 @@ class RegionBuilder:
     # False: every pair made as the enumeration meets it (tests compare the two)
     deferred: ClassVar[bool] = True
 
-    def __init__(self, memo: Memo, graph: JoinGraph, context: SearchContext, members: set[int]):
+    def __init__(self, memo: Memo, graph: JoinGraph[Group], context: SearchContext, members: set[int]):
         self.memo = memo
         self.graph = graph
         self.context = context

@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from cbo.ir.expressions import Constant
 from cbo.ir.operators import Aggregate, Join, Plan, Project
 from cbo.memo.memo import Deferred, Group, PhysicalExpr, group_of
-from cbo.memo.properties import ANY
 from cbo.memo.rules.base import Bounds, ImplementationRule
 from cbo.memo.rules.implement import orientations
 from cbo.physical.algorithm import Algorithm
+from cbo.physical.properties import ANY
 
 _ONE_ROW_OPERATORS = (Aggregate, Project)   # the operators that can make a group exactly one row
 

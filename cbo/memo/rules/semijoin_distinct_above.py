@@ -1,5 +1,6 @@
-"""SemiJoinToInnerDistinctAbove (seed 003, rewrite 3.1): a semi join as an inner join with a
-DISTINCT above it (an *early-out* join whose duplicates are removed after the join).
+"""SemiJoinToInnerDistinctAbove: a semi join as an inner join with a DISTINCT above it (an
+*early-out* join whose duplicates are removed after the join; the first of the early-out join
+design's rewrites of existential subqueries).
 
 Pattern: ``SemiJoin[p](A, B)`` with ``p`` not TRUE.
 
@@ -35,8 +36,8 @@ anti join), mark joins (they keep every row of ``A``), and a semi join without a
 The inner join is a new group whose first expression is that join: ``ReorderJoins`` reads it as
 a join region, reading through ``A``'s group when ``A`` is itself a join of the region the semi
 join was in, so the early-out join reorders with the rest of the query (bushy), and the
-DISTINCT sits above the region it heads. Whether it pays (seed 003's case 2.1: a selective
-outer side, a join that reduces rows) is the cost model's call; the semi join stays (3.3).
+DISTINCT sits above the region it heads. Whether it pays (a selective outer side, a join that
+reduces rows) is the cost model's call; the semi join stays as an alternative.
 The row-id reorder limitation: without a key, the numbering projection sits over all of ``A``.
 When ``A`` is one table (or any single relation) this costs nothing: the projection is a leaf
 of the early-out join's region. ``ReorderJoins`` also moves semi joins, so a semi join whose
@@ -62,35 +63,25 @@ Enabled by ``in_predicates_as_inner_joins_enabled``.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from cbo.ir import types as T
-from cbo.ir.expressions import TRUE, Column, ColumnRef, row_id
+from cbo.ir.expressions import Column, ColumnRef, row_id
 from cbo.ir.operators import Aggregate, Join, Plan, Project
-from cbo.memo.memo import Group, Memo, group_of
-from cbo.memo.pattern import Pattern
+from cbo.memo.memo import Group, group_of
+from cbo.memo.pattern import Joins, Pattern
 from cbo.memo.rules.base import TransformationRule
 
 if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
 
 
-def _semi(expr: Plan) -> bool:
-    return expr.kind == "semi" and expr.condition != TRUE  # type: ignore[attr-defined]
-
-
 class SemiJoinToInnerDistinctAbove(TransformationRule):
-    """A semi join as an inner join with a DISTINCT on the left side's key above (seed 003's 3.1)."""
+    """A semi join as an inner join with a DISTINCT on the left side's key above (an early-out join)."""
 
     name = "SemiJoinToInnerDistinctAbove"
-    patterns = (Pattern(Join, test=_semi, label="Join[semi]", kinds=frozenset({"semi"})),)
-
-    def __init__(self) -> None:
-        # Per memo: the row-id column of each left group (one per group, so the numbered
-        # projection of a group is one expression however many semi joins read it).
-        self._row_ids: weakref.WeakKeyDictionary[Memo, dict[int, Column]] = weakref.WeakKeyDictionary()
+    patterns = (Pattern(Join, where=Joins(frozenset({"semi"}), conditioned=True)),)
 
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
         settings = context.settings
@@ -107,15 +98,18 @@ class SemiJoinToInnerDistinctAbove(TransformationRule):
         if context.settings.exploit_constraints and keyed:
             yield Aggregate(Join("inner", left, expr.right, expr.condition), columns)
             return
-        number = self._row_id(context.memo, group_of(left))
+        number = self._row_id(context, group_of(left))
         numbered = Project(left, identity + ((number, row_id()),))
         joined = Join("inner", numbered, expr.right, expr.condition)
         yield Project(Aggregate(joined, (number,) + columns), identity)
 
-    def _row_id(self, memo: Memo, left: Group) -> Column:
-        known = self._row_ids.setdefault(memo, {})
-        found = known.get(left.find().id)
+    def _row_id(self, context: SearchContext, left: Group) -> Column:
+        """The row-id column of a left group: one per group in a search, so the numbered
+        projection of a group is one expression however many semi joins read it."""
+        known: dict[int, Column] = context.state((self.name, "row ids"), dict)
+        gid = left.find().id
+        found = known.get(gid)
         if found is None:
-            found = known[left.find().id] = memo.new_column(f"row_id_g{left.find().id}", T.BIGINT, nullable=False)
+            found = known[gid] = context.memo.new_column(f"row_id_g{gid}", T.BIGINT, nullable=False)
         return found
 

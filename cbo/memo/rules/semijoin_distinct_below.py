@@ -1,5 +1,5 @@
-"""SemiJoinToInnerDistinctBelow (seed 003, rewrite 3.2): a semi join on equalities as an inner
-join with the filtering side made distinct on its join columns first.
+"""SemiJoinToInnerDistinctBelow: a semi join on equalities as an inner join with the filtering
+side made distinct on its join columns first (the early-out join design's second rewrite).
 
 Pattern: ``SemiJoin[a1 = b1 AND ... AND an = bn AND L AND R](A, B)``: at least one equality
 between a column ``a_i`` of ``A`` and a column ``b_i`` of ``B`` (``=``, or ``IS NOT DISTINCT
@@ -50,22 +50,18 @@ from typing import TYPE_CHECKING
 from cbo.ir.expressions import TRUE, Column, ColumnRef, Expr, columns_of, conjunction, conjuncts
 from cbo.ir.operators import Aggregate, Filter, Join, Plan, Project, key_columns
 from cbo.memo.memo import Group, group_of
-from cbo.memo.pattern import Pattern
+from cbo.memo.pattern import Joins, Pattern
 from cbo.memo.rules.base import TransformationRule
 
 if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
 
 
-def _semi(expr: Plan) -> bool:
-    return expr.kind == "semi" and expr.has_equi_key  # type: ignore[attr-defined]
-
-
 class SemiJoinToInnerDistinctBelow(TransformationRule):
-    """A semi join on equalities as an inner join with the filtering side made distinct (seed 003's 3.2)."""
+    """A semi join on equalities as an inner join with the filtering side made distinct first."""
 
     name = "SemiJoinToInnerDistinctBelow"
-    patterns = (Pattern(Join, test=_semi, label="Join[semi]", kinds=frozenset({"semi"})),)
+    patterns = (Pattern(Join, where=Joins(frozenset({"semi"}), equi_keyed=True)),)
 
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
         settings = context.settings

@@ -1,15 +1,14 @@
 """CopyTableIntoAggregate: aggregate the outer side's own join, so a source computes it once.
 
-TPC-H Q17 after decorrelation joins ``lineitem ⋈ part`` (part filtered to a few hundred rows)
-with ``Aggregate[l_partkey](lineitem)`` on ``l_partkey = p_partkey``: only the groups of the
+A correlated average per part, decorrelated, joins ``lineitem ⋈ part`` (part filtered to a few
+hundred rows) with ``Aggregate[l_partkey](lineitem)`` on ``l_partkey = p_partkey``: only the groups of the
 parts that survive the filter are read, yet every lineitem row is aggregated. Table pushdown
 (``PushTableIntoAggregate``) moves part below the aggregation, but then the outer lineitem is
 read in full a second time. Here a *copy* of part goes below the aggregation and part stays in
 the outer join, so the aggregation's input is the very join the outer side reads: a source
 that shares repeated subtrees (PostgreSQL, ``Capabilities.shares_repeated``) computes it once
-as a materialized CTE that both the aggregation and the outer join read (``cbo.sqlgen``; Q17
-on PostgreSQL at SF 1: 1 s instead of 6 s for the table-pushdown form), and Spark aggregates
-thousands of rows instead of millions. It is magic decorrelation (Seshadri et al., SIGMOD
+as a materialized CTE that both the aggregation and the outer join read (``cbo.sqlgen``), and
+Spark aggregates thousands of rows instead of millions. It is magic decorrelation (Seshadri et al., SIGMOD
 1996) where the magic set's supplementary table is the aggregation's own input, restricted.
 
 Pattern: ``InnerJoin[E ∧ R](X, A)`` (A on either side) where ``A`` is ``Aggregate[G](Y)``,
@@ -55,7 +54,7 @@ from cbo.ir.shape import fresh_copy
 from cbo.memo.memo import Group, GroupRef, group_of
 from cbo.memo.pattern import Pattern
 from cbo.memo.rules.base import TransformationRule
-from cbo.memo.rules.table_pushdown import _AGGREGATED, _aggregation, _conditioned_deferred, _conditioned_inner
+from cbo.memo.rules.table_pushdown import _AGGREGATED, CONDITIONED_INNER, _aggregation
 
 if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
@@ -63,10 +62,11 @@ if TYPE_CHECKING:
 
 class CopyTableIntoAggregate(TransformationRule):
     """Aggregate a copy of the outer side's join instead of the whole table (magic decorrelation
-    of TPC-H Q17's shape), so both read one join that a source can compute once."""
+    of a correlated aggregate over the outer join's table), so both read one join that a source
+    can compute once."""
 
     name = "CopyTableIntoAggregate"
-    patterns = tuple(Pattern(Join, sides, _conditioned_inner, "Join[inner]", deferred_test=_conditioned_deferred)
+    patterns = tuple(Pattern(Join, sides, CONDITIONED_INNER)
                      for side in _AGGREGATED for sides in ((side, None), (None, side)))
 
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
@@ -184,8 +184,7 @@ def _plan_of(group: Group) -> Plan:
 def _copy(context: SearchContext, join: Join) -> tuple[Plan, dict[Column, Column]]:
     """The join under fresh column ids: one copy per join in a memo, so applying the rule again
     (another binding, another aggregation over the same table) yields the same expressions."""
-    copies = context.rule_state.setdefault("CopyTableIntoAggregate", {})
-    assert isinstance(copies, dict)
+    copies: dict[Join, tuple[Plan, dict[Column, Column]]] = context.state((CopyTableIntoAggregate.name, "copies"), dict)
     found = copies.get(join)
     if found is None:
         plan = join.with_children(tuple(_plan_of(group_of(c)) for c in join.children))

@@ -1,6 +1,6 @@
 """PushTableIntoAggregate: move a table joined on its unique key into the GROUP BY it joins.
 
-Table pushdown (seed 001; TPC-H Q17, Q20, Q2): a decorrelated subquery is an aggregation
+Table pushdown (the table pushdown design): a decorrelated subquery is an aggregation
 grouped by the correlation columns, joined back to the outer table on them. When the outer
 table is small after its own filters, joining it *below* the aggregation means aggregating only
 the rows of the groups that survive the join, instead of every group of the inner table.
@@ -26,7 +26,7 @@ aggregate function (the rows of a group are unchanged, not only their set), for 
 grouped aggregation: ``E`` must equate at least one grouping column.
 
 Which columns of ``T`` are grouped by is a question of speed, not of answers: grouping by a
-wide column nobody reads (Q17's ``p_brand``, ``p_container``, read only by the filter below the
+wide column nobody reads (part's ``p_brand``, ``p_container``, read only by a filter below the
 join) hashes it for nothing, and Spark prunes an ``any_value`` nobody reads but never a grouping
 column; yet Spark aggregates a string in an aggregation buffer by sorting, so a column that is
 read above is grouped by. What is read above comes from the expressions that read the join's
@@ -38,16 +38,13 @@ Whether it pays is the cost model's call: the memo keeps both forms.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from cbo.ir.expressions import (
-    TRUE,
     AggregateCall,
     Column,
     ColumnRef,
-    Constant,
     Expr,
     columns_of,
     compare,
@@ -55,8 +52,8 @@ from cbo.ir.expressions import (
     conjuncts,
 )
 from cbo.ir.operators import Aggregate, Filter, Join, Plan, Project, equated_columns
-from cbo.memo.memo import Deferred, Group, GroupRef, Memo
-from cbo.memo.pattern import Pattern
+from cbo.memo.memo import Group, GroupRef, Memo
+from cbo.memo.pattern import GROUPED, Joins, Pattern
 from cbo.memo.rules.base import TransformationRule
 from cbo.memo.rules.eager_aggregation import partial_columns
 
@@ -64,37 +61,19 @@ if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
 
 
-_GROUPED = Pattern(Aggregate, test=lambda a: bool(a.group_by), label="Aggregate[grouped]")   # type: ignore[attr-defined]
+_GROUPED = Pattern(Aggregate, where=GROUPED)
 _AGGREGATED = (_GROUPED, Pattern(Project, (_GROUPED,)))
-
-
-def _conditioned_inner(expr: Plan) -> bool:
-    # (only a Constant can equal TRUE: the type test spares a comparison per enumerated join)
-    condition = expr.condition  # type: ignore[attr-defined]
-    return expr.kind == "inner" and (type(condition) is not Constant or condition != TRUE)  # type: ignore[attr-defined]
-
-
-def _conditioned_deferred(record: Deferred) -> bool:
-    """``_conditioned_inner`` of a deferred join, without making it."""
-    return record.kind == "inner" and record.conditioned()
+CONDITIONED_INNER = Joins(frozenset({"inner"}), conditioned=True)
 
 
 class PushTableIntoAggregate(TransformationRule):
-    """Join a table on its unique key below the aggregation it joins (table pushdown, seed 001)."""
+    """Join a table on its unique key below the aggregation it joins (table pushdown)."""
 
     name = "PushTableIntoAggregate"
     # The aggregation (or the Project over it) on either side, bound to every such expression
     # of the side's group; the other side is any plan of its group.
-    patterns = tuple(Pattern(Join, sides, _conditioned_inner, "Join[inner]", frozenset({"inner"}),
-                             _conditioned_deferred)
+    patterns = tuple(Pattern(Join, sides, CONDITIONED_INNER)
                      for side in _AGGREGATED for sides in ((side, None), (None, side)))
-
-    def __init__(self) -> None:
-        # Per memo: the columns each expression's own expressions read (``_read_above`` asks it
-        # of every reader of every group up to the root, for each binding it pushes: expressions
-        # never change, so each is read once).
-        self._reads: weakref.WeakKeyDictionary[Memo, dict[int, tuple[Plan, frozenset[Column]]]] = \
-            weakref.WeakKeyDictionary()
 
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
         return context.settings.push_table_through_subquery   # Presto's push_table_through_subquery
@@ -103,15 +82,16 @@ class PushTableIntoAggregate(TransformationRule):
         assert isinstance(expr, Join)
         aggregated, table = (expr.right, expr.left) if isinstance(expr.left, GroupRef) else (expr.left, expr.right)
         found = _aggregation(aggregated)
-        if found is not None and partial_columns(context.memo) & set(found[1].output):
+        if found is not None and partial_columns(context) & set(found[1].output):
             # A partial aggregation of eager aggregation: moving a table into it would remake,
             # one join lower, the aggregation eager aggregation started from, and the memo
-            # would merge a group into its own input (TPC-H Q18).
+            # would merge a group into its own input.
             return
         memo = context.memo
-        reads = self._reads.get(memo)
-        if reads is None:
-            reads = self._reads[memo] = {}
+        # The columns each expression's own expressions read, for this search: ``_read_above``
+        # asks it of every reader of every group up to the root, for each binding it pushes
+        # (expressions never change, so each is read once).
+        reads: dict[int, tuple[Plan, frozenset[Column]]] = context.state((self.name, "reads"), dict)
         pushed = _push(expr, aggregated, table, lambda: _read_above(memo, group, reads))
         if pushed is not None:
             yield pushed
@@ -137,7 +117,7 @@ def _read_above(memo: Memo, group: Group, reads: dict[int, tuple[Plan, frozenset
 
     def read_by(parent: Plan) -> frozenset[Column]:
         found = own.get(id(parent))
-        if found is None or found[0] is not parent:
+        if found is None:
             found = own[id(parent)] = (parent, frozenset().union(*[columns_of(e) for e in parent.expressions()]))
         return found[1]
 

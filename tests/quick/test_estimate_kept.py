@@ -1,30 +1,24 @@
-"""The estimator's caches change no estimate: a join tree estimated whole (the sets below it
-found without estimating them) equals the same tree estimated node by node, and estimators over
-two statistics of the same tables, made and dropped in turn (so object ids are reused), each
-give what a fresh computation with every cache emptied gives."""
+"""What the estimator keeps changes no estimate: a join tree estimated whole (the sets below it
+found without estimating them) equals the same tree estimated node by node, one context that
+has seen many plans estimates each as a fresh estimator does, and each kept computation (a
+column's atoms, arrays and thinning, a class index's weights, a range's bisection, a string
+column's codes) equals it computed afresh."""
 
 from __future__ import annotations
 
-import gc
 import random
+from dataclasses import replace
 
 import numpy as np
 
-from cbo.estimate import Estimator, arithmetic, atoms, join_memory, join_samples, join_sets, matching
+from cbo.estimate import Estimator, arithmetic, atoms, join_samples, matching
 from cbo.estimate.column import ColumnEstimate, Segment
+from cbo.estimate.relation import SampleView
 from cbo.ir.expressions import ColumnFactory, compare
 from cbo.ir.operators import Filter, Join, Plan, walk
 from stats.from_values import table_stats
 from tests.quick.test_estimator import col, make_scan, num
 from tests.quick.test_join_sets import _skewed_users, _trees
-
-
-def _forget_everything() -> None:
-    """Empty the caches kept across estimators (by the identity of the objects they read)."""
-    for cache in (join_memory._REMEMBERED, join_memory._KEPT, join_samples._FOREIGN_KEYS, join_samples._COUNTS,
-                  matching._ARRAYS, matching._LISTS, matching._LAYOUTS, matching._SMALL_LAYOUTS, atoms._POSITIONS,
-                  arithmetic._THINNING):
-        cache.clear()
 
 
 def _schema(seed: int, sample_size: int):  # type: ignore[no-untyped-def]
@@ -50,7 +44,7 @@ def _plans():  # type: ignore[no-untyped-def]
             + _trees([users, scored, badges, links], linked)[::7])
 
 
-def _summary(estimator: Estimator, plan: Plan) -> tuple:
+def _summary(estimator, plan: Plan) -> tuple:  # type: ignore[no-untyped-def]
     found = estimator.estimate(plan)
     return (found.rows, tuple((c.id, found.column(c).distinct, found.column(c).nulls) for c in plan.output),
             tuple(sorted(found.notes)))
@@ -60,8 +54,9 @@ def test_a_join_tree_estimated_whole_equals_it_estimated_node_by_node():
     stats = _schema(7, 2_000)
     plans = _plans()
     assert any(isinstance(p, Join) and isinstance(p.left, Join) for p in plans)
-    whole = Estimator(stats)
-    by_node = Estimator(stats)
+    estimator = Estimator(stats)
+    whole = estimator.context()
+    by_node = estimator.context()
     for plan in plans:
         first = _summary(whole, plan)     # the inner joins below are not estimated
         for node in reversed(list(walk(plan))):   # children before parents
@@ -71,70 +66,38 @@ def test_a_join_tree_estimated_whole_equals_it_estimated_node_by_node():
             assert _summary(whole, node) == _summary(by_node, node)
 
 
-def test_forget_plans_drops_what_was_kept_for_plans_and_changes_no_estimate():
-    """The benchmarks time a search or an estimate as a query never seen: after
-    ``forget_plans`` nothing kept for the plans met so far (keyed by leaf estimates, which for
-    unfiltered scans live as long as the statistics) is left, and every estimate is the same."""
-    stats = _schema(7, 2_000)
-    estimator = Estimator(stats)
-    plans = _plans()
-    first = [_summary(estimator, p) for p in plans]
-    plan_caches = (join_memory._REMEMBERED, join_memory._KEPT, join_sets._CLASSES)
-    assert all(plan_caches), "the plans filled no cache: nothing to forget"
-    kept = dict(join_samples._FOREIGN_KEYS)
-    assert kept, "the two foreign keys' samples were not counted"
-    estimator.forget_plans()
-    assert not any(plan_caches)
-    # The foreign keys' stratified count derives from statistics and samples alone: it stays.
-    assert join_samples._FOREIGN_KEYS == kept
-    assert [_summary(estimator, p) for p in plans] == first
-
-
-def test_estimators_over_two_statistics_of_the_same_tables_do_not_share_cached_values(monkeypatch):
-    counted = []
-    original = join_samples._foreign_keys_counted
-
-    def counting(*args):  # type: ignore[no-untyped-def]
-        counted.append(1)
-        return original(*args)
-
-    monkeypatch.setattr(join_samples, "_foreign_keys_counted", counting)
+def test_estimators_over_two_statistics_of_the_same_tables_do_not_share_values():
+    """Estimators over two statistics of the same tables, made and dropped in turn (so object
+    ids are reused), each estimate as the first estimator of their statistics did."""
     both = {seed: _schema(seed, 1_500) for seed in (7, 8)}
     plans = _plans()
-    fresh = {}
-    for seed, stats in both.items():
-        _forget_everything()
-        fresh[seed] = [_summary(Estimator(stats), p) for p in plans]
+    fresh = {seed: [_summary(Estimator(stats), p) for p in plans] for seed, stats in both.items()}
     assert fresh[7] != fresh[8]            # the two statistics differ where it shows
-    assert counted                         # the two foreign keys' samples were counted
     for _ in range(3):
         for seed, stats in both.items():   # one estimator, then the other, then new ones
             estimator = Estimator(stats)
             assert [_summary(estimator, p) for p in plans] == fresh[seed]
-            estimator.forget_plans()
-            assert [_summary(estimator, p) for p in plans] == fresh[seed]
-            del estimator
-            gc.collect()
+            context = estimator.context()
+            assert [_summary(context, p) for p in plans] == fresh[seed]
 
 
 def test_a_class_met_again_in_a_set_of_other_leaves_is_what_it_is_alone():
     """A class's outcome (selectivity, floor, notes, empty pairs) is kept by its members' leaf
     estimates and read again by every set holding it, whatever the set's other leaves and
-    their order: every node of every plan, estimated by one estimator that has seen all the
-    plans' nodes (children first, as a memo builds them), equals a fresh estimate of that node
-    alone with every cache emptied, in rows, distinct counts, nulls and notes. Small samples
-    find classes empty (100 rows) or floored (300 rows)."""
+    their order: every node of every plan, estimated by one context that has seen all the
+    plans' nodes (children first, as a memo builds them), equals a fresh estimator's estimate
+    of that node alone, in rows, distinct counts, nulls and notes. Small samples find classes
+    empty (100 rows) or floored (300 rows)."""
     plans = _plans()
     for sample_size, note in ((100, "the row samples find empty"), (300, "at least as if the passing keys")):
         stats = _schema(7, sample_size)
-        shared = Estimator(stats)
+        shared = Estimator(stats).context()
         for plan in plans:
             for node in reversed(list(walk(plan))):
                 shared.estimate(node)
         noted = False
         for plan in plans:
             for node in walk(plan):
-                _forget_everything()
                 alone = _summary(Estimator(stats), node)
                 assert _summary(shared, node) == alone
                 noted = noted or any(note in n for n in alone[2])
@@ -177,10 +140,9 @@ def _same_estimate(a: ColumnEstimate, b: ColumnEstimate) -> bool:
 
 def test_matching_reads_scaled_columns_as_their_live_estimates_whatever_the_members_order():
     """``matching_tuples`` and ``joint`` read a scaled column's unscaled segments (their arrays
-    and the layout of the intervals are kept per bounds and domains) and apply the pending
-    factor and thinning themselves: the same numbers, to the last bit, as the live estimates,
-    for two and three members in every order and with the members' scales swapped (a layout
-    kept for one order and read for another would pair each member with another's buckets)."""
+    kept with the column's values) and apply the pending factor and thinning themselves: the
+    same numbers, to the last bit, as the live estimates and as copies that keep nothing, for
+    two and three members in every order and with the members' scales swapped."""
     rng = random.Random(3)
     for sizes in ((20, 30), (3, 4), (40, 15, 25)):
         bases = [_column(rng, n, mcv=2) for n in sizes]
@@ -190,15 +152,14 @@ def test_matching_reads_scaled_columns_as_their_live_estimates_whatever_the_memb
                 live = [c.live for c in order]
                 assert matching.matching_tuples(order) == matching.matching_tuples(live)
                 assert _same_estimate(matching.joint(order), matching.joint(live))
-                _forget_everything()
-                assert matching.matching_tuples(order) == matching.matching_tuples(live)
-                assert _same_estimate(matching.joint(order), matching.joint(live))
+                copies = [replace(c) for c in order]   # (nothing kept with them)
+                assert matching.matching_tuples(copies) == matching.matching_tuples(live)
 
 
 def test_atoms_kept_per_mcvs_and_segments_equal_them_computed_from_the_live_estimate():
-    """A column's atoms come from positions kept per its (MCVs, segments) objects: an estimate
-    sharing the segments but not the MCVs (or the reverse) gets its own, and a scaled copy its
-    own rows; each equals the points and rows computed afresh from the live estimate."""
+    """A column's atoms come from positions kept with its MCVs and segments: an estimate sharing
+    the segments but not the MCVs (or the reverse) gets its own, and a scaled copy its own
+    rows; each equals the points and rows computed afresh from the live estimate."""
     rng = random.Random(5)
     base = _column(rng, 30, mcv=3)
     other_mcv = ColumnEstimate("number", 0.0, ((7, 11.0), (4_999, 2.0)), base.segments)
@@ -223,18 +184,20 @@ def _thin_afresh(points: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, n
     return merged_p, merged_w
 
 
-def test_thinning_kept_per_points_array_equals_it_computed_afresh():
-    """``_thin`` keeps its sort and groups per read-only points array: two columns with as many
-    points in other places, and a scaled copy's weights on the same points, each thin to what
-    a fresh sort and split gives."""
+def test_thinning_kept_with_the_columns_values_equals_it_computed_afresh():
+    """``_thin`` keeps its sort and groups with the column's values (``derived``): two columns
+    with as many points in other places, and scaled copies' weights on the same points (read
+    after the column's own, and before), each thin to what a fresh sort and split gives."""
     rng = random.Random(9)
     first, second = _column(rng, 30, mcv=1), _column(rng, 30, mcv=1)
-    for estimate in (first, second, first.scaled(0.3), second.scaled(2.0)):
+    early = second.scaled(2.0)
+    for estimate in (early, first, second, first.scaled(0.3), early.scaled(0.5)):
         found = atoms.atoms(estimate)
         assert found is not None and not found[0].flags.writeable
-        thinned = arithmetic._thin(*found)
+        thinned = arithmetic._thin(*found, estimate.derived)
         expected = _thin_afresh(*found)
         assert all(np.array_equal(a, b) for a, b in zip(thinned, expected))
+    assert first.derived is first.scaled(0.3).derived and "thinning" in first.derived
 
 
 def test_thinning_sums_each_group_as_numpy_sums_it():
@@ -259,17 +222,15 @@ def _one_segment(rng: random.Random) -> tuple[Segment, ...]:
     return (Segment(lower, upper, rng.uniform(1, 1e5), rng.choice([domain, 1.0 + domain * rng.random()]), domain),)
 
 
-def test_small_layouts_kept_per_members_arrays_equal_the_numpy_sweep_in_every_order():
-    """``_small_layout`` keeps the layout of a few segments per the members' arrays objects
-    (themselves kept per segments object): keys of one segment each (a clique's keys without
-    histograms, its own layout) and of several, in every member order, with the members' rows
-    scaled or not, match as the numpy sweep does, to the last bit (a layout kept without the
-    members' order would pair each member's rows with another's shares)."""
+def test_the_small_sweep_with_factors_equals_the_numpy_sweep_in_every_order():
+    """The plain sweep of a few segments (keys of one segment each, a clique's keys without
+    histograms, and of several), in every member order, with the members' rows scaled or not,
+    matches as the numpy sweep does, to the last bit."""
     rng = random.Random(17)
     for round_ in range(300):
         kinds = [_one_segment if round_ % 3 else (lambda r: _column(r, r.randint(1, 3)).segments)
                  for _ in range(rng.randint(2, 4))]
-        arrays = [matching._discrete_arrays(kind(rng)) for kind in kinds]
+        arrays = [matching._arrays_of(kind(rng)) for kind in kinds]
         for order in (arrays, arrays[::-1], arrays[1:] + arrays[:1]):
             for factors in (None, [rng.choice([1.0, 0.3, 2.5]) for _ in order]):
                 found = matching._histogram_tuples(order, factors)  # type: ignore[arg-type]
@@ -295,9 +256,13 @@ def test_class_index_weights_kept_without_filters_equal_them_computed_afresh():
     arrays = _class_index_arrays(rng, (300, 200, 250))
     masks = [None if rng.random() < 0.5 else rng.random(len(v)) < 0.6 for v, _ in arrays]
     kept = join_samples._ClassIndex(arrays)
-    calls = [(member, [m if k != member and use else None for k, m in enumerate(masks)])
+
+    def views(masks):  # type: ignore[no-untyped-def]
+        return [None if m is None else SampleView(None, {}, m) for m in masks]  # type: ignore[arg-type]
+
+    calls = [(member, views([m if k != member and use else None for k, m in enumerate(masks)]))
              for member in range(3) for use in (False, True, False)]
-    filtered = [(member, [rng.random(len(v)) < 0.5 for v, _ in arrays]) for member in range(3)]
+    filtered = [(member, views([rng.random(len(v)) < 0.5 for v, _ in arrays])) for member in range(3)]
     for member, these in calls + filtered + calls[::-1]:
         found = kept.weights(member, these)
         fresh = join_samples._ClassIndex(arrays).weights(member, these)
@@ -307,10 +272,10 @@ def test_class_index_weights_kept_without_filters_equal_them_computed_afresh():
 
 
 def test_a_foreign_keys_count_kept_across_plans_is_that_pairs_own():
-    """``_FOREIGN_KEYS`` outlives ``forget_plans`` (statistics and samples alone): one column
-    counted against two others, and another against the first's partner, in either order of
-    plans, each give what a fresh estimator with every cache emptied gives (a count kept by
-    one of its two columns would be read for the other pair)."""
+    """Two foreign keys' strata are kept on the samples for the estimator's lifetime: one
+    column counted against two others, and another against the first's partner, in either
+    order of plans, each give what a fresh estimator gives (a count kept by one of its two
+    columns would be read for the other pair)."""
     stats = _schema(7, 2_000)
     data = _skewed_users(7)
     factory = ColumnFactory()
@@ -319,18 +284,13 @@ def test_a_foreign_keys_count_kept_across_plans_is_that_pairs_own():
     plans = [Join("inner", posts, badges, compare("eq", col(posts, "OwnerUserId"), col(badges, "UserId"))),
              Join("inner", posts, links, compare("eq", col(posts, "OwnerUserId"), col(links, "PostId"))),
              Join("inner", posts, badges, compare("eq", col(posts, "LastEditorUserId"), col(badges, "UserId")))]
-    fresh = []
-    for plan in plans:
-        _forget_everything()
-        fresh.append(_summary(Estimator(stats), plan))
+    fresh = [_summary(Estimator(stats), plan) for plan in plans]
     assert len(set(fresh)) == 3
-    _forget_everything()
     estimator = Estimator(stats)
     for order in (list(range(3)), [2, 1, 0, 1]):
         for k in order:
-            estimator.forget_plans()
             assert _summary(estimator, plans[k]) == fresh[k]
-    assert len(join_samples._FOREIGN_KEYS) == 3
+    assert sum(key[0] == "foreign keys" for sample in estimator._samples.values() for key in sample._kept) == 3
 
 
 def _ranged_column(rng: random.Random, kind: str) -> ColumnEstimate:
@@ -420,10 +380,18 @@ def test_string_comparisons_through_kept_codes_equal_comparing_each_row():
     def plain_eval(e):  # type: ignore[no-untyped-def]
         saved = sample_eval._compare
         try:
-            sample_eval._compare = lambda name, left, right, coded=False: saved(name, left, right)  # type: ignore[assignment]
-            return sample_eval._boolean(e, data.get, 500)
+            sample_eval._compare = lambda name, left, right, coded=None: saved(name, left, right)  # type: ignore[assignment]
+            return sample_eval._boolean(e, sample_eval._Columns(data.get, None), 500)
         finally:
             sample_eval._compare = saved
+
+    codes: dict = {}
+
+    def kept(column, what, make):  # type: ignore[no-untyped-def]
+        key = (column, what)
+        if key not in codes:
+            codes[key] = make(data[column][0])
+        return codes[key]
 
     for _ in range(6):
         for c in data:
@@ -431,7 +399,7 @@ def test_string_comparisons_through_kept_codes_equal_comparing_each_row():
             for word in [*words, "TRUCK"]:
                 for e in (compare("eq", ref, Constant(word, VARCHAR)), compare("neq", ref, Constant(word, VARCHAR)),
                           SpecialForm("IN", (ref, Constant(word, VARCHAR), Constant("AIR", VARCHAR)), BOOLEAN)):
-                    found = sample_eval._boolean(e, data.get, 500)
+                    found = sample_eval._boolean(e, sample_eval._Columns(data.get, kept), 500)
                     expected = plain_eval(e)
                     assert all(a.tobytes() == b.tobytes() for a, b in zip(found, expected)), (c, word, e)
-    assert len(sample_eval._CODES) >= 2
+    assert len(codes) >= 2

@@ -10,12 +10,14 @@ puts an enforcer on top (a shuffle, a broadcast, a gather to one partition, a so
 where Spark's ``EnsureRequirements`` would put its exchange or sort, so the memo weighs reusing
 a partitioning a join already made against shuffling again.
 
-Required sets are interned (``required()``) so the search keys its winners by identity.
+A search asks for each property set it builds through its ``Requirements``, which holds one
+object per distinct set, so the search keys its winners by identity.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 DISTRIBUTIONS = ("any", "single", "hash", "clustered", "broadcast")
 
@@ -31,6 +33,10 @@ class Required:
     partitioning: tuple[int, ...] = ()   # column ids, for "hash" and "clustered"
     ordering: tuple[int, ...] = ()       # column ids, ascending
 
+    def __post_init__(self) -> None:
+        if self.distribution not in DISTRIBUTIONS:
+            raise ValueError(f"unknown distribution {self.distribution!r}")
+
     def __str__(self) -> str:
         parts = [self.distribution]
         if self.partitioning:
@@ -39,29 +45,39 @@ class Required:
             parts.append("ordered by " + ",".join(f"c{c}" for c in self.ordering))
         return " ".join(parts)
 
-    def without_ordering(self) -> Required:
-        return required(self.distribution, self.partitioning)
+    @cached_property
+    def enforced(self) -> Delivered:
+        """What an enforcer producing these properties delivers."""
+        ordering = tuple(frozenset({c}) for c in self.ordering)
+        if self.distribution in ("hash", "clustered"):
+            return Delivered("hash", tuple(frozenset({c}) for c in self.partitioning), ordering)
+        return Delivered(self.distribution, (), ordering)
 
 
-_INTERNED: dict[tuple[object, ...], Required] = {}
+ANY = Required()
+BROADCAST = Required("broadcast")
+SINGLE = Required("single")
 
 
-def required(distribution: str = "any", partitioning: tuple[int, ...] = (),
-             ordering: tuple[int, ...] = ()) -> Required:
-    """The one ``Required`` with these values: property sets are interned, so the search keys
-    its winners by identity (hashing a property set per lookup would cost more than the lookup)."""
-    if distribution not in DISTRIBUTIONS:
-        raise ValueError(f"unknown distribution {distribution!r}")
-    key = (distribution, partitioning, ordering)
-    found = _INTERNED.get(key)
-    if found is None:
-        found = _INTERNED[key] = Required(distribution, partitioning, ordering)
-    return found
+class Requirements:
+    """The property sets one search asks for, one object per distinct set: the search keys its
+    winners by a set's identity (hashing a property set per lookup would cost more than the
+    lookup), so every set it builds comes from here. ``ANY``, ``BROADCAST`` and ``SINGLE`` are
+    the same objects in every search."""
 
+    def __init__(self) -> None:
+        self._known = {(r.distribution, r.partitioning, r.ordering): r for r in (ANY, BROADCAST, SINGLE)}
 
-ANY = required()
-BROADCAST = required("broadcast")
-SINGLE = required("single")
+    def __call__(self, distribution: str = "any", partitioning: tuple[int, ...] = (),
+                 ordering: tuple[int, ...] = ()) -> Required:
+        key = (distribution, partitioning, ordering)
+        found = self._known.get(key)
+        if found is None:
+            found = self._known[key] = Required(distribution, partitioning, ordering)
+        return found
+
+    def without_ordering(self, need: Required) -> Required:
+        return self(need.distribution, need.partitioning)
 
 
 Classes = tuple[frozenset[int], ...]
@@ -152,21 +168,3 @@ def _prefix(columns: tuple[int, ...], ordering: Classes) -> bool:
 
 
 UNKNOWN = Delivered()
-
-
-_DELIVERED_BY: dict[int, Delivered] = {}
-
-
-def delivered_by(need: Required) -> Delivered:
-    """What an enforcer producing ``need`` delivers."""
-    found = _DELIVERED_BY.get(id(need))   # requirements are interned: one answer per identity
-    if found is None:
-        found = _DELIVERED_BY[id(need)] = _delivered_by(need)
-    return found
-
-
-def _delivered_by(need: Required) -> Delivered:
-    ordering = tuple(frozenset({c}) for c in need.ordering)
-    if need.distribution in ("hash", "clustered"):
-        return Delivered("hash", tuple(frozenset({c}) for c in need.partitioning), ordering)
-    return Delivered(need.distribution, (), ordering)
