@@ -7,7 +7,8 @@ a catalog's source may take capabilities away or add them (``[sources.NAME.pushd
 otherwise than Spark, or an old version without FULL JOIN. The names (``NAMES``):
 
 * operators: ``join`` (every join), ``aggregate`` (GROUP BY, DISTINCT), ``limit`` (LIMIT and
-  ORDER BY ... LIMIT);
+  ORDER BY ... LIMIT), ``grouping_sets`` (ROLLUP, CUBE, GROUPING SETS and GROUPING(): PostgreSQL
+  9.5+; MariaDB has only ``WITH ROLLUP`` and no GROUPING());
 * join kinds: ``inner_join``, ``left_join``, ``right_join``, ``full_join``, ``semi_join``,
   ``anti_join``, ``null_aware_anti_join`` (NOT IN);
 * functions by cbo's name (``like``, ``substring``, ``extract_year``, ``divide`` ...), special
@@ -57,7 +58,8 @@ CAPABILITIES: dict[str, Capabilities] = {
         functions=_COMMON_FUNCTIONS | {"length", "concat"},
         forms=_COMMON_FORMS | {"CAST"},
         aggregates=_COMMON_AGGREGATES | {"any_value"},
-        boolean_output=True, shares_repeated=True),
+        boolean_output=True, operators=frozenset({"join", "aggregate", "limit", "grouping_sets"}),
+        shares_repeated=True),
     # MariaDB has no FULL JOIN; LENGTH counts bytes; CAST's target types differ; no any_value.
     "mysql": Capabilities(
         join_kinds=frozenset({"inner", "left", "right", "semi", "anti", "null_aware_anti"}),
@@ -67,7 +69,7 @@ CAPABILITIES: dict[str, Capabilities] = {
         boolean_output=False),
 }
 
-OPERATORS = ("join", "aggregate", "limit")
+OPERATORS = ("join", "aggregate", "limit", "grouping_sets")
 JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti", "null_aware_anti")
 FUNCTIONS = frozenset().union(*(c.functions for c in CAPABILITIES.values()))
 FORMS = frozenset().union(*(c.forms for c in CAPABILITIES.values()))

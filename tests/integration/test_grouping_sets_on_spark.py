@@ -93,3 +93,27 @@ def test_sets_over_the_partial_aggregation_match_duckdb(name, union, setup, spar
     _, rows, _ = run_sql(spark, text)
     verdict = compare(_expected(reference, name), rows, ordered=is_ordered(sql, "duckdb"))
     assert verdict.matches, f"{name} over the partial aggregation on Spark: {verdict.detail}"
+
+
+def test_grouping_sets_pushed_to_postgres_match_duckdb(spark, tpch_catalogs):
+    # customer is in PostgreSQL in the federated placement; EAGER pushes every subplan the
+    # source can run, so the sets (and the GROUPING column) are computed there
+    catalog = load_catalog(tpch_catalogs["federated"])
+    sql = ("select c_nationkey, c_mktsegment, grouping(c_mktsegment, c_nationkey) as g, count(*), "
+           "sum(c_acctbal), avg(c_acctbal) from customer where c_custkey < 400 "
+           "group by rollup(c_nationkey, c_mktsegment)")
+    session = Session(catalog, engine="spark", dialect="duckdb", settings={"join_pushdown_strategy": "EAGER"})
+    planned = session.planner.plan(sql)
+    node = next(n for n in walk(planned.plan) if isinstance(n, GroupingSets))
+    remote = [op for op in planned.physical.walk() if op.algorithm is Algorithm.REMOTE_QUERY] \
+        if planned.physical is not None else []
+    assert any(node in list(walk(op.logical)) for op in remote), "the grouping sets stayed in Spark"
+    _, rows = session.run(planned)
+    reference = DuckDBEngine(load_catalog(tpch_catalogs["all-spark"]))
+    try:
+        _, expected, _ = reference.run(sql)
+    finally:
+        reference.close()
+    assert len(expected) > 10
+    verdict = compare(expected, rows, ordered=False)
+    assert verdict.matches, verdict.detail
