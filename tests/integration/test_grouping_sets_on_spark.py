@@ -117,3 +117,16 @@ def test_grouping_sets_pushed_to_postgres_match_duckdb(spark, tpch_catalogs):
     assert len(expected) > 10
     verdict = compare(expected, rows, ordered=False)
     assert verdict.matches, verdict.detail
+
+
+def test_the_union_of_aggregations_computes_its_input_once(setup, spark):
+    # every branch reads the one REPARTITION exchange: Spark reuses it (ReusedExchange) instead
+    # of scanning and shuffling the input once per set
+    catalog, _ = setup
+    session = Session(catalog, engine="spark", dialect="duckdb",
+                      settings={"disabled_rules": frozenset({"ExpandGroupingSets", "PartialAggregateBelowGroupingSets"})})
+    frame = session.sql("select l_returnflag, l_linestatus, sum(l_quantity), count(*) from lineitem "
+                        "group by rollup(l_returnflag, l_linestatus)")
+    assert len(frame.collect()) == 4 + 3 + 1   # (flag, status) pairs, flags, the total
+    executed = frame._jdf.queryExecution().executedPlan().toString()
+    assert executed.count("FileScan parquet") == 1 and executed.count("ReusedExchange") == 2, executed
