@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from benchmarks.equivalence import generators as g
 from benchmarks.equivalence.tables import MULTI_ROW, RandomTables, References, ReferenceUnavailable
 from cbo.answers import compare
+from cbo.connectors import POSTGRES
 from cbo.ir.operators import Plan
 from cbo.memo.search import draw_plan, restore_output_order
 from cbo.planner import PlannedQuery, Planner
@@ -194,7 +195,7 @@ class Checker:
         has its answer."""
         sql, _ = self._rendered.get_or_make((plan, names, union), lambda: to_sql(plan, names, "duckdb",
                                                                               grouping_sets_as_union=union))
-        postgres = lambda: to_sql(plan, names, "postgres", grouping_sets_as_union=union)  # noqa: E731
+        postgres = lambda: to_sql(plan, names, POSTGRES.sql, grouping_sets_as_union=union)  # noqa: E731
         if ran is None:
             return self.references.run(sql, postgres)
         if sql not in ran:
