@@ -13,10 +13,32 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from cbo.errors import CboError
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, Window
+from cbo.ir.operators import (
+    Aggregate,
+    Filter,
+    GroupingSets,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    Values,
+    Window,
+)
 
 LOGICAL_OPERATORS: tuple[type[Plan], ...] = (
-    Scan, Filter, Project, Join, Aggregate, Sort, Limit, SetOp, Values,
+    Scan,
+    Filter,
+    Project,
+    Join,
+    Aggregate,
+    GroupingSets,
+    Sort,
+    Limit,
+    SetOp,
+    Values,
     Window,
 )
 
