@@ -50,6 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--engine", choices=("spark", "duckdb"), default="spark",
                          help="engine for --analyze (default spark)")
 
+    subplans = commands.add_parser("subplans", help="write every sub-plan the search estimates, with a canonical "
+                                   "key and SQL counting it, to fill in for --set cardinalities=file:FILE")
+    _sql_arguments(subplans)
+    subplans.add_argument("--out", type=Path, required=True, help="JSON file to write")
+
     analyze = commands.add_parser("analyze", help="collect statistics of a catalog's tables into the store")
     analyze.add_argument("tables", nargs="*", metavar="TABLE", help="tables to analyze (default: all)")
     analyze.add_argument("--catalog", type=Path, help="catalog file (default as for query)")
@@ -161,6 +166,29 @@ def cmd_explain(args: argparse.Namespace) -> int:
         text = session.explain(_query_text(args), format=args.format, analyze=args.analyze, memo=args.memo)
     _warn(session.warnings)   # also at the end of EXPLAIN's text and in its JSON
     print(text)
+    return 0
+
+
+def cmd_subplans(args: argparse.Namespace) -> int:
+    import json
+
+    from cbo.app.session import Session
+    from cbo.app.subplans import export
+
+    session = Session(_catalog_path(args), dialect=args.dialect, settings=_settings(args))
+    document = export(session.planner, _query_text(args))
+    out: Path = args.out
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        temporary = out.with_name(out.name + ".tmp")
+        temporary.write_text(json.dumps(document, indent=1, default=str) + "\n")
+        temporary.replace(out)
+    except OSError as exc:
+        raise CboError(f"cannot write {out}: {exc.strerror or exc}") from None
+    asked = sum(1 for s in document["subplans"] if s["asked"])
+    print(f"{len(document['subplans'])} sub-plans ({asked} asked by the search) written to {out}")
+    for reason in document["value_dependent"]:
+        print(f"note: the set of sub-plans may change with the rows given: {reason}")
     return 0
 
 
@@ -354,6 +382,8 @@ def dispatch(args: argparse.Namespace) -> int:
         return cmd_query(args)
     if args.command == "explain":
         return cmd_explain(args)
+    if args.command == "subplans":
+        return cmd_subplans(args)
     if args.command == "rules":
         return cmd_rules(args)
     if args.command == "analyze":

@@ -8,7 +8,7 @@ from cbo.memo.cascades import CascadesSearch
 from cbo.memo.memo import Group, Winner, with_inputs
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
-from cbo.physical.properties import Required
+from cbo.physical.properties import Required, exchange_algorithm
 
 
 def extract(search: CascadesSearch, winner: Winner, group: Group) -> PhysicalPlan:
@@ -23,9 +23,9 @@ def extract(search: CascadesSearch, winner: Winner, group: Group) -> PhysicalPla
             algorithm, quantities = Algorithm.LOCAL_SORT, model.sort((rows, width))
             detail = "sort(" + ", ".join(_names(group, need.ordering)) + ")"
         else:
-            algorithm, quantities = _exchange(need), model.distribute(need, (rows, width))
+            algorithm, quantities = exchange_algorithm(need), model.distribute(need, (rows, width))
             detail = _exchange_name(need, group)
-        cost = model.price(quantities)
+        cost = model.enforcer_price(algorithm, quantities, (rows, width))
         return PhysicalPlan(algorithm, below.logical, (below,), rows, width, cost, below.total + cost,
                             (), winner.delivered, quantities, group, None, detail)
     physical = winner.physical
@@ -34,18 +34,10 @@ def extract(search: CascadesSearch, winner: Winner, group: Group) -> PhysicalPla
     inputs = tuple(extract(search, child.winner(need), child)
                    for child, need in zip(physical.inputs, physical.required_inputs))
     logical = with_inputs(physical.node, tuple(i.logical for i in inputs)) if inputs else physical.node
-    cost = model.price(quantities)
+    cost = model.operator_price(physical.node, physical.algorithm, quantities, (rows, width), sizes)
     return PhysicalPlan(physical.algorithm, logical, inputs, rows, width, cost,
                         cost + sum(i.total for i in inputs), physical.required_inputs, winner.delivered,
                         quantities, group, physical.rule, "", physical.logical)
-
-
-def _exchange(need: Required) -> Algorithm:
-    if need.distribution == "broadcast":
-        return Algorithm.BROADCAST
-    if need.distribution == "single":
-        return Algorithm.GATHER
-    return Algorithm.SHUFFLE
 
 
 def _exchange_name(need: Required, group: Group) -> str:
