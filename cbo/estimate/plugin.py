@@ -176,6 +176,8 @@ class PluggedContext:
         self.describer = describer
         plugin = owner.plugin
         self.coverage = Coverage(plugin.name if plugin is not None else None)
+        # each sub-plan's estimate before the distortion, by key (what its parents read)
+        self._clean: dict[str, RelEstimate] = {}
 
     def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
         return getattr(self.base, name)
@@ -191,6 +193,10 @@ class PluggedContext:
         return self.estimate(plan).rows
 
     def estimate_node(self, node: Plan, inputs: list[RelEstimate]) -> RelEstimate:
+        if self.owner.distortion is not None and node.children:
+            # Each sub-plan is distorted once, from its undistorted estimate: its inputs are read
+            # as they were before their own distortion, so factors do not compound with depth.
+            inputs = [self._clean.get(self.subplan(child).key, given) for child, given in zip(node.children, inputs)]
         return self._answer(self.base.estimate_node(node, inputs), concrete(node))
 
     def estimate(self, plan: Plan) -> RelEstimate:
@@ -205,9 +211,12 @@ class PluggedContext:
         if known is None:
             known = self.coverage.answers[subplan.key] = self._ask(subplan, estimated.rows)
         notes = {self._note(known)}
-        if self.owner.distortion is not None:
-            notes.add(f"rows distorted x{known.rows / max(self._undistorted(known), 1e-300):.3g} "
-                      f"({self.owner.distortion.text})")
+        distortion = self.owner.distortion
+        if distortion is not None:
+            factor = distortion.of(subplan.key)
+            notes.add(f"rows distorted x{factor:.3g} ({distortion.text})")
+            clean = with_rows(estimated, known.rows / factor)
+            self._clean.setdefault(subplan.key, replace(clean, notes=clean.notes | {self._note(known)}))
         result = with_rows(estimated, known.rows)
         return replace(result, notes=result.notes | frozenset(notes))
 
@@ -226,11 +235,6 @@ class PluggedContext:
         if self.owner.distortion is not None:
             base *= self.owner.distortion.of(subplan.key)
         return Answer(subplan, source, base, estimated)
-
-    def _undistorted(self, answer: Answer) -> float:
-        distortion = self.owner.distortion
-        factor = distortion.of(answer.subplan.key) if distortion is not None else 1.0
-        return answer.rows / factor if factor > 0 else answer.rows
 
     def _note(self, answer: Answer) -> str:
         plugin = self.owner.plugin

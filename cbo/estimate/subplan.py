@@ -10,7 +10,9 @@ process that made it, so its ``key`` names the same sub-plan in every run.
 
 * A tree of inner joins and filters is flattened into its *relations* and its conjuncts. A
   conjunct reading one relation is a filter, one reading several a join condition; both are
-  sorted, so ``a ⋈ (b ⋈ c)`` and ``(a ⋈ b) ⋈ c`` describe alike.
+  sorted, so ``a ⋈ (b ⋈ c)`` and ``(a ⋈ b) ⋈ c`` describe alike. Equalities between columns
+  are written as their equivalence classes (``customer.c_nationkey = nation.n_nationkey =
+  supplier.s_nationkey``), since two orders may state a class by different pairs.
 * A relation is a base table (``alias``, ``table``) or any other operator (an aggregation, a
   semi or outer join, ...) described in the same way, nested.
 * A table's alias is its name without the source (``lineitem``); a table read more than once in
@@ -33,7 +35,8 @@ from functools import cached_property
 from typing import Any
 
 from cbo.ir.expressions import Column, ColumnRef, Expr, columns_of, conjuncts, substitute
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, walk
+from cbo.ir.operators import (Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, equated_columns,
+                              walk)
 
 
 class OperatorClass(Enum):
@@ -213,9 +216,31 @@ class Describer:
             else:
                 nested.append(described)
         filters, joins = [], []
+        # Equalities between columns are written as their classes ("a = b = c"): two join orders
+        # of one set may state a class by different pairs (a = b, b = c or a = b, a = c).
+        parent: dict[str, str] = {}
+
+        def find(name: str) -> str:
+            while parent.get(name, name) != name:
+                name = parent[name]
+            return name
+
         for predicate in predicates:
+            pair = equated_columns(predicate)
             touched = {owner[c] for c in columns_of(predicate) if c in owner}
+            if pair is not None and len(touched) > 1:
+                a, b = find(self._column(pair[0], names)), find(self._column(pair[1], names))
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+                continue
             (joins if len(touched) > 1 else filters).append(self._text(predicate, names))
+        classes: dict[str, list[str]] = {}
+        for name in list(parent):
+            classes.setdefault(find(name), [])
+        for name in set(parent) | set(parent.values()):
+            classes.setdefault(find(name), []).append(name)
+        for members in classes.values():
+            joins.append(" = ".join(sorted(set(members))))
         operator = OperatorClass.JOIN if len(leaves) > 1 else \
             OperatorClass.FILTER if filters else OperatorClass(_only(leaves, nested, relations))
         scans = {alias: table for alias, table in tables if alias in relations}
