@@ -158,8 +158,8 @@ class Planner:
         self.schemas = schemas or SchemaProvider(catalog)
         self.plugin: CardinalityEstimator | None = None
         if estimator is not None and isinstance(estimator, Plugin):
-            self.plugin, estimator = estimator, statistics
-        self._estimator = estimator
+            self.plugin, estimator = estimator, None
+        self._estimator = estimator if estimator is not None else statistics
         self.cost_function = cost_model
         if cost_model is not None and not callable(cost_model):
             raise CboError(f"cost_model= takes a cost function (cbo.cost.plugin.CostFunction), "

@@ -54,7 +54,7 @@ class SampleEstimates:
         text = f"SELECT count(*) FROM ({body}) AS subplan"
         found = self._counts.get(text)
         if found is None:
-            found = self._counts[text] = int(self._duckdb().execute(text).fetchone()[0])
+            found = self._counts[text] = int(self._duckdb().execute(text).fetchall()[0][0])
         if found == 0:
             self.empty += 1
             return None
@@ -77,7 +77,7 @@ class SampleEstimates:
             assert stats.sample is not None
             connection = self._duckdb()
             connection.register(f"{name}_arrow", stats.sample.to_arrow())
-            connection.execute(f'CREATE TABLE "{name}" AS SELECT * FROM "{name}_arrow"')
+            connection.execute(f'CREATE TABLE "{name}" AS SELECT * FROM "{name}_arrow"').fetchall()
             connection.unregister(f"{name}_arrow")
             self._loaded[scan.table] = name
         return exp.Table(this=exp.to_identifier(name, quoted=True))
