@@ -362,9 +362,14 @@ class Planner:
         other = Planner(self.catalog, self.dialect, self.schemas, estimator=lambda: self.estimator,
                         settings=self.settings.with_values({"cardinalities": "oracle", "cardinality_distortion": None}),
                         cluster=lambda: self.cluster, cost_model=self.cost_function, rules=self.rule_changes)
-        other._oracle = self.oracle()
+        other.use_oracle(self.oracle())
         other.base_profile = self.base_profile
         return other
+
+    def use_oracle(self, oracle: OracleEstimator) -> None:
+        """Count true rows with ``oracle`` (another planner's, over the same catalog): each
+        sub-plan is then counted once for both."""
+        self._oracle = oracle
 
     def p_error(self, sql: str) -> PError:
         """``sql``'s P-error (``cbo.perror``): its plan with this planner's estimates against

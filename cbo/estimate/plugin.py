@@ -26,7 +26,7 @@ import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from cbo.errors import CboError
 from cbo.estimate.oracle import concrete, with_rows
@@ -154,7 +154,7 @@ class PluggedEstimator:
         self.plugin = plugin
         self.distortion = distortion
 
-    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.estimator, name)
 
     def context(self, query: Plan | None = None) -> PluggedContext:
@@ -179,7 +179,7 @@ class PluggedContext:
         # each sub-plan's estimate before the distortion, by key (what its parents read)
         self._clean: dict[str, RelEstimate] = {}
 
-    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.base, name)
 
     def context(self) -> PluggedContext:

@@ -60,14 +60,14 @@ class SampleEstimates:
             return None
         return found * scale
 
-    def _duckdb(self):  # type: ignore[no-untyped-def]
+    def _duckdb(self) -> Any:
         if self._connection is None:
             import duckdb
 
             self._connection = duckdb.connect()
         return self._connection
 
-    def _table(self, scan: Scan):  # type: ignore[no-untyped-def]
+    def _table(self, scan: Scan) -> Any:
         from sqlglot import exp
 
         name = self._loaded.get(scan.table)

@@ -35,8 +35,20 @@ from functools import cached_property
 from typing import Any
 
 from cbo.ir.expressions import Column, ColumnRef, Expr, columns_of, conjuncts, substitute
-from cbo.ir.operators import (Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, equated_columns,
-                              walk)
+from cbo.ir.operators import (
+    Aggregate,
+    Filter,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    Values,
+    equated_columns,
+    walk,
+)
 
 
 class OperatorClass(Enum):
@@ -215,7 +227,8 @@ class Describer:
                 relations.extend(described["relations"])
             else:
                 nested.append(described)
-        filters, joins = [], []
+        filters: list[str] = []
+        joins: list[str] = []
         # Equalities between columns are written as their classes ("a = b = c"): two join orders
         # of one set may state a class by different pairs (a = b, b = c or a = b, a = c).
         parent: dict[str, str] = {}

@@ -170,7 +170,7 @@ def _prefix(columns: tuple[int, ...], ordering: Classes) -> bool:
 UNKNOWN = Delivered()
 
 
-def exchange_algorithm(need: Required):  # type: ignore[no-untyped-def]
+def exchange_algorithm(need: Required):
     """The exchange enforcer delivering ``need``'s distribution: a broadcast, a gather to one
     partition, or a hash shuffle (``cbo.physical.algorithm.Algorithm``)."""
     from cbo.physical.algorithm import Algorithm
