@@ -108,8 +108,8 @@ def p_error(chosen: PlannedQuery, optimal: PlannedQuery, true_rows: Callable[[Pl
         truth = max(float(true_rows(node.logical)), 1.0)
         estimate = max(node.rows, 1.0)
         q_errors.append(max(truth / estimate, estimate / truth))
-    ours, best = chosen.optimized.physical, optimal.optimized.physical
-    same = ours.logical == best.logical and [n.algorithm for n in ours.walk()] == [n.algorithm for n in best.walk()]
+    mine, theirs = chosen.optimized.physical, optimal.optimized.physical
+    same = mine.logical == theirs.logical and [n.algorithm for n in mine.walk()] == [n.algorithm for n in theirs.walk()]
     return PError(chosen.optimized.cost, under, best, same, tuple(q_errors))
 
 

@@ -57,12 +57,18 @@ class CardinalityEstimator(Protocol):
 
 @dataclass(frozen=True)
 class Answer:
-    """Who answered one sub-plan's rows: the plug-in's name, or ``cbo`` (it had no answer)."""
+    """Who answered one sub-plan's rows: the plug-in's name, or ``base`` (the plug-in had no
+    answer: ``cbo``'s estimate or the ``oracle``'s count stood)."""
 
     subplan: SubPlan
     source: str
     rows: float          # after the distortion
     estimated: float     # cbo's own estimate (or the oracle's count)
+    base: str = "cbo"    # what answers when the plug-in does not: "cbo" or "oracle"
+
+    @property
+    def injected(self) -> bool:
+        return self.source != self.base
 
 
 @dataclass
@@ -70,34 +76,39 @@ class Coverage:
     """The sub-plans one search asked about, in the order first asked, and who answered each."""
 
     plugin: str | None
+    base: str = "cbo"                 # "cbo" (its estimates) or "oracle" (true counts)
+    distortion: str | None = None     # ``cardinality_distortion``, when set
     answers: dict[str, Answer] = field(default_factory=dict)
 
     @property
     def injected(self) -> int:
-        return sum(1 for a in self.answers.values() if a.source != "cbo")
+        return sum(1 for a in self.answers.values() if a.injected)
 
     @property
     def fell_back(self) -> int:
-        return sum(1 for a in self.answers.values() if a.source == "cbo")
+        return sum(1 for a in self.answers.values() if not a.injected)
 
     def by_class(self) -> dict[str, tuple[int, int]]:
         """Operator class -> (answered by the plug-in, fell back to cbo)."""
         found: dict[str, list[int]] = {}
         for answer in self.answers.values():
             counts = found.setdefault(answer.subplan.operator.value, [0, 0])
-            counts[0 if answer.source != "cbo" else 1] += 1
+            counts[0 if answer.injected else 1] += 1
         return {name: (a, b) for name, (a, b) in sorted(found.items())}
 
     def summary(self) -> str:
         total = len(self.answers)
+        own = "cbo's estimates" if self.base == "cbo" else "the oracle's counts"
+        distorted = f", distorted by {self.distortion}" if self.distortion else ""
         if self.plugin is None:
-            return f"cardinalities: {total} sub-plans, all cbo's estimates"
+            return f"cardinalities: {total} sub-plans, all {own}{distorted}"
         parts = ", ".join(f"{name} {a}/{a + b}" for name, (a, b) in self.by_class().items())
         return (f"cardinalities: {self.injected} of {total} sub-plans from {self.plugin}, "
-                f"{self.fell_back} fell back to cbo's estimate ({parts})")
+                f"{self.fell_back} fell back to {own} ({parts}){distorted}")
 
     def to_json(self) -> dict[str, object]:
-        return {"plugin": self.plugin, "subplans": len(self.answers), "injected": self.injected,
+        return {"plugin": self.plugin, "base": self.base, "distortion": self.distortion,
+                "subplans": len(self.answers), "injected": self.injected,
                 "fell_back": self.fell_back,
                 "by_class": {k: {"injected": a, "fell_back": b} for k, (a, b) in self.by_class().items()},
                 "answers": [{"key": a.subplan.key, "source": a.source, "rows": a.rows, "estimated": a.estimated}
@@ -150,9 +161,12 @@ class PluggedEstimator:
         if plugin is not None and not isinstance(plugin, CardinalityEstimator):
             raise CboError(f"a cardinality plug-in has name, answers and rows(subplan); {type(plugin).__name__} "
                            "lacks some (see cbo.estimate.plugin.CardinalityEstimator)")
+        from cbo.estimate.oracle import OracleEstimator
+
         self.estimator = estimator
         self.plugin = plugin
         self.distortion = distortion
+        self.base = "oracle" if isinstance(estimator, OracleEstimator) else "cbo"
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.estimator, name)
@@ -175,7 +189,8 @@ class PluggedContext:
         self.base = base
         self.describer = describer
         plugin = owner.plugin
-        self.coverage = Coverage(plugin.name if plugin is not None else None)
+        self.coverage = Coverage(plugin.name if plugin is not None else None, owner.base,
+                                 owner.distortion.text if owner.distortion is not None else None)
         # each sub-plan's estimate before the distortion, by key (what its parents read)
         self._clean: dict[str, RelEstimate] = {}
 
@@ -222,7 +237,7 @@ class PluggedContext:
 
     def _ask(self, subplan: SubPlan, estimated: float) -> Answer:
         plugin = self.owner.plugin
-        rows, source = None, "cbo"
+        rows, source = None, self.owner.base
         if plugin is not None and subplan.operator in plugin.answers:
             answered = plugin.rows(subplan)
             if answered is not None:
@@ -234,18 +249,19 @@ class PluggedContext:
         base = estimated if rows is None else rows
         if self.owner.distortion is not None:
             base *= self.owner.distortion.of(subplan.key)
-        return Answer(subplan, source, base, estimated)
+        return Answer(subplan, source, base, estimated, self.owner.base)
 
     def _note(self, answer: Answer) -> str:
         plugin = self.owner.plugin
         if plugin is None:
             return f"sub-plan {answer.subplan.key}"
-        if answer.source != "cbo":
+        own = "cbo's estimate" if answer.base == "cbo" else "the oracle's count"
+        if answer.injected:
             return f"rows from {answer.source} (sub-plan {answer.subplan.key})"
         if answer.subplan.operator not in plugin.answers:
-            return f"rows: cbo's estimate ({plugin.name} answers no {answer.subplan.operator.value}; " \
+            return f"rows: {own} ({plugin.name} answers no {answer.subplan.operator.value}; " \
                    f"sub-plan {answer.subplan.key})"
-        return f"rows: cbo's estimate, {plugin.name} had none for sub-plan {answer.subplan.key}"
+        return f"rows: {own}, {plugin.name} had none for sub-plan {answer.subplan.key}"
 
 
 class FileCardinalities:

@@ -195,6 +195,7 @@ def test_distortion_by_a_factor_and_by_a_seeded_lognormal(catalog, estimator):
     again = planner(catalog, estimator, cardinality_distortion="lognormal:1.5:7").plan(QUERIES["q03"]).coverage
     other = planner(catalog, estimator, cardinality_distortion="lognormal:1.5:8").plan(QUERIES["q03"]).coverage
     assert [a.rows for a in first.answers.values()] == [a.rows for a in again.answers.values()]
+    assert first.summary().endswith("all cbo's estimates, distorted by lognormal:1.5:7")
     assert [a.rows for a in first.answers.values()] != [a.rows for a in other.answers.values()]
     factors = {a.rows / a.estimated for a in first.answers.values() if a.estimated > 0}
     assert len(factors) > 3   # one factor per sub-plan, not one for all
