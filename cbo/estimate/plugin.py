@@ -175,6 +175,8 @@ class PluggedEstimator:
         return PluggedContext(self, self.estimator.context(), Describer(query))
 
     def estimate(self, plan: Plan) -> RelEstimate:
+        """``plan``'s estimate with its own rows answered (the sub-plans below it are estimated
+        by cbo as one plan; the memo search asks about each of its groups instead)."""
         return self.context(plan).estimate(plan)
 
     def estimate_node(self, node: Plan, inputs: list[RelEstimate]) -> RelEstimate:
