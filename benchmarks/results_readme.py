@@ -11,12 +11,8 @@ two markers naming what draws it and from which files (a glob, relative to the r
 
 Kinds: ``files`` (every saved JSON: what it is and when it was measured), ``native``,
 ``stats-collection``, ``cardinality``, ``join-enumeration``, ``tpch-run``, ``calibration``,
-<<<<<<< HEAD
-``existential``, ``tpch-scale``, ``equivalence``, ``plan-space``, ``build-overhead``, ``perror``. A new result
-=======
 ``existential``, ``tpch-scale``, ``equivalence``, ``plan-space``, ``build-overhead``,
-``spark-adaptive``. A new result
->>>>>>> main
+``spark-adaptive``, ``perror``. A new result
 gets a table by adding a marker (and, for a new kind of JSON, a function in ``KINDS``); a marker
 names a file that exists. ``--readme`` and ``--results`` point at another page and results folder.
 """
@@ -362,12 +358,8 @@ KINDS: dict[str, Callable[[list[Path]], str]] = {
     "cardinality": cardinality_table, "join-enumeration": join_enumeration_table, "tpch-run": tpch_run_table,
     "calibration": calibration_table, "existential": existential_table, "tpch-scale": tpch_scale_table,
     "equivalence": equivalence_table, "plan-space": plan_space_table, "build-overhead": build_overhead_table,
-<<<<<<< HEAD
-    "sqllogictest": sqllogictest_table, "perror": perror_table,
-=======
     "spark-adaptive": spark_adaptive_table,
-    "sqllogictest": sqllogictest_table,
->>>>>>> main
+    "sqllogictest": sqllogictest_table, "perror": perror_table,
 }
 
 

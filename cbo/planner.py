@@ -358,7 +358,6 @@ class Planner:
             self._oracle = OracleEstimator(self.estimator, count)
         return self._oracle
 
-<<<<<<< HEAD
     def with_true_cardinalities(self) -> Planner:
         """A planner like this one (catalog, statistics, profile, cluster, cost function, rules)
         that plans with true cardinalities (``cardinalities=oracle``, sharing this planner's
@@ -384,6 +383,7 @@ class Planner:
         optimal = self.with_true_cardinalities().plan(sql)
         return p_error(chosen, optimal, self.oracle().true_rows)
 
+    @on_deep_stack
     def subplans(self, sql: str) -> tuple[PlannedQuery, Coverage]:
         """``sql`` planned with its sub-plans recorded: every sub-plan the search asked an
         estimate of, in the order first asked, with cbo's (or the plug-in's) answer."""
@@ -396,9 +396,7 @@ class Planner:
         assert coverage is not None
         return planned, coverage
 
-=======
     @on_deep_stack
->>>>>>> main
     def plan(self, sql: str) -> PlannedQuery:
         bound, normalized, names, warnings = self._logical(sql)
         optimizer = self.optimizer()

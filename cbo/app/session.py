@@ -21,16 +21,11 @@ from cbo.app.output import json_safe
 from cbo.errors import CboError
 from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.ir.operators import Plan
-<<<<<<< HEAD
 from cbo.cost.plugin import CostFunction
 from cbo.estimate.plugin import CardinalityEstimator
-from cbo.planner import PlannedQuery, Planner, RuleChanges
-from cbo.settings import OptimizerSettings
-=======
 from cbo.limits import on_deep_stack
-from cbo.planner import PlannedQuery, Planner
+from cbo.planner import PlannedQuery, Planner, RuleChanges
 from cbo.settings import OptimizerSettings, describe_adaptive
->>>>>>> main
 from cbo.sources.catalog import Catalog, load_catalog
 from cbo.sources.metadata import with_database_keys
 from cbo.sources.schema import SchemaProvider

@@ -16,13 +16,9 @@ from typing import TYPE_CHECKING
 
 from cbo.cost import CostModel, CostProfile, default_profile
 from cbo.cost.model import Quantities
-<<<<<<< HEAD
 from cbo.cost.plugin import CostFunction, FunctionCostModel
 from cbo.errors import CboError
 from cbo.estimate.plugin import PluggedContext
-=======
-from cbo.errors import CboError
->>>>>>> main
 from cbo.ir.expressions import ColumnRef
 from cbo.ir.operators import Plan, Project, Scan
 from cbo.memo.cascades import CascadesSearch
