@@ -30,7 +30,7 @@ from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
 
 if TYPE_CHECKING:
-    from cbo.planner import PlannedQuery
+    from typing import Any as PlannedQuery  # cbo.planner.PlannedQuery (the planner imports this module)
 
 
 def cost_under(physical: PhysicalPlan, model: CostModel, true_rows: Callable[[Plan], float]) -> float:

@@ -33,7 +33,7 @@ from cbo.memo.search import Optimized, Optimizer, RemoteSource, default_rules, d
 from cbo.normalize import normalize
 from cbo.normalize.decorrelate import decorrelate
 from cbo.physical.plan import PhysicalPlan
-from cbo.settings import OptimizerSettings
+from cbo.settings import OptimizerSettings, parse_distortion
 from cbo.sources.schema import SchemaProvider
 
 if TYPE_CHECKING:
@@ -314,7 +314,7 @@ class Planner:
                 raise CboError(f"cardinalities=file:{path} and a cardinality plug-in ({plugin.name}): give one of them")
             plugin = self.cardinality_file(path)
         text = self.settings.cardinality_distortion
-        distortion = Distortion(text) if text else None
+        distortion = Distortion(text, *parse_distortion(text)) if text else None
         if plugin is None and distortion is None and not record:
             return base
         return PluggedEstimator(base, plugin, distortion)

@@ -83,9 +83,10 @@ JDBC pushdown (seeds 000 and 004; Presto's RFC-0004 and Trino's names):
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any
 
 from cbo.errors import CboError
 
@@ -164,9 +165,7 @@ class OptimizerSettings:
             cardinalities = cardinalities.lower()
         object.__setattr__(self, "cardinalities", cardinalities)
         if self.cardinality_distortion is not None:
-            from cbo.estimate.plugin import Distortion
-
-            Distortion(str(self.cardinality_distortion))   # a clear error now, not at the first plan
+            parse_distortion(str(self.cardinality_distortion))   # a clear error now, not at the first plan
         form = str(self.existential_form).upper()
         if form not in EXISTENTIAL_FORMS:
             raise CboError(f"existential_form must be one of {', '.join(EXISTENTIAL_FORMS)}, "
@@ -204,7 +203,7 @@ class OptimizerSettings:
             implied.add("EliminateForeignKeyJoin")
         return self.disabled_rules | implied
 
-    def with_values(self, values: Mapping[str, Any]) -> "OptimizerSettings":
+    def with_values(self, values: Mapping[str, Any]) -> OptimizerSettings:
         """These settings with some changed; values may be strings (``"8"``, ``"none"``)."""
         known = {f.name: f for f in fields(self)}
         changes: dict[str, Any] = {}
@@ -286,6 +285,31 @@ def describe_adaptive(features: frozenset[AdaptiveFeature]) -> str:
     if features == PRESERVING:
         return "preserving"
     return "+".join(f.value for f in AdaptiveFeature if f in features)
+
+
+def parse_distortion(text: str) -> tuple[float | None, float, int]:
+    """``cardinality_distortion``'s value as (factor, sigma, seed): ``"4"`` is (4.0, 0, 0),
+    ``"lognormal:1.5:7"`` is (None, 1.5, 7)."""
+    import math
+
+    parts = text.strip().split(":")
+    try:
+        if parts[0].lower() == "lognormal":
+            if len(parts) != 3:
+                raise ValueError
+            sigma, seed = float(parts[1]), int(parts[2])
+            if not (sigma >= 0 and math.isfinite(sigma)):
+                raise ValueError
+            return None, sigma, seed
+        if len(parts) != 1:
+            raise ValueError
+        factor = float(parts[0])
+        if not (factor > 0 and math.isfinite(factor)):
+            raise ValueError
+        return factor, 0.0, 0
+    except ValueError:
+        raise CboError(f"cardinality_distortion is a positive factor or lognormal:SIGMA:SEED "
+                       f"(SIGMA >= 0, SEED an integer), not {text!r}") from None
 
 
 def parse_assignments(items: list[str]) -> dict[str, str]:

@@ -7,8 +7,8 @@ The systems (``--systems``):
 
 * ``cbo``: cbo's own estimates from its statistics (``cbo analyze``, collected where missing);
 * ``postgres``: PostgreSQL's EXPLAIN estimates of every sub-plan through the plug-in
-  (``cbo.engines.postgres_estimates``), asked of cbo's local PostgreSQL loaded with the same data;
-* ``samples``: the sampling plug-in over the stored row samples (``cbo.estimate.sampling``);
+  (``cbo.plugins.postgres``), asked of cbo's local PostgreSQL loaded with the same data;
+* ``samples``: the sampling plug-in over the stored row samples (``cbo.plugins.samples``);
 * ``oracle*lognormal:SIGMA``: true rows distorted by ``exp(N(0, SIGMA))`` per sub-plan
   (``cardinality_distortion``), for each seed of ``--seeds``; the table shows their median.
 
@@ -85,13 +85,13 @@ def main(argv: list[str] | None = None) -> int:
         if system == "cbo":
             planners[system] = [base]
         elif system == "postgres":
-            from cbo.engines.postgres_estimates import PostgresEstimates
+            from cbo.plugins.postgres import PostgresEstimates
 
             plugin = PostgresEstimates(catalogs["all-postgres"])
             plugins.append(plugin)
             planners[system] = [Planner(catalog, estimator=plugin, statistics=estimator)]
         elif system == "samples":
-            from cbo.estimate.sampling import SampleEstimates
+            from cbo.plugins.samples import SampleEstimates
 
             plugin = SampleEstimates(stats)
             plugins.append(plugin)

@@ -89,8 +89,8 @@ def _settings(planner: Planner) -> dict[str, Any]:
     from dataclasses import asdict
 
     found = asdict(planner.settings)
-    found["disabled_rules"] = sorted(found["disabled_rules"])
-    return found
+    return {name: sorted(map(str, value)) if isinstance(value, (set, frozenset)) else value
+            for name, value in found.items()}
 
 
 __all__ = ["FORMAT", "export", "value_dependence"]

@@ -121,25 +121,10 @@ class Distortion:
     from a generator seeded by the seed and the sub-plan's key: the same sub-plan gets the
     same factor whenever, and in whichever process, it is asked."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, factor: float | None, sigma: float = 0.0, seed: int = 0):
+        """``text`` as the setting reads (``cbo.settings.parse_distortion`` gives the rest)."""
         self.text = text.strip()
-        parts = self.text.split(":")
-        try:
-            if parts[0].lower() == "lognormal":
-                if len(parts) != 3:
-                    raise ValueError
-                self.factor, self.sigma, self.seed = None, float(parts[1]), int(parts[2])
-                if not (self.sigma >= 0 and math.isfinite(self.sigma)):
-                    raise ValueError
-            else:
-                if len(parts) != 1:
-                    raise ValueError
-                self.factor, self.sigma, self.seed = float(parts[0]), 0.0, 0
-                if not (self.factor > 0 and math.isfinite(self.factor)):
-                    raise ValueError
-        except ValueError:
-            raise CboError(f"cardinality_distortion is a positive factor or lognormal:SIGMA:SEED "
-                           f"(SIGMA >= 0, SEED an integer), not {text!r}") from None
+        self.factor, self.sigma, self.seed = factor, sigma, seed
 
     def of(self, key: str) -> float:
         if self.factor is not None:

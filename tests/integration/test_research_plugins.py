@@ -9,9 +9,9 @@ import json
 import pytest
 
 from benchmarks.tpch.queries import all_queries
-from cbo.engines.postgres_estimates import PostgresEstimates
+from cbo.plugins.postgres import PostgresEstimates
 from cbo.errors import CboError
-from cbo.estimate.sampling import SampleEstimates
+from cbo.plugins.samples import SampleEstimates
 from cbo.estimate.subplan import OperatorClass
 from cbo.planner import Planner
 from cbo.sources.catalog import load_catalog
