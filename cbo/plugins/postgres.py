@@ -81,7 +81,7 @@ class PostgresEstimates:
 
     def _connect(self):  # type: ignore[no-untyped-def]
         if self._connection is None:
-            from cbo.engines import postgres
+            from cbo.connectors.postgres import client as postgres
 
             self._connection = postgres.connect(postgres.address_of(self.source), what=f"source '{self.source.name}'")
         return self._connection

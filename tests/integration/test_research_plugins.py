@@ -30,7 +30,7 @@ def spark_stats(spark, tpch_catalogs):  # type: ignore[no-untyped-def]
 
 
 def test_postgres_estimates_are_postgres_own(tpch_catalogs, spark_stats):
-    from cbo.engines import postgres
+    from cbo.connectors.postgres import client as postgres
     from cbo.estimate import Estimator
 
     catalog, stats = spark_stats

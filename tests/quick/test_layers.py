@@ -74,8 +74,8 @@ ALLOWED: dict[str, set[str]] = {
                              "cbo.frontend", "cbo.normalize", "cbo.estimate", "cbo.cost", "cbo.physical",
                              "cbo.memo", "cbo.engines", "cbo.perror"},
     # the shipped cardinality plug-ins: they answer the estimator's protocol from a source or samples
-    "cbo.plugins": BOTTOM | {"cbo.ir", "cbo.sqlgen", "cbo.estimate", "cbo.catalog_types", "cbo.sources", "cbo.engines",
-                             "stats"},
+    "cbo.plugins": BOTTOM | {"cbo.ir", "cbo.sqlgen", "cbo.estimate", "cbo.catalog_types", "cbo.connectors",
+                             "cbo.sources", "stats"},
     "cbo.workloads": BOTTOM | {"cbo.paths", "cbo.catalog_types", "cbo.connectors"},
     "cbo.app": BOTTOM | {"cbo.limits", "cbo.paths", "cbo.settings", "cbo.ir", "cbo.answers", "cbo.svg", "cbo.sqlgen",
                          "cbo.catalog_types", "cbo.connectors", "cbo.sources", "cbo.engines", "cbo.frontend",
