@@ -38,6 +38,7 @@ from cbo.ir.expressions import Column, ColumnRef, Expr, columns_of, conjuncts, s
 from cbo.ir.operators import (
     Aggregate,
     Filter,
+    GroupingSets,
     Join,
     Limit,
     Plan,
@@ -198,6 +199,19 @@ class Describer:
             for column, call in plan.aggregates:
                 names[column] = self._text(call, names)
             return {"operator": OperatorClass.AGGREGATE.value, "grouping": grouping, "aggregates": aggregates,
+                    "input": below}
+        if isinstance(plan, GroupingSets):
+            below = self._node(plan.input, names, tables)
+            keys = [self._column(c, names) for c in plan.keys]
+            sets = sorted([keys[i] for i in group] for group in plan.sets)
+            aggregates = sorted(self._text(call, names) for _, call in plan.aggregates)
+            for key, output in zip(plan.keys, plan.outputs):
+                names[output] = self._column(key, names)
+            for column, call in plan.aggregates:
+                names[column] = self._text(call, names)
+            for column, positions in plan.groupings:
+                names[column] = "grouping(" + ", ".join(keys[i] for i in positions) + ")"
+            return {"operator": OperatorClass.AGGREGATE.value, "grouping_sets": sets, "aggregates": aggregates,
                     "input": below}
         if isinstance(plan, Limit):
             return {"operator": OperatorClass.LIMIT.value, "count": plan.count, "offset": plan.offset,

@@ -109,6 +109,15 @@ def test_a_self_join_numbers_its_aliases(catalog, estimator):
     assert {"nation_1", "nation_2"} <= aliases and "nation" not in aliases
 
 
+def test_grouping_sets_are_described_as_an_aggregation(catalog, estimator):
+    sql = ("select n_name, r_name, count(*) from nation join region on n_regionkey = r_regionkey "
+           "group by rollup (r_name, n_name)")
+    _, coverage = planner(catalog, estimator).subplans(sql)
+    grouped = [a.subplan for a in coverage.answers.values() if "grouping_sets" in a.subplan.description]
+    assert grouped and grouped[0].operator is OperatorClass.AGGREGATE
+    assert grouped[0].description["grouping_sets"] == [[], ["region.r_name"], ["region.r_name", "nation.n_name"]]
+
+
 def test_keys_are_the_same_in_another_process(tpch_parquet_catalog, tmp_path):
     # Python salts string hashes per process: a key must not depend on it.
     outputs = []
