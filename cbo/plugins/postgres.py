@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from cbo.connectors import POSTGRES
 from cbo.errors import CboError
 from cbo.estimate.subplan import ALL_CLASSES, OperatorClass, SubPlan
 from cbo.ir.operators import Scan, walk
@@ -34,7 +35,7 @@ class PostgresEstimates:
     def __init__(self, catalog: Catalog | str | os.PathLike[str], source: str | None = None,
                  answers: frozenset[OperatorClass] = ALL_CLASSES, name: str = "postgres"):
         loaded = catalog if isinstance(catalog, Catalog) else load_catalog(Path(catalog).expanduser())
-        sources = [s for s in loaded.jdbc_sources() if (s.dialect or "postgres") == "postgres"
+        sources = [s for s in loaded.jdbc_sources() if s.connector is POSTGRES
                    and (source is None or s.name == source)]
         if not sources:
             raise CboError(f"no PostgreSQL source{' named ' + repr(source) if source else ''} in the catalog "
@@ -57,7 +58,7 @@ class PostgresEstimates:
         for node in walk(subplan.plan):
             if isinstance(node, Scan) and node.table.split(".", 1)[-1] not in self.tables:
                 return None
-        text = SqlRenderer("postgres", self._table).statement(
+        text = SqlRenderer(POSTGRES.sql, self._table).statement(
             subplan.plan, tuple(f"c{i}" for i in range(len(subplan.plan.output))))
         found = self._rows.get(text)
         if found is None:
