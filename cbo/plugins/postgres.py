@@ -30,19 +30,21 @@ from cbo.sources.catalog import Catalog, load_catalog
 
 class PostgresEstimates:
     """PostgreSQL's estimates of sub-plans (see the module). ``catalog``: a catalog (or its
-    file) with a PostgreSQL source; ``source``: which one, when it has several."""
+    file) with a PostgreSQL source; ``source``: its name, when the catalog has several JDBC
+    sources."""
 
     def __init__(self, catalog: Catalog | str | os.PathLike[str], source: str | None = None,
                  answers: frozenset[OperatorClass] = ALL_CLASSES, name: str = "postgres"):
         loaded = catalog if isinstance(catalog, Catalog) else load_catalog(Path(catalog).expanduser())
-        sources = [s for s in loaded.jdbc_sources() if s.connector is POSTGRES
-                   and (source is None or s.name == source)]
+        # The source is taken as the user names it: its server must be PostgreSQL (a connection
+        # to another fails with the source's name); which connector a source has is not asked here.
+        sources = [s for s in loaded.jdbc_sources() if source is None or s.name == source]
         if not sources:
-            raise CboError(f"no PostgreSQL source{' named ' + repr(source) if source else ''} in the catalog "
-                           "(PostgresEstimates asks one with EXPLAIN)")
+            raise CboError(f"no JDBC source{' named ' + repr(source) if source else ''} in the catalog "
+                           "(PostgresEstimates asks a PostgreSQL source with EXPLAIN)")
         if len(sources) > 1:
-            raise CboError(f"the catalog has {len(sources)} PostgreSQL sources "
-                           f"({', '.join(s.name for s in sources)}): name one with source=")
+            raise CboError(f"the catalog has {len(sources)} JDBC sources "
+                           f"({', '.join(s.name for s in sources)}): name the PostgreSQL one with source=")
         self.source = sources[0]
         self.name = name
         self.answers = frozenset(answers)

@@ -61,7 +61,7 @@ def test_postgres_estimates_are_postgres_own(tpch_catalogs, spark_stats):
 
 def test_postgres_estimates_need_a_postgres_source(spark_stats):
     catalog, _ = spark_stats
-    with pytest.raises(CboError, match="no PostgreSQL source"):
+    with pytest.raises(CboError, match="no JDBC source"):
         PostgresEstimates(catalog)
 
 
