@@ -274,3 +274,16 @@ def parse_assignments(items: list[str]) -> dict[str, str]:
             raise CboError(f"a setting is written name=value, not {item!r}")
         found[name.strip()] = value
     return found
+
+
+def settings_record(settings: OptimizerSettings) -> dict[str, Any]:
+    """Every setting as JSON holds it: an enum by its value, a set as a sorted list of values."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, Enum):
+            return value.value
+        if isinstance(value, (frozenset, set)):
+            return sorted((plain(v) for v in value), key=str)
+        return value
+
+    return {f.name: plain(getattr(settings, f.name)) for f in fields(settings)}
