@@ -66,8 +66,9 @@ JDBC pushdown (seeds 000 and 004; Presto's RFC-0004 and Trino's names):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Mapping
+from typing import Any
 
 from cbo.errors import CboError
 
@@ -152,7 +153,7 @@ class OptimizerSettings:
             implied.add("EliminateForeignKeyJoin")
         return self.disabled_rules | implied
 
-    def with_values(self, values: Mapping[str, Any]) -> "OptimizerSettings":
+    def with_values(self, values: Mapping[str, Any]) -> OptimizerSettings:
         """These settings with some changed; values may be strings (``"8"``, ``"none"``)."""
         known = {f.name: f for f in fields(self)}
         changes: dict[str, Any] = {}

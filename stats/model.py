@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from stats.sample import RowSample
@@ -107,7 +108,7 @@ class ColumnStats:
         return body
 
     @staticmethod
-    def from_json(body: dict[str, Any]) -> "ColumnStats":
+    def from_json(body: dict[str, Any]) -> ColumnStats:
         kind = body["kind"]
         if kind not in KINDS:
             raise ValueError(f"unknown column kind {kind!r}")
@@ -170,7 +171,7 @@ class TableStats:
     columns: Mapping[str, ColumnStats] = field(default_factory=dict)
     column_groups: dict[str, float] = field(default_factory=dict)  # "a,b" -> distinct (a, b) pairs
     # Whole rows drawn uniformly (stats.sample); stored in its own file, named in ``sample_file``.
-    sample: "RowSample | None" = field(default=None, compare=False, repr=False)
+    sample: RowSample | None = field(default=None, compare=False, repr=False)
     sample_file: str | None = None
     collection_version: int = COLLECTION_VERSION
 
@@ -205,7 +206,7 @@ class TableStats:
         return body
 
     @staticmethod
-    def from_json(body: dict[str, Any]) -> "TableStats":
+    def from_json(body: dict[str, Any]) -> TableStats:
         version = body.get("format_version")
         if version != FORMAT_VERSION:
             raise ValueError(f"format version {version}, expected {FORMAT_VERSION}")
@@ -223,4 +224,4 @@ class TableStats:
 
 
 def now_utc() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")

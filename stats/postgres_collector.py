@@ -105,7 +105,8 @@ def collect(conn, schema: str, table: str, name: str, *, analyze: bool = False, 
         rest_rows = max(rows * (1 - float(null_frac) - sum(f for _, f in mcv)), 0.0)
         rest_distinct = max(distinct - len(mcv), 0.0)
         count = len(typed_bounds) - 1
-        histogram = tuple(Bucket(typed_bounds[i], typed_bounds[i + 1], rest_rows / count, max(rest_distinct / count, 1.0))
+        histogram = tuple(Bucket(typed_bounds[i], typed_bounds[i + 1], rest_rows / count,
+                                 max(rest_distinct / count, 1.0))
                           for i in range(count)) if count > 0 else ()
         candidates = [v for v, _ in mcv] + typed_bounds
         columns[attname] = ColumnStats(

@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     explain = commands.add_parser("explain", help="show the plan cbo chooses for a query")
     _sql_arguments(explain)
     explain.add_argument("--format", choices=("text", "json"), default="text")
-    explain.add_argument("--analyze", action="store_true", help="run every subplan: actual rows and time per operator beside the estimates")
+    explain.add_argument("--analyze", action="store_true",
+                         help="run every subplan: actual rows and time per operator beside the estimates")
     explain.add_argument("--memo", action="store_true",
                          help="show the memo: groups, their expressions with costs and estimated rows, winners")
     explain.add_argument("--engine", choices=("spark", "duckdb"), default="spark",
@@ -210,8 +211,8 @@ def rules_table(settings: dict[str, str], width: int | None = None) -> str:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    from cbo.sources.catalog import load_catalog
     from cbo.app.progress import say
+    from cbo.sources.catalog import load_catalog
     from cbo.sources.statistics import analyze
 
     if not 0 < args.sample <= 1:
@@ -225,8 +226,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from cbo.sources.catalog import load_catalog
     from cbo.app.stats_view import show
+    from cbo.sources.catalog import load_catalog
 
     print(show(load_catalog(_catalog_path(args)), args.target, args.plot))
     return 0

@@ -18,14 +18,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from cbo.workloads.tpch_queries import select
 from cbo.answers import compare, is_ordered
-from cbo.sources.catalog import load_catalog
-from cbo.engines.native import DuckDBNative, SparkNative
 from cbo.app.progress import say, step
 from cbo.app.session import Session
+from cbo.engines.native import DuckDBNative, SparkNative
+from cbo.sources.catalog import load_catalog
 from cbo.sources.statistics import analyze
 from cbo.workloads import tpch
+from cbo.workloads.tpch_queries import select
 
 
 @dataclass

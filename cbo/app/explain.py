@@ -26,8 +26,9 @@ the root ``analyze`` (engine, runs, wall time and rows of the one run).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, operator_name
@@ -38,7 +39,7 @@ from cbo.svg import FONT_SIZE, box_size, svg_box, wrap
 class NodeInfo:
     operator: str
     details: dict[str, Any]
-    children: list["NodeInfo"] = field(default_factory=list)
+    children: list[NodeInfo] = field(default_factory=list)
     estimated_rows: float | None = None
     actual_rows: int | None = None
 

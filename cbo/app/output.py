@@ -6,7 +6,8 @@ import csv
 import datetime as dt
 import decimal
 import json
-from typing import Any, Sequence, TextIO
+from collections.abc import Sequence
+from typing import Any, TextIO
 
 
 def _plain(value: Any) -> Any:

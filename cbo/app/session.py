@@ -230,7 +230,8 @@ class Session:
         if self._spark_executor is not None:   # the executor's own choices
             remote = self._spark_executor.views.remote.for_explain()
         else:
-            remote = RemoteQueries(self.catalog, partitioned_reads=False, pushed_partitions=self._read_partitions(planned))
+            remote = RemoteQueries(self.catalog, partitioned_reads=False,
+                                   pushed_partitions=self._read_partitions(planned))
         pushed = remote.pushed(planned.plan, planned.operators)
         inside = {below for node in pushed for below in walk(node) if below is not node}
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cbo.sources.catalog import Catalog
 from cbo.errors import CboError
+from cbo.sources.catalog import Catalog
 from cbo.sources.statistics import store_for
 from stats.model import ColumnStats, TableStats
 
@@ -59,7 +59,8 @@ def _table_text(stats: TableStats) -> str:
              f"{'width':>6} {'mcv':>4} {'buckets':>7}"]
     for c in stats.columns.values():
         lines.append(f"{c.name:<18} {c.kind:<9} {100 * c.null_fraction:>7.2f} {c.distinct:>12,.0f} "
-                     f"{_short(c.min):>24} {_short(c.max):>24} {c.avg_width:>6.1f} {len(c.mcv):>4} {len(c.histogram):>7}")
+                     f"{_short(c.min):>24} {_short(c.max):>24} {c.avg_width:>6.1f} {len(c.mcv):>4} "
+                     f"{len(c.histogram):>7}")
     for group, distinct in stats.column_groups.items():
         lines.append(f"column group ({group}): {distinct:,.0f} distinct")
     unique = stats.unique_columns()

@@ -9,8 +9,8 @@ from typing import Any
 import duckdb
 from sqlglot import exp
 
-from cbo.sources.catalog import Catalog, TableDef
 from cbo.errors import CboError
+from cbo.sources.catalog import Catalog, TableDef
 
 
 def _scan(table: TableDef) -> exp.Expression | None:
@@ -41,8 +41,8 @@ class DuckDBEngine:
                 continue
             if table.path is not None and not table.path.exists():
                 raise CboError(f"table '{table.qualified_name}': {table.path} does not exist")
-            view = exp.Create(this=exp.Table(this=exp.to_identifier(table.name, quoted=True)), kind="VIEW", replace=True,
-                              expression=exp.select("*").from_(scan))
+            view = exp.Create(this=exp.Table(this=exp.to_identifier(table.name, quoted=True)), kind="VIEW",
+                              replace=True, expression=exp.select("*").from_(scan))
             self.connection.execute(view.sql(dialect="duckdb"))
 
     def run(self, text: str) -> tuple[list[str], list[tuple[Any, ...]], float]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from cbo.sources.catalog import Catalog
 from cbo.errors import CboError
+from cbo.sources.catalog import Catalog
 
 ENGINES = ("duckdb", "spark", "postgres")
 

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from cbo.sources.catalog import Catalog, Source, SparkSettings, TableDef
 from cbo.errors import CboError, SetupError, SourceUnreachable
+from cbo.sources.catalog import Catalog, Source, SparkSettings, TableDef
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -53,7 +53,7 @@ BASE_CONF = {
 # --add-modules=jdk.incubator.vector, and the JVM then warns about it (no flag turns that off).
 JVM_NOISE = ("WARNING: Using incubator modules",)
 
-_session: "SparkSession | None" = None
+_session: SparkSession | None = None
 _verbose = False
 
 
@@ -100,7 +100,7 @@ MISSING_DRIVER = (
     "that reaches Maven add jdbc_packages = [\"org.postgresql:postgresql:42.7.4\"] to the catalog's [spark] section")
 
 
-def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = False) -> "SparkSession":
+def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = False) -> SparkSession:
     """The process's shared Spark session, created on first use from ``settings``."""
     global _session
     settings = settings or SparkSettings()
@@ -154,7 +154,7 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
 CONNECT_MISSING = "Spark Connect needs PySpark's connect extra: pip install 'pyspark[connect]'"
 
 
-def _connect_session(settings: SparkSettings) -> "SparkSession":
+def _connect_session(settings: SparkSettings) -> SparkSession:
     """A session on a Spark Connect server (``[spark] remote``).
 
     The server owns the driver, so the driver's settings (memory, jars, master) are the server's;
@@ -198,12 +198,12 @@ def _connect_address(url: str) -> tuple[str, int]:
         raise SetupError(f"[spark] remote {url!r}: not a Spark Connect URL (sc://host:port)") from None
 
 
-def is_connect(spark: "SparkSession") -> bool:
+def is_connect(spark: SparkSession) -> bool:
     """Whether ``spark`` is a Spark Connect session (no SparkContext, no JVM in this process)."""
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
-def default_parallelism(spark: "SparkSession") -> int:
+def default_parallelism(spark: SparkSession) -> int:
     """The session's default parallelism: the SparkContext's (executors × cores on a cluster),
     or on Spark Connect, which has no SparkContext, ``spark.default.parallelism`` when the server
     sets it, else this machine's cores."""
@@ -213,7 +213,7 @@ def default_parallelism(spark: "SparkSession") -> int:
     return int(value) if value else os.cpu_count() or 2
 
 
-def cluster_shape(spark: "SparkSession", wait_s: float = 30.0) -> "ClusterShape | None":
+def cluster_shape(spark: SparkSession, wait_s: float = 30.0) -> ClusterShape | None:
     """The shape of the cluster ``spark`` runs on (``cbo.cost.cluster``), or None in local mode.
 
     With a SparkContext: the executors registered with the driver (its block managers, less its
@@ -325,7 +325,7 @@ def _forward_stderr(stream) -> None:  # type: ignore[no-untyped-def]
                 return
 
 
-def current_session() -> "SparkSession | None":
+def current_session() -> SparkSession | None:
     """The shared session if it has started (progress reporting must not start one)."""
     return _session
 
@@ -351,7 +351,7 @@ def remote_table_sql(source: Source, table: TableDef) -> str:
     return node.sql(dialect=source.dialect or "postgres")
 
 
-def read_table(spark: "SparkSession", catalog: Catalog, table: TableDef) -> "DataFrame":
+def read_table(spark: SparkSession, catalog: Catalog, table: TableDef) -> DataFrame:
     """A DataFrame over one catalog table, wherever it lives."""
     source = catalog.source_of(table)
     if source.type == "spark":
@@ -364,7 +364,7 @@ def read_table(spark: "SparkSession", catalog: Catalog, table: TableDef) -> "Dat
     return jdbc_reader(spark, source).option("dbtable", remote_table_sql(source, table)).load()
 
 
-def jdbc_reader(spark: "SparkSession", source: Source):  # type: ignore[no-untyped-def]
+def jdbc_reader(spark: SparkSession, source: Source):  # type: ignore[no-untyped-def]
     """Spark's JDBC reader for a source: URL, driver and credentials (the password read now,
     kept out of every rendered statement); the caller says what to read."""
     url = source.jdbc_url()
@@ -391,7 +391,7 @@ def spark_mariadb_url(url: str) -> str:
     return f"jdbc:mysql:{rest}{'&' if '?' in rest else '?'}permitMysqlScheme"
 
 
-def register_catalog(spark: "SparkSession", catalog: Catalog) -> None:
+def register_catalog(spark: SparkSession, catalog: Catalog) -> None:
     """Register every table of the catalog as a temporary view named after the table."""
     for table in catalog.tables():
         try:
@@ -465,7 +465,7 @@ def _java_reason(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def run_sql(spark: "SparkSession", text: str) -> tuple[list[str], list[tuple[Any, ...]], float]:
+def run_sql(spark: SparkSession, text: str) -> tuple[list[str], list[tuple[Any, ...]], float]:
     """Run SQL on Spark; return column names, rows and elapsed seconds."""
     started = time.perf_counter()
     frame = spark.sql(text)
@@ -473,7 +473,7 @@ def run_sql(spark: "SparkSession", text: str) -> tuple[list[str], list[tuple[Any
     return list(frame.columns), rows, time.perf_counter() - started
 
 
-def optimizer_settings(spark: "SparkSession") -> dict[str, str]:
+def optimizer_settings(spark: SparkSession) -> dict[str, str]:
     """The Spark settings that decide how Spark plans, for benchmark reports."""
     keys = ["spark.sql.adaptive.enabled", "spark.sql.cbo.enabled", "spark.sql.cbo.joinReorder.enabled",
             "spark.sql.autoBroadcastJoinThreshold", "spark.sql.shuffle.partitions",

@@ -12,8 +12,8 @@ from __future__ import annotations
 import socket
 from urllib.parse import urlsplit
 
-from cbo.sources.catalog import Catalog, Source
 from cbo.errors import CboError
+from cbo.sources.catalog import Catalog, Source
 
 
 def unreachable_source(catalog: Catalog, cause: str) -> str | None:

@@ -14,16 +14,16 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from cbo.engines.spark import default_parallelism, is_connect
 from cbo.errors import CboError
-from cbo.sources.catalog import Catalog
 from cbo.exec.spark_sql import SparkPlanSql, SparkViews
 from cbo.ir.operators import Plan
 from cbo.physical.plan import PhysicalPlan
+from cbo.sources.catalog import Catalog
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -33,7 +33,7 @@ REORDER_RULES = "org.apache.spark.sql.catalyst.optimizer.ReorderJoin"
 
 
 class SparkExecutor:
-    def __init__(self, spark: "SparkSession", catalog: Catalog, partitions: int | None = None,
+    def __init__(self, spark: SparkSession, catalog: Catalog, partitions: int | None = None,
                  shuffle_partitions: int | None = None):
         self.spark = spark
         self.catalog = catalog
@@ -41,7 +41,7 @@ class SparkExecutor:
         self.shuffle_partitions = shuffle_partitions
         self.views = SparkViews(spark, catalog, partitions or default_parallelism(spark))
 
-    def for_plan(self, physical: PhysicalPlan | None, shuffle_partitions: int | None) -> "SparkExecutor":
+    def for_plan(self, physical: PhysicalPlan | None, shuffle_partitions: int | None) -> SparkExecutor:
         """An executor for one planned query: this one's views, that plan's physical operators
         (keyed by the logical node each runs, by identity) and partition count. The session's
         executor is never changed, so two plans (or two threads of a notebook) never see each
@@ -55,7 +55,7 @@ class SparkExecutor:
         """The Spark SQL statement that runs ``plan`` (over this executor's temporary views)."""
         return SparkPlanSql(self.views, self.operators).statement(plan, names)
 
-    def dataframe(self, plan: Plan, names: tuple[str, ...]) -> "DataFrame":
+    def dataframe(self, plan: Plan, names: tuple[str, ...]) -> DataFrame:
         return self.spark.sql(self.statement(plan, names))
 
     def collect(self, plan: Plan, names: tuple[str, ...]) -> tuple[list[tuple[Any, ...]], float]:

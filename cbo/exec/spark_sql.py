@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from cbo.sources.catalog import Catalog
 from cbo.exec.remote import RemoteQueries, RemoteScan
 from cbo.ir.operators import Join, Limit, Plan, Project, Scan, Sort
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
+from cbo.sources.catalog import Catalog
 from cbo.sqlgen import SqlRenderer, ident
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ class SparkViews:
     fresh view. View names are generated (``cbo_t3_lineitem``), so they never meet a user's nor
     another executor's."""
 
-    def __init__(self, spark: "SparkSession", catalog: Catalog, partitions: int):
+    def __init__(self, spark: SparkSession, catalog: Catalog, partitions: int):
         self.spark = spark
         self.catalog = catalog
         self.partitions = partitions
@@ -85,7 +85,7 @@ class SparkViews:
             self._remote_views[key] = view
         return self._remote_views[key]
 
-    def _read_remote(self, remote: RemoteScan) -> "DataFrame":
+    def _read_remote(self, remote: RemoteScan) -> DataFrame:
         from cbo.engines.spark import jdbc_reader
 
         # Spark would push the filters it infers (IS NOT NULL on join keys) into the remote query;

@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from cbo.frontend.binder import Binder
 
 
-def bind_aggregation(self: "Binder", select: exp.Select, scope: Scope, plan: Plan,
+def bind_aggregation(self: Binder, select: exp.Select, scope: Scope, plan: Plan,
                      items: list[tuple[str, Expr, exp.Expression]],
-                     having: Expr | None) -> tuple[Plan, "PostAggregation"]:
+                     having: Expr | None) -> tuple[Plan, PostAggregation]:
     """The Aggregate (over a pre-projection) for a grouped SELECT, and the rewriter for what follows it."""
     group = select.args.get("group")
     group_exprs: list[Expr] = []
@@ -84,7 +84,7 @@ def bind_aggregation(self: "Binder", select: exp.Select, scope: Scope, plan: Pla
     aggregate = Aggregate(source, tuple(group_columns), tuple(aggregates))
     return aggregate, PostAggregation(mapping, frozenset(group_columns), scope)
 
-def _group_expression(self: "Binder", node: exp.Expression, scope: Scope,
+def _group_expression(self: Binder, node: exp.Expression, scope: Scope,
                       items: list[tuple[str, Expr, exp.Expression]]) -> Expr:
     if isinstance(node, exp.Literal) and not node.is_string:
         index = int(node.this)

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
 from cbo.frontend.errors import error_at
 from cbo.frontend.scope import Scope
 from cbo.ir import types as T
-from cbo.ir.intervals import IntervalValue, add_interval
 from cbo.ir.expressions import AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, conjunction
+from cbo.ir.intervals import IntervalValue, add_interval
 from cbo.ir.moments import is_moment
 from cbo.ir.operators import SubqueryExpr
 
@@ -61,7 +62,7 @@ def literal_constant(node: exp.Literal) -> Constant:
 class ExpressionBinder:
     """Binds the expressions of one query block against its scope."""
 
-    def __init__(self, binder: "Binder", scope: Scope, clause: str, allow_aggregates: bool = False):
+    def __init__(self, binder: Binder, scope: Scope, clause: str, allow_aggregates: bool = False):
         self.binder = binder
         self.scope = scope
         self.clause = clause

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from cbo.sources.catalog import Catalog
 from cbo.errors import CatalogError
 from cbo.frontend.aggregation import bind_aggregation, has_aggregate
 from cbo.frontend.bind_expressions import ExpressionBinder
@@ -22,9 +21,23 @@ from cbo.frontend.errors import SqlError, error_at
 from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.frontend.scope import CteDefinition, Relation, Scope
 from cbo.ir import types as T
-from cbo.ir.expressions import (TRUE, Column, ColumnFactory, ColumnRef, Constant, Expr, SpecialForm, compare,
-                                conjunction)
-from cbo.ir.operators import Aggregate, AssumedKey, Filter, ForeignKeyRef, Join, Limit, Plan, Project, Scan, SetOp, Sort, SortKey, Values
+from cbo.ir.expressions import TRUE, Column, ColumnFactory, ColumnRef, Constant, Expr, SpecialForm, compare, conjunction
+from cbo.ir.operators import (
+    Aggregate,
+    AssumedKey,
+    Filter,
+    ForeignKeyRef,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    SortKey,
+    Values,
+)
+from cbo.sources.catalog import Catalog
 from cbo.sources.schema import SchemaProvider
 
 

@@ -31,11 +31,40 @@ from dataclasses import dataclass
 
 from cbo.errors import SqlError
 from cbo.ir import types as T
-from cbo.ir.expressions import (FALSE, NEGATED, TRUE, AggregateCall, Call, Column, ColumnFactory, ColumnRef,
-                                Constant, Expr, SpecialForm, columns_of, compare, conjunction, conjuncts, is_null,
-                                negate, substitute, transform)
-from cbo.ir.operators import (Aggregate, Filter, Join, Limit, Plan, Project, SetOp, Sort, SubqueryExpr,
-                              contains_subquery, free_columns)
+from cbo.ir.expressions import (
+    FALSE,
+    NEGATED,
+    TRUE,
+    AggregateCall,
+    Call,
+    Column,
+    ColumnFactory,
+    ColumnRef,
+    Constant,
+    Expr,
+    SpecialForm,
+    columns_of,
+    compare,
+    conjunction,
+    conjuncts,
+    is_null,
+    negate,
+    substitute,
+    transform,
+)
+from cbo.ir.operators import (
+    Aggregate,
+    Filter,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    SetOp,
+    Sort,
+    SubqueryExpr,
+    contains_subquery,
+    free_columns,
+)
 
 MORE_THAN_ONE_ROW = "scalar subquery returned more than one row"
 
@@ -101,7 +130,8 @@ class _Decorrelator:
     # -- subqueries as filter conjuncts -------------------------------------------------------------
 
     def _filter_conjunct(self, outer: Plan, conjunct: Expr) -> Plan | None:
-        negated = isinstance(conjunct, SpecialForm) and conjunct.form == "NOT" and isinstance(conjunct.args[0], SubqueryExpr)
+        negated = (isinstance(conjunct, SpecialForm) and conjunct.form == "NOT"
+                   and isinstance(conjunct.args[0], SubqueryExpr))
         sub = conjunct.args[0] if negated else conjunct  # type: ignore[union-attr]
         if not isinstance(sub, SubqueryExpr) or sub.kind == "scalar":
             return None
@@ -245,7 +275,7 @@ class _Decorrelator:
             below = self._pull(plan.input, outer)
             produced = set(below.plan.output)
             assignments = list(plan.assignments)
-            for column, expr in assignments:
+            for _, expr in assignments:
                 if not columns_of(expr) <= produced:
                     raise Unsupported("a correlated expression in a subquery's SELECT list is not supported")
             have = {c for c, _ in assignments}

@@ -31,8 +31,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from cbo.errors import SetupError, SourceUnreachable
-from cbo.sources.localserver import LocalServerState, accepts_connections, first_line, free_port, port_is_free, tail
 from cbo.paths import cache_dir
+from cbo.sources.localserver import LocalServerState, accepts_connections, first_line, free_port, port_is_free, tail
 
 USER = "cbo"
 DATABASE = "cbo"

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from cbo.errors import SetupError, SourceUnreachable
+from cbo.paths import cache_dir
 from cbo.sources.localserver import (  # noqa: F401  (free_port, port_is_free: imported from here by callers)
     LocalServerState,
     accepts_connections,
@@ -33,7 +34,6 @@ from cbo.sources.localserver import (  # noqa: F401  (free_port, port_is_free: i
     port_is_free,
     tail,
 )
-from cbo.paths import cache_dir
 
 SUPERUSER = "cbo"
 DATABASE = "cbo"

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from cbo.sources.catalog import Catalog, TableDef
 from cbo.errors import CboError
 from cbo.ir import types as T
+from cbo.sources.catalog import Catalog, TableDef
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,13 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-from cbo.sources.catalog import Catalog, TableDef
 from cbo.errors import CboError
 from cbo.paths import cache_dir
+from cbo.sources.catalog import Catalog, TableDef
 from stats.model import COLLECTION_VERSION, TableStats
 from stats.store import StatsStore
 

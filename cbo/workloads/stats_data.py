@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import duckdb
 import tomli_w
 
-from cbo.sources.catalog import ForeignKey
 from cbo.errors import CboError
+from cbo.sources.catalog import ForeignKey
 from cbo.sources.loaders import TableKeys, load_parquet_schema
 
 TABLES = ("users", "posts", "badges", "postLinks", "tags")

@@ -20,18 +20,18 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import tomli_w
 
-from cbo.sources.catalog import ForeignKey
 from cbo.errors import CboError, SetupError
-from cbo.sources.loaders import TableKeys, load_parquet_schema
 from cbo.paths import scale_factor_identifier
+from cbo.sources.catalog import ForeignKey
+from cbo.sources.loaders import TableKeys, load_parquet_schema
 
 TABLES = ("region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem")
 FEDERATED_IN_POSTGRES = ("customer", "orders", "nation", "region")
