@@ -24,12 +24,15 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
 from stats.model import Bucket, ColumnStats, TableStats, now_utc
 from stats.sample import SAMPLE_SIZE, SEED, RowSample, choose_rows
+
+if TYPE_CHECKING:
+    import pymysql
 
 HISTOGRAM_BUCKETS = 254  # JSON_HB takes at most 255
 
@@ -70,7 +73,7 @@ def _kind(data_type: str, column_type: str) -> str | None:
     return "boolean" if column_type == "tinyint(1)" else KIND_BY_TYPE.get(data_type)
 
 
-def fingerprint(conn, database: str, table: str) -> str:  # type: ignore[no-untyped-def]
+def fingerprint(conn: pymysql.Connection, database: str, table: str) -> str:
     """Changes when the table is re-created (a reload) or its storage grows or shrinks.
 
     InnoDB keeps no change counter that survives a restart (``update_time`` is NULL after one),
@@ -86,7 +89,7 @@ def fingerprint(conn, database: str, table: str) -> str:  # type: ignore[no-unty
     return f"mariadb:{created}:{row[1]}:{row[2]}"
 
 
-def collect(conn, database: str, table: str, name: str, *, analyze: bool = False,  # type: ignore[no-untyped-def]
+def collect(conn: pymysql.Connection, database: str, table: str, name: str, *, analyze: bool = False,
             buckets: int = HISTOGRAM_BUCKETS, sample_size: int = SAMPLE_SIZE) -> TableStats:
     """Statistics of ``database.table`` as MariaDB knows them (ANALYZE first when asked or missing)."""
     with conn.cursor() as cur:
@@ -163,7 +166,7 @@ def _histogram(text: Any, non_null: float, rows: float, data_type: str, column_t
     return tuple(mcv), tuple(buckets)
 
 
-def _row_sample(conn, database: str, table: str, kinds: dict[str, str], rows: float,  # type: ignore[no-untyped-def]
+def _row_sample(conn: pymysql.Connection, database: str, table: str, kinds: dict[str, str], rows: float,
                 size: int) -> RowSample:
     """A uniform sample of about ``size`` rows: a seeded ``RAND() < p`` filter (repeatable for
     the same table contents), then exactly ``size`` of those kept."""

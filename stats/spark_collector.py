@@ -30,7 +30,7 @@ from stats.model import ColumnStats, TableStats, now_utc
 from stats.sample import SAMPLE_SIZE, RowSample, choose_rows
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 SAMPLE_ROWS = 100_000
 HLL_LG_K = 14
@@ -86,8 +86,8 @@ def collect(frame: DataFrame, table: str, fingerprint: str, *, size_bytes: float
             counts = Counter(v for v in sample[name] if v is not None)
             summary["columns"][name]["counts"] = {v: float(counts[v]) for v in candidates[name]}
         if exact_mcv:
-            for name, counts in _exact_counts(source, candidates).items():
-                summary["columns"][name]["counts"] = counts
+            for name, exact in _exact_counts(source, candidates).items():
+                summary["columns"][name]["counts"] = exact
     scale = 1.0 / fraction
     rows = summary["rows"] * scale
     sample_fraction = 1.0 if whole and fraction >= 1 else min(1.0, sample_size / rows) if rows else 1.0
@@ -123,7 +123,7 @@ def collect(frame: DataFrame, table: str, fingerprint: str, *, size_bytes: float
                    for g in groups}
     keep = choose_rows(sample_size, row_sample_size)
     row_sample = RowSample({name: [sample[name][i] for i in keep] for name in columns},
-                           {name: kinds[name] for name in columns}, rows)
+                           {name: kind for name, kind in kinds.items() if kind is not None}, rows)
     return TableStats(table=table, row_count=rows, size_bytes=size_bytes, collected_at=now_utc(),
                       fingerprint=fingerprint, collector="spark", sampled_fraction=fraction, columns=stats,
                       column_groups=group_stats, sample=row_sample if row_sample_size > 0 else None)
@@ -169,7 +169,7 @@ def _summary_from_scan(source: DataFrame, columns: list[str], groups: list[tuple
                        kinds: dict[str, str | None], dtypes: dict[str, str]) -> dict[str, Any]:
     from pyspark.sql import functions as F
 
-    def sketchable(name: str):  # type: ignore[no-untyped-def]
+    def sketchable(name: str) -> Column:
         col = F.col(f"`{name}`")
         return col if dtypes[name] in ("bigint", "int", "string") else col.cast("string")
 
