@@ -60,10 +60,23 @@ from cbo.ir.expressions import (
 )
 from cbo.ir.intervals import IntervalValue
 from cbo.ir.moments import is_moment
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, SubqueryExpr, Values
+from cbo.ir.operators import (
+    Aggregate,
+    Filter,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    SortKey,
+    SubqueryExpr,
+    Values,
+)
 from cbo.ir.shape import shape
 
-TableRenderer = Callable[[Scan], exp.Expression]
+TableRenderer = Callable[[Scan], exp.Expr]
 # a flat inner join's inputs, and its conditions, to the inputs in the order to list them
 InputOrder = Callable[[list[Plan], list[Expr]], list[Plan]]
 
@@ -85,7 +98,7 @@ def ident(column: Column) -> exp.Identifier:
     return exp.to_identifier(name_of(column), quoted=True)
 
 
-def default_tables(scan: Scan) -> exp.Expression:
+def default_tables(scan: Scan) -> exp.Expr:
     """Tables named as in the catalog (the DuckDB and Spark views use these names)."""
     return exp.Table(this=exp.to_identifier(scan.table.split(".", 1)[-1], quoted=True))
 
@@ -137,7 +150,7 @@ class SqlRenderer:
             select = self._apply_limit(select, limit)
         return select
 
-    def _alias(self, value: exp.Expression, name: str) -> exp.Expression:
+    def _alias(self, value: exp.Expr, name: str) -> exp.Expr:
         return exp.alias_(value, exp.to_identifier(name, quoted=True), copy=False)
 
     def query(self, plan: Plan) -> exp.Query:
@@ -152,7 +165,7 @@ class SqlRenderer:
         """Whether plans of ``operator`` render (one ``_Name`` method per operator)."""
         return callable(getattr(cls, f"_{operator.__name__}", None))
 
-    def _derived(self, plan: Plan) -> exp.Expression:
+    def _derived(self, plan: Plan) -> exp.Expr:
         alias = self._next_alias()  # numbered before the inputs are
         if self._repeated and _shareable(plan):
             key = shape(plan)
@@ -193,7 +206,7 @@ class SqlRenderer:
         self._aliases += 1
         return exp.TableAlias(this=exp.to_identifier(f"t{self._aliases}"), columns=columns)
 
-    def _columns(self, columns: tuple[Column, ...]) -> list[exp.Expression]:
+    def _columns(self, columns: tuple[Column, ...]) -> list[exp.Expr]:
         return [exp.column(ident(c), copy=False) for c in columns]
 
     # -- operators ---------------------------------------------------------------------------------
@@ -226,7 +239,7 @@ class SqlRenderer:
         if node.kind in ("semi", "anti", "mark"):
             right = self._derived(node.right)
 
-            def exists(extra: exp.Expression | None = None) -> exp.Expression:
+            def exists(extra: exp.Expr | None = None) -> exp.Expr:
                 condition = self.expr(node.condition)
                 if extra is not None:
                     condition = exp.and_(_paren(condition), _paren(extra), copy=False)
@@ -273,7 +286,7 @@ class SqlRenderer:
                                   else self.expr(conditions[0]))
         return select
 
-    def not_in(self, node: Join) -> exp.Expression:
+    def not_in(self, node: Join) -> exp.Expr:
         """A null-aware anti join's filter: ``x NOT IN (SELECT y FROM right)``, which every
         engine evaluates with NOT IN's NULL semantics (the join's own)."""
         x, y = null_aware_key(node)
@@ -294,7 +307,7 @@ class SqlRenderer:
         return _select(self._columns(node.output), self._derived(node.input)) \
             .order_by(*[self._ordered(k) for k in node.keys], copy=False)
 
-    def _ordered(self, key) -> exp.Ordered:  # type: ignore[no-untyped-def]
+    def _ordered(self, key: SortKey) -> exp.Ordered:
         return exp.Ordered(this=exp.column(ident(key.column)), desc=not key.ascending, nulls_first=key.nulls_first)
 
     def _Limit(self, node: Limit) -> exp.Query:
@@ -330,7 +343,7 @@ class SqlRenderer:
         alias = self._next_alias([ident(c) for c in node.columns])
         return _select(self._columns(node.columns), exp.Values(expressions=rows, alias=alias))
 
-    def _typed(self, value: Expr, type_: T.DataType) -> exp.Expression:
+    def _typed(self, value: Expr, type_: T.DataType) -> exp.Expr:
         rendered = self.expr(value)
         if value.type != type_:
             return exp.Cast(this=rendered, to=type_.to_sqlglot())
@@ -338,7 +351,7 @@ class SqlRenderer:
 
     # -- expressions ---------------------------------------------------------------------------------
 
-    def expr(self, e: Expr) -> exp.Expression:
+    def expr(self, e: Expr) -> exp.Expr:
         if isinstance(e, ColumnRef):
             return exp.column(ident(e.column), copy=False)
         if isinstance(e, Constant):
@@ -353,7 +366,7 @@ class SqlRenderer:
             raise AssertionError("subquery expressions are removed by decorrelation before SQL generation")
         raise AssertionError(f"cannot render {e!r}")
 
-    def constant(self, c: Constant) -> exp.Expression:
+    def constant(self, c: Constant) -> exp.Expr:
         value = c.value
         if value is None:
             return exp.Null() if c.type in (T.NULL, T.INTERVAL) else exp.Cast(this=exp.Null(), to=c.type.to_sqlglot())
@@ -365,6 +378,7 @@ class SqlRenderer:
             return exp.Cast(this=exp.Literal.string(value.isoformat(sep=" ")), to=T.TIMESTAMP.to_sqlglot())
         if isinstance(value, dt.date):
             return exp.Cast(this=exp.Literal.string(value.isoformat()), to=T.DATE.to_sqlglot())
+        literal: exp.Expr
         if isinstance(value, (int, decimal.Decimal)):
             literal = exp.Literal.number(str(value))
             return exp.Neg(this=exp.Literal.number(str(-value))) if value < 0 else literal
@@ -373,7 +387,7 @@ class SqlRenderer:
             return exp.Neg(this=literal) if value < 0 else literal
         return exp.Literal.string(str(value))
 
-    def _like(self, value: exp.Expression, pattern: exp.Expression) -> exp.Expression:
+    def _like(self, value: exp.Expr, pattern: exp.Expr) -> exp.Expr:
         """``value LIKE pattern`` as the dialect reads it with cbo's (and DuckDB's) meaning: only
         ``%`` and ``_`` are special, a backslash is an ordinary character.
 
@@ -389,13 +403,13 @@ class SqlRenderer:
         if self.dialect not in ("mysql", "spark"):
             return exp.Like(this=value, expression=pattern)
         if isinstance(pattern, exp.Literal) and pattern.is_string:
-            doubled: exp.Expression = exp.Literal.string(pattern.this.replace("\\", "\\\\"))
+            doubled: exp.Expr = exp.Literal.string(pattern.this.replace("\\", "\\\\"))
         else:
             doubled = exp.Anonymous(this="REPLACE", expressions=[pattern, exp.Literal.string("\\"),
                                                                   exp.Literal.string("\\\\")])
         return exp.Like(this=value, expression=doubled)
 
-    def call(self, c: Call) -> exp.Expression:
+    def call(self, c: Call) -> exp.Expr:
         args = [_paren(self.expr(a)) for a in c.args]
         if c.name in BINARY:
             return BINARY[c.name](this=args[0], expression=args[1])
@@ -433,7 +447,7 @@ class SqlRenderer:
             return exp.Anonymous(this=RAISE_ERROR.get(self.dialect, "raise_error"), expressions=args)
         raise AssertionError(f"no SQL for function {c.name}")
 
-    def _add_days(self, date: exp.Expression, days: exp.Expression, days_type: T.DataType) -> exp.Expression:
+    def _add_days(self, date: exp.Expr, days: exp.Expr, days_type: T.DataType) -> exp.Expr:
         """A date plus a number of days, a DATE in every dialect."""
         if days_type != T.INTEGER:   # Spark's date_add and DuckDB's and PostgreSQL's + take an INT
             days = exp.Cast(this=days, to=T.INTEGER.to_sqlglot())
@@ -443,7 +457,7 @@ class SqlRenderer:
             return exp.DateAdd(this=date, expression=days, unit=exp.var("DAY"))
         return exp.Add(this=date, expression=days)   # DuckDB, PostgreSQL: date + integer is a date
 
-    def special(self, s: SpecialForm) -> exp.Expression:
+    def special(self, s: SpecialForm) -> exp.Expr:
         args = [_paren(self.expr(a)) for a in s.args]
         if s.form == "AND":
             return exp.and_(*args, copy=False)
@@ -466,7 +480,7 @@ class SqlRenderer:
             return exp.Case(ifs=ifs, default=args[-1])
         raise AssertionError(f"no SQL for special form {s.form}")
 
-    def aggregate(self, a: AggregateCall) -> exp.Expression:
+    def aggregate(self, a: AggregateCall) -> exp.Expr:
         if a.name == "count_star":
             return exp.Count(this=exp.Star())
         arg = self.expr(a.args[0])
@@ -528,19 +542,19 @@ def flat_inputs(node: Plan, stop: Callable[[Plan], bool] | None = None) -> tuple
     return inputs, conditions
 
 
-def _select(columns: list[Any], source: exp.Expression) -> exp.Select:
+def _select(columns: list[Any], source: exp.Expr) -> exp.Select:
     """``SELECT columns FROM source``, built in place (``copy=False``): every node handed in is
     fresh, and sqlglot's builders otherwise deep-copy the whole input subtree at each level,
     which makes rendering quadratic in the plan's depth."""
     return exp.select(*columns, copy=False).from_(source, copy=False)
 
 
-def _paren(node: exp.Expression) -> exp.Expression:
+def _paren(node: exp.Expr) -> exp.Expr:
     return exp.Paren(this=node) if isinstance(node, NEEDS_PARENS) else node
 
 
-def _interval(value: IntervalValue) -> exp.Expression:
-    parts = []
+def _interval(value: IntervalValue) -> exp.Expr:
+    parts: list[exp.Expr] = []
     if value.months:
         parts.append(exp.Interval(this=exp.Literal.string(str(value.months)), unit=exp.var("MONTH")))
     if value.days or not parts:

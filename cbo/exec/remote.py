@@ -140,7 +140,7 @@ class RemoteQueries:
         source = self.catalog.sources[sources.pop()]
         dialect = source.dialect or "postgres"
 
-        def remote_table(scan: Scan) -> exp.Expression:
+        def remote_table(scan: Scan) -> exp.Expr:
             table = self.catalog.table(scan.table)
             return exp.Table(this=exp.to_identifier(table.remote_name or table.name, quoted=True),
                              db=exp.to_identifier(source.schema, quoted=True) if source.schema else None)
@@ -173,7 +173,7 @@ class RemoteQueries:
         aggregated = {c for n in walk(plan) if isinstance(n, Aggregate) for c, _ in n.aggregates}
         columns = []
         for column in plan.output:
-            value: exp.Expression = exp.column(ident(column))
+            value: exp.Expr = exp.column(ident(column))
             if column in aggregated and column.type.name in ("decimal", "double", "bigint"):
                 value = exp.Cast(this=value, to=column.type.to_sqlglot())
             columns.append(exp.alias_(value, ident(column)))
@@ -254,7 +254,7 @@ class RemoteQueries:
     def fold(self, plan: Plan) -> RemoteScan | None:
         """The remote query for a [Project] [Filter] Scan of a JDBC table, else None."""
         project = plan if isinstance(plan, Project) else None
-        node = plan.input if project is not None else plan
+        node = project.input if project is not None else plan
         filter_ = node if isinstance(node, Filter) else None
         scan = filter_.input if filter_ is not None else node
         if not isinstance(scan, Scan):
@@ -269,7 +269,7 @@ class RemoteQueries:
             return None
         dialect = source.dialect or "postgres"
 
-        def remote_table(_: Scan) -> exp.Expression:
+        def remote_table(_: Scan) -> exp.Expr:
             return exp.Table(this=exp.to_identifier(table.remote_name or table.name, quoted=True),
                              db=exp.to_identifier(source.schema, quoted=True) if source.schema else None)
 
@@ -303,7 +303,7 @@ class RemoteQueries:
         return (name_of(column), bounds) if bounds else None
 
 
-def _derived(query: exp.Expression, alias: str) -> exp.Expression:
+def _derived(query: exp.Expr, alias: str) -> exp.Expr:
     return exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(alias)))
 
 

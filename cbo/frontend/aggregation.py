@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def bind_aggregation(self: Binder, select: exp.Select, scope: Scope, plan: Plan,
-                     items: list[tuple[str, Expr, exp.Expression]],
+                     items: list[tuple[str, Expr, exp.Expr]],
                      having: Expr | None) -> tuple[Plan, PostAggregation]:
     """The Aggregate (over a pre-projection) for a grouped SELECT, and the rewriter for what follows it."""
     group = select.args.get("group")
@@ -84,8 +84,8 @@ def bind_aggregation(self: Binder, select: exp.Select, scope: Scope, plan: Plan,
     aggregate = Aggregate(source, tuple(group_columns), tuple(aggregates))
     return aggregate, PostAggregation(mapping, frozenset(group_columns), scope)
 
-def _group_expression(self: Binder, node: exp.Expression, scope: Scope,
-                      items: list[tuple[str, Expr, exp.Expression]]) -> Expr:
+def _group_expression(self: Binder, node: exp.Expr, scope: Scope,
+                      items: list[tuple[str, Expr, exp.Expr]]) -> Expr:
     if isinstance(node, exp.Literal) and not node.is_string:
         index = int(node.this)
         if not 1 <= index <= len(items):
@@ -117,7 +117,7 @@ class PostAggregation:
         self.groups = groups
         self.scope = scope
 
-    def rewrite(self, expr: Expr, node: exp.Expression) -> Expr:
+    def rewrite(self, expr: Expr, node: exp.Expr) -> Expr:
         local = set(self.scope.all_columns())
 
         def visit(e: Expr) -> Expr | None:
@@ -134,16 +134,16 @@ class PostAggregation:
         return transform(expr, visit)
 
 
-def has_aggregate(expr_or_node) -> bool:  # type: ignore[no-untyped-def]
-    if isinstance(expr_or_node, exp.Expression):
-        for node in expr_or_node.walk():
-            if isinstance(node, exp.AggFunc) and not _inside_subquery(node, expr_or_node):
-                return True
-        return False
-    return any(isinstance(n, AggregateCall) for n in walk(expr_or_node))
+def has_aggregate(expr_or_node: exp.Expr | Expr) -> bool:
+    if isinstance(expr_or_node, Expr):
+        return any(isinstance(n, AggregateCall) for n in walk(expr_or_node))
+    for node in expr_or_node.walk():
+        if isinstance(node, exp.AggFunc) and not _inside_subquery(node, expr_or_node):
+            return True
+    return False
 
 
-def _inside_subquery(node: exp.Expression, root: exp.Expression) -> bool:
+def _inside_subquery(node: exp.Expr, root: exp.Expr) -> bool:
     parent = node.parent
     while parent is not None and parent is not root:
         if isinstance(parent, (exp.Subquery, exp.Select, exp.Exists)):

@@ -22,7 +22,7 @@ from cbo.ir import types as T
 from cbo.ir.expressions import AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, conjunction
 from cbo.ir.intervals import IntervalValue, add_interval
 from cbo.ir.moments import is_moment
-from cbo.ir.operators import SubqueryExpr
+from cbo.ir.operators import Plan, SubqueryExpr
 
 if TYPE_CHECKING:
     from cbo.frontend.binder import Binder
@@ -69,14 +69,14 @@ class ExpressionBinder:
         self.allow_aggregates = allow_aggregates
         self.outer_references = False
 
-    def bind(self, node: exp.Expression) -> Expr:
+    def bind(self, node: exp.Expr) -> Expr:
         bound = self._bind(node)
         if node.args.get("negate"):  # sqlglot marks NOT LIKE, NOT BETWEEN ... with a flag
             return SpecialForm("NOT", (bound,), T.BOOLEAN)
         return bound
 
-    def _bind(self, node: exp.Expression) -> Expr:
-        handler: Callable[[exp.Expression], Expr] | None = getattr(self, f"_{type(node).__name__}", None)
+    def _bind(self, node: exp.Expr) -> Expr:
+        handler: Callable[[exp.Expr], Expr] | None = getattr(self, f"_{type(node).__name__}", None)
         if handler is not None:
             return handler(node)
         for node_type, name in COMPARISON_NODES.items():
@@ -85,8 +85,8 @@ class ExpressionBinder:
         for node_type, (name, symbol) in ARITHMETIC_NODES.items():
             if isinstance(node, node_type):
                 return self._arithmetic(node, name, symbol)
-        for node_type, name in AGGREGATE_NODES.items():
-            if isinstance(node, node_type):
+        for aggregate_type, name in AGGREGATE_NODES.items():
+            if isinstance(node, aggregate_type):
                 return self._aggregate(node, name)
         if isinstance(node, exp.Window):
             raise error_at(node, "window functions are not supported yet")
@@ -166,7 +166,7 @@ class ExpressionBinder:
         self._check_comparable(node, left, right)
         return Call(name, (left, right), T.BOOLEAN)
 
-    def _check_comparable(self, node: exp.Expression, left: Expr, right: Expr) -> None:
+    def _check_comparable(self, node: exp.Expr, left: Expr, right: Expr) -> None:
         if T.common_type(left.type, right.type) is None:
             raise error_at(node, f"cannot compare {left.type} with {right.type} in {node.sql()[:60]}")
 
@@ -208,7 +208,7 @@ class ExpressionBinder:
         """Spark's ``date_add(d, n)`` and ``date_sub(d, n)`` (read as adding ``n * -1``)."""
         return self._added_days(node, node.expression)
 
-    def _added_days(self, node: exp.Expression, amount_node: exp.Expression) -> Expr:
+    def _added_days(self, node: exp.Expr, amount_node: exp.Expr) -> Expr:
         date = self.bind(node.this)
         if isinstance(amount_node, exp.Interval):
             if date.type.is_temporal:
@@ -242,7 +242,7 @@ class ExpressionBinder:
         return self._logical("OR", node)
 
     def _logical(self, form: str, node: exp.Connector) -> Expr:
-        parts = []
+        parts: list[Expr] = []
         for side in (node.this, node.expression):
             bound = self._boolean(side)
             if isinstance(bound, SpecialForm) and bound.form == form:
@@ -252,7 +252,7 @@ class ExpressionBinder:
         return SpecialForm(form, tuple(parts), T.BOOLEAN) if form == "OR" else conjunction(parts) \
             if len(parts) > 1 else parts[0]
 
-    def _boolean(self, node: exp.Expression) -> Expr:
+    def _boolean(self, node: exp.Expr) -> Expr:
         bound = self.bind(node)
         if bound.type not in (T.BOOLEAN, T.NULL):
             raise error_at(node, f"expected a boolean condition, got {bound.type}: {node.sql()[:60]}")
@@ -325,7 +325,7 @@ class ExpressionBinder:
         default = self.bind(node.args["false"]) if node.args.get("false") is not None else Constant(None, T.NULL)
         return SpecialForm("CASE", (condition, value, default), self._unify(node, value.type, default.type))
 
-    def _unify(self, node: exp.Expression, a: T.DataType, b: T.DataType) -> T.DataType:
+    def _unify(self, node: exp.Expr, a: T.DataType, b: T.DataType) -> T.DataType:
         common = T.common_type(a, b)
         if common is None:
             raise error_at(node, f"incompatible types {a} and {b} in {node.sql()[:60]}")
@@ -435,9 +435,9 @@ class ExpressionBinder:
         return SubqueryExpr("scalar", plan, type=plan.output[0].type)
 
     def _Select(self, node: exp.Select) -> Expr:
-        return self._Subquery(exp.Subquery(this=node))  # type: ignore[arg-type]
+        return self._Subquery(exp.Subquery(this=node))
 
-    def _quantified(self, node: exp.Binary, name: str, quantifier: exp.Expression) -> Expr:
+    def _quantified(self, node: exp.Binary, name: str, quantifier: exp.Expr) -> Expr:
         query = quantifier.this
         if isinstance(query, exp.Subquery):
             query = query.this
@@ -450,7 +450,7 @@ class ExpressionBinder:
         kind = "all" if isinstance(quantifier, exp.All) else "any"
         return SubqueryExpr(kind, plan, value, name)
 
-    def _check_single_column(self, node: exp.Expression, plan) -> None:  # type: ignore[no-untyped-def]
+    def _check_single_column(self, node: exp.Expr, plan: Plan) -> None:
         if len(plan.output) != 1:
             raise error_at(node, f"subquery must return one column, it returns {len(plan.output)}")
 
@@ -473,7 +473,7 @@ def add_days(date: Expr, days: Expr, negate: bool) -> Expr:
     return Call("add_days", (date, days), T.DATE)
 
 
-def aggregate_type(node: exp.Expression, name: str, arg: T.DataType) -> T.DataType:
+def aggregate_type(node: exp.Expr, name: str, arg: T.DataType) -> T.DataType:
     if name == "count":
         return T.BIGINT
     if name in ("min", "max", "any_value"):

@@ -37,7 +37,7 @@ from cbo.ir.operators import (
     SortKey,
     Values,
 )
-from cbo.sources.catalog import Catalog
+from cbo.sources.catalog import Catalog, TableDef
 from cbo.sources.schema import SchemaProvider
 
 
@@ -66,14 +66,14 @@ class Binder:
 
     # -- entry points ----------------------------------------------------------------------------
 
-    def bind(self, statement: exp.Expression) -> BoundQuery:
+    def bind(self, statement: exp.Expr) -> BoundQuery:
         plan, names = self.bind_query(statement, None)
         return BoundQuery(plan, tuple(names))
 
-    def bind_subquery(self, query: exp.Expression, outer: Scope) -> tuple[Plan, list[str]]:
+    def bind_subquery(self, query: exp.Expr, outer: Scope) -> tuple[Plan, list[str]]:
         return self.bind_query(query, outer)
 
-    def bind_query(self, node: exp.Expression, outer: Scope | None) -> tuple[Plan, list[str]]:
+    def bind_query(self, node: exp.Expr, outer: Scope | None) -> tuple[Plan, list[str]]:
         scope = Scope(parent=outer)
         self._register_ctes(node, scope)
         if isinstance(node, exp.Subquery):
@@ -87,7 +87,7 @@ class Binder:
             return self._bind_values(node, scope)
         raise error_at(node, f"unsupported query form {node.key.upper()}")
 
-    def _register_ctes(self, node: exp.Expression, scope: Scope) -> None:
+    def _register_ctes(self, node: exp.Expr, scope: Scope) -> None:
         with_ = node.args.get("with_") or node.args.get("with")
         if not with_:
             return
@@ -130,10 +130,11 @@ class Binder:
         else:
             post = None
 
-        def finish(expr: Expr, node: exp.Expression) -> Expr:
+        def finish(expr: Expr, node: exp.Expr) -> Expr:
             return post.rewrite(expr, node) if post is not None else expr
 
         if having_expr is not None:
+            assert having is not None
             plan = Filter(plan, finish(having_expr, having))
 
         outputs: list[tuple[Column, Expr]] = []
@@ -166,8 +167,8 @@ class Binder:
             plan = Project(plan, tuple((c, ColumnRef(c)) for c, _ in outputs))
         return plan, names
 
-    def _select_items(self, select: exp.Select, scope: Scope) -> list[tuple[str, Expr, exp.Expression]]:
-        items: list[tuple[str, Expr, exp.Expression]] = []
+    def _select_items(self, select: exp.Select, scope: Scope) -> list[tuple[str, Expr, exp.Expr]]:
+        items: list[tuple[str, Expr, exp.Expr]] = []
         for position_, node in enumerate(select.expressions, start=1):
             if isinstance(node, exp.Star):
                 items += [(n, ColumnRef(c), node) for n, c in self._star(scope, None, node)]
@@ -183,7 +184,7 @@ class Binder:
             items.append((name, expr, node))
         return items
 
-    def _star(self, scope: Scope, qualifier: str | None, node: exp.Expression) -> list[tuple[str, Column]]:
+    def _star(self, scope: Scope, qualifier: str | None, node: exp.Expr) -> list[tuple[str, Column]]:
         if not scope.relations:
             raise error_at(node, "SELECT * needs a FROM clause")
         if qualifier is not None:
@@ -197,7 +198,7 @@ class Binder:
             result += [(n, c) for n, c in relation.columns if n.lower() not in using_names]
         return result
 
-    def _order_column(self, node: exp.Expression, scope: Scope, outputs: list[tuple[Column, Expr]],
+    def _order_column(self, node: exp.Expr, scope: Scope, outputs: list[tuple[Column, Expr]],
                       names: list[str], finish, hidden: list[tuple[Column, Expr]], distinct: bool) -> Column:
         if isinstance(node, exp.Literal) and not node.is_string:
             index = _position(node, len(outputs))
@@ -219,7 +220,7 @@ class Binder:
         hidden.append((column, value))
         return column
 
-    def _limit(self, node: exp.Expression, plan: Plan) -> Plan:
+    def _limit(self, node: exp.Expr, plan: Plan) -> Plan:
         limit, offset = node.args.get("limit"), node.args.get("offset")
         if limit is None and offset is None:
             return plan
@@ -227,7 +228,7 @@ class Binder:
         skip = self._constant_int(offset.expression if offset is not None else None, "OFFSET") or 0
         return Limit(plan, count, skip)
 
-    def _constant_int(self, node: exp.Expression | None, clause: str) -> int | None:
+    def _constant_int(self, node: exp.Expr | None, clause: str) -> int | None:
         if node is None:
             return None
         if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
@@ -247,7 +248,7 @@ class Binder:
             plan = self._bind_join(plan, join, scope)
         return plan
 
-    def _bind_relation(self, node: exp.Expression, scope: Scope) -> Plan:
+    def _bind_relation(self, node: exp.Expr, scope: Scope) -> Plan:
         if isinstance(node, exp.Table):
             return self._bind_table(node, scope)
         if isinstance(node, exp.Subquery):
@@ -265,7 +266,7 @@ class Binder:
         raise error_at(node, f"unsupported FROM item: {node.sql()[:60]}")
 
     def _add_relation(self, scope: Scope, plan: Plan, names: list[str], alias: exp.TableAlias | None,
-                      kind: str, node: exp.Expression) -> Plan:
+                      kind: str, node: exp.Expr) -> Plan:
         alias_name = alias.name if alias is not None and alias.name else None
         column_aliases = [c.name for c in alias.columns] if alias is not None and alias.columns else []
         if column_aliases:
@@ -295,13 +296,13 @@ class Binder:
         for key in ((table.primary_key,) if table.primary_key else ()) + table.unique_keys:
             if all(k.lower() in by_name for k in key):
                 keys.append(tuple(by_name[k.lower()] for k in key))
-        assumed = []
+        assumed: list[AssumedKey] = []
         for names, source in self.assumed_keys.get(table.qualified_name, ()):
-            key = tuple(by_name[k.lower()] for k in names if k.lower() in by_name)
+            assumed_columns = tuple(by_name[k.lower()] for k in names if k.lower() in by_name)
             # A declared key within it already makes it unique: nothing to assume.
-            if len(key) == len(names) and not any(set(k) <= set(key) for k in keys) \
-                    and not any(set(a.columns) <= set(key) for a in assumed):
-                assumed.append(AssumedKey(key, source))
+            if len(assumed_columns) == len(names) and not any(set(k) <= set(assumed_columns) for k in keys) \
+                    and not any(set(a.columns) <= set(assumed_columns) for a in assumed):
+                assumed.append(AssumedKey(assumed_columns, source))
         scan = Scan(table.qualified_name, columns, tuple(info.name for info in columns_info), tuple(keys),
                     self._references(table, by_name), tuple(assumed))
         alias = node.alias or name
@@ -309,7 +310,7 @@ class Binder:
                                         table.qualified_name))
         return scan
 
-    def _references(self, table, by_name: dict[str, Column]) -> tuple[ForeignKeyRef, ...]:  # type: ignore[no-untyped-def]
+    def _references(self, table: TableDef, by_name: dict[str, Column]) -> tuple[ForeignKeyRef, ...]:
         """The table's declared foreign keys, on its columns, to the referenced table's qualified
         name (an unqualified reference names a table of the same source)."""
         found = []
@@ -378,7 +379,7 @@ class Binder:
 
     def _coalesce_using(self, plan: Plan, scope: Scope) -> Plan:
         pairs = scope.using_pairs
-        assignments = [(c, ColumnRef(c)) for c in plan.output]
+        assignments: list[tuple[Column, Expr]] = [(c, ColumnRef(c)) for c in plan.output]
         for name, (lcol, rcol) in pairs.items():
             merged = self.columns.new(name, T.common_type(lcol.type, rcol.type) or lcol.type)
             assignments.append((merged, SpecialForm("COALESCE", (ColumnRef(lcol), ColumnRef(rcol)), merged.type)))
@@ -435,7 +436,7 @@ class Binder:
     def _cast_to(self, plan: Plan, types: list[T.DataType]) -> Plan:
         if all(c.type == t for c, t in zip(plan.output, types)):
             return plan
-        assignments = []
+        assignments: list[tuple[Column, Expr]] = []
         for column, type_ in zip(plan.output, types):
             if column.type == type_:
                 assignments.append((column, ColumnRef(column)))
@@ -444,7 +445,7 @@ class Binder:
                 assignments.append((cast, SpecialForm("CAST", (ColumnRef(column),), type_)))
         return Project(plan, tuple(assignments))
 
-    def _order_limit_of_set(self, node: exp.Expression, plan: Plan, names: list[str],
+    def _order_limit_of_set(self, node: exp.Expr, plan: Plan, names: list[str],
                             scope: Scope) -> tuple[Plan, list[str]]:
         order = node.args.get("order")
         if order is not None:

@@ -100,7 +100,7 @@ def read_hints(texts: Iterable[str]) -> tuple[list[Hint], list[str]]:
     return hints, warnings
 
 
-def resolve(statement: exp.Expression, sql: str, dialect: str, catalog: Catalog,
+def resolve(statement: exp.Expr, sql: str, dialect: str, catalog: Catalog,
             schemas: SchemaProvider) -> Hints:
     """The query's hints as unique keys of the catalog tables it reads."""
     found, warnings = read_hints(comments(sql, dialect))

@@ -56,7 +56,7 @@ _MISSING = {"Where": "WHERE needs a condition", "Having": "HAVING needs a condit
 _REQUIRED = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
 
 
-def parse(sql: str, dialect: str = DEFAULT_DIALECT) -> exp.Expression:
+def parse(sql: str, dialect: str = DEFAULT_DIALECT) -> exp.Expr:
     """Parse exactly one SELECT statement."""
     if dialect not in DIALECTS:
         raise SqlError(f"unknown SQL dialect {dialect!r} (expected one of: {', '.join(DIALECTS)})")
@@ -106,7 +106,7 @@ def _at(token: Token) -> str:
 
 
 def _reject_trailing_commas(tokens: list[Token]) -> None:
-    for comma, following in zip(tokens, tokens[1:] + [None]):  # type: ignore[operator]
+    for comma, following in zip(tokens, tokens[1:] + [None]):
         if comma.token_type != TokenType.COMMA:
             continue
         if following is None:
@@ -116,7 +116,7 @@ def _reject_trailing_commas(tokens: list[Token]) -> None:
                            "an item of the list is missing (or remove the comma)")
 
 
-def _reject_clause_words_as_aliases(statement: exp.Expression) -> None:
+def _reject_clause_words_as_aliases(statement: exp.Expr) -> None:
     for identifier in statement.find_all(exp.Identifier):
         parent = identifier.parent
         if identifier.quoted or not isinstance(parent, (exp.TableAlias, exp.Alias)) or parent.this is not identifier:
@@ -132,7 +132,7 @@ def _reject_clause_words_as_aliases(statement: exp.Expression) -> None:
                        f"{_CLAUSE_WORDS[word]} (write \"{identifier.name}\" to use it as a name)")
 
 
-def _reject_empty_lists(statement: exp.Expression, tokens: list[Token]) -> None:
+def _reject_empty_lists(statement: exp.Expr, tokens: list[Token]) -> None:
     """``... group by`` with nothing after BY parses as an empty GROUP BY; SELECT without a
     column parses too."""
     for group in statement.find_all(exp.Group):

@@ -27,7 +27,7 @@ class Relation:
 @dataclass
 class CteDefinition:
     name: str
-    query: exp.Expression
+    query: exp.Expr
     column_aliases: list[str]
     scope: Scope | None  # the scope that sees the CTEs defined before this one
 

@@ -18,7 +18,7 @@ Kinds:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -243,7 +243,7 @@ def columns_of(expr: Expr) -> frozenset[Column]:
     return frozenset(found)
 
 
-def substitute(expr: Expr, mapping: dict[Column, Expr]) -> Expr:
+def substitute(expr: Expr, mapping: Mapping[Column, Expr]) -> Expr:
     if not mapping:
         return expr
     return transform(expr, lambda e: mapping.get(e.column) if isinstance(e, ColumnRef) else None)

@@ -132,7 +132,7 @@ class _Decorrelator:
     def _filter_conjunct(self, outer: Plan, conjunct: Expr) -> Plan | None:
         negated = (isinstance(conjunct, SpecialForm) and conjunct.form == "NOT"
                    and isinstance(conjunct.args[0], SubqueryExpr))
-        sub = conjunct.args[0] if negated else conjunct  # type: ignore[union-attr]
+        sub = conjunct.args[0] if negated and isinstance(conjunct, SpecialForm) else conjunct
         if not isinstance(sub, SubqueryExpr) or sub.kind == "scalar":
             return None
         if sub.kind == "exists":
@@ -265,7 +265,8 @@ class _Decorrelator:
             return _Pulled(plan, [])
         if isinstance(plan, Filter):
             below = self._pull(plan.input, outer)
-            local, correlated = [], []
+            local: list[Expr] = []
+            correlated: list[Expr] = []
             produced = set(below.plan.output)
             for conjunct in conjuncts(plan.predicate):
                 (local if columns_of(conjunct) <= produced else correlated).append(conjunct)
@@ -319,7 +320,7 @@ class _Decorrelator:
                 return self._pull_aggregate_with_domain(plan, below, outer)
             equalities.append(pair)
         group_by = list(plan.group_by)
-        predicates = []
+        predicates: list[Expr] = []
         for inner_column, outer_expr in equalities:
             if inner_column not in group_by:
                 group_by.append(inner_column)
@@ -340,7 +341,7 @@ class _Decorrelator:
         condition = conjunction(substitute(p, mapping) for p in below.predicates)
         joined = Join("inner", domain, below.plan, condition)
         grouped = Aggregate(joined, tuple(copies[c] for c in outer_columns) + plan.group_by, plan.aggregates)
-        predicates = [Call("is_not_distinct_from", (ColumnRef(copies[c]), ColumnRef(c)), T.BOOLEAN)
+        predicates: list[Expr] = [Call("is_not_distinct_from", (ColumnRef(copies[c]), ColumnRef(c)), T.BOOLEAN)
                       for c in outer_columns]
         return _Pulled(grouped, predicates)
 
