@@ -7,6 +7,7 @@ code; ``--debug`` shows the Python traceback as well.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -165,10 +166,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress(spark: bool):  # type: ignore[no-untyped-def]
+def _progress(spark: bool) -> contextlib.AbstractContextManager[object]:
     """Spark's stage progress on stderr while a step that runs Spark jobs goes on."""
-    import contextlib
-
     from cbo.app.progress import spark_progress
 
     return spark_progress() if spark else contextlib.nullcontext()

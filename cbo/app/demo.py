@@ -70,7 +70,7 @@ def run_demo(sf: float = 0.1, postgres: str | None = "local", placement: str = "
     chosen = select(queries)
     by_name = {query.name: query for query in chosen}
 
-    def run(planner: str, sql: str) -> tuple[list, float]:  # type: ignore[type-arg]
+    def run(planner: str, sql: str) -> tuple[list, float]:
         if planner == "cbo":
             run_started = time.perf_counter()
             _, got = session.query(sql)
@@ -89,7 +89,7 @@ def run_demo(sf: float = 0.1, postgres: str | None = "local", placement: str = "
                     except Exception:  # the timed run reports it
                         pass
     rows: list[DemoRow] = []
-    results: dict[str, dict[str, tuple[list, float]]] = {}  # type: ignore[type-arg]
+    results: dict[str, dict[str, tuple[list, float]]] = {}
     failed: dict[str, str] = {}
     names = list(by_name)
     for name, planner, timed in plan:

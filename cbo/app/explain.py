@@ -26,7 +26,7 @@ the root ``analyze`` (engine, runs, wall time and rows of the one run).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,7 +63,7 @@ def describe(plan: Plan, annotate: Annotator | None = None) -> NodeInfo:
     return info
 
 
-def _columns(columns) -> list[str]:  # type: ignore[no-untyped-def]
+def _columns(columns: Iterable[object]) -> list[str]:
     return [str(c) for c in columns]
 
 
@@ -264,7 +264,7 @@ def add_estimate(info: NodeInfo, node: Plan, planned: Any, estimator: Any = None
     optimized = getattr(planned, "optimized", None)
     operator = planned.operator(node) if optimized is not None else None
     group = operator.group if operator is not None and operator.logical is node else None
-    if group is not None and optimized.memo.notes_of(group):
+    if group is not None and optimized is not None and optimized.memo.notes_of(group):
         info.details["optimizer_notes"] = optimized.memo.notes_of(group)
 
 

@@ -13,7 +13,7 @@ from cbo.errors import CboError
 from cbo.sources.catalog import Catalog, TableDef
 
 
-def _scan(table: TableDef) -> exp.Expression | None:
+def _scan(table: TableDef) -> exp.Expr | None:
     """A DuckDB table function reading the table's files, or None if it has no local copy."""
     path: Path | None = table.path if table.path is not None else table.parquet_copy
     if path is None:

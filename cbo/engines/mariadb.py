@@ -9,6 +9,7 @@ schemas inside a database: a catalog's ``schema`` is the MariaDB database that h
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
@@ -16,6 +17,9 @@ from cbo.engines.jdbc_url import redact as redact  # re-exported: callers name i
 from cbo.engines.jdbc_url import url_parts
 from cbo.errors import SourceUnreachable
 from cbo.sources.catalog import ForeignKey, Source
+
+if TYPE_CHECKING:
+    import pymysql
 
 DRIVER_CLASS = "org.mariadb.jdbc.Driver"
 DEFAULT_PORT = 3306
@@ -44,7 +48,8 @@ def address_of(source: Source) -> MariaAddress:
     return parse_url(source.jdbc_url(), source.login_user(), source.password())
 
 
-def connect(address: MariaAddress, *, database: str | None = None, what: str = "MariaDB"):  # type: ignore[no-untyped-def]
+def connect(address: MariaAddress, *, database: str | None = None,
+            what: str = "MariaDB") -> pymysql.Connection:
     """A PyMySQL connection (autocommit), or :class:`SourceUnreachable` in one line naming the server."""
     import pymysql
 
@@ -75,7 +80,7 @@ def identifier(*parts: str) -> str:
     return ".".join(exp.to_identifier(p, quoted=True).sql(dialect="mysql") for p in parts)
 
 
-def read_keys(conn, database: str, table: str) -> tuple[  # type: ignore[no-untyped-def]
+def read_keys(conn: pymysql.Connection, database: str, table: str) -> tuple[
         tuple[str, ...], tuple[tuple[str, ...], ...], tuple[ForeignKey, ...]]:
     """Primary key, unique keys and foreign keys of ``database.table`` from information_schema."""
     with conn.cursor() as cur:

@@ -80,7 +80,7 @@ def run_query(conn: psycopg.Connection, text: str, *, timeout_s: float | None = 
             cur.execute(sql.SQL("set search_path = {}").format(sql.Identifier(search_path)))
         started = time.perf_counter()
         try:
-            cur.execute(text)  # type: ignore[arg-type]
+            cur.execute(text)
         except psycopg.errors.QueryCanceled:
             raise QueryTimeout(f"query cancelled after {timeout_s:g} s (statement_timeout)") from None
         rows = cur.fetchall()

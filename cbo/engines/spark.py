@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from sqlglot import exp
 
@@ -29,7 +29,7 @@ from cbo.errors import CboError, SetupError, SourceUnreachable
 from cbo.sources.catalog import Catalog, Source, SparkSettings, TableDef
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 
     from cbo.cost.cluster import ClusterShape
 
@@ -244,9 +244,10 @@ def cluster_shape(spark: SparkSession, wait_s: float = 30.0) -> ClusterShape | N
         executors = instances or (most // cores if most else 1)
         return ClusterShape(max(1, executors), max(1, cores), partitions, threshold, master)
     context = spark.sparkContext
+    assert context.master is not None   # a started context has one
     if context.master.startswith("local"):
         return None
-    status = context._jsc.sc().getExecutorMemoryStatus  # type: ignore[union-attr]
+    status = context._jsc.sc().getExecutorMemoryStatus
     deadline, count, since = time.monotonic() + wait_s, -1, time.monotonic()
     while time.monotonic() < deadline:
         now = status().size() - 1
@@ -315,7 +316,7 @@ def _launch_gateway(master: str, conf: dict[str, str]) -> None:
     SparkContext._jvm = gateway.jvm
 
 
-def _forward_stderr(stream) -> None:  # type: ignore[no-untyped-def]
+def _forward_stderr(stream: IO[bytes]) -> None:
     # To file descriptor 2 itself, as the JVM wrote before: sys.stderr may be replaced (pytest).
     for line in iter(stream.readline, b""):
         if not line.startswith(tuple(n.encode() for n in JVM_NOISE)):
@@ -364,7 +365,7 @@ def read_table(spark: SparkSession, catalog: Catalog, table: TableDef) -> DataFr
     return jdbc_reader(spark, source).option("dbtable", remote_table_sql(source, table)).load()
 
 
-def jdbc_reader(spark: SparkSession, source: Source):  # type: ignore[no-untyped-def]
+def jdbc_reader(spark: SparkSession, source: Source) -> DataFrameReader:
     """Spark's JDBC reader for a source: URL, driver and credentials (the password read now,
     kept out of every rendered statement); the caller says what to read."""
     url = source.jdbc_url()
@@ -412,10 +413,11 @@ def spark_failure(exc: BaseException) -> str | None:
     the cause. PySpark's converted exceptions (``CapturedException``) carry the same."""
     java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
     if java is None:
-        if hasattr(exc, "getCondition") and exc.getCondition():  # type: ignore[attr-defined]
+        if hasattr(exc, "getCondition") and exc.getCondition():
             return _spark_message(exc.getCondition(), exc.getMessage())  # type: ignore[attr-defined]
         return None
-    chain, cause = [], java
+    chain: list[Any] = []
+    cause = java
     while cause is not None and len(chain) < 32:
         chain.append(cause)
         try:
@@ -432,7 +434,7 @@ def spark_failure(exc: BaseException) -> str | None:
     return f"{name}: {_first_line(message)}" if message else name
 
 
-def _java_call(target, method: str):  # type: ignore[no-untyped-def]
+def _java_call(target: Any, method: str) -> Any:
     try:
         return getattr(target, method)()
     except Exception:  # not a SparkThrowable, or the JVM is gone
@@ -479,10 +481,10 @@ def optimizer_settings(spark: SparkSession) -> dict[str, str]:
             "spark.sql.autoBroadcastJoinThreshold", "spark.sql.shuffle.partitions",
             "spark.sql.ansi.enabled", "spark.sql.statistics.histogram.enabled", "spark.driver.memory",
             "spark.master"]
-    settings = {}
+    settings: dict[str, str] = {}
     for key in keys:
         try:
-            settings[key] = spark.conf.get(key)  # without a default: Spark's own default value
+            settings[key] = spark.conf.get(key) or "(unset)"  # without a default: Spark's own default value
         except Exception:  # a key nobody set and that has no SQL default
             settings[key] = "(unset)"
     return settings

@@ -90,11 +90,11 @@ class SparkExecutor:
         try:
             yield
         finally:
-            for key, value in saved.items():
-                if value is None:
+            for key, old in saved.items():
+                if old is None:
                     self.spark.conf.unset(key)
                 else:
-                    self.spark.conf.set(key, value)
+                    self.spark.conf.set(key, old)
 
 
 # Output types ``collect_together`` carries through JSON unchanged (a JSON number, string or

@@ -168,7 +168,7 @@ class SparkPlanSql(SqlRenderer):
         remote = self._pushed.get(node)
         return remote is not None and remote.whole_result and not remote.partition_column
 
-    def _table(self, scan: Scan) -> exp.Expression:
+    def _table(self, scan: Scan) -> exp.Expr:
         return exp.Table(this=exp.to_identifier(self.views.table(scan.table), quoted=True))
 
     def query(self, plan: Plan) -> exp.Query:
@@ -201,7 +201,7 @@ class SparkPlanSql(SqlRenderer):
                                         kind=node.kind.upper()))
         return self._hinted(select, node, right)
 
-    def _hinted(self, select: exp.Select, node: Join, right: exp.Expression) -> exp.Select:
+    def _hinted(self, select: exp.Select, node: Join, right: exp.Expr) -> exp.Select:
         algorithm = self._algorithm(node)
         hint = algorithm.spark_hint if algorithm is not None else None
         if hint:

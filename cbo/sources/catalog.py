@@ -140,7 +140,7 @@ class Source:
 
         return redact(self.url) if self.url else "(no url)"
 
-    def _local(self):  # type: ignore[no-untyped-def]
+    def _local(self) -> Any:
         """The running local server's state, or SourceUnreachable saying how to start it."""
         import socket
 
@@ -482,6 +482,7 @@ class _Validator:
     def table(self, source: str, kind: str, name: str, body: dict[str, Any]) -> TableDef:
         at = ("sources", source, "tables", name)
         key_fields = ["primary_key", "unique_keys", "foreign_keys"]
+        location: dict[str, Any]
         if kind == "spark":
             self.check_keys(at, body, ["path", "table", "format", *key_fields])
             if ("path" in body) == ("table" in body):

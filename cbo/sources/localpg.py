@@ -23,6 +23,7 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from cbo.errors import SetupError, SourceUnreachable
 from cbo.paths import cache_dir
@@ -79,7 +80,7 @@ class ServerInfo:
     def password(self) -> str:
         return Path(self.password_file).read_text().strip()
 
-    def conninfo(self, database: str | None = None) -> dict[str, object]:
+    def conninfo(self, database: str | None = None) -> dict[str, Any]:
         """Keyword arguments for ``psycopg.connect``."""
         return dict(host=self.host, port=self.port, user=self.user,
                     dbname=database or self.database, password=self.password())
@@ -105,7 +106,7 @@ def find_bindir() -> Path:
     if on_path:
         candidates.append(Path(on_path).resolve().parent)
     try:  # a pip-installed server (the pgserver package ships its binaries)
-        import pgserver  # type: ignore[import-not-found]
+        import pgserver
 
         candidates.append(Path(pgserver.__file__).parent / "pginstall" / "bin")
     except ImportError:

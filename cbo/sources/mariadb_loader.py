@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import pyarrow as pa
@@ -27,6 +28,10 @@ from sqlglot import exp
 from cbo.engines.mariadb import identifier, sql_string
 from cbo.errors import CboError
 from cbo.sources.loaders import TableKeys, arrow_kind
+
+if TYPE_CHECKING:
+    import pymysql
+    import pymysql.cursors
 
 BATCH_ROWS = 5_000
 COLLATION = "utf8mb4_nopad_bin"
@@ -52,7 +57,7 @@ def mariadb_type(arrow_type: pa.DataType, longest: int) -> str:
     return _MARIADB_TYPES[kind]
 
 
-def loaded_manifest(conn, database: str) -> dict | None:  # type: ignore[no-untyped-def]
+def loaded_manifest(conn: pymysql.Connection, database: str) -> dict | None:
     with conn.cursor() as cur:
         cur.execute("select schema_comment from information_schema.schemata where schema_name = %s", (database,))
         row = cur.fetchone()
@@ -64,7 +69,7 @@ def loaded_manifest(conn, database: str) -> dict | None:  # type: ignore[no-unty
         return None
 
 
-def load_parquet_database(conn, database: str, tables: Mapping[str, Path],  # type: ignore[no-untyped-def]
+def load_parquet_database(conn: pymysql.Connection, database: str, tables: Mapping[str, Path],
                           keys: Mapping[str, TableKeys], manifest: dict,
                           progress: Callable[[str], None] = lambda _: None) -> bool:
     """Load ``tables`` (name -> Parquet file) into ``database``; return False if already loaded.
@@ -105,7 +110,7 @@ def _columns(names: Sequence[str]) -> str:
     return ", ".join(identifier(n) for n in names)
 
 
-def _create_and_fill(cur, database: str, name: str, path: Path, keys: TableKeys) -> None:  # type: ignore[no-untyped-def]
+def _create_and_fill(cur: pymysql.cursors.Cursor, database: str, name: str, path: Path, keys: TableKeys) -> None:
     schema = pq.read_schema(path)
     source = exp.Anonymous(this="read_parquet", expressions=[exp.Literal.string(str(path))])
     # The loader reports progress itself. A connection's own setting, not a config at connect:

@@ -15,6 +15,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import tomli_w
@@ -22,6 +23,9 @@ import tomli_w
 from cbo.errors import CboError
 from cbo.sources.catalog import ForeignKey
 from cbo.sources.loaders import TableKeys, load_parquet_schema
+
+if TYPE_CHECKING:
+    from cbo.sources.localpg import ServerInfo
 
 TABLES = ("users", "posts", "badges", "postLinks", "tags")
 SCHEMA = "stats_data"
@@ -44,7 +48,8 @@ def source_directory() -> Path:
     return SHIPPED
 
 
-def prepare(out: Path, postgres_info=None, progress: Callable[[str], None] = lambda _: None) -> dict[str, Path]:  # type: ignore[no-untyped-def]
+def prepare(out: Path, postgres_info: ServerInfo | None = None,
+            progress: Callable[[str], None] = lambda _: None) -> dict[str, Path]:
     """Parquet copies in ``out``, PostgreSQL loaded when ``postgres_info`` (a local ServerInfo) is given."""
     source = source_directory()
     suffix = "parquet" if all((source / f"{t}.parquet").exists() for t in TABLES) else "csv"
