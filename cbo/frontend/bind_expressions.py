@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from sqlglot import exp
 
@@ -21,6 +21,7 @@ from cbo.frontend.scope import Scope
 from cbo.ir import types as T
 from cbo.ir.expressions import AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, conjunction
 from cbo.ir.intervals import IntervalValue, add_interval
+from cbo.ir.kinds import AggregateName, Arithmetic, Comparison, FunctionName
 from cbo.ir.moments import is_moment
 from cbo.ir.operators import Plan, SubqueryExpr
 
@@ -31,15 +32,20 @@ if TYPE_CHECKING:
 INTERVAL_UNITS = {"YEAR": (12, 0, 0), "MONTH": (1, 0, 0), "DAY": (0, 1, 0), "WEEK": (0, 7, 0),
                   "HOUR": (0, 0, 3_600_000_000), "MINUTE": (0, 0, 60_000_000), "SECOND": (0, 0, 1_000_000)}
 
-COMPARISON_NODES = {exp.EQ: "eq", exp.NEQ: "neq", exp.LT: "lt", exp.LTE: "lte", exp.GT: "gt", exp.GTE: "gte"}
-ARITHMETIC_NODES = {exp.Add: ("add", "+"), exp.Sub: ("subtract", "-"), exp.Mul: ("multiply", "*"),
-                    exp.Div: ("divide", "/"), exp.Mod: ("modulus", "%")}
-AGGREGATE_NODES = {exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max", exp.Count: "count",
+COMPARISON_NODES: dict[type[exp.Binary], Comparison] = {
+    exp.EQ: "eq", exp.NEQ: "neq", exp.LT: "lt", exp.LTE: "lte", exp.GT: "gt", exp.GTE: "gte"}
+ARITHMETIC_NODES: dict[type[exp.Binary], tuple[Arithmetic, str]] = {
+    exp.Add: ("add", "+"), exp.Sub: ("subtract", "-"), exp.Mul: ("multiply", "*"), exp.Div: ("divide", "/"),
+    exp.Mod: ("modulus", "%")}
+AGGREGATE_NODES: dict[type[exp.AggFunc], AggregateName] = {
+                   exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max", exp.Count: "count",
                    exp.AnyValue: "any_value",
                    # SQL's stddev and variance are the sample forms (sqlglot reads var_samp as Variance)
                    exp.StddevSamp: "stddev_samp", exp.StddevPop: "stddev_pop", exp.Stddev: "stddev_samp",
                    exp.Variance: "var_samp", exp.VariancePop: "var_pop"}
-EXTRACT_FIELDS = ("YEAR", "MONTH", "DAY", "QUARTER")
+EXTRACT_FUNCTIONS: dict[str, FunctionName] = {"YEAR": "extract_year", "MONTH": "extract_month", "DAY": "extract_day",
+                                              "QUARTER": "extract_quarter"}
+EXTRACT_FIELDS = tuple(EXTRACT_FUNCTIONS)
 
 
 def literal_constant(node: exp.Literal) -> Constant:
@@ -79,15 +85,15 @@ class ExpressionBinder:
         handler: Callable[[exp.Expr], Expr] | None = getattr(self, f"_{type(node).__name__}", None)
         if handler is not None:
             return handler(node)
-        for node_type, name in COMPARISON_NODES.items():
-            if isinstance(node, node_type):
-                return self._comparison(node, name)
-        for node_type, (name, symbol) in ARITHMETIC_NODES.items():
-            if isinstance(node, node_type):
-                return self._arithmetic(node, name, symbol)
-        for aggregate_type, name in AGGREGATE_NODES.items():
+        for comparison_type, comparison in COMPARISON_NODES.items():
+            if isinstance(node, comparison_type):
+                return self._comparison(node, comparison)
+        for arithmetic_type, (arithmetic, symbol) in ARITHMETIC_NODES.items():
+            if isinstance(node, arithmetic_type):
+                return self._arithmetic(node, arithmetic, symbol)
+        for aggregate_type, aggregate in AGGREGATE_NODES.items():
             if isinstance(node, aggregate_type):
-                return self._aggregate(node, name)
+                return self._aggregate(node, aggregate)
         if isinstance(node, exp.Window):
             raise error_at(node, "window functions are not supported yet")
         if isinstance(node, exp.Grouping):
@@ -158,7 +164,7 @@ class ExpressionBinder:
 
     # -- operators ---------------------------------------------------------------------------
 
-    def _comparison(self, node: exp.Binary, name: str) -> Expr:
+    def _comparison(self, node: exp.Binary, name: Comparison) -> Expr:
         right_node = node.expression
         if isinstance(right_node, (exp.Any, exp.All)):
             return self._quantified(node, name, right_node)
@@ -178,7 +184,7 @@ class ExpressionBinder:
     def _NullSafeNEQ(self, node: exp.NullSafeNEQ) -> Expr:
         return SpecialForm("NOT", (self._NullSafeEQ(node),), T.BOOLEAN)  # type: ignore[arg-type]
 
-    def _arithmetic(self, node: exp.Binary, name: str, symbol: str) -> Expr:
+    def _arithmetic(self, node: exp.Binary, name: Arithmetic, symbol: str) -> Expr:
         left, right = self.bind(node.this), self.bind(node.expression)
         if name in ("add", "subtract") and (left.type == T.DATE and right.type.is_integer
                                             or name == "add" and left.type.is_integer and right.type == T.DATE):
@@ -241,7 +247,7 @@ class ExpressionBinder:
     def _Or(self, node: exp.Or) -> Expr:
         return self._logical("OR", node)
 
-    def _logical(self, form: str, node: exp.Connector) -> Expr:
+    def _logical(self, form: Literal["AND", "OR"], node: exp.Connector) -> Expr:
         parts: list[Expr] = []
         for side in (node.this, node.expression):
             bound = self._boolean(side)
@@ -345,7 +351,7 @@ class ExpressionBinder:
             raise error_at(node, f"EXTRACT({field} ...) is not supported (supported: {', '.join(EXTRACT_FIELDS)})")
         if not value.type.is_temporal:
             raise error_at(node, f"EXTRACT needs a date or timestamp, got {value.type}")
-        return Call(f"extract_{field.lower()}", (value,), T.INTEGER)
+        return Call(EXTRACT_FUNCTIONS[field], (value,), T.INTEGER)
 
     def _Year(self, node: exp.Year) -> Expr:
         value = self.bind(node.this)
@@ -361,7 +367,7 @@ class ExpressionBinder:
             raise error_at(node, f"substring needs a string, got {value.type}")
         return Call("substring", tuple(args), T.VARCHAR)
 
-    def _string_function(self, node: exp.Func, name: str, result: T.DataType = T.VARCHAR) -> Expr:
+    def _string_function(self, node: exp.Func, name: FunctionName, result: T.DataType = T.VARCHAR) -> Expr:
         value = self.bind(node.this)
         if value.type not in (T.VARCHAR, T.NULL):
             raise error_at(node, f"{name} needs a string, got {value.type}")
@@ -405,7 +411,7 @@ class ExpressionBinder:
 
     # -- aggregates ----------------------------------------------------------------------------
 
-    def _aggregate(self, node: exp.AggFunc, name: str) -> Expr:
+    def _aggregate(self, node: exp.AggFunc, name: AggregateName) -> Expr:
         if not self.allow_aggregates:
             raise error_at(node, f"aggregate {node.sql()[:40]} is not allowed in {self.clause}")
         argument = node.this
@@ -437,7 +443,7 @@ class ExpressionBinder:
     def _Select(self, node: exp.Select) -> Expr:
         return self._Subquery(exp.Subquery(this=node))
 
-    def _quantified(self, node: exp.Binary, name: str, quantifier: exp.Expr) -> Expr:
+    def _quantified(self, node: exp.Binary, name: Comparison, quantifier: exp.Expr) -> Expr:
         query = quantifier.this
         if isinstance(query, exp.Subquery):
             query = query.this
@@ -447,8 +453,7 @@ class ExpressionBinder:
         plan, _ = self.binder.bind_subquery(query, self.scope)
         self._check_single_column(node, plan)
         self._check_comparable(node, value, ColumnRef(plan.output[0]))
-        kind = "all" if isinstance(quantifier, exp.All) else "any"
-        return SubqueryExpr(kind, plan, value, name)
+        return SubqueryExpr("all" if isinstance(quantifier, exp.All) else "any", plan, value, name)
 
     def _check_single_column(self, node: exp.Expr, plan: Plan) -> None:
         if len(plan.output) != 1:

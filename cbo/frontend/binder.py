@@ -22,6 +22,7 @@ from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.frontend.scope import CteDefinition, Relation, Scope
 from cbo.ir import types as T
 from cbo.ir.expressions import TRUE, Column, ColumnFactory, ColumnRef, Constant, Expr, SpecialForm, compare, conjunction
+from cbo.ir.kinds import JoinKind, SetOpKind
 from cbo.ir.operators import (
     Aggregate,
     AssumedKey,
@@ -40,6 +41,8 @@ from cbo.ir.operators import (
 from cbo.sources.catalog import Catalog, TableDef
 from cbo.sources.schema import SchemaProvider
 
+_OUTER_JOINS: dict[str, JoinKind] = {"LEFT": "left", "RIGHT": "right", "FULL": "full"}
+_SET_OPERATIONS: dict[str, SetOpKind] = {"union": "union", "intersect": "intersect", "except": "except"}
 
 @dataclass(frozen=True)
 class BoundQuery:
@@ -346,7 +349,7 @@ class Binder:
             raise error_at(join, "NATURAL JOIN is not supported")
         left_relations = list(scope.relations)
         right = self._bind_relation(join.this, scope)
-        join_kind = {"LEFT": "left", "RIGHT": "right", "FULL": "full"}.get(side, "inner")
+        join_kind: JoinKind = _OUTER_JOINS.get(side, "inner")
         on = join.args.get("on")
         using = join.args.get("using")
         if on is not None:
@@ -428,7 +431,7 @@ class Binder:
         left = self._cast_to(left, types)
         right = self._cast_to(right, types)
         columns = tuple(self.columns.new(n, t) for n, t in zip(names, types))
-        kind = {"union": "union", "intersect": "intersect", "except": "except"}[node.key]
+        kind = _SET_OPERATIONS[node.key]
         distinct = node.args.get("distinct") is not False
         plan: Plan = SetOp(kind, distinct, (left, right), columns, (left.output, right.output))
         return self._order_limit_of_set(node, plan, names, scope)

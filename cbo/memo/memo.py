@@ -26,9 +26,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from cbo.ir.expressions import Column, ColumnFactory
+from cbo.ir.kinds import JoinKind
 from cbo.ir.operators import ForeignKeyRef, Join, Plan, walk
 
 if TYPE_CHECKING:
@@ -198,7 +199,7 @@ class Deferred:
     __slots__ = ("kind", "inputs", "source", "args", "group", "position", "rule", "made", "parts", "sides")
     operator = Join
 
-    def __init__(self, kind: str, inputs: tuple[Group, ...], source: JoinSource, args: tuple,
+    def __init__(self, kind: JoinKind, inputs: tuple[Group, ...], source: JoinSource, args: tuple,
                  group: Group, position: int, rule: str | None):
         self.kind = kind
         self.inputs = inputs
@@ -254,16 +255,16 @@ class Group:
         """Every expression of the group, in order, deferred ones made first (``Memo.make``)."""
         if self.deferred:
             self.memo.make_group(self)
-        return self.entries  # type: ignore[return-value]   # (none deferred now)
+        return cast("list[Plan]", self.entries)   # (none deferred now)
 
     @expressions.setter
-    def expressions(self, value: list[Plan]) -> None:
-        self.entries = value  # type: ignore[assignment]
+    def expressions(self, value: list[Plan | Deferred]) -> None:
+        self.entries = value
         self.deferred = sum(type(e) is Deferred for e in value)
 
     @property
     def first(self) -> Plan:
-        return self.entries[0]  # type: ignore[return-value]   # (the first is always made)
+        return cast(Plan, self.entries[0])   # (the first is always made)
 
     def holds(self, operator: type) -> bool:
         """Whether some expression of the group is an ``operator`` (or of a subclass): what a
@@ -388,7 +389,7 @@ class Memo:
         # does not apply rules twice to a join the rules saw while it was deferred
         self.made_from: dict[int, Deferred] = {}
 
-    def defer(self, group: Group, kind: str, inputs: tuple[Group, Group], source: JoinSource, args: tuple,
+    def defer(self, group: Group, kind: JoinKind, inputs: tuple[Group, Group], source: JoinSource, args: tuple,
               rule: str | None = None) -> bool:
         """Add to ``group`` a join of ``kind`` over ``inputs``, made by ``source.make_join(*args)``
         only when read. False (nothing added) when the memo already holds a join over the same

@@ -28,7 +28,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cbo.ir.expressions import TRUE, Constant
-from cbo.ir.operators import JOIN_KINDS, Plan
+from cbo.ir.kinds import JOIN_KINDS, JoinKind
+from cbo.ir.operators import Plan
 from cbo.memo.memo import current, group_of
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ class Joins:
     """Joins of one of ``kinds``; ``conditioned``: whose condition is not TRUE (not a cross
     product); ``equi_keyed``: some conjunct of whose equates a left column with a right one."""
 
-    kinds: frozenset[str]
+    kinds: frozenset[JoinKind]
     conditioned: bool = False
     equi_keyed: bool = False
 

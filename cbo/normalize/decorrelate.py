@@ -52,6 +52,7 @@ from cbo.ir.expressions import (
     substitute,
     transform,
 )
+from cbo.ir.kinds import Comparison, JoinKind, SubqueryKind
 from cbo.ir.operators import (
     Aggregate,
     Filter,
@@ -77,6 +78,9 @@ def decorrelate(plan: Plan, columns: ColumnFactory) -> Plan:
     """Rewrite every subquery expression of ``plan`` into joins."""
     return _Decorrelator(columns).rewrite(plan)
 
+
+# NOT (x IN S) = x NOT IN S = x <> ALL S; NOT (x op ANY S) = x (not op) ALL S, and the reverse.
+_NEGATED_QUANTIFIER: dict[SubqueryKind, SubqueryKind] = {"in": "all", "any": "all", "all": "any"}
 
 @dataclass
 class _Pulled:
@@ -137,10 +141,10 @@ class _Decorrelator:
             return None
         if sub.kind == "exists":
             return self._exists_join(outer, sub, "anti" if negated else "semi")
-        kind = sub.kind
-        comparison = sub.comparison or "eq"
+        kind: SubqueryKind = sub.kind
+        comparison: Comparison = sub.comparison or "eq"
         if negated:  # NOT (x IN S) = x NOT IN S; NOT (x op ANY S) = x (not op) ALL S
-            kind = {"in": "all", "any": "all", "all": "any"}[kind]
+            kind = _NEGATED_QUANTIFIER[kind]
             comparison = NEGATED[comparison]
         pulled, y = self._prepare(outer, sub)
         assert sub.operand is not None
@@ -167,7 +171,7 @@ class _Decorrelator:
         join = Join("null_aware_anti", widened, inner, compare("eq", ColumnRef(key), ColumnRef(y)))
         return Project(join, tuple((c, ColumnRef(c)) for c in outer.output))
 
-    def _exists_join(self, outer: Plan, sub: SubqueryExpr, kind: str) -> Plan:
+    def _exists_join(self, outer: Plan, sub: SubqueryExpr, kind: JoinKind) -> Plan:
         if _is_scalar_aggregate(sub.plan):
             # An aggregate without GROUP BY always yields one row: EXISTS is TRUE.
             return outer if kind == "semi" else Filter(outer, FALSE)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from cbo.ir import types as T
 from cbo.ir.expressions import Call, Column, ColumnRef, Expr, compare, conjunction
+from cbo.ir.kinds import JoinKind
 from cbo.ir.operators import Aggregate, Join, Plan, Project, SetOp
 
 
@@ -41,7 +42,7 @@ def set_ops_as_joins(plan: Plan) -> Plan:
 def _as_joins(node: SetOp) -> Plan:
     first, *others = node.inputs
     first_columns, *others_columns = node.inputs_columns
-    kind = "semi" if node.kind == "intersect" else "anti"
+    kind: JoinKind = "semi" if node.kind == "intersect" else "anti"
     if any(set(first.output) & set(other.output) for other in others):
         return node
     plan: Plan = first

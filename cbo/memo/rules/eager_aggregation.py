@@ -61,6 +61,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from cbo.ir.expressions import AggregateCall, Column, ColumnRef, Expr, columns_of
+from cbo.ir.kinds import AggregateName
 from cbo.ir.moments import split
 from cbo.ir.operators import Aggregate, Join, Plan, Project
 from cbo.memo.memo import Group, group_of
@@ -72,7 +73,8 @@ if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
 
 # partial function -> the function combining partial results
-COMBINE = {"sum": "sum", "count": "sum", "count_star": "sum", "min": "min", "max": "max"}
+COMBINE: dict[AggregateName, AggregateName] = {"sum": "sum", "count": "sum", "count_star": "sum", "min": "min",
+                                               "max": "max"}
 
 _INNER = Pattern(Join, where=Joins(frozenset({"inner"}), conditioned=True))
 
