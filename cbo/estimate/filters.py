@@ -35,11 +35,12 @@ from cbo.estimate import defaults
 from cbo.estimate.column import ColumnEstimate, Segment, like_prefix, like_regex, thinned
 from cbo.estimate.comparisons import compare_columns
 from cbo.estimate.constants import NOT_CONSTANT, constant_value
-from cbo.estimate.relation import DerivedColumns, RelEstimate, SampleView
+from cbo.estimate.relation import DerivedColumns, RelEstimate, SampleView, layered
 from cbo.estimate.sample_eval import evaluate, scalar
 from cbo.ir.expressions import Call, Column, ColumnRef, Constant, Expr, SpecialForm, columns_of, conjuncts
+from cbo.ir.kinds import FunctionName
 
-FLIP = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "eq": "eq", "neq": "neq"}
+FLIP: dict[FunctionName, FunctionName] = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "eq": "eq", "neq": "neq"}
 MAX_CHAR = "\U0010ffff"
 
 
@@ -57,7 +58,7 @@ def estimate_filter(rel: RelEstimate, predicate: Expr) -> RelEstimate:
         return rel
     if rel.rows <= 0:
         return rel
-    working: ChainMap[Column, ColumnEstimate] = ChainMap({}, rel.columns)  # type: ignore[arg-type]
+    working: ChainMap[Column, ColumnEstimate] = layered({}, rel.columns)
     restricted: dict[Column, ColumnEstimate] = {}
     independent = 1.0
     notes: list[str] = []
@@ -447,7 +448,7 @@ def generic_selectivity(e: Expr, columns: Mapping[Column, ColumnEstimate], rows:
 
 
 def _selectivity_of(e: Expr, columns: Mapping[Column, ColumnEstimate], rows: float) -> tuple[float, str | None]:
-    local: ChainMap[Column, ColumnEstimate] = ChainMap({}, columns)  # type: ignore[arg-type]
+    local: ChainMap[Column, ColumnEstimate] = layered({}, columns)
     total = 1.0
     note = None
     for part in conjuncts(e):

@@ -70,7 +70,7 @@ from cbo.estimate.join_samples import EMPTY_NOTE, _counted, _from_base, _leaf_co
 from cbo.estimate.joins import matched_rows
 from cbo.estimate.matching import joint, matching_tuples
 from cbo.estimate.plan_facts import PlanFacts, leaf_facts
-from cbo.estimate.relation import DerivedColumns, JoinSet, Leaf, Origin, RelEstimate
+from cbo.estimate.relation import DerivedColumns, JoinSet, Leaf, Origin, RelEstimate, layered
 from cbo.estimate.upper_bound import join_bound
 from cbo.ir.expressions import Column, Expr, columns_of, conjuncts
 from cbo.ir.operators import Join, Plan, equated_columns
@@ -129,7 +129,7 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
     rows = 1.0
     for leaf in leaves:
         rows *= leaf.estimate.rows
-    combined: ChainMap[Column, ColumnEstimate] = ChainMap(*[leaf.estimate.columns for leaf in leaves])  # type: ignore[arg-type]
+    combined: ChainMap[Column, ColumnEstimate] = layered(*[leaf.estimate.columns for leaf in leaves])
     # each class member's class, filled when a column is first derived (a memo reads the
     # columns of few of its join sets)
     class_of: dict[Column, int] = {}
