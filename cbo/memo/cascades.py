@@ -209,7 +209,7 @@ class CascadesSearch:
         known = winners.get(required, UNKNOWN)
         if known is UNKNOWN:
             known = winners[required] = self._winner(group, required)
-        return known  # type: ignore[return-value]
+        return known
 
     def _winner(self, group: Group, required: Required) -> Winner | None:
         table = self.table(group)
@@ -266,7 +266,7 @@ class CascadesSearch:
                         # the expressions before any is implemented (in a star, most of them).
                         if out is None:
                             out = size(group)
-                        joins.append((a.cost + b.cost, index, expr))   # type: ignore[union-attr]   # (winners)
+                        joins.append((a.cost + b.cost, index, expr))
                         left_rows.append((left.size or size(left))[0])
                         right_rows.append((right.size or size(right))[0])
                         continue
