@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from cbo.ir.expressions import Column, ColumnFactory
@@ -79,6 +80,17 @@ def group_of(plan: Plan) -> Group:
     """The group a memo expression's input stands for (its inputs are group references)."""
     assert isinstance(plan, GroupRef), f"a memo expression's input is a group, not a {type(plan).__name__}"
     return plan.group
+
+
+if TYPE_CHECKING:
+    def inputs_of(expr: Plan) -> tuple[GroupRef, ...]:
+        """A memo expression's children, which are group references: the memo's ``add``
+        replaces each child of an expression it holds by its group's ``GroupRef``."""
+        ...
+else:
+    # The children themselves, read without a check: the search reads them for each of the
+    # tens of thousands of expressions a join enumeration adds.
+    inputs_of = attrgetter("children")
 
 
 def current(plan: Plan) -> Plan:
@@ -525,8 +537,8 @@ class Memo:
             self.additions += 1
         self._index[expr] = group
         parents = self._parents
-        for child in expr.children:
-            gid = child.group.id   # type: ignore[attr-defined]   # (group references: see _canonical)
+        for child in inputs_of(expr):
+            gid = child.group.id
             readers = parents.get(gid)
             if readers is None:
                 parents[gid] = [expr]

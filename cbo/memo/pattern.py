@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from cbo.ir.expressions import TRUE, Constant
 from cbo.ir.kinds import JOIN_KINDS, JoinKind
 from cbo.ir.operators import Plan
-from cbo.memo.memo import current, group_of
+from cbo.memo.memo import current, group_of, inputs_of
 
 if TYPE_CHECKING:
     from cbo.memo.memo import Deferred, Group
@@ -168,11 +168,11 @@ class Pattern:
 
     def could_bind_inputs(self, expr: Plan, explore: Callable[[Group], None] | None = None) -> bool:
         """``could_bind`` for an expression whose operator is known to match."""
-        children = expr.children
+        children = inputs_of(expr)
         for index, operator in self.patterned_inputs:
             if index >= len(children):
                 continue
-            group = children[index].group.find()   # type: ignore[attr-defined]   # (a group reference)
+            group = children[index].group.find()
             if explore is not None and not group.explored:
                 explore(group)
                 group = group.find()

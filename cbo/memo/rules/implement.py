@@ -174,7 +174,7 @@ class ImplementOperator(ImplementationRule):
     def __init__(self, operator: type, algorithm: Algorithm):
         self.operator = operator
         self.algorithm = algorithm
-        self.name = f"Implement{operator.__name__}"  # type: ignore[misc]
+        self.name = f"Implement{operator.__name__}"
 
     @property
     def summary(self) -> str:

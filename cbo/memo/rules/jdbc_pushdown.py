@@ -206,11 +206,7 @@ class PushSubplanToSource(ImplementationRule):
             yield found
 
     def _state(self, context: SearchContext) -> PushdownState:
-        key = ("jdbc_pushdown", self.dialect)
-        state = context.rule_state.get(key)
-        if state is None:
-            state = context.rule_state[key] = PushdownState()
-        return state  # type: ignore[return-value]
+        return context.state(("jdbc_pushdown", self.dialect), PushdownState)
 
     def _alternative(self, group: Group, context: Any, state: PushdownState) -> PhysicalExpr | None:
         pushable = self.pushable(group, context, state)
