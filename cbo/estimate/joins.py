@@ -308,8 +308,9 @@ def _base_selectivity(a: Origin, b: Origin) -> float:
     """Selectivity of the two unfiltered columns (their statistics): kept on ``a``'s sample by
     the columns' tables and names."""
     assert a.base is not None and b.base is not None and a.sample is not None and b.sample is not None
+    base_a, base_b = a.base, b.base
     return a.sample.sample.kept(("base selectivity", a.name, b.sample.sample.table, b.name),
-                                lambda: matching_pairs(a.base, b.base) / (a.base_rows * b.base_rows))  # type: ignore[arg-type]
+                                lambda: matching_pairs(base_a, base_b) / (a.base_rows * b.base_rows))
 
 
 class _PairIndex:
