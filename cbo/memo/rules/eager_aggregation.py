@@ -126,16 +126,17 @@ class _Reading:
     def __init__(self, aggregate: Aggregate, assignments: tuple[tuple[Column, Expr], ...] | None):
         self.group_by, self.aggregates, self.assignments = aggregate.group_by, aggregate.aggregates, assignments
         computed: dict[Column, Expr] = dict(assignments) if assignments is not None else {}
-        calls: list[tuple[Column, AggregateCall, frozenset[Column]]] | None = []
+        calls: list[tuple[Column, AggregateCall, frozenset[Column]]] = []
         for column, call in aggregate.aggregates:
             if (call.name not in COMBINE and split(call) is None) or \
                     (call.distinct and call.name not in ("min", "max")):
-                calls = None
+                self.calls = None
                 break
             args = tuple(_through(a, computed) for a in call.args)
             read: frozenset[Column] = frozenset().union(*[columns_of(a) for a in args])
-            calls.append((column, AggregateCall(call.name, args, call.distinct, call.type), read))   # type: ignore[union-attr]
-        self.calls = calls
+            calls.append((column, AggregateCall(call.name, args, call.distinct, call.type), read))
+        else:
+            self.calls = calls
         self.grouping: list[tuple[Column, Expr, frozenset[Column]]] = []
         for g in aggregate.group_by:
             e = computed[g] if assignments is not None else ColumnRef(g)
@@ -211,7 +212,8 @@ def _push(aggregate: Aggregate, reading: _Reading, join: Join, condition_reads: 
     finished: list[tuple[Column, Expr]] = []   # the moments, computed above the combining aggregation
     by_partial = dict(partials)
     for column, call, made_here in pieces:
-        if len(made_here) == 1 and split(call) is None:
+        moment = split(call)
+        if len(made_here) == 1 and moment is None:
             finals.append((column, AggregateCall(COMBINE[call.name], (ColumnRef(made_here[0]),), False, call.type)))
             continue
         combined = []
@@ -220,7 +222,8 @@ def _push(aggregate: Aggregate, reading: _Reading, join: Join, condition_reads: 
                                                           by_partial[partial].type), "combined")
             finals.append((total, AggregateCall("sum", (ColumnRef(partial),), False, total.type)))
             combined.append(ColumnRef(total))
-        finished.append((column, split(call).finish(tuple(combined))))   # type: ignore[union-attr]
+        assert moment is not None   # (only a second moment is combined from several partials)
+        finished.append((column, moment.finish(tuple(combined))))
     combining = Aggregate(top, aggregate.group_by, tuple(finals))
     if not finished:
         return combining
