@@ -65,8 +65,9 @@ SPARK_DEFAULTS: dict[str, float] = {
     "broadcast_row": 2e-7, "broadcast_byte": 2e-8,
     "nested_loop_pair": 2e-9, "spill_byte": 2e-8, "task": 5e-3,
     "jdbc_row": 1e-6, "jdbc_byte": 2e-8, "query": 0.5,
-    # Seed 000's measurements (Spark <- PostgreSQL, SF 1): Q3 as one remote query in 1.09 s,
-    # its operators reading about 8 million rows; MariaDB runs one query on one thread, with
+    # From the JDBC join pushdown RFC's measurement (Spark <- PostgreSQL, SF 1): TPC-H's
+    # shipping-priority query pushed as one remote query, its operators reading about 8 million
+    # rows, sets PostgreSQL's row cost; MariaDB runs one query on one thread, with
     # block nested-loop joins where PostgreSQL hashes.
     "remote_row_postgres": 5e-8, "remote_row_mysql": 1.5e-7, "remote_agg_row_postgres": 1e-7,
     "remote_agg_row_mysql": 3e-7, "remote_query": 0.02,

@@ -14,7 +14,7 @@ The query is rendered from the plan's AST in the source's dialect (identifiers q
 escaped by sqlglot) and names its columns by identity, like every other rendered subplan. When
 the table is large and has a numeric key, its bounds let Spark read it in parallel partitions.
 
-Whole subplans of one source (joins, aggregations, top-N; seed 000) run there when the search
+Whole subplans of one source (joins, aggregations, top-N: JDBC join pushdown) run there when the search
 chose their remote-query alternative (``Algorithm.REMOTE_QUERY``, added by the connector rules
 of ``cbo.memo.rules.jdbc_pushdown``): the physical plan says which subtrees are remote queries,
 and :meth:`RemoteQueries.pushed` reads it, so nothing is decided here a second time. A pushed

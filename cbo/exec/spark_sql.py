@@ -1,8 +1,8 @@
 """A plan as one Spark SQL statement that keeps the plan's shape.
 
-Spark builds a DataFrame from one statement in one parse and one analysis (7-65 ms for the
-TPC-H plans at SF 1); built operator by operator through PySpark, every step is a round trip
-to the JVM that re-analyzes the plan so far (30-340 ms), which is most of a small query's run.
+Spark builds a DataFrame from one statement in one parse and one analysis; built operator by
+operator through PySpark, every step is a round trip to the JVM that re-analyzes the plan so
+far, which costs several times more and is most of a small query's run.
 
 The statement is the shared renderer's (``cbo.sqlgen``: one SELECT per operator over derived
 tables, columns named by identity, identifiers quoted and literals escaped by sqlglot), with
@@ -49,8 +49,8 @@ _view_numbers = itertools.count()
 class SparkViews:
     """Temporary views over the catalog's tables and over remote queries, made once each.
 
-    A Parquet table's view lists its files and reads footers when made (about 80 ms a table at
-    SF 1), as Spark's own catalog tables do once; a rewritten directory (new mtime) gets a
+    A Parquet table's view lists its files and reads footers when made, as Spark's own catalog
+    tables do once; a rewritten directory (new mtime) gets a
     fresh view. View names are generated (``cbo_t3_lineitem``), so they never meet a user's nor
     another executor's."""
 

@@ -484,7 +484,7 @@ class Memo:
 
     def new_column(self, name: str, type_: DataType, nullable: bool = True) -> Column:
         """A column no expression of the memo uses yet, for a rule that computes a new value
-        (3.1's row id, eager aggregation's partial results): one numbering per memo, started
+        (the DISTINCT-above rewrite's row id, eager aggregation's partial results): one numbering per memo, started
         above every id the memo's plans define or read, shared by all rules."""
         if self._columns is None:
             largest = 0

@@ -6,8 +6,8 @@ the physical alternatives that could run it. Every rule is a small class whose d
 states its pattern, the equivalence it relies on and when that holds; ``RuleSet`` lists them
 by name and enables or disables them.
 
-Connectors add their own rules per source type (seed 004: a connector rewrites the largest
-subplan it owns): ``register_connector_rules("jdbc", MyRule())`` makes the rule part of every
+Connectors add their own rules per source type (as in Presto's federation planner, a connector
+rewrites the largest subplan it owns): ``register_connector_rules("jdbc", MyRule())`` makes the rule part of every
 rule set built for a catalog that has a source of that type.
 """
 

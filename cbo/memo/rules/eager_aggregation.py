@@ -45,8 +45,8 @@ grouped on ``G_S ∪ K_S`` or finer (its group holds such an aggregation: nothin
 the rule would otherwise apply to its own result again).
 
 The byte-reduction threshold (``push_aggregation_below_join_byte_reduction_threshold``, as for
-3.2): the partial aggregation enters the memo only when the join is not byte-reducing, i.e. its
-estimated output bytes times the threshold exceed the bytes of ``S``, the input the aggregation
+the DISTINCT below a semi join's inner join): the partial aggregation enters the memo only when
+the join is not byte-reducing, i.e. its estimated output bytes times the threshold exceed the bytes of ``S``, the input the aggregation
 is pushed onto (0 never pushes, infinity always does). The decision is noted at the
 aggregation's group where it pushes, and for the join as written. Cost then picks between the
 aggregation above the join and the one below: a revenue per customer over lineitem ⋈ orders,
@@ -156,7 +156,7 @@ def _push(aggregate: Aggregate, reading: _Reading, join: Join, condition_reads: 
             return None
         calls.append((column, call))
     if not calls:
-        return None   # a DISTINCT: 3.2 and table pushdown place those
+        return None   # a DISTINCT: the DISTINCT-below rewrite and table pushdown place those
     computed: dict[Column, Expr] = {}   # the grouping columns' expressions over the join's columns
     grouped_here, grouped_there = [], []
     for g, e, grouping in reading.grouping:

@@ -1,4 +1,4 @@
-"""JDBC pushdown as memo alternatives (seeds 000 and 004): a subplan of one source as one query.
+"""JDBC pushdown as memo alternatives (connector-owned subplans): a subplan of one source as one query.
 
 ``PushSubplanToPostgres`` and ``PushSubplanToMariaDB`` are connector rules
 (``register_connector_rules("jdbc", ...)``), one per SQL dialect. For a memo group whose plans
