@@ -1,6 +1,7 @@
-"""Seed 003's query family: ``SELECT * FROM customer WHERE <outer filter> AND c_custkey IN (<filtering side>)``.
+"""The early-out join design's query family:
+``SELECT * FROM customer WHERE <outer filter> AND c_custkey IN (<filtering side>)``.
 
-The outer filter keeps one customer (the seed's own query, by name), or a share of them
+The outer filter keeps one customer (the design document's own query, by name), or a share of them
 (0.1 %, 1 %, 20 %, all) by account balance, which is uniform over [-999.99, 9999.99] in
 TPC-H and independent of the key, so no engine can carry it over to the filtering side. The
 filtering side has duplicates (``o_custkey`` of orders: about ten per customer), duplicates
