@@ -60,8 +60,8 @@ class RemoteScan:
     partitions: int | None = None             # None: the reader's default (the cluster's cores)
     # Read in one fetch (no fetch size): the search estimates at most ``WHOLE_RESULT_ROWS`` rows.
     # PostgreSQL runs a query read through a cursor with a fetch size (a portal executed a batch
-    # at a time) without parallel workers; read at once, its scans and aggregations get them
-    # (TPC-H Q1 at SF 1: 13.0 s through a cursor, 6.6 s at once, on this 2-core machine).
+    # at a time) without parallel workers; read at once, its scans and aggregations get them, and
+    # a scan-heavy aggregation (TPC-H's pricing summary) runs about twice as fast.
     whole_result: bool = False
 
     def describe_partitions(self) -> str | None:
@@ -184,8 +184,8 @@ class RemoteQueries:
             for select in query.find_all(exp.Select):
                 select.set("operation_modifiers", [exp.var("STRAIGHT_JOIN")])
             # Spark's reader wraps the query (SELECT cols FROM (<query>) alias), a block without
-            # the modifier that MariaDB would merge the query into (Q9's join: 12.0 s so, 0.9 s
-            # kept apart). A LIMIT above every row keeps the query a block of its own (its
+            # the modifier that MariaDB would merge the query into, and then join in its own order
+            # (an order of magnitude slower for a five-table join, kept apart). A LIMIT above every row keeps the query a block of its own (its
             # result materialized); a partitioned read's range could then not reach its scans,
             # so a split query is left to MariaDB's order.
             if query.args.get("limit") is None:

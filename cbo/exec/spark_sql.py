@@ -139,7 +139,7 @@ class SparkPlanSql(SqlRenderer):
             if isinstance(node, Sort) and self._small_remote_read(node.input):
                 # A global sort range-partitions its input, and the range bounds come from a
                 # sampling job over that input: over a remote read, a second run of the remote
-                # query (TPC-H Q20 on all-postgres: the pushed query, 1.6 s, ran twice). A result
+                # query (a sorted result of one pushed query made PostgreSQL run it twice). A result
                 # read whole is small (RemoteScan.whole_result): gathered into its one partition
                 # without a shuffle, it is sorted there and read once.
                 select.set("hint", exp.Hint(expressions=[exp.Anonymous(this="COALESCE",

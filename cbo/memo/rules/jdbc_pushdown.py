@@ -311,8 +311,8 @@ def _sharing(pushable: Pushable) -> tuple[float, float, frozenset[Hashable]]:
     """The pushed query's work (rows, aggregated) and the repeated joins it computes once.
 
     A query with a CTE runs in PostgreSQL without parallel workers outside the CTE (a CTE scan
-    is parallel-restricted): TPC-H Q11's repeated supplier-nation join (400 rows) shared took
-    0.54 s instead of 0.22 s, the partsupp scans around it serial. A repeated join is shared
+    is parallel-restricted): sharing a small repeated join (TPC-H's important-stock query, whose
+    supplier-nation join appears twice) made the query slower, the scans around it serial. A repeated join is shared
     only where the work it saves is at least the rest of the query's (Q17: the lineitem-part
     join is nearly all of it); otherwise it is computed at each occurrence and charged so."""
     rows, aggregated = pushable.rows, pushable.aggregated
