@@ -185,9 +185,10 @@ class RemoteQueries:
                 select.set("operation_modifiers", [exp.var("STRAIGHT_JOIN")])
             # Spark's reader wraps the query (SELECT cols FROM (<query>) alias), a block without
             # the modifier that MariaDB would merge the query into, and then join in its own order
-            # (an order of magnitude slower for a five-table join, kept apart). A LIMIT above every row keeps the query a block of its own (its
-            # result materialized); a partitioned read's range could then not reach its scans,
-            # so a split query is left to MariaDB's order.
+            # (an order of magnitude slower for a five-table join, kept apart). A LIMIT above
+            # every row keeps the query a block of its own (its result materialized); a
+            # partitioned read's range could then not reach its scans, so a split query is left
+            # to MariaDB's order.
             if query.args.get("limit") is None:
                 query = query.limit(exp.Literal.number("18446744073709551615"))
         if split is None:
