@@ -47,11 +47,11 @@ the rule would otherwise apply to its own result again).
 The byte-reduction threshold (``push_aggregation_below_join_byte_reduction_threshold``, as for
 the DISTINCT below a semi join's inner join): the partial aggregation enters the memo only when
 the join is not byte-reducing, i.e. its estimated output bytes times the threshold exceed the
-bytes of ``S``, the input the aggregation is pushed onto (0 never pushes, infinity always does). The decision is noted at the
-aggregation's group where it pushes, and for the join as written. Cost then picks between the
-aggregation above the join and the one below: a revenue per customer over lineitem ⋈ orders,
-say, summed per ``o_custkey`` before customer and nation join it, instead of grouping the join's
-rows by seven customer columns, two of them long strings.
+bytes of ``S``, the input the aggregation is pushed onto (0 never pushes, infinity always does).
+The decision is noted at the aggregation's group where it pushes, and for the join as written.
+Cost then picks between the aggregation above the join and the one below: a revenue per customer
+over lineitem ⋈ orders, say, summed per ``o_custkey`` before customer and nation join it,
+instead of grouping the join's rows by seven customer columns, two of them long strings.
 """
 
 from __future__ import annotations
