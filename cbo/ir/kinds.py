@@ -37,7 +37,9 @@ SUBQUERY_KINDS: tuple[SubqueryKind, ...] = get_args(SubqueryKind)
 Comparison = Literal["eq", "neq", "lt", "lte", "gt", "gte", "is_not_distinct_from"]
 COMPARISONS: tuple[Comparison, ...] = get_args(Comparison)
 
-Arithmetic = Literal["add", "subtract", "multiply", "divide", "modulus"]
+# ``divide`` and ``modulus`` as the query's dialect means them; ``int_divide`` truncates,
+# ``float_divide`` and ``float_modulus`` compute in doubles (cbo.frontend.division).
+Arithmetic = Literal["add", "subtract", "multiply", "divide", "modulus", "int_divide", "float_divide", "float_modulus"]
 ARITHMETIC: tuple[Arithmetic, ...] = get_args(Arithmetic)
 
 # The name of a scalar function call (cbo.ir.expressions.Call).

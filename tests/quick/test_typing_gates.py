@@ -13,10 +13,10 @@ import shlex
 import tomllib
 from pathlib import Path
 
+from cbo.connectors import capabilities
 from cbo.ir import kinds
 from cbo.ir.moments import MOMENTS
 from cbo.physical.properties import DISTRIBUTIONS
-from cbo.sources import capabilities
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -171,6 +171,8 @@ class ImplementOperator(ImplementationRule):
     Pattern: the operator type given at construction. Equivalence: identity.
     """
 
+    required = True
+
     def __init__(self, operator: type, algorithm: Algorithm):
         self.operator = operator
         self.algorithm = algorithm
@@ -281,6 +283,7 @@ class BroadcastNestedLoopJoin(_JoinRule):
     """
 
     name = "BroadcastNestedLoopJoin"
+    required = True
 
     def takes(self, kind: str, has_equi_key: bool) -> bool:
         return not has_equi_key and kind != "null_aware_anti"
@@ -309,6 +312,7 @@ class NullAwareAntiJoin(_JoinRule):
     """
 
     name = "NullAwareAntiJoin"
+    required = True
 
     def takes(self, kind: str, has_equi_key: bool) -> bool:
         return kind == "null_aware_anti"
@@ -338,6 +342,7 @@ class HashAggregate(ImplementationRule):
     """
 
     name = "HashAggregate"
+    required = True
     operator = Aggregate
 
     def matches(self, expr: Plan, group: Group, context: object) -> bool:

@@ -25,16 +25,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from cbo.connectors.localserver import LocalServerState, accepts_connections, first_line, free_port, port_is_free, tail
 from cbo.errors import SetupError, SourceUnreachable
 from cbo.paths import cache_dir
-from cbo.sources.localserver import (  # noqa: F401  (free_port, port_is_free: imported from here by callers)
-    LocalServerState,
-    accepts_connections,
-    first_line,
-    free_port,
-    port_is_free,
-    tail,
-)
 
 SUPERUSER = "cbo"
 DATABASE = "cbo"
@@ -79,6 +72,16 @@ class ServerInfo:
 
     def password(self) -> str:
         return Path(self.password_file).read_text().strip()
+
+    def describe(self) -> list[str]:
+        """What ``cbo postgres start`` prints (never the password)."""
+        return [f"running: {self.url}", f"  jdbc url:       {self.jdbc_url}",
+                f"  password file:  {self.password_file}",
+                f"  data directory: {self.data_dir} (server runs as {self.os_user})"]
+
+    def summary(self) -> str:
+        """What ``status`` prints of a running server."""
+        return f"running: {self.url} (data directory {self.data_dir})"
 
     def conninfo(self, database: str | None = None) -> dict[str, Any]:
         """Keyword arguments for ``psycopg.connect``."""

@@ -86,8 +86,7 @@ def collect(conn: psycopg.Connection, schema: str, table: str, name: str, *, ana
             "select c.reltuples, c.relpages, pg_total_relation_size(c.oid) from pg_class c "
             "join pg_namespace n on n.oid = c.relnamespace where n.nspname = %s and c.relname = %s",
             (schema, table)).fetchone()
-    if relation is None:
-        raise LookupError(f"table {schema}.{table} not found")
+        assert relation is not None   # the table was found above
     rows = max(float(relation[0]), 0.0)
     types: dict[str, str] = dict(conn.execute(
         "select column_name, data_type from information_schema.columns where table_schema = %s and table_name = %s",
@@ -109,8 +108,7 @@ def collect(conn: psycopg.Connection, schema: str, table: str, name: str, *, ana
         rest_distinct = max(distinct - len(mcv), 0.0)
         count = len(typed_bounds) - 1
         histogram = tuple(Bucket(typed_bounds[i], typed_bounds[i + 1], rest_rows / count,
-                                 max(rest_distinct / count, 1.0))
-                          for i in range(count)) if count > 0 else ()
+                                 max(rest_distinct / count, 1.0)) for i in range(count)) if count > 0 else ()
         candidates = [v for v, _ in mcv] + typed_bounds
         columns[attname] = ColumnStats(
             name=attname, kind=kind, null_fraction=float(null_frac), distinct=distinct,
