@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from sqlglot import exp
 
@@ -47,6 +47,10 @@ AGGREGATE_NODES: dict[type[exp.AggFunc], AggregateName] = {
 EXTRACT_FUNCTIONS: dict[str, FunctionName] = {"YEAR": "extract_year", "MONTH": "extract_month", "DAY": "extract_day",
                                               "QUARTER": "extract_quarter"}
 EXTRACT_FIELDS = tuple(EXTRACT_FUNCTIONS)
+# GROUPING(k, ...) bound before the GROUP BY is known: a call of this name, replaced by the
+# aggregation binding (never an aggregate of a plan).
+GROUPING: Final = "grouping"
+MAX_GROUPING_ARGUMENTS = 63   # its value is a BIGINT, one bit per argument
 
 
 def literal_constant(node: exp.Literal) -> Constant:
@@ -104,9 +108,8 @@ class ExpressionBinder:
                 return self._aggregate(node, aggregate)
         if isinstance(node, exp.Window):
             raise error_at(node, "window functions are not supported yet")
-        if isinstance(node, exp.Grouping):
-            raise error_at(node, "GROUPING() is not supported yet (nor are the ROLLUP, CUBE and GROUPING SETS "
-                                 "it reads)")
+        if isinstance(node, (exp.Grouping, exp.GroupingId)):
+            return self._grouping(node)
         if isinstance(node, exp.Anonymous):   # a name sqlglot does not know either
             raise error_at(node, f"unknown function {node.name}")
         if isinstance(node, exp.Func):
@@ -476,6 +479,23 @@ class ExpressionBinder:
         value = inner.bind(argument)
         self.outer_references |= inner.outer_references
         return AggregateCall(name, (value,), distinct, aggregate_type(node, name, value.type))
+
+    def _grouping(self, node: exp.Expr) -> Expr:
+        """``GROUPING(k, ...)`` (and ``grouping_id(k, ...)``, the same function): which of the
+        grouping expressions ``k`` the row's grouping set rolled up, one bit each, the first the
+        highest. Bound as a call the aggregation binding replaces (``cbo.frontend.aggregation``):
+        its arguments must be grouping expressions, which only the GROUP BY knows."""
+        name = "GROUPING" if isinstance(node, exp.Grouping) else "grouping_id"
+        if not self.allow_aggregates:
+            raise error_at(node, f"{name}() is not allowed in {self.clause}")
+        if not node.expressions:
+            raise error_at(node, f"{name}() needs the grouping expressions it tells about as arguments")
+        if len(node.expressions) > MAX_GROUPING_ARGUMENTS:
+            raise error_at(node, f"{name}() takes at most {MAX_GROUPING_ARGUMENTS} arguments")
+        inner = ExpressionBinder(self.binder, self.scope, f"the argument of {name}", allow_aggregates=False)
+        args = tuple(inner.bind(a) for a in node.expressions)
+        self.outer_references |= inner.outer_references
+        return AggregateCall(GROUPING, args, False, T.BIGINT)
 
     # -- subqueries ------------------------------------------------------------------------------
 

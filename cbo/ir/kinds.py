@@ -57,8 +57,8 @@ FUNCTION_NAMES: tuple[FunctionName, ...] = get_args(FunctionName)
 FormName = Literal["AND", "OR", "NOT", "IN", "BETWEEN", "CASE", "COALESCE", "IS_NULL", "CAST"]
 FORM_NAMES: tuple[FormName, ...] = get_args(FormName)
 
-# Aggregates (cbo.ir.expressions.AggregateCall); the last four are the second moments
-# (cbo.ir.moments).
+# Aggregates (cbo.ir.expressions.AggregateCall): the second moments (cbo.ir.moments), and
+# ``grouping``, GROUPING(k, ...) as bound before the GROUP BY is known (never in a plan).
 AggregateName = Literal["count_star", "count", "sum", "avg", "min", "max", "any_value",
-                        "var_samp", "var_pop", "stddev_samp", "stddev_pop"]
+                        "var_samp", "var_pop", "stddev_samp", "stddev_pop", "grouping"]
 AGGREGATE_NAMES: tuple[AggregateName, ...] = get_args(AggregateName)
