@@ -146,7 +146,7 @@ class Planner:
         bound = Binder(self.catalog, self.schemas, columns, assumed, self.dialect).bind(statement)
         return bound.plan, normalize(decorrelate(bound.plan, columns)), bound.names, tuple(hints.warnings)
 
-    def _counted_unique(self, statement: exp.Expression) -> dict[str, list[str]]:
+    def _counted_unique(self, statement: exp.Expr) -> dict[str, list[str]]:
         """Columns of the query's tables that exact statistics prove unique
         (``TableStats.unique_columns``). A wrong key gives wrong answers, not only slow ones,
         so only statistics of the data as it is now count: a Spark table's files must still

@@ -7,6 +7,7 @@ code; ``--debug`` shows the Python traceback as well.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -45,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     explain = commands.add_parser("explain", help="show the plan cbo chooses for a query")
     _sql_arguments(explain)
     explain.add_argument("--format", choices=("text", "json"), default="text")
-    explain.add_argument("--analyze", action="store_true", help="run every subplan: actual rows and time per operator beside the estimates")
+    explain.add_argument("--analyze", action="store_true",
+                         help="run every subplan: actual rows and time per operator beside the estimates")
     explain.add_argument("--memo", action="store_true",
                          help="show the memo: groups, their expressions with costs and estimated rows, winners")
     explain.add_argument("--engine", choices=("spark", "duckdb"), default="spark",
@@ -177,10 +179,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress(spark: bool):  # type: ignore[no-untyped-def]
+def _progress(spark: bool) -> contextlib.AbstractContextManager[object]:
     """Spark's stage progress on stderr while a step that runs Spark jobs goes on."""
-    import contextlib
-
     from cbo.app.progress import spark_progress
 
     return spark_progress() if spark else contextlib.nullcontext()
@@ -238,8 +238,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from cbo.sources.catalog import load_catalog
     from cbo.app.stats_view import show
+    from cbo.sources.catalog import load_catalog
 
     print(show(load_catalog(_catalog_path(args)), args.target, args.plot))
     return 0
@@ -298,7 +298,6 @@ def cmd_spark(args: argparse.Namespace) -> int:
 def cmd_catalog(path: Path) -> int:
     from cbo.sources.catalog import load_catalog
     from cbo.sources.metadata import with_database_keys
-
     from cbo.sources.schema import SchemaProvider
 
     catalog = with_database_keys(load_catalog(path))

@@ -29,13 +29,16 @@ from cbo.sources.metadata import with_database_keys
 from cbo.sources.schema import SchemaProvider
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
     from pyspark.sql import DataFrame
 
     from cbo.app.pushdown import PushdownRecord
+    from cbo.cost.cluster import ClusterShape
     from cbo.engines.duckdb_engine import DuckDBEngine
     from cbo.estimate import Estimator
     from cbo.exec.spark_exec import SparkExecutor
     from cbo.memo.render import MemoView
+    from stats.model import TableStats
 
 ENGINES = ("spark", "duckdb")
 
@@ -126,7 +129,7 @@ class Session:
             self._estimator = Estimator(stats)
         return self._estimator
 
-    def statistics(self, table: str):  # type: ignore[no-untyped-def]
+    def statistics(self, table: str) -> TableStats:
         """The stored statistics of ``table`` (``stats.model.TableStats``: row count, and per
         column NULLs, distinct count, MCVs and histogram), as the estimator reads them; a
         CboError when there are none (``cbo analyze`` or ``cbo.tpch_catalog`` collects them)."""
@@ -138,7 +141,7 @@ class Session:
             raise CboError(loaded.problem or f"no statistics for {qualified}: run `cbo analyze {table}`")
         return loaded.stats
 
-    def statistics_figure(self, column: str):  # type: ignore[no-untyped-def]
+    def statistics_figure(self, column: str) -> Figure:
         """A matplotlib figure of ``TABLE.COLUMN``'s stored distribution, as ``cbo stats show
         --plot`` draws it: histogram buckets as bars spanning their bounds (area = rows), MCVs as
         stems on the same value axis."""
@@ -153,7 +156,7 @@ class Session:
                            f"(columns: {', '.join(stats.columns)})")
         return column_figure(stats, stats.columns[name])
 
-    def cluster_shape(self):  # type: ignore[no-untyped-def]
+    def cluster_shape(self) -> ClusterShape | None:
         """The shape of the cluster the catalog's Spark runs on (``cbo.cost.cluster``), read from
         the session, which starts for it; None in local mode and on DuckDB, where nothing starts."""
         spark_settings = self.catalog.spark
@@ -254,7 +257,8 @@ class Session:
         if self._spark_executor is not None:   # the executor's own choices
             remote = self._spark_executor.views.remote.for_explain()
         else:
-            remote = RemoteQueries(self.catalog, partitioned_reads=False, pushed_partitions=self._read_partitions(planned))
+            remote = RemoteQueries(self.catalog, partitioned_reads=False,
+                                   pushed_partitions=self._read_partitions(planned))
         pushed = remote.pushed(planned.plan, planned.operators)
         inside = {below for node in pushed for below in walk(node) if below is not node}
 

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from cbo.estimate.values import fraction_within
 from stats.model import ColumnStats, in_bucket
@@ -213,7 +213,7 @@ class ColumnEstimate:
         """The rows of ``value`` if it is a most common value, else None: a dictionary lookup
         built once per estimate (joins ask it for every MCV of the other side), a scan where
         values do not hash."""
-        index: dict[Any, float] | None = self.__dict__.get("_mcv_index", False)
+        index: dict[Any, float] | None | Literal[False] = self.__dict__.get("_mcv_index", False)
         if index is False:
             index = {}
             try:
