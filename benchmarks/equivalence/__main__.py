@@ -7,9 +7,12 @@ forces out of the memo checked against a reference engine and against TLP.
     python -m benchmarks.equivalence --summary
 
 Families (``benchmarks.equivalence.families``; ``pushdown`` in ``benchmarks.equivalence.pushdown``;
-``fuzz`` and ``mutants`` in ``benchmarks.equivalence.fuzz``): ``decorrelation``, ``reorder``,
+``fuzz`` and ``mutants`` in ``benchmarks.equivalence.fuzz``; ``cert`` in
+``benchmarks.equivalence.cert``): ``decorrelation``, ``reorder``,
 ``semijoin``, ``table-pushdown``, ``eager-aggregation``, ``pushdown``, ``fuzz`` (random valid
-queries over TPC-H's schema) and ``mutants`` (token mutations of valid queries). Cases are
+queries over TPC-H's schema), ``mutants`` (token mutations of valid queries) and ``cert`` (no
+engine: a strictly more restrictive variant of a query must never get a larger estimate at any
+memo group, after Ba and Rigger's CERT). Cases are
 drawn by hypothesis, not derandomized (``--seed`` reproduces a run),
 in batches until ``--cases`` cases ran or ``--minutes`` passed. For each case:
 
@@ -58,7 +61,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 CORPUS = ROOT / "tests" / "data" / "equivalence_regressions.txt"
 SERVERS = ROOT / ".cache" / "equivalence"   # the benchmark's own throwaway servers, never the user's
 FAMILY_NAMES = ("decorrelation", "reorder", "semijoin", "table-pushdown", "eager-aggregation", "pushdown", "fuzz",
-                "mutants")
+                "mutants", "cert")
 BATCH = 500   # cases per hypothesis run (each run starts over from the simplest cases)
 
 
@@ -188,6 +191,11 @@ def make_checker(family: str, workdir: Path, timeout: float | None = None,  # ty
 
         fuzz_checker = FuzzChecker(FUZZ_FAMILIES[family], workdir, timeout, spark_every)
         return fuzz_checker, FUZZ_FAMILIES[family].cases(), fuzz_checker.close
+    if family == "cert":
+        from benchmarks.equivalence.cert import CertChecker
+
+        cert = CertChecker(workdir)
+        return cert, cert.cases(), cert.close
     if family == "pushdown":
         from benchmarks.equivalence.pushdown import PushdownChecker
 
