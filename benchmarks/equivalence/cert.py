@@ -116,8 +116,8 @@ class Query:
 
 
 class CertGenerator:
-    def __init__(self, draw, schema: Schema, values: Values):  # type: ignore[no-untyped-def]
-        self.draw, self.schema, self.values = draw, schema, values
+    def __init__(self, draw, schema: Schema, values: Values, variants: tuple[str, ...] = VARIANTS):  # type: ignore[no-untyped-def]
+        self.draw, self.schema, self.values, self.variants = draw, schema, values, variants
 
     def pick(self, options):  # type: ignore[no-untyped-def]
         return self.draw(st.sampled_from(options))
@@ -179,9 +179,10 @@ class CertGenerator:
 
     def case(self) -> dict[str, str]:
         query = self.base()
-        variant = self.pick(list(VARIANTS))
+        variant = self.pick(list(self.variants))
         if variant == "inner" and not any(kind == "LEFT JOIN" for kind, _ in query.joins):
-            variant = "conjunct" if not query.joins else variant
+            variant = self.pick([v for v in self.variants if v != "inner"] or ["conjunct"]) if not query.joins \
+                else variant
             if query.joins:
                 at = self.draw(st.integers(0, len(query.joins) - 1))
                 query.joins[at] = ("LEFT JOIN", query.joins[at][1])
@@ -223,8 +224,8 @@ class CertGenerator:
 
 
 @st.composite
-def cert_cases(draw, schema: Schema, values: Values):  # type: ignore[no-untyped-def]
-    return CertGenerator(draw, schema, values).case()
+def cert_cases(draw, schema: Schema, values: Values, variants: tuple[str, ...] = VARIANTS):  # type: ignore[no-untyped-def]
+    return CertGenerator(draw, schema, values, variants).case()
 
 
 # -- the oracle -----------------------------------------------------------------------------------
@@ -292,7 +293,7 @@ class CertReport:
 class CertChecker:
     """Plans each case's two queries over TPC-H's schema (empty files) with SF 1's statistics."""
 
-    def __init__(self, workdir: Path):
+    def __init__(self, workdir: Path, variants: tuple[str, ...] = VARIANTS):
         from cbo.estimate import Estimator
         from cbo.planner import Planner
         from cbo.sources.catalog import load_catalog
@@ -303,11 +304,12 @@ class CertChecker:
         statistics = _statistics()
         self.planner = Planner(load_catalog(self.schema.write(directory)), "duckdb", estimator=Estimator(statistics))
         self.values = Values.of(statistics)
+        self.variants = variants
         self.compared = 0
         self.refused = 0
 
     def cases(self) -> st.SearchStrategy[dict]:
-        return cert_cases(self.schema, self.values)
+        return cert_cases(self.schema, self.values, self.variants)
 
     def reference_counts(self) -> dict[str, int]:
         return {}
