@@ -336,7 +336,16 @@ class ColumnEstimate:
             if share is None:
                 return None
             if share > 0:
-                segments.append(s.part(share))
+                # The part's values lie within the range too: an inclusive bound inside the
+                # segment becomes its bound (``x BETWEEN 2051 AND 2051`` keeps a segment of
+                # one value, which a join with ``y = 5`` no longer overlaps, and a second
+                # range on the column interpolates within what the first kept).
+                part = s.part(share)
+                if low_inclusive and low is not None and lower is not None and low > lower:
+                    part = part._replace(lower=low)
+                if high_inclusive and high is not None and upper is not None and high < upper:
+                    part = part._replace(upper=high)
+                segments.append(part)
         return ColumnEstimate(self.kind, 0.0, tuple(mcv), tuple(segments), self.width, self.default,
                               self.factor, self.survival)
 
