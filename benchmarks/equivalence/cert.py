@@ -160,7 +160,7 @@ class CertGenerator:
     def base(self) -> Query:
         first = self.pick([t.name for t in self.schema.tables])
         query = Query([(first, "t1")], [], [])
-        for index in range(self.draw(st.integers(0, 3))):
+        for _ in range(self.draw(st.integers(0, 3))):
             options = [(alias, rel) for table, alias in query.tables for rel in self.related(table)
                        if rel[0] not in {t for t, _ in query.tables}]
             if not options:

@@ -82,7 +82,8 @@ def given_plan(planner: Planner, body: dict[str, Any], where: str, sql: str | No
                     raise PlanFileError(f"{where}: plan: the top projection is not the query's output "
                                         f"({', '.join(planned.names)}) in its order")
         if choice is None or choice.group is not root:
-            raise PlanFileError(f"{where}: the plan does not answer its query: {matcher.failure or 'its top computes part of it'}")
+            reason = matcher.failure or "its top computes part of it"
+            raise PlanFileError(f"{where}: the plan does not answer its query: {reason}")
     taken = planner.plan_number(planned, space.rank(choice))
     _check_exchanges(taken, node, where)
     return taken

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from benchmarks.equivalence import __main__ as equivalence
-from benchmarks.equivalence.cert import CertChecker, Inconsistent, group_keys
+from benchmarks.equivalence.cert import CertChecker, Inconsistent
 
 
 @pytest.fixture(scope="module")

@@ -95,8 +95,8 @@ def test_counting_ranking_and_the_cheapest_agree_with_enumerating_every_plan(set
     assert cheapest[0].number == planner.plan_rank(planned)
     # a plan's physical tree costs what its choice costs
     for plan in cheapest:
-        assert plan.physical.total == pytest.approx(plan.optimized.cost + (planned.physical.total - planned.optimized.cost),
-                                                    rel=1e-9)
+        projection = planned.physical.total - planned.optimized.cost   # the output-order projection's
+        assert plan.physical.total == pytest.approx(plan.optimized.cost + projection, rel=1e-9)
     with pytest.raises(CboError, match=f"the memo holds {count:,} plans"):
         planner.plan_number(planned, count)
 
@@ -121,7 +121,8 @@ def test_draws_are_uniform_over_the_plans(setup):
     limit = dof * (1 - 2 / (9 * dof) + 3.09 * (2 / (9 * dof)) ** 0.5) ** 3
     assert chi2 < limit, (chi2, limit)
     drawn = planner.draw(planned, random.Random(2))
-    assert drawn.number is not None and planner.plan_number(planned, drawn.number).physical.text() == drawn.physical.text()
+    assert drawn.number is not None
+    assert planner.plan_number(planned, drawn.number).physical.text() == drawn.physical.text()
 
 
 def test_rank_statistics():
