@@ -21,7 +21,8 @@ the query's ``#distinct@`` hint; ``statistics``: an exact distinct count); at th
 ``actual_rows`` (null where not measured) and ``actual_rows_from`` (where the number comes from,
 or why there is none); on Spark also ``spark_operators`` and ``spark_time_s`` (the Spark
 operators attributed to the node and their time metrics, task time summed over tasks), and at
-the root ``analyze`` (engine, runs, wall time and rows of the one run).
+the root ``analyze`` (engine, runs, wall time and rows of the one run; on Spark, ``adaptive``:
+the ``spark_adaptive`` setting it ran with).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from cbo.ir.dispatch import OperatorTable
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, operator_name
+from cbo.ir.operators import (Aggregate, Filter, GroupingSets, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values,
+                              operator_name)
 from cbo.svg import FONT_SIZE, box_size, svg_box, wrap
 
 
@@ -83,6 +85,15 @@ DETAILS.register(Project)(lambda plan: {"assignments": {str(c): str(e) for c, e 
 DETAILS.register(Aggregate)(lambda plan: {"group_by": _columns(plan.group_by),
                                           "aggregates": {str(c): str(a) for c, a in plan.aggregates}})
 DETAILS.register(Sort)(lambda plan: {"keys": [str(k) for k in plan.keys]})
+
+
+@DETAILS.register(GroupingSets)
+def _grouping_sets_details(plan: GroupingSets) -> dict[str, Any]:
+    return {"keys": {str(o): str(k) for k, o in zip(plan.keys, plan.outputs)},
+            "sets": [_columns(plan.keys[i] for i in s) for s in plan.sets],
+            "aggregates": {str(c): str(a) for c, a in plan.aggregates},
+            "groupings": {str(c): "GROUPING(" + ", ".join(str(plan.keys[i]) for i in g) + ")"
+                          for c, g in plan.groupings}}
 DETAILS.register(Limit)(lambda plan: {"count": plan.count, "offset": plan.offset})
 DETAILS.register(SetOp)(lambda plan: {"columns": _columns(plan.columns)})
 DETAILS.register(Values)(lambda plan: {"columns": _columns(plan.columns), "rows": len(plan.rows)})
@@ -112,6 +123,11 @@ def _headline(info: NodeInfo) -> str:
     elif op in ("Aggregate", "Distinct"):
         parts = [f"group by [{', '.join(d['group_by'])}]"] if d["group_by"] else []
         parts += [f"{k} := {v}" for k, v in d["aggregates"].items()]
+        inside = ", ".join(parts)
+    elif op == "GroupingSets":
+        parts = ["sets " + ", ".join("(" + ", ".join(s) + ")" for s in d["sets"])]
+        parts += [k if k == v else f"{k} := {v}" for k, v in d["keys"].items()]
+        parts += [f"{k} := {v}" for k, v in {**d["aggregates"], **d["groupings"]}.items()]
         inside = ", ".join(parts)
     elif op == "Sort":
         inside = ", ".join(d["keys"])
@@ -168,8 +184,9 @@ def to_text(info: NodeInfo) -> str:
     analyze = info.details.get("analyze")
     if analyze:
         if analyze["engine"] == "spark":
-            lines.append(f"Analyzed from one run on spark: {analyze['rows']:,} rows in {analyze['wall_time_s']:.3f} s; "
-                         "Spark's times are task time summed over tasks")
+            adaptive = f" (adaptive execution: {analyze['adaptive']})" if "adaptive" in analyze else ""
+            lines.append(f"Analyzed from one run on spark{adaptive}: {analyze['rows']:,} rows in "
+                         f"{analyze['wall_time_s']:.3f} s; Spark's times are task time summed over tasks")
         else:
             lines.append(f"Rows counted per subplan on {analyze['engine']} ({analyze['runs'] - 1} counts); "
                          f"the whole plan ran once in {analyze['wall_time_s']:.3f} s ({analyze['rows']:,} rows)")

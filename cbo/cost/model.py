@@ -17,10 +17,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 
+from cbo.connectors import by_dialect
 from cbo.cost.profile import CostProfile, default_profile
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import Column
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
+from cbo.ir.operators import Aggregate, Filter, GroupingSets, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.properties import Required
 from cbo.physical.remote_work import remote_work
@@ -149,24 +150,26 @@ class CostModel:
         if work is None:
             raise ValueError("a remote query's subplan carries no remote work (made by a connector rule)")
         rows, width = out
-        found = {self.remote_rate(work.dialect) or "remote_row_postgres": work.rows, "remote_query": 1.0,
-                 "jdbc_row": rows, "jdbc_byte": rows * width, "task": 1.0}
+        row_rate, agg_rate = self.remote_rates(work.dialect)
+        found = {row_rate: work.rows, "remote_query": 1.0, "jdbc_row": rows, "jdbc_byte": rows * width, "task": 1.0}
         if work.aggregated:
-            found[self.remote_rate(work.dialect, "agg_row") or "remote_agg_row_postgres"] = work.aggregated
+            found[agg_rate] = work.aggregated
         return found
 
-    def remote_rate(self, dialect: str | None, what: str = "row") -> str | None:
-        """The quantity pricing a row read (``what="agg_row"``: aggregated) in a source of
-        ``dialect`` (None: not known)."""
-        rate = f"remote_{what}_{dialect}"
-        return rate if dialect is not None and rate in self.k else None
+    def remote_rates(self, dialect: str) -> tuple[str, str]:
+        """The quantities pricing a row read and a row aggregated in a source of ``dialect``
+        (its connector's, ``cbo.connectors``; every connector that pushes work has them)."""
+        connector = by_dialect(dialect)
+        rates = connector.row_quantity, connector.agg_row_quantity
+        if any(rate not in self.k for rate in rates):
+            raise ValueError(f"the cost profile prices no work in {dialect} sources")
+        return rates
 
     def remote_price(self, dialect: str, rows: float, aggregated: float) -> float:
         """Seconds a source of ``dialect`` works for a pushed subplan (``RemoteWork``'s rows and
         aggregated rows): how the connector rules choose which equivalent form to push."""
-        k = self.k
-        return (k[self.remote_rate(dialect) or "remote_row_postgres"] * rows
-                + k[self.remote_rate(dialect, "agg_row") or "remote_agg_row_postgres"] * aggregated)
+        row_rate, agg_rate = self.remote_rates(dialect)
+        return self.k[row_rate] * rows + self.k[agg_rate] * aggregated
 
     def _scan(self, node: Scan, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         rows, width = out
@@ -176,8 +179,9 @@ class CostModel:
             # query's scan does (remote_query's work counts them the same way)
             found = {"jdbc_row": rows, "jdbc_byte": rows * width, "task": float(self.profile.cores),
                      "remote_query": 1.0}
-            rate = self.remote_rate(self.remote_dialects.get(node.table))
-            if rate is not None:
+            dialect = self.remote_dialects.get(node.table)
+            rate = by_dialect(dialect).row_quantity if dialect is not None else None
+            if rate is not None and rate in self.k:   # (a source cbo only reads tables from has no rate)
                 found[rate] = rows
             return found
         return {"scan_row": rows, "scan_byte": rows * width, "task": max(1.0, rows * width / (128 * 2**20))}
@@ -266,6 +270,41 @@ class CostModel:
         _add(found, self.exchange(partial_rows, width, self.partitions if node.group_by else 1))
         return found
 
+    def _grouping_sets(self, node: GroupingSets, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
+        """Grouping sets, as Spark runs them. Expand: every input row copied once per set
+        (``cpu_row``), the copies aggregated partially, grouped by the keys and the set's number
+        (a key the set rolls up is NULL), the partial results shuffled and aggregated finally.
+        Union of aggregations: per set, a partial aggregation of the input, a shuffle and a final
+        one; the input is computed once (its exchange reused), and read once per set, each read
+        a task per partition. Either way the partial results are at most the input's rows per
+        set and at most the output's rows per partition."""
+        in_rows, _ = inputs[0]
+        rows, width = out
+        sets = float(len(node.sets))
+        copies = in_rows * sets
+        partial_rows = min(copies, rows * self.partitions)
+        found = {"cpu_row": copies}   # Expand's copies, or the input read once per set
+        if algorithm is Algorithm.UNION_AGGREGATE:
+            # each set's aggregation hashes that set's keys only
+            hashed = sum(in_rows * self._keys_width(tuple(node.keys[i] for i in s), width) for s in node.sets)
+            key = self._keys_width(node.keys, width)
+            found["agg_row"] = copies + partial_rows
+            found["agg_byte"] = hashed + partial_rows * key
+            exchanges = self.exchange(partial_rows, width)
+            exchanges["task"] *= sets   # an exchange per set
+        else:
+            key = self._keys_width(node.keys, width) + 8.0   # every key and the set's number
+            found["agg_row"] = copies + partial_rows
+            found["agg_byte"] = (copies + partial_rows) * key
+            exchanges = self.exchange(partial_rows, width)
+        _add(found, exchanges)
+        return found
+
+    def _keys_width(self, keys: tuple[Column, ...], width: float) -> float:
+        if self.column_width is None:
+            return width
+        return sum(self.column_width(c) for c in keys)
+
     def key_width(self, node: Aggregate, width: float) -> float:
         """Bytes per row of the grouping key: each row fed to a hash aggregation has its key
         projected, hashed (Murmur3 over the key's bytes) and compared with the key found in the
@@ -307,6 +346,7 @@ QUANTITIES.register(Scan)(CostModel._scan)
 QUANTITIES.register(Filter, Project)(CostModel._per_input_row)
 QUANTITIES.register(Join)(CostModel._join)
 QUANTITIES.register(Aggregate)(CostModel._aggregate)
+QUANTITIES.register(GroupingSets)(CostModel._grouping_sets)
 QUANTITIES.register(Sort)(CostModel._sort)
 QUANTITIES.register(Limit)(CostModel._limit)
 QUANTITIES.register(SetOp)(CostModel._set_op)

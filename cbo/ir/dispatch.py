@@ -13,9 +13,32 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from cbo.errors import CboError
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
+from cbo.ir.operators import (
+    Aggregate,
+    Filter,
+    GroupingSets,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    Values,
+)
 
-LOGICAL_OPERATORS: tuple[type[Plan], ...] = (Scan, Filter, Project, Join, Aggregate, Sort, Limit, SetOp, Values)
+LOGICAL_OPERATORS: tuple[type[Plan], ...] = (
+    Scan,
+    Filter,
+    Project,
+    Join,
+    Aggregate,
+    GroupingSets,
+    Sort,
+    Limit,
+    SetOp,
+    Values,
+)
 
 H = TypeVar("H")
 

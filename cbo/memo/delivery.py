@@ -11,6 +11,7 @@ that the search's enforcers sit where Spark's ``EnsureRequirements`` puts exchan
   sort-merge join also delivers the keys' order;
 * an aggregation's partial/final form delivers hash partitioning on its grouping columns (one
   partition without them); its final-only form keeps its input's partitioning;
+* grouping sets deliver nothing a parent can use;
 * a global sort is range-partitioned (not a hash partitioning any parent can use); a limit
   and a top-N gather to one partition.
 """
@@ -22,7 +23,7 @@ from typing import Any
 
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ColumnRef
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
+from cbo.ir.operators import Aggregate, Filter, GroupingSets, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
 from cbo.memo.memo import PhysicalExpr
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.properties import UNKNOWN, Delivered
@@ -40,10 +41,11 @@ def deliver(physical: PhysicalExpr, inputs: list[Delivered]) -> Delivered:
 DELIVERY: OperatorTable[Callable[[Any, Algorithm, list[Delivered]], Delivered]] = OperatorTable("delivered properties")
 
 
-@DELIVERY.register(Scan, Sort, SetOp)
+@DELIVERY.register(Scan, Sort, SetOp, GroupingSets)
 def _nothing_known(node: Plan, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
     # Files split by size; a global sort's range partitioning no parent can use; a union's
-    # inputs side by side.
+    # inputs side by side; grouping sets partitioned on the keys and the set's number (Expand),
+    # which no parent names, or stacked per set (a union).
     return UNKNOWN
 
 

@@ -12,7 +12,19 @@ from dataclasses import asdict
 from typing import Any
 
 from cbo.ir.expressions import TRUE
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, operator_name
+from cbo.ir.operators import (
+    Aggregate,
+    Filter,
+    GroupingSets,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    operator_name,
+)
 from cbo.memo.memo import Group, group_of
 from cbo.memo.search import Optimized
 from cbo.physical.plan import PhysicalPlan
@@ -31,6 +43,8 @@ def label(expr: Plan, width: int = 90) -> str:
         detail = expr.table
     elif isinstance(expr, Aggregate):
         detail = "group by " + ", ".join(str(c) for c in expr.group_by) if expr.group_by else "scalar"
+    elif isinstance(expr, GroupingSets):
+        detail = "sets " + ", ".join("(" + ", ".join(str(expr.keys[i]) for i in s) + ")" for s in expr.sets)
     elif isinstance(expr, Project):
         detail = ", ".join(str(c) for c, _ in expr.assignments)
     elif isinstance(expr, Sort):

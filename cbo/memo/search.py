@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from cbo.cost import CostModel, CostProfile, default_profile
 from cbo.cost.model import Quantities
+from cbo.errors import CboError
 from cbo.ir.expressions import ColumnRef
 from cbo.ir.operators import Plan, Project, Scan
 from cbo.memo.cascades import CascadesSearch
@@ -27,6 +28,7 @@ from cbo.memo.rules.eager_aggregation import EagerAggregation
 from cbo.memo.rules.eager_pushdown import EagerPushdown
 from cbo.memo.rules.eliminate_join import EliminateForeignKeyJoin
 from cbo.memo.rules.existential_form import ForcedExistentialForm
+from cbo.memo.rules.grouping_sets_partial import PartialAggregateBelowGroupingSets
 from cbo.memo.rules.implement import implementation_rules
 from cbo.memo.rules.jdbc_pushdown import PushdownChoice, RemoteSource, note_pushdown_costs, pushdown_choices
 from cbo.memo.rules.reorder_joins import ReorderJoins
@@ -52,7 +54,8 @@ __all__ = ["Optimized", "Optimizer", "RemoteSource", "SearchContext", "default_r
 def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset()) -> RuleSet:
     rules = [ReorderJoins(), PushTableIntoAggregate(), CopyTableIntoAggregate(), EagerAggregation(),
              EliminateForeignKeyJoin(), SemiJoinToInnerDistinctAbove(), SemiJoinToInnerDistinctBelow(),
-             *implementation_rules(), ScalarSubqueryJoin(), *connector_rules(source_types)]
+             PartialAggregateBelowGroupingSets(), *implementation_rules(), ScalarSubqueryJoin(),
+             *connector_rules(source_types)]
     return RuleSet(rules, disabled, [ForcedExistentialForm(), EagerPushdown()])
 
 
@@ -148,6 +151,9 @@ class Optimizer:
         root = root.find()
         winner = search.optimize_group(root, ANY)
         if winner is None:
+            if self.rules.disabled:   # (a required implementation rule cannot be disabled)
+                raise CboError("the search found no plan with the rules disabled ("
+                               f"{', '.join(sorted(self.rules.disabled))}): enable them")
             raise AssertionError("the search found no plan (the written plan is always one)")
         chosen = in_written_order(extract(search, winner, root), plan, cost_model)
         note_pushdown_costs(context, chosen)

@@ -171,6 +171,8 @@ class ImplementOperator(ImplementationRule):
     Pattern: the operator type given at construction. Equivalence: identity.
     """
 
+    required = True
+
     def __init__(self, operator: type, algorithm: Algorithm):
         self.operator = operator
         self.algorithm = algorithm
@@ -281,6 +283,7 @@ class BroadcastNestedLoopJoin(_JoinRule):
     """
 
     name = "BroadcastNestedLoopJoin"
+    required = True
 
     def takes(self, kind: str, has_equi_key: bool) -> bool:
         return not has_equi_key and kind != "null_aware_anti"
@@ -309,6 +312,7 @@ class NullAwareAntiJoin(_JoinRule):
     """
 
     name = "NullAwareAntiJoin"
+    required = True
 
     def takes(self, kind: str, has_equi_key: bool) -> bool:
         return kind == "null_aware_anti"
@@ -338,6 +342,7 @@ class HashAggregate(ImplementationRule):
     """
 
     name = "HashAggregate"
+    required = True
     operator = Aggregate
 
     def matches(self, expr: Plan, group: Group, context: object) -> bool:
@@ -374,8 +379,13 @@ class TopN(ImplementationRule):
 
 
 def implementation_rules() -> list[ImplementationRule]:
+    # (imported here: each grouping-set form's module imports this one's neighbours)
+    from cbo.memo.rules.grouping_sets_expand import ExpandGroupingSets
+    from cbo.memo.rules.grouping_sets_union import UnionGroupingSets
+
     return [ImplementOperator(Scan, Algorithm.SCAN), ImplementOperator(Filter, Algorithm.FILTER),
             ImplementOperator(Project, Algorithm.PROJECT),
             BroadcastHashJoin(), ShuffledHashJoin(), SortMergeJoin(), BroadcastNestedLoopJoin(), NullAwareAntiJoin(),
-            HashAggregate(), ImplementOperator(Sort, Algorithm.GLOBAL_SORT), ImplementOperator(Limit, Algorithm.LIMIT),
+            HashAggregate(), ExpandGroupingSets(), UnionGroupingSets(),
+            ImplementOperator(Sort, Algorithm.GLOBAL_SORT), ImplementOperator(Limit, Algorithm.LIMIT),
             TopN(), ImplementOperator(SetOp, Algorithm.SET_OP), ImplementOperator(Values, Algorithm.VALUES)]
