@@ -46,9 +46,10 @@ ENGINES = ("spark", "duckdb")
 class PlanView:
     """A planned query that renders itself: text in a REPL, SVG in Jupyter, JSON on request."""
 
-    def __init__(self, planned: PlannedQuery, info: NodeInfo):
+    def __init__(self, planned: PlannedQuery, info: NodeInfo, dialect: str = DEFAULT_DIALECT):
         self.planned = planned
         self.info = info
+        self.dialect = dialect   # of ``planned.sql``
 
     @property
     def plan(self) -> Plan:
@@ -58,7 +59,10 @@ class PlanView:
         return "\n".join([to_text(self.info)] + [f"Warning: {w}" for w in self.planned.warnings])
 
     def json(self) -> dict[str, Any]:
-        body = {"plan": self.info.to_json(), "columns": list(self.planned.names)}
+        body: dict[str, Any] = {"sql": self.planned.sql, "dialect": self.dialect, "plan": self.info.to_json(),
+                                "columns": list(self.planned.names)}
+        if self.planned.number is not None:
+            body["plan_number"] = self.planned.number
         if self.planned.warnings:
             body["warnings"] = list(self.planned.warnings)
         return body
@@ -190,7 +194,71 @@ class Session:
     @on_deep_stack
     def plan(self, sql: str) -> PlanView:
         planned = self._plan(sql)
-        return PlanView(planned, self._describe(planned))
+        return PlanView(planned, self._describe(planned), self.planner.dialect)
+
+    # -- the plan space ----------------------------------------------------------------------------
+
+    def plan_count(self, sql: str) -> int:
+        """How many complete physical plans the memo holds for ``sql`` (``cbo.memo.space``)."""
+        planner = self.planner
+        return planner.plan_count(self._plan(sql))
+
+    def plan_number(self, sql: str, number: int) -> PlanView:
+        """The plan numbered ``number`` of ``sql``'s plan space (0 to ``plan_count - 1``); its
+        EXPLAIN JSON runs with ``run_plan``."""
+        return self._view(self.planner.plan_number(self._plan(sql), number))
+
+    def sample_plans(self, sql: str, k: int, seed: int = 0) -> list[PlanView]:
+        """``k`` plans drawn uniformly (with replacement) from ``sql``'s plan space."""
+        import random
+
+        planned = self._plan(sql)
+        rng = random.Random(seed)
+        return [self._view(self.planner.draw(planned, rng)) for _ in range(k)]
+
+    def cheapest_plans(self, sql: str, k: int) -> list[PlanView]:
+        """The ``k`` cheapest plans of ``sql``'s plan space, cheapest first (the first costs what
+        the chosen plan costs)."""
+        return [self._view(p) for p in self.planner.cheapest_plans(self._plan(sql), k)]
+
+    def chosen_number(self, sql: str) -> int:
+        """The number of the plan cbo chooses for ``sql`` in its plan space."""
+        return self.planner.plan_rank(self._plan(sql))
+
+    def given_plan(self, plan: str | os.PathLike[str] | dict[str, Any], sql: str | None = None) -> PlanView:
+        """The plan given as cbo's EXPLAIN JSON (a file, its text, or the parsed object), found
+        in its query's memo (``cbo.app.given_plan``); a CboError naming the first operator the
+        memo does not hold when it is not a plan of its query."""
+        from cbo.app.given_plan import given_plan, read_plan
+
+        if isinstance(plan, dict):
+            body, where = read_plan(json.dumps(plan), "plan"), "plan"
+        elif isinstance(plan, str) and plan.lstrip().startswith("{"):
+            body, where = read_plan(plan, "plan"), "plan"
+        else:
+            path = Path(plan).expanduser()
+            try:
+                text = path.read_text()
+            except OSError as exc:
+                raise CboError(f"cannot read {path}: {exc.strerror}") from None
+            body, where = read_plan(text, str(path)), str(path)
+        dialect = body.get("dialect", self.planner.dialect)
+        if dialect != self.planner.dialect:
+            planner = Planner(self.catalog, dialect, schemas=self.planner.schemas, estimator=lambda: self.estimator,
+                              settings=self.planner.settings, cluster=self.cluster_shape)
+        else:
+            planner = self.planner
+        planned = given_plan(planner, body, where, sql)
+        self.warnings = planned.warnings
+        return self._view(planned)
+
+    def run_plan(self, plan: str | os.PathLike[str] | dict[str, Any], engine: str | None = None,
+                 sql: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Run exactly the physical plan given as cbo's EXPLAIN JSON (see ``given_plan``)."""
+        return self._run(self.given_plan(plan, sql).planned, engine)
+
+    def _view(self, planned: PlannedQuery) -> PlanView:
+        return PlanView(planned, self._describe(planned), self.planner.dialect)
 
     @property
     def settings(self) -> OptimizerSettings:
