@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from cbo.estimate.plugin import Coverage, FileCardinalities, PluggedEstimator
     from cbo.estimate.relation import RelEstimate
     from cbo.memo.rules.base import Rule
-    from cbo.perror import PError
     from cbo.memo.space import Choice, PlanSpace
+    from cbo.perror import PError
 
 
 @dataclass(frozen=True)

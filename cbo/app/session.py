@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 from cbo.app.explain import NodeInfo, add_estimate, add_physical_details, describe, to_svg, to_text
 from cbo.app.failures import engine_failure
 from cbo.app.output import json_safe
+from cbo.cost.plugin import CostFunction
 from cbo.errors import CboError
+from cbo.estimate.plugin import CardinalityEstimator
 from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.ir.operators import Plan
-from cbo.cost.plugin import CostFunction
-from cbo.estimate.plugin import CardinalityEstimator
 from cbo.limits import on_deep_stack
 from cbo.planner import PlannedQuery, Planner, RuleChanges
 from cbo.settings import OptimizerSettings, describe_adaptive
