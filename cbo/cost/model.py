@@ -62,6 +62,17 @@ class CostModel:
         k = self.k
         return sum(k[name] * value for name, value in quantities.items())
 
+    def operator_price(self, node: Plan, algorithm: Algorithm, quantities: Quantities, out: Size,
+                       inputs: list[Size]) -> float:
+        """An operator's cost from its quantities (``local``'s value, given the quantities made
+        already: the chosen plan's nodes carry both). A cost function overrides it
+        (``cbo.cost.plugin``)."""
+        return self.price(quantities)
+
+    def enforcer_price(self, algorithm: Algorithm, quantities: Quantities, size: Size) -> float:
+        """An enforcer's cost (a sort or an exchange of rows of ``size``) from its quantities."""
+        return self.price(quantities)
+
     def local(self, node: Plan, algorithm: Algorithm, out: Size, inputs: list[Size]) -> float:
         if algorithm is REMOTE:
             return self.price(self.remote_query(node, out))

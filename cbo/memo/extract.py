@@ -34,7 +34,7 @@ def enforcer_node(search: CascadesSearch, group: Group, need: Required, below: P
     else:
         algorithm, quantities = _exchange(need), model.distribute(need, (rows, width))
         detail = _exchange_name(need, group)
-    cost = model.price(quantities)
+    cost = model.enforcer_price(algorithm, quantities, (rows, width))
     return PhysicalPlan(algorithm, below.logical, (below,), rows, width, cost, below.total + cost,
                         (), delivered, quantities, group, None, detail)
 
@@ -47,7 +47,7 @@ def operator_node(search: CascadesSearch, group: Group, physical: PhysicalExpr, 
     sizes = [search.size(g) for g in physical.inputs]
     quantities = model.quantities(physical.node, physical.algorithm, (rows, width), sizes)
     logical = with_inputs(physical.node, tuple(i.logical for i in inputs)) if inputs else physical.node
-    cost = model.price(quantities)
+    cost = model.operator_price(physical.node, physical.algorithm, quantities, (rows, width), sizes)
     return PhysicalPlan(physical.algorithm, logical, inputs, rows, width, cost,
                         cost + sum(i.total for i in inputs), physical.required_inputs, delivered,
                         quantities, group, physical.rule, "", physical.logical)

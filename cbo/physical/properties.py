@@ -172,3 +172,15 @@ def _prefix(columns: tuple[int, ...], ordering: Classes) -> bool:
 
 
 UNKNOWN = Delivered()
+
+
+def exchange_algorithm(need: Required):
+    """The exchange enforcer delivering ``need``'s distribution: a broadcast, a gather to one
+    partition, or a hash shuffle (``cbo.physical.algorithm.Algorithm``)."""
+    from cbo.physical.algorithm import Algorithm
+
+    if need.distribution == "broadcast":
+        return Algorithm.BROADCAST
+    if need.distribution == "single":
+        return Algorithm.GATHER
+    return Algorithm.SHUFFLE
