@@ -135,8 +135,10 @@ class RuleChanges:
                 raise CboError(f"rules= takes add and remove, not {', '.join(sorted(unknown))}")
             add = value.get("add", ())
             remove = value.get("remove", ())
-            return cls(tuple(add) if not isinstance(add, (str, bytes)) else (),  # type: ignore[arg-type]
-                       frozenset([remove] if isinstance(remove, str) else remove))  # type: ignore[arg-type]
+            adds = tuple(add) if isinstance(add, (list, tuple)) else ()
+            removes = frozenset([remove]) if isinstance(remove, str) else \
+                frozenset(remove) if isinstance(remove, (list, tuple, set, frozenset)) else frozenset()
+            return cls(adds, removes)
         raise CboError(f"rules= takes RuleChanges(add=..., remove=...) or a dict of them, not {type(value).__name__}")
 
 

@@ -311,9 +311,11 @@ class FileCardinalities:
 def _number(value: object, path: str, key: str, line: int | None = None) -> float:
     where = f"{path}, line {line}" if line is not None else path
     try:
-        found = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+        found = float(value) if isinstance(value, (int, float, str)) else math.nan
+    except ValueError:
         raise CboError(f"cardinalities file {where}: rows of {key} must be a number, not {value!r}") from None
+    if math.isnan(found) and not isinstance(value, (int, float, str)):
+        raise CboError(f"cardinalities file {where}: rows of {key} must be a number, not {value!r}")
     if not (math.isfinite(found) and found >= 0):
         raise CboError(f"cardinalities file {where}: rows of {key} must be a non-negative number, not {value!r}")
     return found

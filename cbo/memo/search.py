@@ -48,6 +48,7 @@ from cbo.settings import OptimizerSettings
 if TYPE_CHECKING:
     from cbo.estimate import Estimator
     from cbo.estimate.oracle import OracleEstimator
+    from cbo.estimate.plugin import PluggedEstimator
 
 __all__ = ["Optimized", "Optimizer", "RemoteSource", "SearchContext", "default_rules", "draw_plan",
            "in_written_order", "restore_output_order"]
@@ -117,7 +118,8 @@ class Optimized:
 
 
 class Optimizer:
-    def __init__(self, estimator: Estimator | OracleEstimator, settings: OptimizerSettings | None = None,
+    def __init__(self, estimator: Estimator | OracleEstimator | PluggedEstimator,
+                 settings: OptimizerSettings | None = None,
                  rules: RuleSet | None = None, profile: CostProfile | None = None,
                  remote_tables: frozenset[str] = frozenset(), prune: bool = True,
                  remote_sources: dict[str, RemoteSource] | None = None, cost_function: CostFunction | None = None):

@@ -82,7 +82,7 @@ class PostgresEstimates:
         return exp.Table(this=exp.to_identifier(name, quoted=True),
                          db=exp.to_identifier(schema, quoted=True) if schema else None)
 
-    def _connect(self):  # type: ignore[no-untyped-def]
+    def _connect(self):  # the driver's connection
         if self._connection is None:
             from cbo.connectors.postgres import client as postgres
 
