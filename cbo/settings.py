@@ -7,11 +7,10 @@
 * ``max_join_pairs``: a region with more join pairs than this (dense graphs: a clique of 10 has
   28,501, of 12 261,625; a star of 12, 11,264) gets the greedy order too. The pairs are counted
   before anything is built, by the same enumeration run without building plans, which stops at
-  the limit. The default, 5,000, keeps the exhaustive search of any region under about a
-  second on the 2-core reference machine (``benchmarks.join_enumeration``): a deterministic
-  stand-in for a time limit. (It was 10,000 until join sets were estimated from all their
-  leaves, which costs about 1 ms a group in dense graphs: a 9-relation clique, 9,330 pairs,
-  took 1.2 s.)
+  the limit. The default, 5,000, keeps the exhaustive search of any region short on the
+  reference machine (``benchmarks.join_enumeration`` measures it): a deterministic stand-in for
+  a time limit. Estimating a join set from all its leaves makes each group of a dense graph
+  dear, which is why the limit is no higher.
 * ``max_rule_applications``: the search budget. Each transformation rule application and each
   join pair the enumerator builds counts as one. When it runs out no alternative is added any
   more and the search costs what the memo holds, which always includes the written plan: the
@@ -29,28 +28,36 @@
   ``upper``: pessimistic, every inner-join set estimated by an upper bound from its leaves'
   largest value frequencies (``cbo.estimate.upper_bound``), so that no join is planned as
   smaller than it can be.
+  ``file:PATH``: rows per sub-plan read from a file (``cbo subplans`` writes one to fill in);
+  a sub-plan the file lacks keeps cbo's estimate, and EXPLAIN's notes say which were used
+  (``cbo.estimate.plugin``, [Research](docs/guide/research.md)).
+* ``cardinality_distortion``: scale every sub-plan's rows (cbo's, the oracle's or the file's):
+  a positive factor (``4``, ``0.25``) or ``lognormal:SIGMA:SEED``, a factor ``exp(N(0, SIGMA))``
+  drawn per sub-plan from the seed and the sub-plan's key; off by default.
 * ``cost_profile``: a profile file of cost constants (``python -m benchmarks.calibrate`` writes
   one); by default the shipped profile, or ``$CBO_COST_PROFILE``.
 
-Seed 003's and 001's switches, named as Presto names them:
+The switches of existential subqueries as early-out joins and of table pushdown, named as
+Presto names them:
 
 * ``in_predicates_as_inner_joins_enabled``: semi joins (IN, EXISTS) also become inner joins in
-  the memo: with a DISTINCT above (rule 3.1, ``SemiJoinToInnerDistinctAbove``) or below (3.2,
-  ``SemiJoinToInnerDistinctBelow``), beside the semi join itself (3.3); cost picks. On by
-  default here (Presto's default is off): the search keeps the semi join, so it can only gain.
+  the memo: with a DISTINCT above the join (``SemiJoinToInnerDistinctAbove``) or below it, on
+  the filtering side (``SemiJoinToInnerDistinctBelow``), beside the semi join itself; cost
+  picks. On by default here (Presto's default is off): the search keeps the semi join, so it
+  can only gain.
 * ``push_aggregation_below_join_byte_reduction_threshold``: a join is *byte-reducing* when its
   estimated output bytes times this are at most the bytes of its probe side (the filtering
-  side B). An aggregation is pushed below a join (3.2's DISTINCT) only when the join is not
+  side B). An aggregation is pushed below a join (the DISTINCT below) only when the join is not
   byte-reducing: 0 never pushes, a very large value always does, and at 1.0 (the default, as
-  in the seed) a join that outputs more bytes than B gets the DISTINCT below it.
+  in Presto's design) a join that outputs more bytes than B gets the DISTINCT below it.
 * ``exploit_constraints``: use declared keys (primary keys, UNIQUE) as facts: dropping joins
-  that only check a foreign key, and 3.1's DISTINCT on A's key instead of a generated row id.
+  that only check a foreign key, and the DISTINCT above on A's key instead of a generated row id.
   Keys proved by the plan itself (a GROUP BY) are used either way by other rules.
-* ``push_table_through_subquery``: seed 001's table pushdown (``PushTableIntoAggregate``), and its
+* ``push_table_through_subquery``: table pushdown into an aggregation (``PushTableIntoAggregate``), and its
   variant that copies the table instead (``CopyTableIntoAggregate``).
 * ``existential_form``: ``AUTOMATIC`` (cost picks among the forms in the memo) or one form
-  forced wherever it holds, to measure it: ``SEMI_JOIN`` (3.3; the rewrites are off),
-  ``DISTINCT_ABOVE`` (3.1) or ``DISTINCT_BELOW`` (3.2, whatever the threshold): in a group
+  forced wherever it holds, to measure it: ``SEMI_JOIN`` (the rewrites are off),
+  ``DISTINCT_ABOVE`` or ``DISTINCT_BELOW`` (whatever the threshold): in a group
   holding the forced rewrite, the semi join and the other rewrite are not implemented.
 
 Running on Spark:
@@ -63,7 +70,7 @@ Running on Spark:
   result a finished stage proves empty). What each does and why it keeps the plan:
   ``cbo.exec.spark_adaptive``.
 
-JDBC pushdown (seeds 000 and 004; Presto's RFC-0004 and Trino's names):
+JDBC pushdown (Presto's JDBC join pushdown, RFC-0004, and Trino's names):
 
 * ``enable_join_query_pushdown``: subplans with joins may run in their JDBC source as one
   query (a remote-query alternative in the memo). Off, only single-table subplans (filters,
@@ -77,9 +84,10 @@ JDBC pushdown (seeds 000 and 004; Presto's RFC-0004 and Trino's names):
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any
 
 from cbo.errors import CboError
 
@@ -117,6 +125,7 @@ class OptimizerSettings:
     broadcast_limit_bytes: int = 64 * 2**20
     shuffle_partitions: int | None = None
     cardinalities: str = "estimated"
+    cardinality_distortion: str | None = None
     cost_profile: str | None = None
     in_predicates_as_inner_joins_enabled: bool = True
     push_aggregation_below_join_byte_reduction_threshold: float = 1.0
@@ -145,10 +154,19 @@ class OptimizerSettings:
         if self.shuffle_partitions is not None and (not isinstance(self.shuffle_partitions, int)
                                                     or self.shuffle_partitions < 1):
             raise CboError(f"shuffle_partitions must be a positive integer, not {self.shuffle_partitions!r}")
-        cardinalities = str(self.cardinalities).lower()
-        if cardinalities not in CARDINALITIES:
-            raise CboError(f"cardinalities must be one of {', '.join(CARDINALITIES)}, not {self.cardinalities!r}")
+        cardinalities = str(self.cardinalities)
+        if cardinalities[:5].lower() == "file:":
+            if not cardinalities[5:].strip():
+                raise CboError("cardinalities=file:PATH needs a path after file:")
+            cardinalities = "file:" + cardinalities[5:].strip()
+        elif cardinalities.lower() not in CARDINALITIES:
+            raise CboError(f"cardinalities must be one of {', '.join(CARDINALITIES)} or file:PATH, "
+                           f"not {self.cardinalities!r}")
+        else:
+            cardinalities = cardinalities.lower()
         object.__setattr__(self, "cardinalities", cardinalities)
+        if self.cardinality_distortion is not None:
+            parse_distortion(str(self.cardinality_distortion))   # a clear error now, not at the first plan
         form = str(self.existential_form).upper()
         if form not in EXISTENTIAL_FORMS:
             raise CboError(f"existential_form must be one of {', '.join(EXISTENTIAL_FORMS)}, "
@@ -169,6 +187,11 @@ class OptimizerSettings:
                 raise CboError(f"{name} must be true or false, not {getattr(self, name)!r}")
 
     @property
+    def cardinality_file(self) -> str | None:
+        """The path of ``cardinalities=file:PATH``, else None."""
+        return self.cardinalities[5:] if self.cardinalities.startswith("file:") else None
+
+    @property
     def rules_off(self) -> frozenset[str]:
         """``disabled_rules`` and the rules Presto's switches turn off (``cbo rules`` shows them
         as not enabled; the rules also check the switches themselves)."""
@@ -181,7 +204,7 @@ class OptimizerSettings:
             implied.add("EliminateForeignKeyJoin")
         return self.disabled_rules | implied
 
-    def with_values(self, values: Mapping[str, Any]) -> "OptimizerSettings":
+    def with_values(self, values: Mapping[str, Any]) -> OptimizerSettings:
         """These settings with some changed; values may be strings (``"8"``, ``"none"``)."""
         known = {f.name: f for f in fields(self)}
         changes: dict[str, Any] = {}
@@ -218,8 +241,8 @@ def _convert(name: str, value: Any) -> Any:
         if lowered in ("false", "off", "0", "no"):
             return False
         raise CboError(f"setting {name} is true or false, not {value!r}")
-    if name == "cost_profile":
-        return None if text.lower() in ("", "none", "default") else text
+    if name in ("cost_profile", "cardinality_distortion"):
+        return None if text.lower() in ("", "none", "default", "off") else text
     if name == "disabled_rules":
         return frozenset(part.strip() for part in text.split(",") if part.strip())
     if name == "spark_adaptive":
@@ -265,6 +288,31 @@ def describe_adaptive(features: frozenset[AdaptiveFeature]) -> str:
     return "+".join(f.value for f in AdaptiveFeature if f in features)
 
 
+def parse_distortion(text: str) -> tuple[float | None, float, int]:
+    """``cardinality_distortion``'s value as (factor, sigma, seed): ``"4"`` is (4.0, 0, 0),
+    ``"lognormal:1.5:7"`` is (None, 1.5, 7)."""
+    import math
+
+    parts = text.strip().split(":")
+    try:
+        if parts[0].lower() == "lognormal":
+            if len(parts) != 3:
+                raise ValueError
+            sigma, seed = float(parts[1]), int(parts[2])
+            if not (sigma >= 0 and math.isfinite(sigma)):
+                raise ValueError
+            return None, sigma, seed
+        if len(parts) != 1:
+            raise ValueError
+        factor = float(parts[0])
+        if not (factor > 0 and math.isfinite(factor)):
+            raise ValueError
+        return factor, 0.0, 0
+    except ValueError:
+        raise CboError(f"cardinality_distortion is a positive factor or lognormal:SIGMA:SEED "
+                       f"(SIGMA >= 0, SEED an integer), not {text!r}") from None
+
+
 def parse_assignments(items: list[str]) -> dict[str, str]:
     """``["name=value", ...]`` from the command line."""
     found = {}
@@ -274,3 +322,16 @@ def parse_assignments(items: list[str]) -> dict[str, str]:
             raise CboError(f"a setting is written name=value, not {item!r}")
         found[name.strip()] = value
     return found
+
+
+def settings_record(settings: OptimizerSettings) -> dict[str, Any]:
+    """Every setting as JSON holds it: an enum by its value, a set as a sorted list of values."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, Enum):
+            return value.value
+        if isinstance(value, (frozenset, set)):
+            return sorted((plain(v) for v in value), key=str)
+        return value
+
+    return {f.name: plain(getattr(settings, f.name)) for f in fields(settings)}

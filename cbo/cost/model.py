@@ -76,6 +76,17 @@ class CostModel:
         k = self.k
         return sum(k[name] * value for name, value in quantities.items())
 
+    def operator_price(self, node: Plan, algorithm: Algorithm, quantities: Quantities, out: Size,
+                       inputs: list[Size]) -> float:
+        """An operator's cost from its quantities (``local``'s value, given the quantities made
+        already: the chosen plan's nodes carry both). A cost function overrides it
+        (``cbo.cost.plugin``)."""
+        return self.price(quantities)
+
+    def enforcer_price(self, algorithm: Algorithm, quantities: Quantities, size: Size) -> float:
+        """An enforcer's cost (a sort or an exchange of rows of ``size``) from its quantities."""
+        return self.price(quantities)
+
     def local(self, node: Plan, algorithm: Algorithm, out: Size, inputs: list[Size]) -> float:
         if algorithm is REMOTE:
             return self.price(self.remote_query(node, out))
@@ -350,8 +361,9 @@ class CostModel:
     def key_width(self, node: Aggregate, width: float) -> float:
         """Bytes per row of the grouping key: each row fed to a hash aggregation has its key
         projected, hashed (Murmur3 over the key's bytes) and compared with the key found in the
-        table (and copied in when new), so a DISTINCT over every column of a wide table (seed
-        003's 3.1 with a long comment column) costs more per row than one over an integer.
+        table (and copied in when new), so a DISTINCT over every column of a wide table (the
+        DISTINCT above a semi join's inner join, with a long comment column) costs more per row
+        than one over an integer.
         Without the search's widths, the output row's width, which holds the key."""
         if self.column_width is None:
             return width

@@ -32,7 +32,7 @@ from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.estimate.relation import DerivedColumns, RelEstimate
 from cbo.ir.expressions import AggregateCall, Column, ColumnRef, Constant, WindowCall
 from cbo.ir.operators import Window
-from cbo.ir.windows import RANK_LIKE
+from cbo.ir.windows import RANK_LIKE, is_aggregate
 
 GroupCount = Callable[[RelEstimate, tuple[Column, ...]], tuple[float, list[str]]]
 
@@ -77,6 +77,7 @@ def function_output(call: WindowCall, plan: Window, rel: RelEstimate, groups: fl
         return source.with_rows(rows) if source is not None else ColumnEstimate.unknown(rows)
     frame = call.frame
     if frame is not None and frame.whole_partition:
+        assert is_aggregate(call.name)   # the value functions, which also have frames, are above
         per_group = aggregate_output(AggregateCall(call.name, call.args, False, call.type), rel, plan.partition_by,
                                      groups)
         return per_group.with_rows(rows) if per_group.rows > 0 else per_group

@@ -18,13 +18,13 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
+from cbo.catalog_types import Catalog
 from cbo.engines.spark import default_parallelism, is_connect
 from cbo.errors import CboError
-from cbo.catalog_types import Catalog
 from cbo.exec.spark_adaptive import EXCLUDED_RULES, adaptive_settings
 from cbo.exec.spark_sql import SparkPlanSql, SparkViews
 from cbo.ir.operators import Filter, Plan, Window
@@ -45,7 +45,7 @@ WINDOW_GROUP_LIMIT = "org.apache.spark.sql.catalyst.optimizer.InferWindowGroupLi
 
 
 class SparkExecutor:
-    def __init__(self, spark: "SparkSession", catalog: Catalog, partitions: int | None = None,
+    def __init__(self, spark: SparkSession, catalog: Catalog, partitions: int | None = None,
                  shuffle_partitions: int | None = None):
         self.spark = spark
         self.catalog = catalog
@@ -55,7 +55,7 @@ class SparkExecutor:
         self.views = SparkViews(spark, catalog, partitions or default_parallelism(spark))
 
     def for_plan(self, physical: PhysicalPlan | None, shuffle_partitions: int | None,
-                 adaptive: frozenset[AdaptiveFeature] = ADAPTIVE_OFF) -> "SparkExecutor":
+                 adaptive: frozenset[AdaptiveFeature] = ADAPTIVE_OFF) -> SparkExecutor:
         """An executor for one planned query: this one's views, that plan's physical operators
         (keyed by the logical node each runs, by identity), partition count and the parts of
         adaptive execution it runs with. The session's executor is never changed, so two plans
@@ -71,7 +71,7 @@ class SparkExecutor:
         """The Spark SQL statement that runs ``plan`` (over this executor's temporary views)."""
         return SparkPlanSql(self.views, self.operators).statement(plan, names)
 
-    def dataframe(self, plan: Plan, names: tuple[str, ...]) -> "DataFrame":
+    def dataframe(self, plan: Plan, names: tuple[str, ...]) -> DataFrame:
         return self.spark.sql(self.statement(plan, names))
 
     def collect(self, plan: Plan, names: tuple[str, ...]) -> tuple[list[tuple[Any, ...]], float]:
@@ -110,11 +110,11 @@ class SparkExecutor:
         try:
             yield
         finally:
-            for key, value in saved.items():
-                if value is None:
+            for key, old in saved.items():
+                if old is None:
                     self.spark.conf.unset(key)
                 else:
-                    self.spark.conf.set(key, value)
+                    self.spark.conf.set(key, old)
 
 
     def _declines_group_limit(self) -> bool:

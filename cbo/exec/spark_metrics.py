@@ -264,13 +264,13 @@ class _Matcher:
                 return self.unmatched(node, f"expected a window, Spark's plan has {op.name}: not measured")
             actual.source = "a window keeps its input's rows"
             self._attribute(actual, op)
-            below = self._skip(op.children[0], actual)
+            below_op = self._skip(op.children[0], actual)
             # a per-partition top-k below it (WindowGroupLimit, final and partial, with their
             # sorts and the exchange between them) is the window's work
-            while below.kind == "WindowGroupLimitExec" and below.children:
-                self._attribute(actual, below)
-                below = self._skip(below.children[0], actual)
-            self.match(node.input, below)
+            while below_op.kind == "WindowGroupLimitExec" and below_op.children:
+                self._attribute(actual, below_op)
+                below_op = self._skip(below_op.children[0], actual)
+            self.match(node.input, below_op)
         elif isinstance(node, SetOp) and node.kind == "union" and not node.distinct and op.kind == "UnionExec":
             actual.source = "a UNION ALL has its inputs' rows"
             for child, child_op in zip(node.children, op.children):

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from sqlglot import exp
 
-from cbo.sources.catalog import Catalog
 from cbo.errors import CatalogError
 from cbo.frontend.aggregation import bind_aggregation, has_aggregate
 from cbo.frontend.bind_expressions import ExpressionBinder
@@ -24,11 +24,39 @@ from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.frontend.scope import CteDefinition, Relation, Scope
 from cbo.frontend.windows import named_windows, plan_windows, replace_windows
 from cbo.ir import types as T
-from cbo.ir.expressions import (TRUE, Column, ColumnFactory, ColumnRef, Constant, Expr, SpecialForm, columns_of,
-                                compare, conjunction)
-from cbo.ir.operators import Aggregate, AssumedKey, Filter, ForeignKeyRef, Join, Limit, Plan, Project, Scan, SetOp, Sort, SortKey, Values
+from cbo.ir.expressions import (
+    TRUE,
+    Column,
+    ColumnFactory,
+    ColumnRef,
+    Constant,
+    Expr,
+    SpecialForm,
+    columns_of,
+    compare,
+    conjunction,
+)
+from cbo.ir.kinds import JoinKind, SetOpKind
+from cbo.ir.operators import (
+    Aggregate,
+    AssumedKey,
+    Filter,
+    ForeignKeyRef,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    SortKey,
+    Values,
+)
+from cbo.sources.catalog import Catalog, TableDef
 from cbo.sources.schema import SchemaProvider
 
+_OUTER_JOINS: dict[str, JoinKind] = {"LEFT": "left", "RIGHT": "right", "FULL": "full"}
+_SET_OPERATIONS: dict[str, SetOpKind] = {"union": "union", "intersect": "intersect", "except": "except"}
 
 @dataclass(frozen=True)
 class BoundQuery:
@@ -57,14 +85,14 @@ class Binder:
 
     # -- entry points ----------------------------------------------------------------------------
 
-    def bind(self, statement: exp.Expression) -> BoundQuery:
+    def bind(self, statement: exp.Expr) -> BoundQuery:
         plan, names = self.bind_query(statement, None)
         return BoundQuery(plan, tuple(names))
 
-    def bind_subquery(self, query: exp.Expression, outer: Scope) -> tuple[Plan, list[str]]:
+    def bind_subquery(self, query: exp.Expr, outer: Scope) -> tuple[Plan, list[str]]:
         return self.bind_query(query, outer)
 
-    def bind_query(self, node: exp.Expression, outer: Scope | None) -> tuple[Plan, list[str]]:
+    def bind_query(self, node: exp.Expr, outer: Scope | None) -> tuple[Plan, list[str]]:
         scope = Scope(parent=outer)
         self._register_ctes(node, scope)
         if isinstance(node, exp.Subquery):
@@ -78,7 +106,7 @@ class Binder:
             return self._bind_values(node, scope)
         raise error_at(node, f"unsupported query form {node.key.upper()}")
 
-    def _register_ctes(self, node: exp.Expression, scope: Scope) -> None:
+    def _register_ctes(self, node: exp.Expr, scope: Scope) -> None:
         with_ = node.args.get("with_") or node.args.get("with")
         if not with_:
             return
@@ -125,10 +153,11 @@ class Binder:
         else:
             post = None
 
-        def finish(expr: Expr, node: exp.Expression, fallbacks: dict[Column, Expr] | None = None) -> Expr:
+        def finish(expr: Expr, node: exp.Expr, fallbacks: dict[Column, Expr] | None = None) -> Expr:
             return post.rewrite(expr, node, fallbacks) if post is not None else expr
 
         if having_expr is not None:
+            assert having is not None
             plan = Filter(plan, finish(having_expr, having, having_binder.alias_fallbacks))
 
         # The SELECT list's values and ORDER BY's, windows still in them (an ORDER BY key equal
@@ -141,7 +170,7 @@ class Binder:
             for ordered in order.expressions:
                 targets.append(self._order_target(ordered.this, scope, values, names, finish, hidden_values,
                                                   distinct=bool(select.args.get("distinct"))))
-        qualify_value = finish(qualify_expr, qualify) if qualify_expr is not None else None
+        qualify_value = finish(qualify_expr, qualify) if qualify_expr is not None and qualify is not None else None
 
         # Windows run after grouping and HAVING, before QUALIFY and the SELECT list.
         plan, windows = plan_windows(self, plan, values + hidden_values + ([qualify_value] if qualify_value else []))
@@ -176,12 +205,12 @@ class Binder:
             plan = Project(plan, tuple((c, ColumnRef(c)) for c, _ in outputs))
         return plan, names
 
-    def _qualify(self, node: exp.Expression, scope: Scope, items: list[tuple[str, Expr, exp.Expression]]) -> Expr:
+    def _qualify(self, node: exp.Expr, scope: Scope, items: list[tuple[str, Expr, exp.Expr]]) -> Expr:
         """QUALIFY's condition: a filter after the windows, which may name select-list aliases
         (as DuckDB allows) where no column of the query has that name."""
         aliases = {name.lower(): item for name, _, item in items if isinstance(item, exp.Alias)}
 
-        def by_alias(found: exp.Expression) -> exp.Expression:
+        def by_alias(found: exp.Expr) -> exp.Expr:
             if isinstance(found, exp.Column) and not found.table and found.name.lower() in aliases:
                 try:
                     scope.resolve(found)
@@ -192,8 +221,8 @@ class Binder:
         rewritten = node.copy().transform(by_alias) if aliases else node
         return ExpressionBinder(self, scope, "QUALIFY", allow_aggregates=True, allow_windows=True)._boolean(rewritten)
 
-    def _select_items(self, select: exp.Select, scope: Scope) -> list[tuple[str, Expr, exp.Expression]]:
-        items: list[tuple[str, Expr, exp.Expression]] = []
+    def _select_items(self, select: exp.Select, scope: Scope) -> list[tuple[str, Expr, exp.Expr]]:
+        items: list[tuple[str, Expr, exp.Expr]] = []
         for position_, node in enumerate(select.expressions, start=1):
             if isinstance(node, exp.Star):
                 items += [(n, ColumnRef(c), node) for n, c in self._star(scope, None, node)]
@@ -209,7 +238,7 @@ class Binder:
             items.append((name, expr, node))
         return items
 
-    def _star(self, scope: Scope, qualifier: str | None, node: exp.Expression) -> list[tuple[str, Column]]:
+    def _star(self, scope: Scope, qualifier: str | None, node: exp.Expr) -> list[tuple[str, Column]]:
         if not scope.relations:
             raise error_at(node, "SELECT * needs a FROM clause")
         if qualifier is not None:
@@ -226,7 +255,7 @@ class Binder:
             result += [(n, c) for n, c in relation.columns if n.lower() not in using_names]
         return result
 
-    def _order_target(self, node: exp.Expression, scope: Scope, values: list[Expr], names: list[str], finish,
+    def _order_target(self, node: exp.Expr, scope: Scope, values: list[Expr], names: list[str], finish,
                       hidden: list[Expr], distinct: bool) -> int:
         """The index (in ``values`` then ``hidden``) of the value an ORDER BY key orders by: a
         select-list position or name, a value equal to a select-list one, or a new hidden one."""
@@ -249,10 +278,11 @@ class Binder:
         hidden.append(value)
         return len(values) + len(hidden) - 1
 
-    def _limit(self, node: exp.Expression, plan: Plan) -> Plan:
+    def _limit(self, node: exp.Expr, plan: Plan) -> Plan:
         limit, offset = node.args.get("limit"), node.args.get("offset")
         if limit is None and offset is None:
             return plan
+        count: int | None
         if isinstance(limit, exp.Fetch):
             count = self._fetch_count(limit)
         else:
@@ -272,7 +302,7 @@ class Binder:
         count = self._constant_int(fetch.args.get("count"), "FETCH FIRST")
         return 1 if count is None else count
 
-    def _constant_int(self, node: exp.Expression | None, clause: str) -> int | None:
+    def _constant_int(self, node: exp.Expr | None, clause: str) -> int | None:
         if node is None:
             return None
         if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
@@ -302,7 +332,7 @@ class Binder:
                                    "see (JOIN binds tighter than ','): join that table with JOIN ... ON instead")
         return plan
 
-    def _bind_relation(self, node: exp.Expression, scope: Scope) -> Plan:
+    def _bind_relation(self, node: exp.Expr, scope: Scope) -> Plan:
         if isinstance(node, exp.Table):
             return self._bind_table(node, scope)
         if _is_join_group(node):
@@ -334,7 +364,7 @@ class Binder:
         names = [name for relation in target.relations for name, _ in relation.columns]
         return self._add_relation(scope, plan, names, alias, "joined tables", node)
 
-    def _bind_member(self, node: exp.Expression, scope: Scope) -> Plan:
+    def _bind_member(self, node: exp.Expr, scope: Scope) -> Plan:
         """A FROM item inside parentheses with the joins that follow it (sqlglot hangs them on
         the item: ``(a JOIN b ON ...)`` is a Table ``a`` whose ``joins`` hold b)."""
         joins = node.args.get("joins") or []
@@ -347,7 +377,7 @@ class Binder:
         return plan
 
     def _add_relation(self, scope: Scope, plan: Plan, names: list[str], alias: exp.TableAlias | None,
-                      kind: str, node: exp.Expression) -> Plan:
+                      kind: str, node: exp.Expr) -> Plan:
         alias_name = alias.name if alias is not None and alias.name else None
         column_aliases = [c.name for c in alias.columns] if alias is not None and alias.columns else []
         if column_aliases:
@@ -358,7 +388,7 @@ class Binder:
         self._add_to_scope(scope, Relation(alias_name, list(zip(names, plan.output)), kind), node)
         return plan
 
-    def _add_to_scope(self, scope: Scope, relation: Relation, node: exp.Expression) -> None:
+    def _add_to_scope(self, scope: Scope, relation: Relation, node: exp.Expr) -> None:
         """A FROM item under its name. PostgreSQL rejects a name used twice in one FROM clause;
         Trino, Spark and DuckDB accept it and reject only a reference it makes ambiguous
         (``Scope.resolve``, ``a.*``)."""
@@ -388,13 +418,13 @@ class Binder:
         for key in ((table.primary_key,) if table.primary_key else ()) + table.unique_keys:
             if all(k.lower() in by_name for k in key):
                 keys.append(tuple(by_name[k.lower()] for k in key))
-        assumed = []
+        assumed: list[AssumedKey] = []
         for names, source in self.assumed_keys.get(table.qualified_name, ()):
-            key = tuple(by_name[k.lower()] for k in names if k.lower() in by_name)
+            assumed_columns = tuple(by_name[k.lower()] for k in names if k.lower() in by_name)
             # A declared key within it already makes it unique: nothing to assume.
-            if len(key) == len(names) and not any(set(k) <= set(key) for k in keys) \
-                    and not any(set(a.columns) <= set(key) for a in assumed):
-                assumed.append(AssumedKey(key, source))
+            if len(assumed_columns) == len(names) and not any(set(k) <= set(assumed_columns) for k in keys) \
+                    and not any(set(a.columns) <= set(assumed_columns) for a in assumed):
+                assumed.append(AssumedKey(assumed_columns, source))
         scan = Scan(table.qualified_name, columns, tuple(info.name for info in columns_info), tuple(keys),
                     self._references(table, by_name), tuple(assumed))
         alias = node.alias or name
@@ -402,7 +432,7 @@ class Binder:
                                            table.qualified_name), node)
         return scan
 
-    def _references(self, table, by_name: dict[str, Column]) -> tuple[ForeignKeyRef, ...]:  # type: ignore[no-untyped-def]
+    def _references(self, table: TableDef, by_name: dict[str, Column]) -> tuple[ForeignKeyRef, ...]:
         """The table's declared foreign keys, on its columns, to the referenced table's qualified
         name (an unqualified reference names a table of the same source)."""
         found = []
@@ -441,7 +471,7 @@ class Binder:
             raise error_at(join, "OUTER JOIN needs LEFT, RIGHT or FULL before it")
         left_relations = list(scope.relations)
         right = self._bind_relation(join.this, scope)
-        join_kind = {"LEFT": "left", "RIGHT": "right", "FULL": "full"}.get(side, "inner")
+        join_kind: JoinKind = _OUTER_JOINS.get(side, "inner")
         on = join.args.get("on")
         using = join.args.get("using")
         if on is not None:
@@ -474,7 +504,7 @@ class Binder:
 
     def _coalesce_using(self, plan: Plan, scope: Scope) -> Plan:
         pairs = scope.using_pairs
-        assignments = [(c, ColumnRef(c)) for c in plan.output]
+        assignments: list[tuple[Column, Expr]] = [(c, ColumnRef(c)) for c in plan.output]
         for name, (lcol, rcol) in pairs.items():
             merged = self.columns.new(name, T.common_type(lcol.type, rcol.type) or lcol.type)
             assignments.append((merged, SpecialForm("COALESCE", (ColumnRef(lcol), ColumnRef(rcol)), merged.type)))
@@ -523,7 +553,7 @@ class Binder:
         left = self._cast_to(left, types)
         right = self._cast_to(right, types)
         columns = tuple(self.columns.new(n, t) for n, t in zip(names, types))
-        kind = {"union": "union", "intersect": "intersect", "except": "except"}[node.key]
+        kind = _SET_OPERATIONS[node.key]
         distinct = node.args.get("distinct") is not False
         plan: Plan = SetOp(kind, distinct, (left, right), columns, (left.output, right.output))
         return self._order_limit_of_set(node, plan, names, scope)
@@ -531,7 +561,7 @@ class Binder:
     def _cast_to(self, plan: Plan, types: list[T.DataType]) -> Plan:
         if all(c.type == t for c, t in zip(plan.output, types)):
             return plan
-        assignments = []
+        assignments: list[tuple[Column, Expr]] = []
         for column, type_ in zip(plan.output, types):
             if column.type == type_:
                 assignments.append((column, ColumnRef(column)))
@@ -540,7 +570,7 @@ class Binder:
                 assignments.append((cast, SpecialForm("CAST", (ColumnRef(column),), type_)))
         return Project(plan, tuple(assignments))
 
-    def _order_limit_of_set(self, node: exp.Expression, plan: Plan, names: list[str],
+    def _order_limit_of_set(self, node: exp.Expr, plan: Plan, names: list[str],
                             scope: Scope) -> tuple[Plan, list[str]]:
         order = node.args.get("order")
         if order is not None:
@@ -567,7 +597,7 @@ def _is_comma(join: exp.Join) -> bool:
     return not any(key != "this" for key in join.args)
 
 
-def _select_aliases(select: exp.Select, items: list[tuple[str, Expr, exp.Expression]]) -> dict[str, Expr]:
+def _select_aliases(select: exp.Select, items: list[tuple[str, Expr, exp.Expr]]) -> dict[str, Expr]:
     """The select list's aliases (``AS name``) that name one item each, lowercase."""
     named: dict[str, list[Expr]] = {}
     for name, expr, node in items:
@@ -576,7 +606,7 @@ def _select_aliases(select: exp.Select, items: list[tuple[str, Expr, exp.Express
     return {name: exprs[0] for name, exprs in named.items() if len(exprs) == 1}
 
 
-def _is_join_group(node: exp.Expression) -> bool:
+def _is_join_group(node: exp.Expr) -> TypeGuard[exp.Subquery]:
     """Whether ``node`` is a parenthesized join tree in FROM (not a derived table): sqlglot reads
     ``(a CROSS JOIN b)`` as a Subquery around a Table."""
     if not isinstance(node, exp.Subquery):

@@ -27,21 +27,21 @@ class Relation:
 @dataclass
 class CteDefinition:
     name: str
-    query: exp.Expression
+    query: exp.Expr
     column_aliases: list[str]
-    scope: "Scope | None"  # the scope that sees the CTEs defined before this one
+    scope: Scope | None  # the scope that sees the CTEs defined before this one
 
 
 @dataclass
 class Scope:
     relations: list[Relation] = field(default_factory=list)
-    parent: "Scope | None" = None
+    parent: Scope | None = None
     ctes: dict[str, CteDefinition] = field(default_factory=dict)
     using: dict[str, Column] = field(default_factory=dict)  # USING columns: one column per name
     using_pairs: dict[str, tuple[Column, Column]] = field(default_factory=dict)  # name -> (left, right)
     windows: dict[str, exp.Window] = field(default_factory=dict)  # the WINDOW clause's, by name
 
-    def beside(self) -> "Scope":
+    def beside(self) -> Scope:
         """The scope a derived table of this query's FROM clause is bound in: it sees this
         query's CTEs and the enclosing queries' columns, but not the other FROM items (a derived
         table is not LATERAL)."""

@@ -155,7 +155,7 @@ def bind_window(binder: ExpressionBinder, node: exp.Window) -> WindowExpr:
 
 
 def _specification(binder: ExpressionBinder, node: exp.Window
-                   ) -> tuple[list[exp.Expression], exp.Order | None, exp.WindowSpec | None]:
+                   ) -> tuple[list[exp.Expr], exp.Order | None, exp.WindowSpec | None]:
     """The partition, order and frame of ``node``, merged with the named window it refers to."""
     partition = list(node.args.get("partition_by") or [])
     order = node.args.get("order")
@@ -235,7 +235,7 @@ def _bound(value: object, side: object, unit: FrameUnit, order: tuple[OrderItem,
     return FrameBound(kind, number)
 
 
-def _count(inner: ExpressionBinder, value: exp.Expression | None, node: exp.Window, what: str,
+def _count(inner: ExpressionBinder, value: exp.Expr | None, node: exp.Window, what: str,
            default: int) -> Constant:
     if value is None:
         return Constant(default, T.BIGINT)
@@ -246,7 +246,7 @@ def _count(inner: ExpressionBinder, value: exp.Expression | None, node: exp.Wind
     return Constant(bound.value, T.BIGINT)
 
 
-def _positive_count(inner: ExpressionBinder, value: exp.Expression | None, node: exp.Window, what: str) -> Constant:
+def _positive_count(inner: ExpressionBinder, value: exp.Expr | None, node: exp.Window, what: str) -> Constant:
     found = _count(inner, value, node, what, default=0)
     if found.value == 0:
         raise error_at(node, f"{what} must be a positive integer constant")
@@ -339,7 +339,7 @@ def replace_windows(expr: Expr, columns: dict[WindowExpr, Column]) -> Expr:
     return transform(expr, lambda e: ColumnRef(columns[e]) if isinstance(e, WindowExpr) else None)
 
 
-def has_window(node: exp.Expression) -> bool:
+def has_window(node: exp.Expr) -> bool:
     """Whether the SQL expression calls a window function outside its subqueries."""
     for found in node.find_all(exp.Window):
         parent = found.parent

@@ -36,8 +36,10 @@ from __future__ import annotations
 import decimal
 from dataclasses import dataclass
 from enum import Enum
+from typing import TypeGuard
 
 from cbo.ir import types as T
+from cbo.ir.kinds import AggregateName
 
 RANKING = ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile")
 OFFSET = ("lag", "lead")
@@ -50,8 +52,14 @@ RANK_LIKE = ("row_number", "rank", "dense_rank")
 # a row depends on rows after it, so no partition may be cut short for them.
 SIZE_BASED = ("percent_rank", "cume_dist", "ntile")
 # Window aggregates: an aggregate's name (``AggregateCall``), computed over the frame.
-AGGREGATES = ("count_star", "count", "sum", "avg", "min", "max", "var_samp", "var_pop", "stddev_samp", "stddev_pop")
+AGGREGATES: tuple[AggregateName, ...] = ("count_star", "count", "sum", "avg", "min", "max", "var_samp", "var_pop",
+                                          "stddev_samp", "stddev_pop")
 FRAMELESS = RANKING + OFFSET
+
+
+def is_aggregate(name: str) -> TypeGuard[AggregateName]:
+    """Whether a window function of this name is an aggregate over its frame (``AGGREGATES``)."""
+    return name in AGGREGATES
 
 
 class FrameUnit(Enum):

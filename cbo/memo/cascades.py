@@ -55,11 +55,12 @@ from cbo.memo.bounds import TIE, SearchBounds
 from cbo.memo.context import SearchContext
 from cbo.memo.delivery import deliver
 from cbo.memo.dispatch import PatternDispatch
-from cbo.memo.memo import UNPREDICTED, Deferred, Group, PhysicalExpr, Winner, current, group_of
+from cbo.memo.memo import UNPREDICTED, Deferred, Group, PhysicalExpr, Winner, current, group_of, inputs_of
 from cbo.memo.pattern import bindings
 from cbo.memo.rules.base import RuleSet, TransformationRule
 from cbo.memo.state import UNKNOWN, CostTable, SearchState
-from cbo.physical.properties import ANY, Required
+from cbo.physical.algorithm import Algorithm
+from cbo.physical.properties import ANY, Required, exchange_algorithm
 
 
 class CascadesSearch:
@@ -97,7 +98,7 @@ class CascadesSearch:
                         if child.id not in seen:
                             stack.append(child)
                 else:
-                    stack.extend([child.group for child in entry.children])   # type: ignore[attr-defined]   # (group references)
+                    stack.extend([child.group for child in inputs_of(entry)])
 
     def explore_group(self, group: Group) -> None:
         """Apply every transformation rule to every binding of its patterns at every expression
@@ -209,7 +210,7 @@ class CascadesSearch:
         known = winners.get(required, UNKNOWN)
         if known is UNKNOWN:
             known = winners[required] = self._winner(group, required)
-        return known  # type: ignore[return-value]
+        return known
 
     def _winner(self, group: Group, required: Required) -> Winner | None:
         table = self.table(group)
@@ -267,7 +268,7 @@ class CascadesSearch:
                         # the expressions before any is implemented (in a star, most of them).
                         if out is None:
                             out = size(group)
-                        joins.append((a.cost + b.cost, index, expr))   # type: ignore[union-attr]   # (winners)
+                        joins.append((a.cost + b.cost, index, expr))
                         left_rows.append((left.size or size(left))[0])
                         right_rows.append((right.size or size(right))[0])
                         continue
@@ -314,7 +315,7 @@ class CascadesSearch:
         implemented for it."""
         pending, bounds = table.pending, self.bounds
         for position in range(len(pending)):
-            if pending[position][0] >= threshold * TIE:
+            if self.prune and pending[position][0] >= threshold * TIE:
                 return
             if not bounds.may_deliver(pending[position][2], group, required):
                 continue
@@ -327,7 +328,7 @@ class CascadesSearch:
                     predicted = physical.predicted = bounds.predict(physical)
                 if predicted is not None and not predicted.satisfies(required):  # type: ignore[attr-defined]
                     continue
-                if bounds.floor(physical, group) < threshold * TIE:
+                if not self.prune or bounds.floor(physical, group) < threshold * TIE:
                     self._cost(physical, group, table)
 
     def _pending(self, table: CostTable, position: int) -> Plan:
@@ -396,10 +397,13 @@ class CascadesSearch:
         a broadcast over the group's best plan for "any"."""
         if required.ordering:
             weaker = self.context.required.without_ordering(required)
-            step = self.cost_model.price(self.cost_model.sort(self.size(group)))
+            step = self.cost_model.enforcer_price(Algorithm.LOCAL_SORT, self.cost_model.sort(self.size(group)),
+                                                  self.size(group))
         else:
             weaker = ANY
-            step = self.cost_model.price(self.cost_model.distribute(required, self.size(group)))
+            step = self.cost_model.enforcer_price(exchange_algorithm(required),
+                                                  self.cost_model.distribute(required, self.size(group)),
+                                                  self.size(group))
         base = self.optimize_group(group, weaker)
         if base is None:
             return None

@@ -16,14 +16,16 @@ from typing import TYPE_CHECKING
 
 from cbo.cost import CostModel, CostProfile, default_profile
 from cbo.cost.model import Quantities
+from cbo.cost.plugin import CostFunction, FunctionCostModel
 from cbo.errors import CboError
+from cbo.estimate.plugin import PluggedContext
 from cbo.ir.expressions import ColumnRef
 from cbo.ir.operators import Plan, Project, Scan
 from cbo.memo.cascades import CascadesSearch
 from cbo.memo.context import SearchContext
 from cbo.memo.extract import extract
 from cbo.memo.memo import Counters, Group, Memo, group_of
-from cbo.memo.rules.base import RuleSet, connector_rules
+from cbo.memo.rules.base import Rule, RuleSet, TransformationRule, connector_rules
 from cbo.memo.rules.eager_aggregation import EagerAggregation
 from cbo.memo.rules.eager_pushdown import EagerPushdown
 from cbo.memo.rules.eliminate_join import EliminateForeignKeyJoin
@@ -39,6 +41,7 @@ from cbo.memo.rules.semijoin_distinct_below import SemiJoinToInnerDistinctBelow
 from cbo.memo.rules.table_copy import CopyTableIntoAggregate
 from cbo.memo.rules.table_pushdown import PushTableIntoAggregate
 from cbo.memo.rules.transpose_windows import TransposeWindows
+from cbo.memo.space import PlanSpace
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
 from cbo.physical.properties import ANY
@@ -47,15 +50,22 @@ from cbo.settings import OptimizerSettings
 if TYPE_CHECKING:
     from cbo.estimate import Estimator
     from cbo.estimate.oracle import OracleEstimator
+    from cbo.estimate.plugin import PluggedEstimator
 
 __all__ = ["Optimized", "Optimizer", "RemoteSource", "SearchContext", "default_rules", "draw_plan",
-           "restore_output_order"]
+           "in_written_order", "restore_output_order"]
 
 
-def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset()) -> RuleSet:
+def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset(),
+                  extra: tuple[Rule, ...] = ()) -> RuleSet:
+    """cbo's rules, and ``extra`` transformation rules (a session's, ``Planner(rules=...)``) after its own."""
+    for rule in extra:
+        if not isinstance(rule, TransformationRule):
+            raise CboError(f"an added rule must be a transformation rule (cbo.memo.rules.base.TransformationRule), "
+                           f"not {type(rule).__name__}")
     rules = [ReorderJoins(), PushTableIntoAggregate(), CopyTableIntoAggregate(), EagerAggregation(),
              EliminateForeignKeyJoin(), SemiJoinToInnerDistinctAbove(), SemiJoinToInnerDistinctBelow(),
-             PushFilterBelowWindow(), TransposeWindows(), PartialAggregateBelowGroupingSets(),
+             PushFilterBelowWindow(), TransposeWindows(), PartialAggregateBelowGroupingSets(), *extra,
              *implementation_rules(), ScalarSubqueryJoin(), *connector_rules(source_types)]
     return RuleSet(rules, disabled, [ForcedExistentialForm(), EagerPushdown()])
 
@@ -86,6 +96,14 @@ class Optimized:
         """Lower bounds of the expressions never costed (they could not beat the winner): see render."""
         return self.search.expression_bounds() if self.search is not None else {}
 
+    @cached_property
+    def space(self) -> PlanSpace:
+        """Every plan the memo holds: counted, numbered, drawn uniformly, cheapest first
+        (``cbo.memo.space``)."""
+        if self.search is None:
+            raise ValueError("this result keeps no search: its plan space cannot be read")
+        return PlanSpace(self.search, self.root)
+
     @property
     def plan(self) -> Plan:
         """The logical plan the physical plan runs."""
@@ -102,11 +120,18 @@ class Optimized:
 
 
 class Optimizer:
-    def __init__(self, estimator: Estimator | OracleEstimator, settings: OptimizerSettings | None = None,
+    def __init__(self, estimator: Estimator | OracleEstimator | PluggedEstimator,
+                 settings: OptimizerSettings | None = None,
                  rules: RuleSet | None = None, profile: CostProfile | None = None,
                  remote_tables: frozenset[str] = frozenset(), prune: bool = True,
-                 remote_sources: dict[str, RemoteSource] | None = None):
+                 remote_sources: dict[str, RemoteSource] | None = None, cost_function: CostFunction | None = None):
         self.estimator = estimator
+        # A cost function (``cbo.cost.plugin``) prices every alternative instead of the profile.
+        # The search's bounds are lower bounds of the profile's costs, not of the function's,
+        # so with one the search costs every alternative (``prune`` off).
+        self.cost_function = cost_function
+        if cost_function is not None:
+            prune = False
         # prune=False costs every physical alternative of every expression: slower, and the
         # yardstick a test holds the pruned search to (the same cost, always).
         self.prune = prune
@@ -131,13 +156,18 @@ class Optimizer:
     def _optimize(self, plan: Plan) -> Optimized:
         started = time.perf_counter()
         memo = Memo(self.estimator)
+        if isinstance(memo.estimator, PluggedContext):
+            memo.estimator.seed(plan)   # tables' aliases from the query, before anything is estimated
         root = memo.insert(plan)
         context = SearchContext(memo, self.settings, self.remote_sources)
         # Shuffles are sized from what the query reads (cbo sets Spark's partition count to it).
         scanned = sum(context.size_bytes(g) for g in memo if isinstance(g.first, Scan))
         partitions = self.settings.shuffle_partitions or self.profile.partitions(scanned)
-        cost_model = CostModel(self.profile, self.remote_tables, partitions, context.column_width,
-                               {table: source.dialect for table, source in self.remote_sources.items()})
+        dialects = {table: source.dialect for table, source in self.remote_sources.items()}
+        cost_model = CostModel(self.profile, self.remote_tables, partitions, context.column_width, dialects) \
+            if self.cost_function is None else \
+            FunctionCostModel(self.cost_function, self.profile, self.remote_tables, partitions, context.column_width,
+                              dialects)
         context.remote_price = cost_model.remote_price   # which form of a subplan to push
         search = CascadesSearch(context, self.rules, cost_model, self.prune)
         search.explore_all(root)
@@ -148,7 +178,7 @@ class Optimizer:
                 raise CboError("the search found no plan with the rules disabled ("
                                f"{', '.join(sorted(self.rules.disabled))}): enable them")
             raise AssertionError("the search found no plan (the written plan is always one)")
-        chosen = _in_written_order(extract(search, winner, root), plan, cost_model)
+        chosen = in_written_order(extract(search, winner, root), plan, cost_model)
         note_pushdown_costs(context, chosen)
         pushdown = pushdown_choices(context, chosen, search.physicals)
         memo.counters.elapsed_ms = (time.perf_counter() - started) * 1000.0
@@ -182,13 +212,14 @@ def restore_output_order(chosen: Plan, written: Plan) -> Plan:
     return Project(chosen, tuple((c, ColumnRef(c)) for c in written.output))
 
 
-def _in_written_order(chosen: PhysicalPlan, written: Plan, model: CostModel) -> PhysicalPlan:
-    """``restore_output_order`` on the physical plan: the projection is an operator of its own."""
+def in_written_order(chosen: PhysicalPlan, written: Plan, model: CostModel) -> PhysicalPlan:
+    """``restore_output_order`` on the physical plan: the projection is an operator of its own
+    (``written``: any plan with the query's output columns in their order)."""
     project = restore_output_order(chosen.logical, written)
     if project is chosen.logical:
         return chosen
     size = (chosen.rows, chosen.width)
     quantities = model.quantities(project, Algorithm.PROJECT, size, [size])
-    cost = model.price(quantities)
+    cost = model.operator_price(project, Algorithm.PROJECT, quantities, size, [size])
     return PhysicalPlan(Algorithm.PROJECT, project, (chosen,), chosen.rows, chosen.width, cost, chosen.total + cost,
                         (ANY,), chosen.delivered, quantities, None, None)

@@ -20,13 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cbo.ir.expressions import Call, ColumnRef, Constant, Expr, conjuncts
+from cbo.ir.kinds import FunctionName
 from cbo.ir.operators import Window
 from cbo.ir.windows import RANK_LIKE, ROWS_TO_CURRENT_ROW, SIZE_BASED
 
 # Spark's spark.sql.optimizer.windowGroupLimitThreshold default: a larger limit is not inferred.
 THRESHOLD = 1000
 
-_MIRRORED = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "eq": "eq"}
+_MIRRORED: dict[FunctionName, FunctionName] = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "eq": "eq"}
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
+from typing import Literal, get_args
 
-# "partitioned" is "clustered" that an exchange may make (a window's need: Spark meets it with a
-# hash exchange on all the columns); "clustered" is only ever found delivered (a final-only
-# aggregation: where the input is not clustered, the aggregation runs partially first).
-DISTRIBUTIONS = ("any", "single", "hash", "clustered", "partitioned", "broadcast")
+# How a plan's rows are spread over partitions (a Literal, not an enum, for the reason
+# cbo.ir.kinds gives): see Required and Delivered. "partitioned" is "clustered" that an
+# exchange may make (a window's need: Spark meets it with a hash exchange on all the columns);
+# "clustered" is only ever found delivered (a final-only aggregation: where the input is not
+# clustered, the aggregation runs partially first).
+Distribution = Literal["any", "single", "hash", "clustered", "partitioned", "broadcast"]
+DISTRIBUTIONS: tuple[Distribution, ...] = get_args(Distribution)
 
 
 class Direction(Enum):
@@ -66,7 +70,7 @@ class Required:
     within each partition, each in its ``directions`` (ascending, NULLs first, when empty: a
     sort-merge join's inputs)."""
 
-    distribution: str = "any"
+    distribution: Distribution = "any"
     partitioning: tuple[int, ...] = ()   # column ids, for "hash", "clustered" and "partitioned"
     ordering: tuple[int, ...] = ()       # column ids
     directions: Directions = ()          # per ordering position; () for all ASC
@@ -76,7 +80,7 @@ class Required:
             raise ValueError(f"unknown distribution {self.distribution!r}")
 
     def __str__(self) -> str:
-        parts = [self.distribution]
+        parts: list[str] = [self.distribution]
         if self.partitioning:
             parts.append("on " + ",".join(f"c{c}" for c in self.partitioning))
         if self.ordering:
@@ -106,7 +110,7 @@ class Requirements:
     def __init__(self) -> None:
         self._known = {(r.distribution, r.partitioning, r.ordering, r.directions): r for r in (ANY, BROADCAST, SINGLE)}
 
-    def __call__(self, distribution: str = "any", partitioning: tuple[int, ...] = (),
+    def __call__(self, distribution: Distribution = "any", partitioning: tuple[int, ...] = (),
                  ordering: tuple[int, ...] = (), directions: Directions = ()) -> Required:
         if all(d is ASC for d in directions):
             directions = ()   # (one spelling of all ascending, so that equal sets are one object)
@@ -131,7 +135,7 @@ class Delivered:
     position: columns a join made equal are interchangeable (a join on ``a = b`` partitioned on
     ``a`` is also partitioned on ``b``, as Spark's ``PartitioningCollection`` says)."""
 
-    distribution: str = "any"        # any | single | hash | broadcast
+    distribution: Distribution = "any"   # any, single, hash or broadcast
     partitioning: Classes = ()
     ordering: Classes = ()
     directions: Directions = ()      # per ordering position; () for all ASC
@@ -219,3 +223,15 @@ def _at(directions: Directions, index: int) -> Direction:
 
 
 UNKNOWN = Delivered()
+
+
+def exchange_algorithm(need: Required):
+    """The exchange enforcer delivering ``need``'s distribution: a broadcast, a gather to one
+    partition, or a hash shuffle (``cbo.physical.algorithm.Algorithm``)."""
+    from cbo.physical.algorithm import Algorithm
+
+    if need.distribution == "broadcast":
+        return Algorithm.BROADCAST
+    if need.distribution == "single":
+        return Algorithm.GATHER
+    return Algorithm.SHUFFLE

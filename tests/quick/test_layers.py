@@ -68,9 +68,14 @@ ALLOWED: dict[str, set[str]] = {
     "cbo.sources": BOTTOM | {"cbo.paths", "cbo.ir", "cbo.catalog_types", "cbo.connectors", "cbo.engines", "stats"},
     "cbo.exec": BOTTOM | {"cbo.settings", "cbo.ir", "cbo.catalog_types", "cbo.connectors", "cbo.sqlgen", "cbo.physical",
                           "cbo.engines"},
+    # P-error: a plan costed again with true rows (the cost model over the physical plan)
+    "cbo.perror": BOTTOM | {"cbo.ir", "cbo.cost", "cbo.physical"},
     "cbo.planner": BOTTOM | {"cbo.limits", "cbo.ir", "cbo.settings", "cbo.catalog_types", "cbo.connectors", "cbo.sources",
                              "cbo.frontend", "cbo.normalize", "cbo.estimate", "cbo.cost", "cbo.physical",
-                             "cbo.memo", "cbo.engines"},
+                             "cbo.memo", "cbo.engines", "cbo.perror"},
+    # the shipped cardinality plug-ins: they answer the estimator's protocol from a source or samples
+    "cbo.plugins": BOTTOM | {"cbo.ir", "cbo.sqlgen", "cbo.estimate", "cbo.catalog_types", "cbo.connectors",
+                             "cbo.sources", "stats"},
     "cbo.workloads": BOTTOM | {"cbo.paths", "cbo.catalog_types", "cbo.connectors"},
     "cbo.app": BOTTOM | {"cbo.limits", "cbo.paths", "cbo.settings", "cbo.ir", "cbo.answers", "cbo.svg", "cbo.sqlgen",
                          "cbo.catalog_types", "cbo.connectors", "cbo.sources", "cbo.engines", "cbo.frontend",
