@@ -220,9 +220,9 @@ class Describer:
             partition = sorted(self._column(c, names) for c in plan.partition_by)
             order = [f"{self._column(k.column, names)} {'ASC' if k.ascending else 'DESC'} "
                      f"NULLS {'FIRST' if k.nulls_first else 'LAST'}" for k in plan.order_by]
-            functions = sorted(self._text(call, names) for _, call in plan.functions)
-            for column, call in plan.functions:
-                names[column] = self._text(call, names)
+            functions = sorted(self._text(function, names) for _, function in plan.functions)
+            for column, function in plan.functions:
+                names[column] = self._text(function, names)
             return {"operator": OperatorClass.WINDOW.value, "partition": partition, "order": order,
                     "functions": functions, "input": below}
         if isinstance(plan, Limit):

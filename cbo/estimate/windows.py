@@ -24,12 +24,11 @@ right mean); from them:
 
 from __future__ import annotations
 
-from collections import ChainMap
 from collections.abc import Callable
 
 from cbo.estimate.aggregates import aggregate_output, group_sizes
 from cbo.estimate.column import ColumnEstimate, Segment
-from cbo.estimate.relation import DerivedColumns, RelEstimate
+from cbo.estimate.relation import DerivedColumns, RelEstimate, layered
 from cbo.ir.expressions import AggregateCall, Column, ColumnRef, Constant, WindowCall
 from cbo.ir.operators import Window
 from cbo.ir.windows import RANK_LIKE, is_aggregate
@@ -45,7 +44,7 @@ def estimate_window(plan: Window, rel: RelEstimate, group_count: GroupCount) -> 
     placeholders = {column: ColumnEstimate.unknown(rel.rows) for column in calls}
     computed = DerivedColumns(placeholders, lambda c, _: function_output(calls[c], plan, rel, groups, group_count))
     keys = {frozenset(plan.partition_by) | {c}: rel.rows for c, f in plan.functions if f.name == "row_number"}
-    return RelEstimate(rel.rows, ChainMap(rel.columns, computed), {**rel.groups, **keys},  # type: ignore[arg-type]
+    return RelEstimate(rel.rows, layered(rel.columns, computed), {**rel.groups, **keys},
                        rel.origins, rel.sample, rel.notes | frozenset(notes))
 
 
