@@ -44,6 +44,7 @@ from cbo.ir.operators import (
     SetOp,
     Sort,
     Values,
+    Window,
     operator_name,
 )
 from cbo.svg import FONT_SIZE, box_size, svg_box, wrap
@@ -110,6 +111,9 @@ def _grouping_sets_details(plan: GroupingSets) -> dict[str, Any]:
 DETAILS.register(Limit)(lambda plan: {"count": plan.count, "offset": plan.offset})
 DETAILS.register(SetOp)(lambda plan: {"columns": _columns(plan.columns)})
 DETAILS.register(Values)(lambda plan: {"columns": _columns(plan.columns), "rows": len(plan.rows)})
+DETAILS.register(Window)(lambda plan: {"partition_by": _columns(plan.partition_by),
+                                       "order_by": [str(k) for k in plan.order_by],
+                                       "functions": {str(c): str(f) for c, f in plan.functions}})
 
 
 @DETAILS.register(Join)
@@ -146,6 +150,11 @@ def _headline(info: NodeInfo) -> str:
         inside = ", ".join(d["keys"])
     elif op == "Limit":
         inside = f"{d['count']}" + (f" offset {d['offset']}" if d["offset"] else "")
+    elif op == "Window":
+        parts = [f"partition by [{', '.join(d['partition_by'])}]"] if d["partition_by"] else []
+        parts += [f"order by [{', '.join(d['order_by'])}]"] if d["order_by"] else []
+        parts += [f"{k} := {v}" for k, v in d["functions"].items()]
+        inside = ", ".join(parts)
     else:
         inside = ", ".join(d.get("columns", []))
     rows = [d["strategy"]] if d.get("strategy") else []

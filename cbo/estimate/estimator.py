@@ -36,6 +36,7 @@ from cbo.estimate.joins import estimate_join
 from cbo.estimate.plan_facts import PlanFacts
 from cbo.estimate.relation import DerivedColumns, JoinSet, Origin, RelEstimate, SampleView, layered
 from cbo.estimate.samples import TableSample
+from cbo.estimate.windows import estimate_window
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ROW_ID, Call, Column, ColumnRef, Constant, Expr, SpecialForm, columns_of
 from cbo.ir.operators import (
@@ -50,6 +51,7 @@ from cbo.ir.operators import (
     SetOp,
     Sort,
     Values,
+    Window,
     equated_columns,
 )
 from stats.model import TableStats
@@ -525,3 +527,4 @@ ESTIMATES.register(Sort)(lambda est, plan, inputs: inputs[0])
 ESTIMATES.register(Limit)(lambda est, plan, inputs: _limit(plan, inputs[0]))
 ESTIMATES.register(SetOp)(lambda est, plan, inputs: _set_op(plan, inputs))
 ESTIMATES.register(Values)(lambda est, plan, inputs: _values(plan))
+ESTIMATES.register(Window)(lambda est, plan, inputs: estimate_window(plan, inputs[0], group_count))

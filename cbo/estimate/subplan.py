@@ -47,6 +47,7 @@ from cbo.ir.operators import (
     SetOp,
     Sort,
     Values,
+    Window,
     equated_columns,
     walk,
 )
@@ -65,6 +66,7 @@ class OperatorClass(Enum):
     LIMIT = "limit"
     SET_OPERATION = "set_operation"
     VALUES = "values"
+    WINDOW = "window"              # window functions over a relation (its rows, each gaining columns)
 
 
 ALL_CLASSES = frozenset(OperatorClass)
@@ -213,6 +215,16 @@ class Describer:
                 names[column] = "grouping(" + ", ".join(keys[i] for i in positions) + ")"
             return {"operator": OperatorClass.AGGREGATE.value, "grouping_sets": sets, "aggregates": aggregates,
                     "input": below}
+        if isinstance(plan, Window):
+            below = self._node(plan.input, names, tables)
+            partition = sorted(self._column(c, names) for c in plan.partition_by)
+            order = [f"{self._column(k.column, names)} {'ASC' if k.ascending else 'DESC'} "
+                     f"NULLS {'FIRST' if k.nulls_first else 'LAST'}" for k in plan.order_by]
+            functions = sorted(self._text(function, names) for _, function in plan.functions)
+            for column, function in plan.functions:
+                names[column] = self._text(function, names)
+            return {"operator": OperatorClass.WINDOW.value, "partition": partition, "order": order,
+                    "functions": functions, "input": below}
         if isinstance(plan, Limit):
             return {"operator": OperatorClass.LIMIT.value, "count": plan.count, "offset": plan.offset,
                     "input": self._node(plan.input, names, tables)}

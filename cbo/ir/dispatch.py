@@ -25,6 +25,7 @@ from cbo.ir.operators import (
     SetOp,
     Sort,
     Values,
+    Window,
 )
 
 LOGICAL_OPERATORS: tuple[type[Plan], ...] = (
@@ -38,6 +39,7 @@ LOGICAL_OPERATORS: tuple[type[Plan], ...] = (
     Limit,
     SetOp,
     Values,
+    Window,
 )
 
 H = TypeVar("H")

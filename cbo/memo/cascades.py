@@ -218,9 +218,10 @@ class CascadesSearch:
         if required is ANY:
             return table.cheapest(ANY)
         enforced = None
-        if required.distribution != "clustered":
-            # "clustered" is only asked for by a final-only aggregation, the alternative for
-            # input that already is; where it is not, Spark aggregates partially first.
+        if required.distribution != "clustered" or required.ordering:
+            # "clustered" is only asked for where the input already is (a final-only
+            # aggregation; where it is not, Spark aggregates partially first): no exchange
+            # makes it, but a sort may order what already is clustered.
             enforced = self.enforce(group, required)
         self._evaluate_for(table, group, required, enforced.cost if enforced is not None else math.inf)
         best = table.cheapest(required)
@@ -407,7 +408,8 @@ class CascadesSearch:
         if base is None:
             return None
         if required.ordering:
-            delivered = replace(base.delivered, ordering=tuple(frozenset({c}) for c in required.ordering))
+            delivered = replace(base.delivered, ordering=tuple(frozenset({c}) for c in required.ordering),
+                                directions=required.directions)
         else:
             delivered = required.enforced
         return Winner(None, base.cost + step, delivered, required, base)

@@ -8,7 +8,7 @@ from cbo.memo.cascades import CascadesSearch
 from cbo.memo.memo import Group, PhysicalExpr, Winner, with_inputs
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
-from cbo.physical.properties import Delivered, Required
+from cbo.physical.properties import ASC, Delivered, Required
 
 
 def extract(search: CascadesSearch, winner: Winner, group: Group) -> PhysicalPlan:
@@ -30,7 +30,10 @@ def enforcer_node(search: CascadesSearch, group: Group, need: Required, below: P
     rows, width = search.size(group)
     if need.ordering:
         algorithm, quantities = Algorithm.LOCAL_SORT, model.sort((rows, width))
-        detail = "sort(" + ", ".join(_names(group, need.ordering)) + ")"
+        names = _names(group, need.ordering)
+        if need.directions:
+            names = [n if d is ASC else f"{n} {d.value}" for n, d in zip(names, need.directions)]
+        detail = "sort(" + ", ".join(names) + ")"
     else:
         algorithm, quantities = _exchange(need), model.distribute(need, (rows, width))
         detail = _exchange_name(need, group)

@@ -30,6 +30,7 @@ from cbo.memo.rules.eager_aggregation import EagerAggregation
 from cbo.memo.rules.eager_pushdown import EagerPushdown
 from cbo.memo.rules.eliminate_join import EliminateForeignKeyJoin
 from cbo.memo.rules.existential_form import ForcedExistentialForm
+from cbo.memo.rules.filter_below_window import PushFilterBelowWindow
 from cbo.memo.rules.grouping_sets_partial import PartialAggregateBelowGroupingSets
 from cbo.memo.rules.implement import implementation_rules
 from cbo.memo.rules.jdbc_pushdown import PushdownChoice, RemoteSource, note_pushdown_costs, pushdown_choices
@@ -39,6 +40,7 @@ from cbo.memo.rules.semijoin_distinct_above import SemiJoinToInnerDistinctAbove
 from cbo.memo.rules.semijoin_distinct_below import SemiJoinToInnerDistinctBelow
 from cbo.memo.rules.table_copy import CopyTableIntoAggregate
 from cbo.memo.rules.table_pushdown import PushTableIntoAggregate
+from cbo.memo.rules.transpose_windows import TransposeWindows
 from cbo.memo.space import PlanSpace
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
@@ -63,8 +65,8 @@ def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] =
                            f"not {type(rule).__name__}")
     rules = [ReorderJoins(), PushTableIntoAggregate(), CopyTableIntoAggregate(), EagerAggregation(),
              EliminateForeignKeyJoin(), SemiJoinToInnerDistinctAbove(), SemiJoinToInnerDistinctBelow(),
-             PartialAggregateBelowGroupingSets(), *extra, *implementation_rules(), ScalarSubqueryJoin(),
-             *connector_rules(source_types)]
+             PushFilterBelowWindow(), TransposeWindows(), PartialAggregateBelowGroupingSets(), *extra,
+             *implementation_rules(), ScalarSubqueryJoin(), *connector_rules(source_types)]
     return RuleSet(rules, disabled, [ForcedExistentialForm(), EagerPushdown()])
 
 

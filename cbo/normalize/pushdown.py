@@ -26,6 +26,9 @@ equivalence on bags of rows; where one does not hold the conjunct stays put as a
   outputs, which hold the keys' values in every row); keys some set rolls up are NULL there,
   and a conjunct on them stays above. With an empty set among the sets no key is in every set.
 * Sort passes conjuncts through; Limit, set operations and VALUES keep them above.
+* Window: conjuncts stay above it. One that reads only the partition columns holds for whole
+  partitions and may filter the input instead; the memo rule ``PushFilterBelowWindow``
+  (``cbo.memo.rules.filter_below_window``) moves it, and carries it on down with this pass.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from cbo.ir.operators import (
     SetOp,
     Sort,
     Values,
+    Window,
     null_rejected_columns,
 )
 from cbo.normalize.factor_or import factored_conjuncts
@@ -88,7 +92,7 @@ def _push(plan: Plan, predicates: list[Expr]) -> Plan:
         return _filter(plan.with_children((_push(plan.input, below),)), above)
     if isinstance(plan, Sort):
         return Sort(_push(plan.input, predicates), plan.keys)
-    if isinstance(plan, (Aggregate, Limit, SetOp)):
+    if isinstance(plan, (Aggregate, Limit, SetOp, Window)):
         children = tuple(_push(child, []) for child in plan.children)
         return _filter(plan.with_children(children), predicates)
     if isinstance(plan, (Scan, Values)):

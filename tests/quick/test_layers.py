@@ -62,8 +62,8 @@ ALLOWED: dict[str, set[str]] = {
     "cbo.cost": BOTTOM | {"cbo.paths", "cbo.ir", "cbo.connectors", "cbo.physical"},
     "cbo.physical": {"cbo.ir"},
     "cbo.joinorder": {"cbo.ir"},
-    "cbo.memo": BOTTOM | {"cbo.ir", "cbo.settings", "cbo.svg", "cbo.connectors", "cbo.estimate", "cbo.cost",
-                          "cbo.physical", "cbo.joinorder"},
+    "cbo.memo": BOTTOM | {"cbo.ir", "cbo.settings", "cbo.svg", "cbo.connectors", "cbo.normalize", "cbo.estimate",
+                          "cbo.cost", "cbo.physical", "cbo.joinorder"},
     "cbo.engines": BOTTOM | {"cbo.limits", "cbo.paths", "cbo.catalog_types", "cbo.connectors", "cbo.cost"},
     "cbo.sources": BOTTOM | {"cbo.paths", "cbo.ir", "cbo.catalog_types", "cbo.connectors", "cbo.engines", "stats"},
     "cbo.exec": BOTTOM | {"cbo.settings", "cbo.ir", "cbo.catalog_types", "cbo.connectors", "cbo.sqlgen", "cbo.physical",
@@ -102,7 +102,7 @@ KNOWN_CYCLES = [
     {"cbo.ir.expressions", "cbo.ir.operators"},
     {"cbo.estimate", "cbo.estimate.estimator", "cbo.estimate.filters", "cbo.estimate.join_samples",
      "cbo.estimate.join_sets", "cbo.estimate.joins"},
-    {"cbo.frontend.aggregation", "cbo.frontend.bind_expressions", "cbo.frontend.binder"},
+    {"cbo.frontend.aggregation", "cbo.frontend.bind_expressions", "cbo.frontend.binder", "cbo.frontend.windows"},
 ]
 
 

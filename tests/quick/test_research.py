@@ -118,6 +118,18 @@ def test_grouping_sets_are_described_as_an_aggregation(catalog, estimator):
     assert grouped[0].description["grouping_sets"] == [[], ["region.r_name"], ["region.r_name", "nation.n_name"]]
 
 
+def test_windows_are_described_with_partition_order_and_functions(catalog, estimator):
+    sql = ("select * from (select n_name, rank() over (partition by n_regionkey order by n_name desc) r "
+           "from nation) q where r <= 2")
+    _, coverage = planner(catalog, estimator).subplans(sql)
+    windows = [a.subplan for a in coverage.answers.values() if a.subplan.operator is OperatorClass.WINDOW]
+    assert windows, "no window sub-plan was asked about"
+    described = windows[0].description
+    assert described["partition"] == ["nation.n_regionkey"]
+    assert described["order"] == ["nation.n_name DESC NULLS LAST"]
+    assert len(described["functions"]) == 1 and "rank" in described["functions"][0]
+
+
 def test_keys_are_the_same_in_another_process(tpch_parquet_catalog, tmp_path):
     # Python salts string hashes per process: a key must not depend on it.
     outputs = []
