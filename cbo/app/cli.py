@@ -505,6 +505,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from cbo.limits import deep
 
+        if args.command == "workload":
+            # A run stops at Ctrl-C itself (the engines' queries cancelled, what was measured kept),
+            # which needs the signal on its own thread; its planning goes through the session,
+            # which takes the deep stack by itself.
+            return dispatch(args)
         return deep(dispatch, args)
     except CboError as exc:   # the user's input or environment, or the engine's cause
         _traceback_if(args.debug)
