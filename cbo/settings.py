@@ -62,6 +62,13 @@ JDBC pushdown (seeds 000 and 004; Presto's RFC-0004 and Trino's names):
   the inputs to work in Spark), ``EAGER`` (push whenever the source can evaluate the subplan,
   the RFC's behaviour) or ``NONE`` (only the per-table fold of filters and projections into
   the table's read).
+
+Common table expressions (Orca's producer and consumers, El-Helw et al., VLDB 2015):
+
+* ``cte_strategy``: for a CTE the query names more than once, ``AUTOMATIC`` (the memo holds it
+  computed once, its references reading the result, and inlined at each reference
+  (``InlineCte``); cost picks), ``INLINE`` (every reference is the CTE's own copy, as a view
+  is expanded) or ``SHARE`` (always computed once).
 """
 
 from __future__ import annotations
@@ -77,6 +84,7 @@ BOOLEANS = ("in_predicates_as_inner_joins_enabled", "exploit_constraints", "push
 CARDINALITIES = ("estimated", "oracle", "upper")
 JOIN_PUSHDOWN_STRATEGIES = ("AUTOMATIC", "EAGER", "NONE")
 EXISTENTIAL_FORMS = ("AUTOMATIC", "SEMI_JOIN", "DISTINCT_ABOVE", "DISTINCT_BELOW")
+CTE_STRATEGIES = ("AUTOMATIC", "INLINE", "SHARE")
 
 
 @dataclass(frozen=True)
@@ -98,6 +106,7 @@ class OptimizerSettings:
     existential_form: str = "AUTOMATIC"
     enable_join_query_pushdown: bool = True
     join_pushdown_strategy: str = "AUTOMATIC"
+    cte_strategy: str = "AUTOMATIC"
 
     def __post_init__(self) -> None:
         strategy = str(self.join_reordering_strategy).upper()
@@ -135,6 +144,10 @@ class OptimizerSettings:
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not threshold >= 0:
             raise CboError("push_aggregation_below_join_byte_reduction_threshold must be a non-negative number, "
                            f"not {threshold!r}")
+        cte = str(self.cte_strategy).upper()
+        if cte not in CTE_STRATEGIES:
+            raise CboError(f"cte_strategy must be one of {', '.join(CTE_STRATEGIES)}, not {self.cte_strategy!r}")
+        object.__setattr__(self, "cte_strategy", cte)
         for name in BOOLEANS:
             if not isinstance(getattr(self, name), bool):
                 raise CboError(f"{name} must be true or false, not {getattr(self, name)!r}")
@@ -150,6 +163,8 @@ class OptimizerSettings:
             implied |= {"PushTableIntoAggregate", "CopyTableIntoAggregate"}
         if not self.exploit_constraints:
             implied.add("EliminateForeignKeyJoin")
+        if self.cte_strategy == "SHARE":
+            implied.add("InlineCte")
         return self.disabled_rules | implied
 
     def with_values(self, values: Mapping[str, Any]) -> "OptimizerSettings":

@@ -60,7 +60,8 @@ from cbo.ir.expressions import (
 )
 from cbo.ir.intervals import IntervalValue
 from cbo.ir.moments import is_moment
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, SubqueryExpr, Values
+from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort,
+                              SubqueryExpr, Values)
 from cbo.ir.shape import shape
 
 TableRenderer = Callable[[Scan], exp.Expression]
@@ -322,6 +323,19 @@ class SqlRenderer:
         builder = {"union": exp.Union, "intersect": exp.Intersect, "except": exp.Except}[node.kind]
         combined = builder(this=branches[0], expression=branches[1], distinct=node.distinct)
         return _select(self._columns(node.output), exp.Subquery(this=combined, alias=self._next_alias()))
+
+    def _CteAnchor(self, node: CteAnchor) -> exp.Query:
+        # The producer as a common table expression the body's consumers read; materialized
+        # where the dialect says so (PostgreSQL and DuckDB would otherwise inline it again).
+        producer = self.query(node.producer)
+        select = _select(self._columns(node.output), self._derived(node.body))
+        return select.with_(cte_name(node.cte), as_=producer, materialized=self.dialect in ("postgres", "duckdb"),
+                            copy=False)
+
+    def _CteConsumer(self, node: CteConsumer) -> exp.Query:
+        renamed = [exp.alias_(exp.column(ident(src)), ident(dst), copy=False)
+                   for src, dst in zip(node.producer.output, node.columns)]
+        return _select(renamed, exp.Table(this=exp.to_identifier(cte_name(node.cte))))
 
     def _Values(self, node: Values) -> exp.Query:
         if not node.columns:
@@ -590,3 +604,8 @@ def null_aware_key(node: Join) -> tuple[Expr, Expr]:
     if columns_of(x) <= set(node.left.output):
         return x, y
     return y, x
+
+
+def cte_name(number: int) -> str:
+    """The name a plan's CTE number ``number`` has in rendered SQL."""
+    return f"cte{number}"

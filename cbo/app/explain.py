@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from cbo.ir.dispatch import OperatorTable
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, operator_name
+from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort,
+                              Values, operator_name)
 from cbo.svg import FONT_SIZE, box_size, svg_box, wrap
 
 
@@ -86,6 +87,8 @@ DETAILS.register(Sort)(lambda plan: {"keys": [str(k) for k in plan.keys]})
 DETAILS.register(Limit)(lambda plan: {"count": plan.count, "offset": plan.offset})
 DETAILS.register(SetOp)(lambda plan: {"columns": _columns(plan.columns)})
 DETAILS.register(Values)(lambda plan: {"columns": _columns(plan.columns), "rows": len(plan.rows)})
+DETAILS.register(CteAnchor)(lambda plan: {"cte": plan.name, "number": plan.cte})
+DETAILS.register(CteConsumer)(lambda plan: {"cte": plan.name, "number": plan.cte, "columns": _columns(plan.columns)})
 
 
 @DETAILS.register(Join)
@@ -117,6 +120,10 @@ def _headline(info: NodeInfo) -> str:
         inside = ", ".join(d["keys"])
     elif op == "Limit":
         inside = f"{d['count']}" + (f" offset {d['offset']}" if d["offset"] else "")
+    elif op == "CteAnchor":
+        inside = f"{d['cte']}: producer, then body"
+    elif op == "CteConsumer":
+        inside = f"{d['cte']}: " + ", ".join(d["columns"])
     else:
         inside = ", ".join(d.get("columns", []))
     rows = [d["strategy"]] if d.get("strategy") else []

@@ -40,6 +40,7 @@ class SparkExecutor:
         self.operators: dict[int, PhysicalPlan] = {}   # the plan's physical operators by logical node
         self.shuffle_partitions = shuffle_partitions
         self.views = SparkViews(spark, catalog, partitions or default_parallelism(spark))
+        self.persisted: list[DataFrame] = []   # CTEs computed once, until ``release``
 
     def for_plan(self, physical: PhysicalPlan | None, shuffle_partitions: int | None) -> "SparkExecutor":
         """An executor for one planned query: this one's views, that plan's physical operators
@@ -49,19 +50,30 @@ class SparkExecutor:
         planned = copy.copy(self)
         planned.operators = physical.by_logical() if physical is not None else {}
         planned.shuffle_partitions = shuffle_partitions
+        planned.persisted = []
         return planned
 
     def statement(self, plan: Plan, names: tuple[str, ...]) -> str:
-        """The Spark SQL statement that runs ``plan`` (over this executor's temporary views)."""
-        return SparkPlanSql(self.views, self.operators).statement(plan, names)
+        """The Spark SQL statement that runs ``plan`` (over this executor's temporary views; a
+        CTE computed once is a persisted view, made here, that ``release`` frees)."""
+        return SparkPlanSql(self.views, self.operators, self.persisted).statement(plan, names)
 
     def dataframe(self, plan: Plan, names: tuple[str, ...]) -> "DataFrame":
         return self.spark.sql(self.statement(plan, names))
 
+    def release(self) -> None:
+        """Unpersist the CTEs computed once for the statements made so far (their rows are
+        collected)."""
+        while self.persisted:
+            self.persisted.pop().unpersist()
+
     def collect(self, plan: Plan, names: tuple[str, ...]) -> tuple[list[tuple[Any, ...]], float]:
         started = time.perf_counter()
-        with self.own_join_order():
-            rows = [tuple(r) for r in self.dataframe(plan, names).collect()]
+        try:
+            with self.own_join_order():
+                rows = [tuple(r) for r in self.dataframe(plan, names).collect()]
+        finally:
+            self.release()
         return rows, time.perf_counter() - started
 
     def physical_plan(self, plan: Plan, names: tuple[str, ...]) -> str:
@@ -69,9 +81,12 @@ class SparkExecutor:
         if is_connect(self.spark):
             raise CboError("Spark's physical plan is read from the driver's JVM, which a Spark Connect "
                            "session does not have: use a catalog with [spark] master for this")
-        with self.own_join_order():
-            frame = self.dataframe(plan, names)
-            return str(frame._jdf.queryExecution().executedPlan().toString())
+        try:
+            with self.own_join_order():
+                frame = self.dataframe(plan, names)
+                return str(frame._jdf.queryExecution().executedPlan().toString())
+        finally:
+            self.release()
 
     @contextmanager
     def own_join_order(self) -> Iterator[None]:

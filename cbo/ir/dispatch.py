@@ -13,9 +13,23 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from cbo.errors import CboError
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
+from cbo.ir.operators import (
+    Aggregate,
+    CteAnchor,
+    CteConsumer,
+    Filter,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    Values,
+)
 
-LOGICAL_OPERATORS: tuple[type[Plan], ...] = (Scan, Filter, Project, Join, Aggregate, Sort, Limit, SetOp, Values)
+LOGICAL_OPERATORS: tuple[type[Plan], ...] = (Scan, Filter, Project, Join, Aggregate, Sort, Limit, SetOp, Values,
+                                              CteAnchor, CteConsumer)
 
 H = TypeVar("H")
 

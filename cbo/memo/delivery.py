@@ -11,6 +11,8 @@ that the search's enforcers sit where Spark's ``EnsureRequirements`` puts exchan
   sort-merge join also delivers the keys' order;
 * an aggregation's partial/final form delivers hash partitioning on its grouping columns (one
   partition without them); its final-only form keeps its input's partitioning;
+* a CTE's consumer delivers nothing known (rows read back from storage); its anchor, its
+  body's properties;
 * a global sort is range-partitioned (not a hash partitioning any parent can use); a limit
   and a top-N gather to one partition.
 """
@@ -22,7 +24,20 @@ from typing import Any
 
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ColumnRef
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
+from cbo.ir.operators import (
+    Aggregate,
+    CteAnchor,
+    CteConsumer,
+    Filter,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    Values,
+)
 from cbo.memo.memo import PhysicalExpr
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.properties import UNKNOWN, Delivered
@@ -40,11 +55,16 @@ def deliver(physical: PhysicalExpr, inputs: list[Delivered]) -> Delivered:
 DELIVERY: OperatorTable[Callable[[Any, Algorithm, list[Delivered]], Delivered]] = OperatorTable("delivered properties")
 
 
-@DELIVERY.register(Scan, Sort, SetOp)
+@DELIVERY.register(Scan, Sort, SetOp, CteConsumer)
 def _nothing_known(node: Plan, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
     # Files split by size; a global sort's range partitioning no parent can use; a union's
     # inputs side by side.
     return UNKNOWN
+
+
+@DELIVERY.register(CteAnchor)
+def _cte_anchor(node: CteAnchor, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
+    return inputs[1]   # the body's rows, as the body delivers them
 
 
 @DELIVERY.register(Filter)

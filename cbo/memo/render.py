@@ -12,7 +12,20 @@ from dataclasses import asdict
 from typing import Any
 
 from cbo.ir.expressions import TRUE
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, operator_name
+from cbo.ir.operators import (
+    Aggregate,
+    CteAnchor,
+    CteConsumer,
+    Filter,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    operator_name,
+)
 from cbo.memo.memo import Group, group_of
 from cbo.memo.search import Optimized
 from cbo.physical.plan import PhysicalPlan
@@ -39,6 +52,8 @@ def label(expr: Plan, width: int = 90) -> str:
         detail = f"{expr.count}"
     elif isinstance(expr, SetOp):
         detail = expr.kind
+    elif isinstance(expr, (CteAnchor, CteConsumer)):
+        detail = expr.name
     text = operator_name(expr) + (f" ({inputs})" if inputs else "") + (f" {detail}" if detail else "")
     return text if len(text) <= width else text[: width - 1] + "…"
 

@@ -28,6 +28,7 @@ from cbo.memo.rules.eager_pushdown import EagerPushdown
 from cbo.memo.rules.eliminate_join import EliminateForeignKeyJoin
 from cbo.memo.rules.existential_form import ForcedExistentialForm
 from cbo.memo.rules.implement import implementation_rules
+from cbo.memo.rules.inline_cte import InlineCte, note_cte_costs
 from cbo.memo.rules.jdbc_pushdown import PushdownChoice, RemoteSource, note_pushdown_costs, pushdown_choices
 from cbo.memo.rules.reorder_joins import ReorderJoins
 from cbo.memo.rules.scalar_subquery import ScalarSubqueryJoin
@@ -49,7 +50,7 @@ __all__ = ["Optimized", "Optimizer", "RemoteSource", "SearchContext", "default_r
 
 
 def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset()) -> RuleSet:
-    rules = [ReorderJoins(), PushTableIntoAggregate(), CopyTableIntoAggregate(), EagerAggregation(),
+    rules = [InlineCte(), ReorderJoins(), PushTableIntoAggregate(), CopyTableIntoAggregate(), EagerAggregation(),
              EliminateForeignKeyJoin(), SemiJoinToInnerDistinctAbove(), SemiJoinToInnerDistinctBelow(),
              *implementation_rules(), ScalarSubqueryJoin(), *connector_rules(source_types)]
     return RuleSet(rules, disabled, [ForcedExistentialForm(), EagerPushdown()])
@@ -142,6 +143,7 @@ class Optimizer:
             raise AssertionError("the search found no plan (the written plan is always one)")
         chosen = _in_written_order(extract(search, winner, root), plan, cost_model)
         note_pushdown_costs(context, chosen)
+        note_cte_costs(context, search, chosen)
         pushdown = pushdown_choices(context, chosen, search.physicals)
         memo.counters.elapsed_ms = (time.perf_counter() - started) * 1000.0
         return Optimized(chosen, winner.cost, memo, root, partitions, pushdown, search)

@@ -22,14 +22,16 @@ equivalence on bags of rows; where one does not hold the conjunct stays put as a
   side go into it; for a semi join, condition conjuncts on the left side alone filter it.
 * Aggregate: a conjunct over grouping columns only holds for a whole group, so it may filter
   the input instead: σ_p(γ_G(R)) = γ_G(σ_p(R)) when cols(p) ⊆ G (G non-empty).
-* Sort passes conjuncts through; Limit, set operations and VALUES keep them above.
+* Sort passes conjuncts through; Limit, set operations and VALUES keep them above, and so does
+  a CTE's consumer (the rows it reads are shared: ``cbo.normalize.ctes``). A CTE's anchor
+  passes them to its body.
 """
 
 from __future__ import annotations
 
 from cbo.ir.expressions import TRUE, Column, Expr, can_raise, columns_of, conjunction, substitute
-from cbo.ir.operators import (Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values,
-                              null_rejected_columns)
+from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort,
+                              Values, null_rejected_columns)
 from cbo.normalize.factor_or import factored_conjuncts
 
 
@@ -68,8 +70,10 @@ def _push(plan: Plan, predicates: list[Expr]) -> Plan:
     if isinstance(plan, (Aggregate, Limit, SetOp)):
         children = tuple(_push(child, []) for child in plan.children)
         return _filter(plan.with_children(children), predicates)
-    if isinstance(plan, (Scan, Values)):
+    if isinstance(plan, (Scan, Values, CteConsumer)):
         return _filter(plan, predicates)
+    if isinstance(plan, CteAnchor):
+        return CteAnchor(plan.cte, plan.name, _push(plan.producer, []), _push(plan.body, predicates))
     raise AssertionError(f"unknown operator {type(plan).__name__}")
 
 

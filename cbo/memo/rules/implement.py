@@ -18,7 +18,20 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values
+from cbo.ir.operators import (
+    Aggregate,
+    CteAnchor,
+    CteConsumer,
+    Filter,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    Values,
+)
 from cbo.memo.memo import Deferred, Group, PhysicalExpr, group_of
 from cbo.memo.rules.base import Bounds, ImplementationRule
 from cbo.physical.algorithm import Algorithm
@@ -378,4 +391,5 @@ def implementation_rules() -> list[ImplementationRule]:
             ImplementOperator(Project, Algorithm.PROJECT),
             BroadcastHashJoin(), ShuffledHashJoin(), SortMergeJoin(), BroadcastNestedLoopJoin(), NullAwareAntiJoin(),
             HashAggregate(), ImplementOperator(Sort, Algorithm.GLOBAL_SORT), ImplementOperator(Limit, Algorithm.LIMIT),
-            TopN(), ImplementOperator(SetOp, Algorithm.SET_OP), ImplementOperator(Values, Algorithm.VALUES)]
+            TopN(), ImplementOperator(SetOp, Algorithm.SET_OP), ImplementOperator(Values, Algorithm.VALUES),
+            ImplementOperator(CteAnchor, Algorithm.SHARED_SUBPLAN), ImplementOperator(CteConsumer, Algorithm.CTE_SCAN)]
