@@ -143,7 +143,9 @@ def collect_together(runs: Sequence[tuple[SparkExecutor, Plan, tuple[str, ...]]]
         if not can_collect_together(plan):
             raise CboError(f"query {number} returns a type a batch cannot carry "
                            f"({', '.join(str(c.type) for c in plan.output)}): run it alone")
-        of_run.append(branches.setdefault(executor.statement(plan, names), len(branches)))
+        # (under the batch's settings: a CTE computed once is planned as it is made)
+        with runs[0][0].own_join_order():
+            of_run.append(branches.setdefault(executor.statement(plan, names), len(branches)))
     selects = []
     for statement, branch in branches.items():
         width = len(runs[of_run.index(branch)][1].output)
@@ -156,8 +158,12 @@ def collect_together(runs: Sequence[tuple[SparkExecutor, Plan, tuple[str, ...]]]
         first = copy.copy(first)
         first.shuffle_partitions = shuffle_partitions
     found: list[list[tuple[Any, ...]]] = [[] for _ in branches]
-    with first.own_join_order():
-        for branch, row in first.spark.sql("\nUNION ALL\n".join(selects)).collect():
-            values = json.loads(row)
-            found[branch].append(tuple(values[f"c{i}"] for i in range(len(values))))
+    try:
+        with first.own_join_order():
+            for branch, row in first.spark.sql("\nUNION ALL\n".join(selects)).collect():
+                values = json.loads(row)
+                found[branch].append(tuple(values[f"c{i}"] for i in range(len(values))))
+    finally:
+        for executor, _, _ in runs:
+            executor.release()
     return [list(found[branch]) for branch in of_run]

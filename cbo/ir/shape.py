@@ -58,7 +58,10 @@ def fresh_copy(plan: Plan, new_column: Callable[[str, DataType, bool], Column]) 
         if isinstance(value, DataType):
             return value
         if is_dataclass(value) and not isinstance(value, type):
-            return type(value)(**{f.name: of(getattr(value, f.name)) for f in fields(value) if f.init})
+            # A field not compared is no part of what the node computes (a CTE consumer's
+            # producer, which another node computes under its own ids): kept as it is.
+            return type(value)(**{f.name: of(getattr(value, f.name)) if f.compare else getattr(value, f.name)
+                                  for f in fields(value) if f.init})
         if isinstance(value, (tuple, list)):
             return type(value)(of(v) for v in value)
         if isinstance(value, (set, frozenset)):

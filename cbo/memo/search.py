@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from cbo.cost import CostModel, CostProfile, default_profile
 from cbo.cost.model import Quantities
 from cbo.ir.expressions import ColumnRef
-from cbo.ir.operators import Plan, Project, Scan
+from cbo.ir.operators import CteAnchor, CteConsumer, Plan, Project, Scan, walk
 from cbo.memo.cascades import CascadesSearch
 from cbo.memo.context import SearchContext
 from cbo.memo.extract import extract
@@ -130,7 +130,7 @@ class Optimizer:
         root = memo.insert(plan)
         context = SearchContext(memo, self.settings, self.remote_sources)
         # Shuffles are sized from what the query reads (cbo sets Spark's partition count to it).
-        scanned = sum(context.size_bytes(g) for g in memo if isinstance(g.first, Scan))
+        scanned = _scanned_bytes(plan, memo, context)
         partitions = self.settings.shuffle_partitions or self.profile.partitions(scanned)
         cost_model = CostModel(self.profile, self.remote_tables, partitions, context.column_width,
                                {table: source.dialect for table, source in self.remote_sources.items()})
@@ -159,6 +159,32 @@ class Optimizer:
             return self.optimize(plan)
         finally:
             self.rules = rules
+
+
+def _scanned_bytes(plan: Plan, memo: Memo, context: SearchContext) -> float:
+    """The bytes of the tables ``plan`` reads (each distinct scan once), a CTE's read as often as
+    it is named: the partition count is the same whether the search computes the CTE once or
+    inlines it, as it was when every reference was the CTE's own copy."""
+    producers: dict[int, Plan] = {}
+    node = plan
+    while isinstance(node, CteAnchor):
+        producers[node.cte] = node.producer
+        node = node.body
+
+    def read(subplan: Plan) -> float:
+        seen: set[int] = set()
+        total = 0.0
+        for found in walk(subplan):
+            if isinstance(found, Scan):
+                group = memo.insert(found)
+                if group.id not in seen:
+                    seen.add(group.id)
+                    total += context.size_bytes(group)
+            elif isinstance(found, CteConsumer) and found.cte in producers:
+                total += read(producers[found.cte])
+        return total
+
+    return read(node)
 
 
 def draw_plan(group: Group, rng: random.Random) -> Plan:

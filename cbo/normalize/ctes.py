@@ -35,4 +35,5 @@ def _attach(plan: Plan, producers: dict[int, Plan]) -> Plan:
                                  f"its consumer {len(plan.columns)}")
         return CteConsumer(plan.cte, plan.name, plan.columns, producer)
     children = tuple(_attach(child, producers) for child in plan.children)
-    return plan.with_children(children) if children != plan.children else plan
+    # by identity: consumers are equal whatever producer they hold
+    return plan.with_children(children) if any(a is not b for a, b in zip(children, plan.children)) else plan

@@ -71,7 +71,7 @@ def _inline(plan: Plan, cte: int, producer: Plan, context: SearchContext) -> Pla
         copy, _ = fresh_copy(producer, context.memo.new_column)
         return Project(copy, tuple((c, ColumnRef(p)) for c, p in zip(plan.columns, copy.output)))
     children = tuple(_inline(child, cte, producer, context) for child in plan.children)
-    return plan.with_children(children) if children != plan.children else plan
+    return plan.with_children(children) if any(a is not b for a, b in zip(children, plan.children)) else plan
 
 
 def note_cte_costs(context: SearchContext, search: Any, chosen: Any) -> None:
