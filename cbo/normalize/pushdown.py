@@ -22,14 +22,16 @@ equivalence on bags of rows; where one does not hold the conjunct stays put as a
   side go into it; for a semi join, condition conjuncts on the left side alone filter it.
 * Aggregate: a conjunct over grouping columns only holds for a whole group, so it may filter
   the input instead: σ_p(γ_G(R)) = γ_G(σ_p(R)) when cols(p) ⊆ G (G non-empty).
-* Sort passes conjuncts through; Limit, set operations and VALUES keep them above, and so does
+* Union (ALL or DISTINCT): σ_p(R ∪ S) = σ_{p[R]}(R) ∪ σ_{p[S]}(S), p[X] reading the branch's
+  columns: each row of a union is a row of a branch, so the same rows pass.
+* Sort passes conjuncts through; Limit, INTERSECT/EXCEPT ALL and VALUES keep them above, and so does
   a CTE's consumer (the rows it reads are shared: ``cbo.normalize.ctes``). A CTE's anchor
   passes them to its body.
 """
 
 from __future__ import annotations
 
-from cbo.ir.expressions import TRUE, Column, Expr, can_raise, columns_of, conjunction, substitute
+from cbo.ir.expressions import TRUE, Column, ColumnRef, Expr, can_raise, columns_of, conjunction, substitute
 from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort,
                               Values, null_rejected_columns)
 from cbo.normalize.factor_or import factored_conjuncts
@@ -67,6 +69,13 @@ def _push(plan: Plan, predicates: list[Expr]) -> Plan:
         return _filter(Aggregate(_push(plan.input, below), plan.group_by, plan.aggregates), above)
     if isinstance(plan, Sort):
         return Sort(_push(plan.input, predicates), plan.keys)
+    if isinstance(plan, SetOp) and plan.kind == "union":
+        # Each output row is a row of one branch (UNION ALL), or stands for equal rows of some
+        # branches (DISTINCT): filtering each branch keeps exactly the rows that pass.
+        children = tuple(_push(child, [substitute(p, {c: ColumnRef(b) for c, b in zip(plan.columns, columns)})
+                                       for p in predicates])
+                         for child, columns in zip(plan.inputs, plan.inputs_columns))
+        return plan.with_children(children)
     if isinstance(plan, (Aggregate, Limit, SetOp)):
         children = tuple(_push(child, []) for child in plan.children)
         return _filter(plan.with_children(children), predicates)
