@@ -61,7 +61,7 @@ from cbo.ir.expressions import (
 from cbo.ir.intervals import IntervalValue
 from cbo.ir.moments import is_moment
 from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort,
-                              SubqueryExpr, Values)
+                              SubqueryExpr, Values, walk)
 from cbo.ir.shape import shape
 
 TableRenderer = Callable[[Scan], exp.Expression]
@@ -593,7 +593,31 @@ def repeated_subtrees(plan: Plan, joins: frozenset[Hashable] | None = None) -> s
 
 def to_sql(plan: Plan, names: tuple[str, ...] | None = None, dialect: str = "duckdb",
            tables: TableRenderer = default_tables) -> str:
-    return SqlRenderer(dialect, tables).statement(plan, names)
+    """SQL for ``plan``; a subplan that reads a CTE whose anchor is above it (EXPLAIN ANALYZE
+    on DuckDB counts each subplan's rows) defines that CTE itself, from its consumers' producer."""
+    select = SqlRenderer(dialect, tables).statement_ast(plan, names)
+    for number, producer in _outside_ctes(plan):
+        body = SqlRenderer(dialect, tables).query(producer)
+        select = select.with_(cte_name(number), as_=body, materialized=dialect in ("postgres", "duckdb"),
+                              append=True, copy=False)
+    return select.sql(dialect=dialect, copy=False)
+
+
+def _outside_ctes(plan: Plan) -> list[tuple[int, Plan]]:
+    """The CTEs ``plan`` reads but does not compute (no anchor of theirs in it), each with its
+    producer, a CTE before those whose producers read it."""
+    defined = {node.cte for node in walk(plan) if isinstance(node, CteAnchor)}
+    found: list[tuple[int, Plan]] = []
+
+    def visit(subplan: Plan) -> None:
+        for node in walk(subplan):
+            if isinstance(node, CteConsumer) and node.cte not in defined and all(n != node.cte for n, _ in found):
+                visit(node.producer)   # the CTEs it reads first
+                if all(n != node.cte for n, _ in found):
+                    found.append((node.cte, node.producer))
+
+    visit(plan)
+    return found
 
 
 def null_aware_key(node: Join) -> tuple[Expr, Expr]:

@@ -288,7 +288,8 @@ class SparkPlanSql(SqlRenderer):
         view = self._cte_views.get(node.cte)
         if view is None:
             raise AssertionError(f"CTE {node.name} is read outside its anchor")
-        renamed = [exp.alias_(exp.column(ident(src)), ident(dst)) for src, dst in zip(node.producer.output, node.columns)]
+        renamed = [exp.alias_(exp.column(ident(src)), ident(dst))
+                   for src, dst in zip(node.producer.output, node.columns)]
         return exp.select(*renamed).from_(exp.Table(this=exp.to_identifier(view, quoted=True)))
 
     def _wrap(self, query: exp.Query) -> exp.Subquery:

@@ -3,8 +3,8 @@
 Removing a column nobody reads never changes an answer: projections drop unread assignments,
 aggregates drop unread aggregate calls (a grouping column always stays: it defines the
 groups), scans read only needed columns. Set operations keep all their columns, because
-DISTINCT compares whole rows; so do a CTE's producer and its consumers (``cbo.normalize.ctes``). A scan from which nothing is read keeps one column, so row
-counts (``count(*)``) stay right.
+DISTINCT compares whole rows; so do a CTE's producer and its consumers (``cbo.normalize.ctes``).
+A scan from which nothing is read keeps one column, so row counts (``count(*)``) stay right.
 """
 
 from __future__ import annotations
