@@ -11,7 +11,8 @@ two markers naming what draws it and from which files (a glob, relative to the r
 
 Kinds: ``files`` (every saved JSON: what it is and when it was measured), ``native``,
 ``stats-collection``, ``cardinality``, ``join-enumeration``, ``tpch-run``, ``calibration``,
-``existential``, ``tpch-scale``, ``equivalence``, ``plan-space``, ``build-overhead``. A new result
+``existential``, ``tpch-scale``, ``equivalence``, ``plan-space``, ``build-overhead``,
+``spark-adaptive``. A new result
 gets a table by adding a marker (and, for a new kind of JSON, a function in ``KINDS``); a marker
 names a file that exists. ``--readme`` and ``--results`` point at another page and results folder.
 """
@@ -272,6 +273,30 @@ def build_overhead_table(paths: list[Path]) -> str:
                      + [f"| {name} | {v['median']:.1f} | {v['max']:.1f} |" for name, v in rows])
 
 
+def spark_adaptive_table(paths: list[Path]) -> str:
+    """``benchmarks.spark_adaptive``: per workload and configuration, the geometric mean of its
+    time over adaptive execution off's, the queries faster and slower by 5 %, the worst query,
+    and the stages and tasks Spark ran."""
+    (body,) = [_load(p) for p in paths]
+    lines = ["| workload | configuration | time / off (geomean) | faster | slower | worst | stages | tasks |",
+             "|---|---|---|---|---|---|---|---|"]
+    for group, found in body["summary"].items():
+        if not isinstance(found, dict):
+            continue
+        off = found["off"]
+        lines.append(f"| {group} | off | 1 | | | | {off['stages']} | {off['tasks']} |")
+        for config in body["configs"]:
+            row = found.get(config)
+            if config == "off" or row is None:
+                continue
+            worst = f"{row['worst'][0]} {row['worst'][1]:.2f}"
+            lines.append(f"| {group} | {config} | {_num(row['geomean_vs_off'])} | {row['faster_by_5pct']} | "
+                         f"{row['slower_by_5pct']} | {worst} | {row['stages']} | {row['tasks']} |")
+    lines += ["", f"Default `spark_adaptive` = `{body['chosen']}`; SF {body['scale_factor']:g}, best of "
+                  f"{body['repeat']}; answers all equal to off's: {body['summary']['all_answers_match']}."]
+    return "\n".join(lines)
+
+
 def sqllogictest_table(paths: list[Path]) -> str:
     """SQLite's sqllogictest corpus through cbo (``benchmarks.sqllogictest``): each saved run, its
     outcomes per class of files, and its most frequent refusals."""
@@ -305,6 +330,7 @@ KINDS: dict[str, Callable[[list[Path]], str]] = {
     "cardinality": cardinality_table, "join-enumeration": join_enumeration_table, "tpch-run": tpch_run_table,
     "calibration": calibration_table, "existential": existential_table, "tpch-scale": tpch_scale_table,
     "equivalence": equivalence_table, "plan-space": plan_space_table, "build-overhead": build_overhead_table,
+    "spark-adaptive": spark_adaptive_table,
     "sqllogictest": sqllogictest_table,
 }
 

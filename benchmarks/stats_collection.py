@@ -24,7 +24,7 @@ from cbo.engines.spark import read_table, spark_session
 from cbo.app.progress import say
 from cbo.sources.statistics import column_groups, fingerprint
 from cbo.workloads import tpch
-from stats.postgres_collector import collect as pg_collect
+from cbo.connectors.postgres.statistics import collect as pg_collect
 from stats.spark_collector import collect as spark_collect
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append({"table": table.name, "cbo_spark_s": round(ours, 3), "spark_analyze_s": round(theirs, 3)})
         say(f"{table.name}: cbo {ours:.2f} s, Spark ANALYZE {theirs:.2f} s")
 
-    from cbo.engines import postgres
+    from cbo.connectors.postgres import client as postgres
 
     pg_catalog = load_catalog(catalogs["all-postgres"])
     source = pg_catalog.sources["pg"]

@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from cbo.catalog_types import Catalog
+from cbo.connectors import connector_of
+from cbo.connectors.capabilities import with_overrides
 from cbo.cost.cluster import ClusterShape
 from cbo.errors import CboError
 from cbo.frontend.binder import Binder
@@ -24,14 +27,13 @@ from cbo.frontend.hints import resolve as resolve_hints
 from cbo.frontend.parse import DEFAULT_DIALECT, parse
 from cbo.ir.expressions import ColumnFactory
 from cbo.ir.operators import Plan
+from cbo.limits import on_deep_stack
 from cbo.memo.search import Optimized, Optimizer, RemoteSource, default_rules, draw_plan, restore_output_order
 from cbo.normalize import normalize
 from cbo.normalize.ctes import with_producers
 from cbo.normalize.decorrelate import decorrelate
 from cbo.physical.plan import PhysicalPlan
 from cbo.settings import OptimizerSettings
-from cbo.sources.capabilities import CAPABILITIES, with_overrides
-from cbo.sources.catalog import Catalog
 from cbo.sources.schema import SchemaProvider
 
 if TYPE_CHECKING:
@@ -127,6 +129,7 @@ class Planner:
         self._estimator = found
         return found
 
+    @on_deep_stack
     def logical(self, sql: str) -> tuple[Plan, Plan, tuple[str, ...]]:
         """The bound plan, the normalized plan the search starts from, and the output names."""
         bound, normalized, names, _ = self._logical(sql)
@@ -222,11 +225,11 @@ class Planner:
         sources: dict[str, RemoteSource] = {}
         by_source: dict[str, RemoteSource] = {}
         for source in self.catalog.jdbc_sources():
-            dialect = source.dialect or "postgres"
-            caps = None
-            if (source.pushdown_disable or source.pushdown_enable) and dialect in CAPABILITIES:
-                caps = with_overrides(CAPABILITIES[dialect], source.pushdown_disable, source.pushdown_enable)
-            by_source[source.name] = RemoteSource(source.name, dialect, caps)
+            connector = connector_of(source)
+            caps = connector.capabilities
+            if caps is not None and (source.pushdown_disable or source.pushdown_enable):
+                caps = with_overrides(caps, source.pushdown_disable, source.pushdown_enable)
+            by_source[source.name] = RemoteSource(source.name, connector.dialect, caps)
         for table in self.catalog.tables():
             found = by_source.get(table.source)
             if found is not None:
@@ -259,12 +262,14 @@ class Planner:
             self._oracle = OracleEstimator(self.estimator, count)
         return self._oracle
 
+    @on_deep_stack
     def plan(self, sql: str) -> PlannedQuery:
         bound, normalized, names, warnings = self._logical(sql)
         optimizer = self.optimizer()
         optimized = optimizer.optimize(normalized)
         return PlannedQuery(sql, bound, optimized.plan, names, optimized, warnings, optimizer.profile, self.cluster)
 
+    @on_deep_stack
     def draw(self, planned: PlannedQuery, rng: random.Random) -> PlannedQuery:
         """A complete plan drawn at random from ``planned``'s memo: a random logical expression
         in every group (``draw_plan``), implemented at its cheapest and costed by the same cost

@@ -53,6 +53,16 @@ Seed 003's and 001's switches, named as Presto names them:
   ``DISTINCT_ABOVE`` (3.1) or ``DISTINCT_BELOW`` (3.2, whatever the threshold): in a group
   holding the forced rewrite, the semi join and the other rewrite are not implemented.
 
+Running on Spark:
+
+* ``spark_adaptive``: which parts of Spark's adaptive query execution (AQE) stay on while cbo's
+  plan runs: ``off`` (AQE off), ``preserving`` (the default: every part that keeps cbo's join
+  order and strategies) or features joined by ``+``: ``coalesce`` (merge small shuffle
+  partitions), ``skew_join`` (split skewed partitions of a shuffled join), ``local_read`` (read a
+  shuffle locally where its partitioning is not needed) and ``empty_relation`` (drop work whose
+  result a finished stage proves empty). What each does and why it keeps the plan:
+  ``cbo.exec.spark_adaptive``.
+
 JDBC pushdown (seeds 000 and 004; Presto's RFC-0004 and Trino's names):
 
 * ``enable_join_query_pushdown``: subplans with joins may run in their JDBC source as one
@@ -73,7 +83,9 @@ Common table expressions (Orca's producer and consumers, El-Helw et al., VLDB 20
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields, replace
+from enum import Enum
 from typing import Any, Mapping
 
 from cbo.errors import CboError
@@ -85,6 +97,21 @@ CARDINALITIES = ("estimated", "oracle", "upper")
 JOIN_PUSHDOWN_STRATEGIES = ("AUTOMATIC", "EAGER", "NONE")
 EXISTENTIAL_FORMS = ("AUTOMATIC", "SEMI_JOIN", "DISTINCT_ABOVE", "DISTINCT_BELOW")
 CTE_STRATEGIES = ("AUTOMATIC", "INLINE", "SHARE")
+
+
+class AdaptiveFeature(Enum):
+    """A part of Spark's adaptive query execution that can run under cbo's plan without changing
+    its join order or join strategies (``cbo.exec.spark_adaptive`` maps each to Spark's settings)."""
+
+    COALESCE = "coalesce"                # merge small post-shuffle partitions
+    SKEW_JOIN = "skew_join"              # split a shuffled join's skewed partitions
+    LOCAL_READ = "local_read"            # read a shuffle map-side where its partitioning is unused
+    EMPTY_RELATION = "empty_relation"    # replace work a finished stage proves empty
+
+
+# ``spark_adaptive=preserving``: every feature, since none of them changes cbo's joins.
+PRESERVING = frozenset(AdaptiveFeature)
+ADAPTIVE_OFF = frozenset[AdaptiveFeature]()
 
 
 @dataclass(frozen=True)
@@ -107,6 +134,7 @@ class OptimizerSettings:
     enable_join_query_pushdown: bool = True
     join_pushdown_strategy: str = "AUTOMATIC"
     cte_strategy: str = "AUTOMATIC"
+    spark_adaptive: frozenset[AdaptiveFeature] = PRESERVING
 
     def __post_init__(self) -> None:
         strategy = str(self.join_reordering_strategy).upper()
@@ -148,6 +176,7 @@ class OptimizerSettings:
         if cte not in CTE_STRATEGIES:
             raise CboError(f"cte_strategy must be one of {', '.join(CTE_STRATEGIES)}, not {self.cte_strategy!r}")
         object.__setattr__(self, "cte_strategy", cte)
+        object.__setattr__(self, "spark_adaptive", adaptive_features(self.spark_adaptive))
         for name in BOOLEANS:
             if not isinstance(getattr(self, name), bool):
                 raise CboError(f"{name} must be true or false, not {getattr(self, name)!r}")
@@ -208,7 +237,47 @@ def _convert(name: str, value: Any) -> Any:
         return None if text.lower() in ("", "none", "default") else text
     if name == "disabled_rules":
         return frozenset(part.strip() for part in text.split(",") if part.strip())
+    if name == "spark_adaptive":
+        return adaptive_features(text)
     return text
+
+
+def adaptive_features(value: Any) -> frozenset[AdaptiveFeature]:
+    """``spark_adaptive`` from its text (``off``, ``preserving``, or features joined by ``+`` or
+    ``,``: ``coalesce+empty_relation``) or from features (enum members or their names)."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("off", "none", "false", ""):
+            return ADAPTIVE_OFF
+        if text in ("preserving", "on", "true"):
+            return PRESERVING
+        value = [part.strip() for part in re.split(r"[+,]", text) if part.strip()]
+    if isinstance(value, AdaptiveFeature):
+        value = [value]
+    try:
+        items = list(value)
+    except TypeError:
+        raise CboError(f"spark_adaptive must be off, preserving or features joined by '+', not {value!r}") from None
+    known = {f.value: f for f in AdaptiveFeature}
+    found = set()
+    for item in items:
+        if isinstance(item, AdaptiveFeature):
+            found.add(item)
+        elif isinstance(item, str) and item.strip().lower() in known:
+            found.add(known[item.strip().lower()])
+        else:
+            raise CboError(f"spark_adaptive: unknown feature {item!r} (off, preserving, or some of "
+                           f"{', '.join(known)} joined by '+')")
+    return frozenset(found)
+
+
+def describe_adaptive(features: frozenset[AdaptiveFeature]) -> str:
+    """``spark_adaptive`` as it is written: ``off``, ``preserving``, or its features joined by ``+``."""
+    if not features:
+        return "off"
+    if features == PRESERVING:
+        return "preserving"
+    return "+".join(f.value for f in AdaptiveFeature if f in features)
 
 
 def parse_assignments(items: list[str]) -> dict[str, str]:

@@ -32,6 +32,11 @@ lineitem -> partsupp, and the lineitem-partsupp join is estimated at 20 rows ins
 order, so the inputs must be one list to be reordered (``cbo.exec.remote``: referencing tables first).
 MariaDB's flat join is listed in cbo's driving order, which ``SELECT STRAIGHT_JOIN`` makes it
 keep (``cbo.exec.remote_join_order``: its optimizer misjudges filters it cannot estimate).
+
+What differs between dialects beyond sqlglot's own rendering is a ``SqlDialect`` value: how LIKE
+is written to mean cbo's LIKE, whether a CTE can be materialized, how ``any_value`` and a row id
+are computed, and a hook for functions a dialect spells its own way. DuckDB's and Spark's are
+here (cbo's engines); each source's is its connector's (``cbo.connectors``).
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ import datetime as dt
 import decimal
 from collections import Counter
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from sqlglot import exp
@@ -63,6 +70,7 @@ from cbo.ir.moments import is_moment
 from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort,
                               SubqueryExpr, Values, walk)
 from cbo.ir.shape import shape
+from cbo.limits import on_deep_stack
 
 TableRenderer = Callable[[Scan], exp.Expression]
 # a flat inner join's inputs, and its conditions, to the inputs in the order to list them
@@ -73,9 +81,77 @@ BINARY = {"eq": exp.EQ, "neq": exp.NEQ, "lt": exp.LT, "lte": exp.LTE, "gt": exp.
           "is_not_distinct_from": exp.NullSafeEQ}
 UNARY_FUNCTIONS = {"upper": exp.Upper, "lower": exp.Lower, "length": exp.Length, "trim": exp.Trim, "abs": exp.Abs,
                    "sqrt": exp.Sqrt}
-RAISE_ERROR = {"duckdb": "error", "spark": "raise_error", "postgres": "cbo_raise_error"}
+# Division and remainder, by their meaning (``cbo.frontend.division``); rendered by ``_division``.
+DIVISIONS = ("divide", "int_divide", "float_divide", "modulus", "float_modulus")
 NEEDS_PARENS = (exp.Binary, exp.Connector, exp.Not, exp.Between, exp.In, exp.Is, exp.Like, exp.Escape,
                 exp.Neg)
+
+
+class AddDays(Enum):
+    """How a dialect adds a number of days to a date (a DATE in every dialect)."""
+
+    PLUS = "plus"                    # date + integer (DuckDB, PostgreSQL)
+    DATE_ADD = "date_add"            # date_add(date, days) (Spark)
+    INTERVAL = "interval"            # DATE_ADD(date, INTERVAL days DAY) (MariaDB)
+
+
+class LikeEscape(Enum):
+    """How a dialect's LIKE is written so that only ``%`` and ``_`` are special (cbo's and
+    DuckDB's meaning; a backslash is an ordinary character)."""
+
+    PLAIN = "plain"                        # the dialect's LIKE has no escape character by default
+    ESCAPE_OFF = "escape_off"              # it escapes with a backslash unless told ``ESCAPE ''``
+    DOUBLE_BACKSLASH = "double_backslash"  # it escapes with a backslash, and that cannot be turned off
+
+
+@dataclass(frozen=True)
+class SqlDialect:
+    """What rendering needs to know of a dialect beyond sqlglot's ``name`` for it.
+
+    ``like``: how LIKE keeps cbo's meaning (``LikeEscape``). ``materialized_ctes``: a shared
+    common table expression is written ``AS MATERIALIZED`` (computed once, PostgreSQL 12+).
+    ``any_value_as_array``: ``any_value(x)`` as the first element of ``array_agg(x)`` (a
+    dialect without ``any_value``). ``raise_error``: the function raising an error with a
+    message. ``row_id``: a function numbering rows without a sort, else a window's
+    ``row_number()``. ``add_days``: how a date plus days is written (``AddDays``).
+    ``double_moments``: a variance or standard deviation of a non-double is computed over its
+    argument cast to DOUBLE (PostgreSQL's of an integer or numeric is numeric).
+    ``ieee_division``: ``/`` never raises, following IEEE 754 (a zero divisor gives Infinity or
+    NaN), and ``%`` of doubles gives NaN (DuckDB); otherwise every zero divisor raises (Spark's
+    ANSI mode, PostgreSQL). Subclasses override ``function`` for functions spelled their own way.
+    """
+
+    name: str
+    like: LikeEscape = LikeEscape.PLAIN
+    materialized_ctes: bool = False
+    any_value_as_array: bool = False
+    raise_error: str = "raise_error"
+    row_id: str | None = None
+    add_days: AddDays = AddDays.PLUS
+    double_moments: bool = False
+    ieee_division: bool = False
+
+    def function(self, call: Call, args: list[exp.Expression]) -> exp.Expression | None:
+        """The dialect's own rendering of ``call`` (its arguments rendered), or None for the
+        common one."""
+        return None
+
+
+DUCKDB = SqlDialect("duckdb", raise_error="error", ieee_division=True)
+# Spark numbers rows per partition without a shuffle (monotonically_increasing_id).
+SPARK = SqlDialect("spark", like=LikeEscape.DOUBLE_BACKSLASH, row_id="monotonically_increasing_id",
+                   add_days=AddDays.DATE_ADD)
+ENGINE_DIALECTS = {d.name: d for d in (DUCKDB, SPARK)}
+
+
+def sql_dialect(dialect: SqlDialect | str) -> SqlDialect:
+    """``dialect`` as a ``SqlDialect``: one of cbo's engines' by name (``duckdb``, ``spark``)."""
+    if isinstance(dialect, SqlDialect):
+        return dialect
+    if dialect not in ENGINE_DIALECTS:
+        raise ValueError(f"no SQL dialect {dialect!r} among the engines' ({', '.join(ENGINE_DIALECTS)}); "
+                         "a source's dialect is its connector's (cbo.connectors)")
+    return ENGINE_DIALECTS[dialect]
 
 
 def name_of(column: Column) -> str:
@@ -92,10 +168,11 @@ def default_tables(scan: Scan) -> exp.Expression:
 
 
 class SqlRenderer:
-    def __init__(self, dialect: str = "duckdb", tables: TableRenderer = default_tables, share_repeated: bool = False,
-                 flat_joins: bool = False, order: InputOrder | None = None,
+    def __init__(self, dialect: SqlDialect | str = DUCKDB, tables: TableRenderer = default_tables,
+                 share_repeated: bool = False, flat_joins: bool = False, order: InputOrder | None = None,
                  shared_joins: frozenset[Hashable] | None = None):
-        self.dialect = dialect
+        self.sql_dialect = sql_dialect(dialect)
+        self.dialect = self.sql_dialect.name   # sqlglot's name for it
         self.tables = tables
         self.flat_joins = flat_joins
         self.order = order
@@ -176,7 +253,7 @@ class SqlRenderer:
     def with_ctes(self, select: exp.Select) -> exp.Select:
         """``select`` with the common table expressions its repeated aggregations read."""
         for name, body in self.ctes:
-            select = select.with_(name, as_=body, materialized=self.dialect == "postgres")
+            select = select.with_(name, as_=body, materialized=self.sql_dialect.materialized_ctes)
         return select
 
     def _read_shared(self, plan: Plan, key: Hashable) -> exp.Query:
@@ -266,7 +343,7 @@ class SqlRenderer:
         if self.order is not None:
             inputs = self.order(inputs, conditions)
         derived = [self._derived(i) for i in inputs]
-        select = exp.select(*self._columns(node.output)).from_(derived[0])
+        select = _select(self._columns(node.output), derived[0])
         for other in derived[1:]:
             select.append("joins", exp.Join(this=other))
         if conditions:
@@ -398,9 +475,10 @@ class SqlRenderer:
         ''`` does not turn that off. For those two every backslash is doubled (a doubled
         backslash matches one): in the literal itself, or by REPLACE around a computed pattern.
         """
-        if self.dialect == "postgres":
+        like = self.sql_dialect.like
+        if like is LikeEscape.ESCAPE_OFF:
             return exp.Escape(this=exp.Like(this=value, expression=pattern), expression=exp.Literal.string(""))
-        if self.dialect not in ("mysql", "spark"):
+        if like is LikeEscape.PLAIN:
             return exp.Like(this=value, expression=pattern)
         if isinstance(pattern, exp.Literal) and pattern.is_string:
             doubled: exp.Expression = exp.Literal.string(pattern.this.replace("\\", "\\\\"))
@@ -411,6 +489,11 @@ class SqlRenderer:
 
     def call(self, c: Call) -> exp.Expression:
         args = [_paren(self.expr(a)) for a in c.args]
+        own = self.sql_dialect.function(c, args)
+        if own is not None:
+            return own
+        if c.name in DIVISIONS:
+            return self._division(c, args[0], args[1])
         if c.name in BINARY:
             return BINARY[c.name](this=args[0], expression=args[1])
         if c.name == "negate":
@@ -440,22 +523,50 @@ class SqlRenderer:
         if c.name == ROW_ID:
             # Spark numbers rows per partition without a shuffle; a window over no order is
             # the portable form (one sort-free pass in DuckDB and PostgreSQL).
-            if self.dialect == "spark":
-                return exp.Anonymous(this="monotonically_increasing_id")
+            if self.sql_dialect.row_id is not None:
+                return exp.Anonymous(this=self.sql_dialect.row_id)
             return exp.Window(this=exp.RowNumber())
         if c.name == "raise_error":
-            return exp.Anonymous(this=RAISE_ERROR.get(self.dialect, "raise_error"), expressions=args)
+            return exp.Anonymous(this=self.sql_dialect.raise_error, expressions=args)
         raise AssertionError(f"no SQL for function {c.name}")
+
+    def _division(self, c: Call, a: exp.Expression, b: exp.Expression) -> exp.Expression:
+        """``/`` and ``%`` with the meaning ``cbo.frontend.division`` gives each IR function, on
+        DuckDB (whose ``/`` never raises and whose ``%`` of doubles gives NaN) and on Spark
+        (whose ANSI mode raises on every zero divisor). A divisor that is a non-zero constant
+        needs no guard."""
+        divisor = c.args[1]
+        guarded = not (isinstance(divisor, Constant) and divisor.value not in (None, 0))
+        operator = exp.Div if c.name in ("divide", "float_divide") else exp.Mod
+        if c.name == "int_divide":
+            return exp.IntDiv(this=a, expression=b)   # DuckDB //, Spark DIV: truncated, raising on zero
+        if c.name in ("divide", "modulus"):
+            doubles = T.DOUBLE in (c.args[0].type, divisor.type)
+            if self.sql_dialect.ieee_division and guarded and (c.name == "divide" or doubles):
+                error = exp.Anonymous(this=self.sql_dialect.raise_error,
+                                      expressions=[exp.Literal.string("division by zero")])
+                b = exp.Case(ifs=[exp.If(this=exp.EQ(this=b, expression=exp.Literal.number(0)), true=error)],
+                             default=b.copy())
+            return operator(this=a, expression=b)
+        # IEEE 754 in doubles: x / 0 is x * Infinity (+Inf, -Inf, or NaN for 0 and NaN), x % 0 NaN
+        a = exp.Cast(this=a, to=T.DOUBLE.to_sqlglot())
+        if self.sql_dialect.ieee_division or not guarded:
+            return operator(this=a, expression=b)
+        special = "Infinity" if operator is exp.Div else "NaN"
+        zero = exp.Mul(this=a.copy(), expression=exp.Cast(this=exp.Literal.string(special), to=T.DOUBLE.to_sqlglot()))
+        return exp.Case(ifs=[exp.If(this=exp.EQ(this=b, expression=exp.Literal.number(0)), true=zero)],
+                        default=operator(this=a, expression=b.copy()))
 
     def _add_days(self, date: exp.Expression, days: exp.Expression, days_type: T.DataType) -> exp.Expression:
         """A date plus a number of days, a DATE in every dialect."""
         if days_type != T.INTEGER:   # Spark's date_add and DuckDB's and PostgreSQL's + take an INT
             days = exp.Cast(this=days, to=T.INTEGER.to_sqlglot())
-        if self.dialect == "spark":
+        style = self.sql_dialect.add_days
+        if style is AddDays.DATE_ADD:
             return exp.Anonymous(this="date_add", expressions=[date, days])
-        if self.dialect == "mysql":
+        if style is AddDays.INTERVAL:
             return exp.DateAdd(this=date, expression=days, unit=exp.var("DAY"))
-        return exp.Add(this=date, expression=days)   # DuckDB, PostgreSQL: date + integer is a date
+        return exp.Add(this=date, expression=days)   # date + integer is a date
 
     def special(self, s: SpecialForm) -> exp.Expression:
         args = [_paren(self.expr(a)) for a in s.args]
@@ -486,13 +597,13 @@ class SqlRenderer:
         arg = self.expr(a.args[0])
         if a.distinct:
             arg = exp.Distinct(expressions=[arg])
-        if a.name == "any_value" and self.dialect == "postgres":
-            # PostgreSQL has any_value only from 16; the first element of the group's values is
-            # one of them, for every type (min would not take booleans).
+        if a.name == "any_value" and self.sql_dialect.any_value_as_array:
+            # (PostgreSQL has any_value only from 16.) The first element of the group's values
+            # is one of them, for every type (min would not take booleans).
             return exp.Bracket(this=exp.Paren(this=exp.ArrayAgg(this=arg)), expressions=[exp.Literal.number(1)],
                                offset=1)
-        if is_moment(a.name) and self.dialect == "postgres" and a.args[0].type != T.DOUBLE:
-            # PostgreSQL's moments of an integer or numeric are numeric: in DOUBLE, as elsewhere
+        if is_moment(a.name) and self.sql_dialect.double_moments and a.args[0].type != T.DOUBLE:
+            # (PostgreSQL's moments of an integer or numeric are numeric): in DOUBLE, as elsewhere
             inner = exp.Cast(this=_paren(self.expr(a.args[0])), to=T.DOUBLE.to_sqlglot())
             arg = exp.Distinct(expressions=[inner]) if a.distinct else inner
         builder = {"count": exp.Count, "sum": exp.Sum, "avg": exp.Avg, "min": exp.Min, "max": exp.Max,
@@ -545,7 +656,10 @@ def flat_inputs(node: Plan, stop: Callable[[Plan], bool] | None = None) -> tuple
 def _select(columns: list[Any], source: exp.Expression) -> exp.Select:
     """``SELECT columns FROM source``, built in place (``copy=False``): every node handed in is
     fresh, and sqlglot's builders otherwise deep-copy the whole input subtree at each level,
-    which makes rendering quadratic in the plan's depth."""
+    which makes rendering quadratic in the plan's depth. A node without output columns (what
+    EXISTS reads) selects a constant: ``SELECT FROM`` is no SQL."""
+    if not columns:
+        columns = [exp.alias_(exp.Literal.number(1), "_empty", copy=False)]
     return exp.select(*columns, copy=False).from_(source, copy=False)
 
 
@@ -591,7 +705,8 @@ def repeated_subtrees(plan: Plan, joins: frozenset[Hashable] | None = None) -> s
     return {key for key, n in counts.items() if n > 1}
 
 
-def to_sql(plan: Plan, names: tuple[str, ...] | None = None, dialect: str = "duckdb",
+@on_deep_stack
+def to_sql(plan: Plan, names: tuple[str, ...] | None = None, dialect: SqlDialect | str = DUCKDB,
            tables: TableRenderer = default_tables) -> str:
     """SQL for ``plan``; a subplan that reads a CTE whose anchor is above it (EXPLAIN ANALYZE
     on DuckDB counts each subplan's rows) defines that CTE itself, from its consumers' producer."""

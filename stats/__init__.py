@@ -1,10 +1,11 @@
-"""stats: column statistics and histograms collected from Spark and JDBC sources.
+"""stats: column statistics and histograms, their model and store, and the Spark collector.
 
-This package never imports ``cbo``; the estimator in ``cbo`` reads what it collects.
+This package never imports ``cbo``; the estimator in ``cbo`` reads what it collects. A JDBC
+source's collector is its connector's (``cbo.connectors``: PostgreSQL's reads pg_stats,
+MariaDB's its engine-independent statistics, SQLite's scans), built on this package's model.
 
 * ``stats.model``: TableStats, ColumnStats, Bucket (JSON-serializable, versioned);
 * ``stats.spark_collector.collect(frame, ...)``: one scan plus a sample, with Spark;
-* ``stats.postgres_collector.collect(conn, schema, table, ...)``: from pg_class and pg_stats;
 * ``stats.store.StatsStore``: atomic, per-catalog directory of JSON files;
 * ``stats.collect`` / ``stats.load``: the same, by the names used above.
 """

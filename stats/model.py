@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import math
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
@@ -206,13 +207,10 @@ class TableStats:
 
     @staticmethod
     def from_json(body: dict[str, Any]) -> "TableStats":
-        version = body.get("format_version")
-        if version != FORMAT_VERSION:
-            raise ValueError(f"format version {version}, expected {FORMAT_VERSION}")
+        """The statistics of a stored document; a ValueError naming the first field that is of
+        the wrong shape or out of range (``validate``)."""
+        validate(body)
         bodies = {c["name"]: c for c in body["columns"]}
-        for column in bodies.values():
-            if column.get("kind") not in KINDS:
-                raise ValueError(f"unknown column kind {column.get('kind')!r}")
         return TableStats(table=body["table"], row_count=float(body["row_count"]), size_bytes=body.get("size_bytes"),
                           collected_at=body["collected_at"], fingerprint=body["fingerprint"],
                           collector=body["collector"], sampled_fraction=float(body.get("sampled_fraction", 1.0)),
@@ -220,6 +218,106 @@ class TableStats:
                           column_groups={k: float(v) for k, v in body.get("column_groups", {}).items()},
                           sample_file=body.get("sample_file"),
                           collection_version=int(body.get("collection_version", 1)))
+
+
+def validate(body: Any) -> None:
+    """Check a stored document before anything reads it: its shape (an object with the fields
+    and types the model has), and that every number is one the model can mean (finite counts
+    that are not negative, fractions in [0, 1]). Columns' MCV values and bucket bounds are
+    checked for their kind's JSON type; parsing dates waits until a column is read. Raises a
+    ValueError naming the first field that is wrong."""
+    if not isinstance(body, dict):
+        raise ValueError(f"not a JSON object but {type(body).__name__}")
+    version = body.get("format_version")
+    if version != FORMAT_VERSION:
+        raise ValueError(f"format version {version}, expected {FORMAT_VERSION}")
+    for key, kind in (("table", str), ("collected_at", str), ("fingerprint", str), ("collector", str),
+                      ("columns", list)):
+        if not isinstance(body.get(key), kind):
+            raise ValueError(f"{key} is missing or not a {kind.__name__}")
+    _count(body, "row_count")
+    if body.get("size_bytes") is not None:
+        _count(body, "size_bytes")
+    _fraction(body, "sampled_fraction", 1.0, positive=True)
+    if not isinstance(body.get("column_groups", {}), dict):
+        raise ValueError("column_groups is not an object")
+    for name in body.get("column_groups", {}):
+        _count(body["column_groups"], name, f"column_groups[{name!r}]")
+    if body.get("sample_file") is not None and not isinstance(body["sample_file"], str):
+        raise ValueError("sample_file is not a file name")
+    names = set()
+    for column in body["columns"]:
+        if not isinstance(column, dict) or not isinstance(column.get("name"), str):
+            raise ValueError("a column is not an object with a name")
+        name = column["name"]
+        if name in names:
+            raise ValueError(f"column {name!r} appears twice")
+        names.add(name)
+        _validate_column(column)
+
+
+def _validate_column(column: dict[str, Any]) -> None:
+    name, kind = column["name"], column.get("kind")
+    where = f"column {name!r}"
+    if kind not in KINDS:
+        raise ValueError(f"{where}: unknown column kind {kind!r}")
+    _fraction(column, "null_fraction", where=f"{where}: null_fraction")
+    _count(column, "distinct", f"{where}: distinct")
+    _count(column, "avg_width", f"{where}: avg_width", default=0)
+    _count(column, "max_width", f"{where}: max_width", default=0)
+    for key in ("min", "max"):
+        _check_value(column.get(key), kind, f"{where}: {key}")
+    mcv = column.get("mcv", [])
+    if not isinstance(mcv, list):
+        raise ValueError(f"{where}: mcv is not a list")
+    total = 0.0
+    for entry in mcv:
+        if not isinstance(entry, list) or len(entry) != 2:
+            raise ValueError(f"{where}: an MCV is not a [value, frequency] pair")
+        _check_value(entry[0], kind, f"{where}: an MCV value")
+        total += _fraction({"f": entry[1]}, "f", where=f"{where}: an MCV frequency")
+    if total > 1.0 + 1e-6:
+        raise ValueError(f"{where}: MCV frequencies add up to {total:.4g}, more than every row")
+    histogram = column.get("histogram", [])
+    if not isinstance(histogram, list):
+        raise ValueError(f"{where}: histogram is not a list")
+    for bucket in histogram:
+        if not isinstance(bucket, list) or len(bucket) != 4:
+            raise ValueError(f"{where}: a histogram bucket is not [lower, upper, rows, distinct]")
+        _check_value(bucket[0], kind, f"{where}: a bucket bound")
+        _check_value(bucket[1], kind, f"{where}: a bucket bound")
+        _count({"n": bucket[2]}, "n", f"{where}: a bucket's rows")
+        _count({"n": bucket[3]}, "n", f"{where}: a bucket's distinct count")
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {"number": (int, float), "string": (str,), "date": (str,),
+                                            "timestamp": (str,), "boolean": (bool,)}
+
+
+def _check_value(value: Any, kind: str, where: str) -> None:
+    if value is None:
+        return
+    if not isinstance(value, _JSON_TYPES[kind]) or kind == "number" and isinstance(value, bool):
+        raise ValueError(f"{where} {value!r} is not a {kind}")
+    if kind == "number" and isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{where} is {value}")
+
+
+def _count(body: dict[str, Any], key: str, where: str | None = None, default: Any = None) -> float:
+    value = body.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{where or key} is {value!r}: not a count (a finite number, not negative)")
+    return float(value)
+
+
+def _fraction(body: dict[str, Any], key: str, default: Any = None, positive: bool = False,
+              where: str | None = None) -> float:
+    value = body.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not (0 < value <= 1 if positive else 0 <= value <= 1):
+        interval = "(0, 1]" if positive else "[0, 1]"
+        raise ValueError(f"{where or key} is {value!r}: not a fraction in {interval}")
+    return float(value)
 
 
 def now_utc() -> str:

@@ -65,7 +65,7 @@ _MARIADB_RUNNING_AT_START: list[bool] = []
 def _test_mariadb_running() -> bool:
     if not (TEST_CACHE / "mariadb" / "server.json").exists():
         return False
-    from cbo.sources.localmariadb import LocalMariaDB
+    from cbo.connectors.mariadb.server import LocalMariaDB
 
     return LocalMariaDB(TEST_CACHE / "mariadb").status() is not None
 
@@ -99,7 +99,7 @@ def pytest_sessionfinish(session, exitstatus):  # type: ignore[no-untyped-def]
 
         LocalSparkCluster(TEST_CACHE / "spark-cluster").stop()
     if _MARIADB_RUNNING_AT_START and not _MARIADB_RUNNING_AT_START[0] and _test_mariadb_running():
-        from cbo.sources.localmariadb import LocalMariaDB
+        from cbo.connectors.mariadb.server import LocalMariaDB
 
         LocalMariaDB(TEST_CACHE / "mariadb").stop()
 
@@ -117,7 +117,7 @@ def tpch_catalogs() -> Iterator[dict[str, Path]]:
     The test run's server is stopped at the end; its cluster stays for the next run. It is
     named by the test cache's path, so no other server is ever stopped.
     """
-    from cbo.sources.localpg import LocalPostgres
+    from cbo.connectors.postgres.server import LocalPostgres
     from cbo.workloads import tpch
 
     yield tpch.prepare(TEST_SF, postgres="local")
@@ -128,7 +128,7 @@ def tpch_catalogs() -> Iterator[dict[str, Path]]:
 def tpch_federated3(tpch_catalogs) -> Iterator[Path]:
     """The federated3 catalog at SF 0.01: PostgreSQL and cbo's throwaway MariaDB of the test
     cache (stopped at the end, its data kept for the next run) beside the Parquet files."""
-    from cbo.sources.localmariadb import LocalMariaDB
+    from cbo.connectors.mariadb.server import LocalMariaDB
     from cbo.workloads import tpch
 
     yield tpch.prepare(TEST_SF, postgres="local", mariadb="local")["federated3"]

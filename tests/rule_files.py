@@ -23,7 +23,7 @@ Options on the directive line:
   ``stats=none`` plans without any (every estimate a default).
 * ``rows:TABLE=N``: inline statistics: the table's statistics scaled to ``N`` rows (distinct
   counts capped at ``N``, histogram rows scaled, value frequencies kept).
-* ``jdbc=DIALECT``: the tables live in one JDBC source of that dialect (``postgres``, ``mysql``)
+* ``jdbc=DIALECT``: the tables live in one JDBC source of that dialect (``postgres``, ``mysql``, ``sqlite``)
   instead of Parquet, for the connector rules (planned only: the answer is still DuckDB's);
   ``jdbc_tables=a,b``: only those tables, the others stay in Parquet; ``jdbc_disable=a,b`` /
   ``jdbc_enable=a,b``: the source's capability overrides (``[sources.NAME.pushdown]``).
@@ -39,6 +39,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cbo.connectors import by_dialect
 from cbo.settings import OptimizerSettings, parse_assignments
 from tests.plan_files import read_blocks
 
@@ -135,7 +136,8 @@ def with_jdbc_source(catalog, stats: dict, case: RuleCase):  # type: ignore[no-u
     if case.jdbc is None:
         return catalog, stats
     (lake,) = catalog.sources.values()
-    remote = dataclasses.replace(lake, name="remote", type="jdbc", dialect=case.jdbc, url="jdbc:none", tables={},
+    remote = dataclasses.replace(lake, name="remote", type="jdbc", connector=by_dialect(case.jdbc), url="jdbc:none",
+                                 tables={},
                                  pushdown_disable=case.jdbc_disable, pushdown_enable=case.jdbc_enable)
     keep, moved = {}, {}
     for name, table in lake.tables.items():

@@ -7,9 +7,11 @@ summary as JSON, and draws box plots next to it (same name, ``.png``). The sub-p
 all of a query's relations is the whole query: it is summarized apart too (``whole``). cbo's
 statistics are collected first if missing (``cbo analyze`` on the Parquet catalog).
 
-``stats`` is the first generated STATS workload (``stats_workload``), ``stats2`` the second
-(``stats_workload2``: other seed and templates, foreign keys meeting at shared keys), kept as
-the check of estimates tuned on the first.
+The workloads are the workload runner's (``cbo.app.workload.registry``, as ``cbo workload run``
+names them): ``stats`` is the first generated STATS workload (``cbo.workloads.stats_queries``),
+``stats2`` the second (``stats_queries2``: other seed and templates, foreign keys meeting at
+shared keys), kept as the check of estimates tuned on the first. The JSON carries the runner's
+manifest (``manifest``: commit, package versions, settings, statistics' fingerprints, machine).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from benchmarks.cardinality.subplans import subplans
 from benchmarks.cardinality.systems import CboSystem, DuckDBSystem, PostgresSystem, SparkSystem, Truth
 from benchmarks.machine import machine_info
 from cbo.app.progress import say, step
+from cbo.app.session import Session
+from cbo.app.workload import manifest as manifests
 from cbo.planner import Planner
 from cbo.sources.catalog import load_catalog
 
@@ -50,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown system(s): {', '.join(sorted(unknown))}")
 
-    queries, spark_catalog, pg_catalog, title = _workload(args)
+    queries, spark_catalog, pg_catalog, title, workload = _workload(args)
     with step("cbo statistics (collected where missing)"):
         from cbo.sources.statistics import analyze, load_all
 
@@ -115,6 +119,11 @@ def main(argv: list[str] | None = None) -> int:
     cpu = [r["cbo_cpu_ms"] for r in records if "cbo_cpu_ms" in r]
     document = {"workload": args.workload, "sf": args.sf if args.workload == "tpch" else None,
                 "machine": machine_info(), "queries": [{"name": n, "sql": s} for n, s in queries],
+                "manifest": manifests.manifest({"workload": args.workload, "options": workload.options.to_json(),
+                                                "facts": workload.facts, "systems": systems,
+                                                "queries": [{"name": q.name, "digest": q.digest}
+                                                            for q in workload.queries]},
+                                               spark_catalog, {"cbo": Session(spark_catalog)}),
                 "records": records, "skipped": skipped, "summary": summary, "elapsed_s": elapsed,
                 "cbo_estimate_ms": {"median": pystats.median(timings), "p95": _p95(timings), "max": max(timings),
                                     "cpu_median": pystats.median(cpu), "cpu_p95": _p95(cpu),
@@ -143,31 +152,18 @@ def _p95(values: list[float]) -> float:
 
 
 def _workload(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    if args.workload == "tpch":
-        from benchmarks.tpch.queries import all_queries
-        from cbo.workloads import tpch
+    """The workload from the runner's registry (``cbo workload list``), its data in Parquet and
+    in PostgreSQL: the queries, the Parquet catalog, the PostgreSQL catalog, the plot's title."""
+    from cbo.app.workload.registry import WORKLOADS
+    from cbo.app.workload.workloads import WorkloadOptions
 
-        with step(f"TPC-H sf {args.sf:g}: data, PostgreSQL and catalogs"):
-            catalogs = tpch.prepare(args.sf, postgres="local", progress=say)
-        queries = [(q.name, q.sql) for q in all_queries()]
-        return (queries, load_catalog(catalogs["all-spark"]), load_catalog(catalogs["all-postgres"]),
-                f"TPC-H SF {args.sf:g}: q-error of every sub-plan")
-    if args.workload == "stats2":
-        from benchmarks.cardinality.stats_workload2 import SEED, generate
-    else:
-        from benchmarks.cardinality.stats_workload import SEED, generate
-    from cbo.paths import cache_dir
-    from cbo.sources.localpg import LocalPostgres
-    from cbo.workloads import stats_data
-
-    with step("STATS data: Parquet, PostgreSQL and catalogs"):
-        out = cache_dir() / "stats-data"
-        catalogs = stats_data.prepare(out, LocalPostgres().start(), say)
-    with step(f"generating {args.queries} STATS queries"):
-        generated = generate(out, args.queries, args.seed if args.seed is not None else SEED)
-    queries = [(q.name, q.sql) for q in generated]
-    return (queries, load_catalog(catalogs["spark"]), load_catalog(catalogs["postgres"]),
-            f"{'STATS (second workload)' if args.workload == 'stats2' else 'STATS'}: q-error of every sub-plan")
+    options = WorkloadOptions(sf=args.sf, placement="all-postgres", count=args.queries, seed=args.seed)
+    with step(f"{args.workload}: data, PostgreSQL, catalogs and queries"):
+        workload = WORKLOADS[args.workload].load(options, say)
+    queries = [(q.name, q.sql) for q in workload.queries]
+    titles = {"tpch": f"TPC-H SF {args.sf:g}", "stats": "STATS", "stats2": "STATS (second workload)"}
+    return (queries, load_catalog(workload.catalogs["all-spark"]), load_catalog(workload.catalogs["all-postgres"]),
+            f"{titles[args.workload]}: q-error of every sub-plan", workload)
 
 
 if __name__ == "__main__":

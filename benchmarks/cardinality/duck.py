@@ -1,36 +1,18 @@
-"""DuckDB as the source of true cardinalities (and of its own estimates), with a time limit."""
+"""DuckDB as the source of true cardinalities (and of its own estimates), with a time limit.
+
+Counting lives with the workloads (``cbo.workloads.counting``: the STATS generators count too);
+DuckDB's own estimate is the harness's.
+"""
 
 from __future__ import annotations
 
 import json
-import threading
-from pathlib import Path
 
 import duckdb
 
+from cbo.workloads.counting import TimedOut, count, load_tables
 
-class TimedOut(Exception):
-    pass
-
-
-def load_tables(connection: duckdb.DuckDBPyConnection, paths: dict[str, Path]) -> None:
-    """Tables (not views) so DuckDB keeps its own statistics, as it would for its own data."""
-    for name, path in paths.items():
-        target = str(path / "**" / "*.parquet") if path.is_dir() else str(path)
-        connection.execute(f'create or replace table "{name}" as select * from read_parquet(?)', [target])
-
-
-def count(connection: duckdb.DuckDBPyConnection, sql: str, seconds: float) -> int:
-    """COUNT(*) of ``sql``, or TimedOut after ``seconds``."""
-    timer = threading.Timer(seconds, connection.interrupt)
-    timer.start()
-    try:
-        (value,) = connection.execute(f"select count(*) from ({sql}) as counted").fetchone()  # type: ignore[misc]
-    except duckdb.InterruptException:
-        raise TimedOut(sql) from None
-    finally:
-        timer.cancel()
-    return int(value)
+__all__ = ["TimedOut", "count", "estimate", "load_tables"]
 
 
 def estimate(connection: duckdb.DuckDBPyConnection, sql: str) -> float | None:

@@ -22,6 +22,7 @@ import duckdb
 from sqlglot import exp
 
 from benchmarks.cardinality import duck
+from cbo.connectors import POSTGRES
 from cbo.estimate import Estimator
 from cbo.ir.operators import Plan, Scan
 from cbo.sources.catalog import Catalog
@@ -102,7 +103,7 @@ class PostgresSystem:
     name = "postgres"
 
     def __init__(self, catalog: Catalog):
-        from cbo.engines import postgres
+        from cbo.connectors.postgres import client as postgres
 
         source = catalog.jdbc_sources()[0]
         self.schema = source.schema
@@ -115,7 +116,7 @@ class PostgresSystem:
                          db=exp.to_identifier(self.schema, quoted=True) if self.schema else None)
 
     def estimate(self, plan: Plan) -> float:
-        sql = SqlRenderer("postgres", self._table).statement(plan, names_of(plan))
+        sql = SqlRenderer(POSTGRES.sql, self._table).statement(plan, names_of(plan))
         (document,) = self.connection.execute("explain (format json) " + sql).fetchone()  # type: ignore[misc]
         if isinstance(document, str):
             document = json.loads(document)

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from benchmarks.equivalence import generators as g
 from benchmarks.equivalence.tables import MULTI_ROW, RandomTables, References, ReferenceUnavailable
 from cbo.answers import compare
+from cbo.connectors import POSTGRES
 from cbo.ir.operators import Plan
 from cbo.memo.search import draw_plan, restore_output_order
 from cbo.planner import PlannedQuery, Planner
@@ -178,10 +179,10 @@ class Checker:
         the chosen plan) has its answer."""
         sql, _ = self._rendered.get_or_make((plan, names), lambda: to_sql(plan, names, "duckdb"))
         if ran is None:
-            return self.references.run(sql, lambda: to_sql(plan, names, "postgres"))
+            return self.references.run(sql, lambda: to_sql(plan, names, POSTGRES.sql))
         if sql not in ran:
             try:
-                ran[sql] = self.references.run(sql, lambda: to_sql(plan, names, "postgres"))
+                ran[sql] = self.references.run(sql, lambda: to_sql(plan, names, POSTGRES.sql))
             except ReferenceUnavailable as exc:
                 ran[sql] = exc
         if isinstance(ran[sql], ReferenceUnavailable):

@@ -35,7 +35,8 @@ from sqlglot import exp
 from benchmarks.equivalence.families import CaseReport, Mismatch
 from benchmarks.equivalence.tables import is_engine_fault
 from cbo.answers import compare
-from cbo.engines import mariadb, postgres
+from cbo.connectors.mariadb import client as mariadb
+from cbo.connectors.postgres import client as postgres
 
 SCHEMA = "cbo_pushdown_property"
 REMOTE = ("p1", "p2", "p3")
@@ -208,8 +209,8 @@ class PushdownChecker:
     def __init__(self, workdir: Path, servers: Path):
         import cbo
         from cbo.sources.catalog import load_catalog
-        from cbo.sources.localmariadb import LocalMariaDB
-        from cbo.sources.localpg import LocalPostgres
+        from cbo.connectors.mariadb.server import LocalMariaDB
+        from cbo.connectors.postgres.server import LocalPostgres
 
         self.servers = [LocalPostgres(servers / "pushdown" / "postgres"),
                         LocalMariaDB(servers / "pushdown" / "mariadb")]

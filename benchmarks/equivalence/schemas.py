@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from hypothesis import strategies as st
 
-from cbo.sources.loaders import TableKeys
+from cbo.catalog_types import TableKeys
 
 
 class Kind(Enum):

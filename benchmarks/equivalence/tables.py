@@ -190,7 +190,7 @@ class References:
         if self._postgres is None:
             import psycopg
 
-            from cbo.sources.localpg import LocalPostgres
+            from cbo.connectors.postgres.server import LocalPostgres
 
             self._server = LocalPostgres(self.server_root)
             info = self._server.start()

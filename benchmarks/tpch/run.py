@@ -8,7 +8,8 @@ The configurations run every query on the same Spark session, interleaved query 
 (so a slow phase of the machine hits all of them alike):
 
 * ``cbo``: cbo's plan with its own estimates, run as chosen (``cbo.exec.spark_exec``: join
-  order, strategies and partition count fixed, adaptive execution off). Its time includes
+  order, strategies and partition count fixed; adaptive execution kept to the parts that leave
+  them so, ``spark_adaptive``). Its time includes
   cbo's planning (parse, search) as Spark's includes its own. JDBC pushdown as cost decides
   (``join_pushdown_strategy`` AUTOMATIC, the default).
 * ``cbo-eager`` / ``cbo-local``: cbo with ``join_pushdown_strategy`` = ``eager`` (push whenever
@@ -42,31 +43,21 @@ cbo plans from its statistics: before anything runs, the benchmark collects thos
 missing or stale (``cbo analyze``, skipping fresh ones, with progress per table), so cbo is
 never compared while planning from default estimates. The JSON says what was collected.
 
-Each query first runs once untimed in every configuration (file caches, Spark's code
-generation and the JVM's JIT warm up alike), then in rounds, each round running every
-configuration once, in an order rotated from round to round and reversed every other round
-(so no configuration always runs right after another that warmed the same code); the fastest
-time counts. The order also rotates
-from query to query (by the query's number, so a piece of a run orders a query as the whole run
-would), and before the warm-ups the first configuration of that order runs once more, untimed
-and unchecked: a cold run that brings the sources' pages into the OS cache and PostgreSQL's and
-MariaDB's buffers for every configuration, so the first one's warm-up is not the only one paid
-on cold caches (it was, and with ``--long-warm-up`` it was kept: up to 3.1x on federated3).
-The JSON gives each query's ``order`` (its first entry made the cold run) and ``cold_run_s``. There are
-``--repeat`` rounds (default 3), and more for a short query: as many as its warm-up round fits
-in ``--budget`` seconds (default 15), at most ``--max-rounds`` (default 9), because the fastest
-of three runs of a 0.4 s query still varies by 10-30 % on this machine. Every configuration
-gets the same rounds, except with ``--long-warm-up S``: when every configuration's warm-up run of
-a query took more than S seconds, those runs (timed, their answers checked) are kept as their
-times and not run again (a long run is hardly changed by warm caches; ``warm_up_kept`` in the
-JSON lists them), which fits more queries in a time window. The decision is the query's, not
-each configuration's, so the same plan is never kept once in one configuration and given the
-best of its rounds in another. Every answer is compared with DuckDB's. The table gives per-query
-seconds; the summary gives geometric means of per-query ratios: cbo / spark-default,
-cbo / spark-dsv2, cbo / the better Spark configuration per query (with the worst query),
-cbo / cbo-oracle, and AUTOMATIC (``cbo``) / the better of cbo-eager and cbo-local per query.
-JSON and a plot are saved under ``benchmarks/results`` (``tpch-run-<placement>-sf<X>``).
-Progress goes to stderr, the table to stdout.
+The timing rules are the workload runner's (``cbo.app.workload.timing``, the same for ``cbo
+workload run``): one cold run of the first configuration of the query's order, never kept;
+an untimed warm-up of every configuration; then ``--repeat`` rounds (default 3), more for a
+short query (as many as its warm-up round fits in ``--budget`` seconds, default 15, at most
+``--max-rounds``, default 9), in an order rotated from round to round and reversed every other
+round, starting at the query's number; the fastest time counts. With ``--long-warm-up S``,
+when every configuration's warm-up of a query took more than S seconds those runs are kept as
+the times (``warm_up_kept``). Each query's ``order`` and ``cold_run_s`` are in the JSON. Every
+answer is compared with DuckDB's. The table gives per-query seconds; the summary gives
+geometric means of per-query ratios: cbo / spark-default, cbo / spark-dsv2, cbo / the better
+Spark configuration per query (with the worst query), cbo / cbo-oracle, and AUTOMATIC
+(``cbo``) / the better of cbo-eager and cbo-local per query. JSON and a plot are saved under
+``benchmarks/results`` (``tpch-run-<placement>-sf<X>``), after every query (``complete`` false
+until the last), with the runner's manifest (``manifest``: commit, package versions, settings,
+cost profile, statistics' fingerprints, machine). Progress goes to stderr, the table to stdout.
 
 A scale curve: several scale factors (``--sf 1,3,10``) run one after the other, each with its data
 generated when missing, and ``benchmarks.tpch.scale`` saves time against scale factor for every
@@ -82,25 +73,32 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import time
 from pathlib import Path
+from typing import Any
 
 from benchmarks.cli import run_main
 from benchmarks.machine import machine_info
-from benchmarks.tpch.baselines import DSV2_JOIN_PUSHDOWN, SPARK_CBO_CONF, PostgresDirect, SparkTables
-from benchmarks.tpch.queries import Query, select
-from cbo.answers import compare, is_ordered
 from cbo.app.progress import say
-from cbo.errors import CboError, QueryTimeout
+from cbo.app.workload import manifest as manifests
+from cbo.app.workload.configs import Config, Kind, cbo
+from cbo.app.workload.engines import Engines, Reference
+from cbo.app.workload.experiment import Experiment, Progress, measure_query
+from cbo.app.workload.spark_tables import SparkTables
+from cbo.app.workload.timing import TimingRules, planned_rounds, rotated
+from cbo.app.workload.workloads import Workload, numbered
+from cbo.errors import CboError
 from cbo.sources.catalog import Catalog, load_catalog
 from cbo.workloads import tpch
+from cbo.workloads.tpch_queries import all_queries
+
+__all__ = ["SparkTables", "ensure_statistics", "planned_rounds", "rotated", "summarize", "print_summary", "save"]
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 CONFIGS = ("cbo", "cbo-eager", "cbo-local", "cbo-oracle", "spark-default", "spark-cbo", "spark-dsv2", "postgres")
 PLACEMENTS = ("all-spark", "all-postgres", "federated", "federated3")
-# cbo's settings per configuration (cbo-oracle's are set where its session is made).
+# cbo's settings per configuration.
 CBO_SETTINGS = {"cbo": {}, "cbo-eager": {"join_pushdown_strategy": "eager"},
-                "cbo-local": {"join_pushdown_strategy": "none"}}
+                "cbo-local": {"join_pushdown_strategy": "none"}, "cbo-oracle": {"cardinalities": "oracle"}}
 SPARK_CONFIGS = ("spark-default", "spark-cbo", "spark-dsv2")
 ONLY_IN = {"spark-cbo": ("all-spark",), "postgres": ("all-postgres",),
            "spark-dsv2": ("all-postgres", "federated", "federated3")}
@@ -156,8 +154,6 @@ def _scale_factors(text: str) -> list[float]:
 def check_configs(configs: list[str], placement: str) -> None:
     """Unknown configurations, ones that do not apply to the placement, and cbo settings this
     cbo does not have: one line each, before anything starts."""
-    from cbo.settings import OptimizerSettings
-
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
         raise CboError(f"unknown configuration(s) {', '.join(unknown)} (known: {', '.join(CONFIGS)})")
@@ -165,12 +161,25 @@ def check_configs(configs: list[str], placement: str) -> None:
         if config in ONLY_IN and placement not in ONLY_IN[config]:
             raise CboError(f"configuration {config} runs only with placement {' or '.join(ONLY_IN[config])}, "
                            f"not {placement}")
-        for name, value in CBO_SETTINGS.get(config, {}).items():
-            try:
-                OptimizerSettings().with_values({name: value})
-            except CboError:
-                raise CboError(f"configuration {config} needs cbo's setting {name}={value}, which this cbo "
-                               f"does not know (JDBC join pushdown not built yet?)") from None
+        settings = CBO_SETTINGS.get(config, {})
+        try:
+            cbo(config, settings)
+        except CboError:
+            wanted = ", ".join(f"{name}={value}" for name, value in settings.items())
+            raise CboError(f"configuration {config} needs cbo's setting {wanted}, which this cbo does not know "
+                           f"(JDBC join pushdown not built yet?)") from None
+
+
+def runner_configs(configs: list[str], postgres_timeout: float) -> list[Config]:
+    """The benchmark's configurations as the workload runner's (``cbo-eager`` is cbo with
+    ``join_pushdown_strategy=eager``, ...); only postgres has a time limit."""
+    found = []
+    for label in configs:
+        if label in CBO_SETTINGS:
+            found.append(cbo(label, CBO_SETTINGS[label]))
+        else:
+            found.append(Config(label, Kind(label), (), postgres_timeout if label == "postgres" else None))
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -178,17 +187,22 @@ def main(argv: list[str] | None = None) -> int:
     configs = ([c.strip() for c in args.configs.split(",") if c.strip()] if args.configs
                else default_configs(args.placement))
     check_configs(configs, args.placement)
-    queries = select(args.queries.split(",") if args.queries else None)
+    workload = Workload("tpch", "tpch", numbered([(q.name, q.sql) for q in all_queries()]),
+                        as_written=frozenset({"spark", "duckdb", "postgres"}))
+    try:
+        workload = workload.select(args.queries.split(",") if args.queries else None)
+    except CboError as exc:
+        raise ValueError(str(exc)) from None
     from benchmarks.tpch import scale
 
     with scale.spark_master(args.master) as master:
-        outcomes = [run_scale_factor(args, sf, configs, queries, master) for sf in args.sf]
+        outcomes = [run_scale_factor(args, sf, configs, workload, master) for sf in args.sf]
     if len(args.sf) > 1:
         scale.save([report for report, _ in outcomes], RESULTS)
     return 1 if any(failed for _, failed in outcomes) else 0
 
 
-def run_scale_factor(args: argparse.Namespace, sf: float, configs: list[str], queries: list[Query],  # type: ignore[no-untyped-def]
+def run_scale_factor(args: argparse.Namespace, sf: float, configs: list[str], workload: Workload,  # type: ignore[no-untyped-def]
                      master) -> tuple[dict, bool]:
     """One scale factor's run: the report (also saved, with its plot), and whether an answer failed."""
     from benchmarks.tpch import scale
@@ -200,67 +214,88 @@ def run_scale_factor(args: argparse.Namespace, sf: float, configs: list[str], qu
     catalog = scale.on_master(load_catalog(catalog_path), master)
     statistics = ensure_statistics(catalog)
 
-    from cbo.app.session import Session
-    from cbo.engines.duckdb_engine import DuckDBEngine
-
+    rules = TimingRules(args.repeat, args.max_rounds, args.budget, args.long_warm_up)
+    chosen = runner_configs(configs, args.postgres_timeout)
+    engines = Engines(catalog, workload, say)
+    engines.check(chosen)
+    for config in chosen:
+        if config.kind is Kind.CBO:
+            engines.session(config)
+    main_session = engines.sessions.get("cbo") or engines.session(cbo("cbo"))
     say("starting Spark ...")
-    sessions = {c: Session(catalog, settings=CBO_SETTINGS[c]) for c in configs if c in CBO_SETTINGS}
-    if "cbo-oracle" in configs:
-        sessions["cbo-oracle"] = Session(catalog, settings={"cardinalities": "oracle"})
-    main_session = sessions.get("cbo") or Session(catalog)
-    main_session.query("select count(*) from region")
-    spark = main_session._spark().spark
-    tables = SparkTables(spark, catalog)
-    analyze_seconds = None
-    if not jdbc:
-        tables.create("tpch_plain")
-    elif "spark-default" in configs:
-        tables.prepare_views("jdbc")
-    if "spark-dsv2" in configs:
-        tables.prepare_views("dsv2")
-    if "spark-cbo" in configs:
-        tables.create("tpch_analyzed")
-        analyze_seconds = tables.analyze("tpch_analyzed")
-        say(f"ANALYZE took {analyze_seconds:.1f} s")
-    postgres = PostgresDirect(catalog, args.postgres_timeout) if "postgres" in configs else None
-    reference = DuckDBEngine(load_catalog(catalogs["all-spark"]) if jdbc else load_catalog(catalog_path))
-    baselines = Baselines(tables, postgres, jdbc)
+    spark = engines.spark()
+    for kind in (Kind.SPARK_DEFAULT, Kind.SPARK_DSV2, Kind.SPARK_CBO):   # set up before the first query
+        if any(c.kind is kind for c in chosen):
+            engines.spark_tables(kind)
+    reference = Reference(catalog, engines)
+    experiment = Experiment("tpch", tuple(chosen), timing=rules)
 
     where = f"-{master.name}" if master else ""
     out = args.out if args.out and len(args.sf) == 1 else RESULTS / f"tpch-run-{args.placement}{where}-sf{sf:g}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
+    postgres_limit = args.postgres_timeout if "postgres" in configs else None
     base = {"benchmark": "tpch-run", "placement": args.placement, "scale_factor": sf, "repeat": args.repeat,
             "max_rounds": args.max_rounds, "budget_seconds": args.budget, "long_warm_up_s": args.long_warm_up,
             "cold_run": "first of each query's rotated order",   # (runs before it had none)
-            "postgres_timeout_s": args.postgres_timeout if postgres else None,
-            "configs": configs, "analyze_seconds": analyze_seconds, "cbo_statistics": statistics,
-            "machine": machine_info(), "spark_settings": _spark_settings(spark),
+            "postgres_timeout_s": postgres_limit,
+            "configs": configs, "analyze_seconds": engines.setup.get("spark_cbo_analyze_s"),
+            "cbo_statistics": statistics, "machine": machine_info(), "spark_settings": _spark_settings(spark),
             **scale.run_facts(main_session, catalog_path, master)}
-    if postgres:
-        base["postgres_settings"] = postgres.settings()
+    if "postgres" in configs:
+        base["postgres_settings"] = engines.postgres(next(c for c in chosen if c.kind is Kind.POSTGRES)).settings()
+    base["manifest"] = manifests.manifest({"workload": "tpch", "configs": [c.to_json() for c in chosen],
+                                           "timing": rules.to_json(), "catalog": str(catalog_path)},
+                                          catalog, engines.sessions)
     records: list[dict] = []
     header = f"{'query':<6}" + "".join(f"{c:>15}" for c in configs) + "   answers"
     print(header, flush=True)
-    for query in queries:
-        say(f"{query.name} ...")
-        records.append(run_query(query, configs, args.repeat, sessions, baselines, reference,
-                                 args.max_rounds, args.budget, args.long_warm_up))
-        record = records[-1]
-        cells = "".join(f"{cell(record, c):>15}" for c in configs)
-        verdict = "ok" if all(record["matches"].values()) else "MISMATCH " + json.dumps(record["problems"])
-        print(f"{query.name:<6}{cells}   {verdict}", flush=True)
-        # Saved after every query (``complete`` false until the last): an interrupted run keeps
-        # the queries it finished.
-        save(out, {**base, "complete": len(records) == len(queries), "summary": summarize(records, configs),
-                   "queries": records}, plot_too=False)
+    progress = Progress(len(workload.queries))
+    try:
+        for number, query in enumerate(workload.queries, start=1):
+            progress.query(number, query)
+            record = measure_query(query, chosen, engines, reference, experiment, None, progress)
+            progress.clear()
+            records.append(legacy(record, configs))
+            cells = "".join(f"{cell(record, c):>15}" for c in configs)
+            verdict = "ok" if all(record["matches"].values()) else "MISMATCH " + json.dumps(record["problems"])
+            print(f"{query.name:<6}{cells}   {verdict}", flush=True)
+            # Saved after every query (``complete`` false until the last): an interrupted run keeps
+            # the queries it finished.
+            save(out, {**base, "complete": len(records) == len(workload.queries),
+                       "summary": summarize(records, configs), "queries": records}, plot_too=False)
+    finally:
+        engines.close()
+        reference.close()
 
     summary = summarize(records, configs)
     print_summary(summary)
+    base["manifest"].update(finished=manifests.now(), complete=True)
+    base["manifest"]["machine"]["load_end"] = manifests.load()
     report = {**base, "complete": True, "summary": summary, "queries": records}
     save(out, report, plot_too=True)
     say(f"saved {out} and {out.with_suffix('.png')}")
     failed = [r for r in records if not all(r["matches"].values())]
     return report, bool(failed)
+
+
+def legacy(record: dict[str, Any], configs: list[str]) -> dict[str, Any]:
+    """The runner's record with the keys this benchmark's JSON has always had beside it: cbo's
+    planning time, cost and partitions per cbo configuration (``plan_ms``, ``plan_ms_eager``,
+    ...), the oracle plan's cost and whether cbo's plan is the oracle's."""
+    plans = record.get("plans") or {}
+    for config in ("cbo", "cbo-eager", "cbo-local"):
+        plan = plans.get(config)
+        if plan:
+            suffix = "" if config == "cbo" else "_" + config.split("-")[1]
+            record["plan_ms" + suffix] = plan["plan_ms"]
+            record["cbo_cost" + suffix] = plan["cost"]
+            record["cbo_partitions" + suffix] = plan["partitions"]
+    oracle = plans.get("cbo-oracle")
+    if oracle:
+        record["oracle_cost"] = oracle["cost"]
+        if "cbo" in plans:
+            record["same_plan_as_oracle"] = plans["cbo"]["shape"] == oracle["shape"]
+    return record
 
 
 def save(out: Path, report: dict, plot_too: bool) -> None:
@@ -279,27 +314,6 @@ def cell(record: dict, config: str) -> str:
     if record["problems"].get(config):
         return "failed"
     return f"{record['seconds'].get(config, float('nan')):.3f}"
-
-
-class Baselines:
-    """How each non-cbo configuration runs a query."""
-
-    def __init__(self, tables: SparkTables, postgres: PostgresDirect | None, jdbc: bool):
-        self.tables, self.postgres, self.jdbc = tables, postgres, jdbc
-
-    def runner(self, config: str, sql: str):  # type: ignore[no-untyped-def]
-        if config == "spark-default":
-            if self.jdbc:
-                return lambda: self.tables.run_views("jdbc", sql, {})
-            return lambda: self.tables.run("tpch_plain", sql, {})
-        if config == "spark-cbo":
-            return lambda: self.tables.run("tpch_analyzed", sql, SPARK_CBO_CONF)
-        if config == "spark-dsv2":
-            return lambda: self.tables.run_views("dsv2", sql, {DSV2_JOIN_PUSHDOWN: "true"})
-        if config == "postgres":
-            assert self.postgres is not None
-            return lambda: self.postgres.run(sql)
-        raise CboError(f"no runner for configuration {config}")
 
 
 def geomean(values: list[float]) -> float | None:
@@ -324,143 +338,6 @@ def ensure_statistics(catalog_path: Path | Catalog) -> dict[str, str]:
     collected = sum(r.status == "collected" for r in results)
     say(f"cbo's statistics: {collected} table(s) collected, {len(results) - collected} fresh")
     return {r.table: r.status for r in results}
-
-
-def planned_rounds(repeat: int, max_rounds: int, budget: float, round_seconds: float) -> int:
-    """Rounds for a query whose warm-up round took ``round_seconds``: at least ``repeat``, more for
-    short queries (as many as fit in ``budget`` seconds, at most ``max_rounds``): the fastest of
-    three runs of a 0.4 s query still varies by 10-30 % on this machine."""
-    if round_seconds <= 0:
-        return max(1, repeat)
-    return max(1, repeat, min(max_rounds, int(budget // round_seconds)))
-
-
-def run_query(query: Query, configs: list[str], repeat: int, sessions: dict, baselines: Baselines,  # type: ignore[no-untyped-def]
-              reference, max_rounds: int = 3, budget: float = 0.0, long_warm_up: float | None = None) -> dict:
-    record: dict = {"query": query.name, "seconds": {}, "times": {}, "matches": {}, "problems": {}, "timeouts": {}}
-    done: set[str] = set()   # configurations whose long warm-up run was kept as their time
-    ordered = is_ordered(query.sql)
-    _, expected, _ = reference.run(query.sql)
-    runs = {}
-    for config in configs:
-        try:
-            runs[config] = _runner(config, query, record, sessions, baselines)
-        except Exception as exc:  # e.g. planning failed: report it, run the rest
-            record["matches"][config] = False
-            record["problems"][config] = str(exc).strip().splitlines()[0][:300]
-
-    def attempt(config: str) -> list[tuple] | None:
-        """Run once; a timeout is recorded (and the configuration not run again), not raised."""
-        try:
-            return runs[config]()
-        except QueryTimeout:
-            record["timeouts"][config] = baselines.postgres.timeout_s if baselines.postgres else None
-            return None
-
-    def timed(config: str) -> float | None:
-        """Run once, timed, and check the answer; the seconds (None: timed out or failed)."""
-        try:
-            started = time.perf_counter()
-            rows = attempt(config)
-            if rows is None:
-                return None
-            seconds = time.perf_counter() - started
-            record["times"].setdefault(config, []).append(round(seconds, 4))
-            verdict = compare(expected, rows, ordered=ordered)
-            record["matches"][config] = record["matches"].get(config, True) and verdict.matches
-            if not verdict.matches:
-                record["problems"][config] = verdict.detail
-            return seconds
-        except Exception as exc:  # one failure must not hide the rest of the run
-            record["matches"][config] = False
-            record["problems"][config] = str(exc).strip().splitlines()[0][:300]
-            return None
-
-    def one_round(index: int) -> None:
-        # rotated one further each round and reversed every other round: a rotation alone keeps
-        # every configuration right after the same one (cbo after spark-dsv2: 1.145x cbo-eager's
-        # time on the same plan, federated3 SF 1); reversed, it follows another
-        order = rotated(list(runs), query.number - 1 + index)
-        for config in (order[::-1] if index % 2 else order):
-            if record["problems"].get(config) or config in record["timeouts"] or config in done:
-                continue
-            timed(config)
-
-    order = rotated(list(runs), query.number - 1)
-    record["order"] = order
-    if order:
-        # The cold run: whoever runs first finds the sources' caches cold, so a throwaway run
-        # warms them for all. A failure shows again in the runs that count; a timeout (postgres)
-        # stands, as a later one would: its limit is far above what warm caches save.
-        started = time.perf_counter()
-        try:
-            attempt(order[0])
-        except Exception:
-            pass
-        record["cold_run_s"] = round(time.perf_counter() - started, 4)
-    warm_ups: dict[str, float] = {}   # every configuration once: file caches, code generation, the JIT
-    timed_warm_ups: dict[str, float] = {}
-    for config in order:
-        started = time.perf_counter()
-        if long_warm_up is not None:
-            seconds = timed(config)   # timed like a round: it may be kept (below)
-            if seconds is not None:
-                timed_warm_ups[config] = seconds
-        else:
-            try:
-                attempt(config)
-            except Exception:  # the timed rounds report it
-                pass
-        if config not in record["timeouts"]:   # a cancelled query does not shorten the others' rounds
-            warm_ups[config] = time.perf_counter() - started
-    if long_warm_up is not None:
-        # ``--long-warm-up``: a run this long is hardly changed by warm caches or the JIT, so the
-        # warm-ups are kept as the configurations' times and not repeated. One decision for the
-        # query, taken when even the fastest warm-up was long: decided per configuration, a run
-        # just over the limit was kept while the same plan just under it got the best of its
-        # rounds (federated3 q04: 7.7 s kept against 1.9 s).
-        if timed_warm_ups and min(timed_warm_ups.values()) > long_warm_up:
-            done.update(timed_warm_ups)
-            record["warm_up_kept"] = sorted(done)
-        else:
-            for config in timed_warm_ups:
-                record["times"][config].pop()   # only a warm-up, as without the option
-    warm_up = sum(seconds for config, seconds in warm_ups.items() if config not in done)
-    record["rounds"] = planned_rounds(repeat, max_rounds, budget, warm_up)
-    for index in range(record["rounds"]):
-        one_round(index)
-    for config, times in record["times"].items():
-        if not record["problems"].get(config):
-            record["seconds"][config] = min(times)
-    return record
-
-
-def rotated(configs: list[str], shift: int) -> list[str]:
-    """``configs`` started ``shift`` places on, wrapping round: query n's order starts with
-    configuration n - 1 (mod their number), round i of it one further on per round."""
-    if not configs:
-        return []
-    shift %= len(configs)
-    return configs[shift:] + configs[:shift]
-
-
-def _runner(config: str, query: Query, record: dict, sessions: dict, baselines: Baselines):  # type: ignore[no-untyped-def]
-    if config in CBO_SETTINGS:
-        session = sessions[config]
-        planned = session.planner.plan(query.sql)
-        suffix = "" if config == "cbo" else "_" + config.split("-")[1]
-        record["plan_ms" + suffix] = round(planned.optimized.counters.elapsed_ms, 2)
-        record["cbo_cost" + suffix] = planned.optimized.cost
-        record["cbo_partitions" + suffix] = planned.partitions
-        return lambda: session.run(session.planner.plan(query.sql))[1]   # planning is timed too
-    if config == "cbo-oracle":
-        oracle = sessions["cbo-oracle"]
-        planned_oracle = oracle.planner.plan(query.sql)   # counting happens here, untimed
-        record["oracle_cost"] = planned_oracle.optimized.cost
-        if "cbo" in sessions:
-            record["same_plan_as_oracle"] = planned_oracle.plan == sessions["cbo"].planner.plan(query.sql).plan
-        return lambda: oracle.run(planned_oracle)[1]
-    return baselines.runner(config, query.sql)
 
 
 def summarize(records: list[dict], configs: list[str]) -> dict:

@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from cbo.connectors import by_server_command, with_servers
 from cbo.errors import CboError
 
 EXIT_ERROR = 2
@@ -64,10 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     stats_cmd.add_argument("--catalog", type=Path, help="catalog file (default as for query)")
     stats_cmd.add_argument("--plot", type=Path, help="with a column: draw its histogram and MCVs to this PNG")
 
-    postgres = commands.add_parser("postgres", help="manage cbo's throwaway local PostgreSQL server")
-    postgres.add_argument("action", choices=("start", "stop", "status", "destroy"))
-    mariadb = commands.add_parser("mariadb", help="manage cbo's throwaway local MariaDB server")
-    mariadb.add_argument("action", choices=("start", "stop", "status", "destroy"))
+    for connector in with_servers():   # cbo postgres|mariadb|sqlite start|stop|status|destroy
+        assert connector.server_command is not None
+        server = commands.add_parser(connector.server_command,
+                                     help=f"manage cbo's throwaway local {connector.title} server")
+        server.add_argument("action", choices=("start", "stop", "status", "destroy"))
 
     spark = commands.add_parser("spark", help="manage cbo's local Spark standalone cluster (one master, N workers)")
     spark.add_argument("action", choices=("start", "stop", "status"))
@@ -93,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     datagen.add_argument("--mariadb", help="TPC-H only: also load MariaDB (with --postgres: the federated3 "
                          "placement): 'local' or a URL (mariadb://user@host:port/db, password in "
                          "$CBO_MARIADB_PASSWORD)")
+
+    from cbo.app.workload.cli import add_parsers
+
+    add_parsers(commands)   # workload run | rerun | compare | list, dataset export
     return parser
 
 
@@ -119,11 +125,18 @@ def _query_text(args: argparse.Namespace) -> str:
         raise CboError("give the query as an argument or with -f FILE, not both")
     if args.file is not None:
         if str(args.file) == "-":
-            return sys.stdin.read()
+            try:
+                return sys.stdin.read()
+            except UnicodeDecodeError as exc:
+                raise CboError(f"standard input is not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at offset "
+                               f"{exc.start}") from None
         try:
-            return args.file.read_text()
+            return args.file.read_text(encoding="utf-8")
         except OSError as exc:
             raise CboError(f"cannot read {args.file}: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:
+            raise CboError(f"{args.file} is not UTF-8 text: byte 0x{exc.object[exc.start]:02x} at offset "
+                           f"{exc.start} ({exc.reason})") from None
     if args.sql is None:
         raise CboError("no query: give it as an argument or with -f FILE")
     return args.sql
@@ -210,14 +223,14 @@ def rules_table(settings: dict[str, str], width: int | None = None) -> str:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
+    from cbo.app.progress import say, step
     from cbo.sources.catalog import load_catalog
-    from cbo.app.progress import say
     from cbo.sources.statistics import analyze
 
     if not 0 < args.sample <= 1:
         raise CboError(f"--sample must be in (0, 1], got {args.sample}")
     with _progress(True):  # the Spark collector's scans; nothing shows while only PostgreSQL is read
-        results = analyze(load_catalog(_catalog_path(args)), args.tables or None, sample=args.sample,
+        results = analyze(load_catalog(_catalog_path(args)), args.tables or None, sample=args.sample, step=step,
                           analyze_source=args.analyze_source, force=args.force, progress=say)
     for r in results:
         print(f"{r.table:<28} {r.status:<10} {r.rows:>14,.0f} rows {r.seconds:>7.1f} s  {r.path}")
@@ -232,18 +245,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_local_server(kind: str, action: str) -> int:
-    """``cbo postgres|mariadb start|stop|status|destroy``: the same for both servers."""
-    from cbo.sources.localmariadb import LocalMariaDB
-    from cbo.sources.localpg import LocalPostgres
-
-    server = LocalPostgres() if kind == "postgres" else LocalMariaDB()
+def cmd_local_server(command: str, action: str) -> int:
+    """``cbo postgres|mariadb|sqlite start|stop|status|destroy``: the same for every local server."""
+    server = by_server_command(command).local_server()
     if action == "start":
-        info = server.start()
-        print(f"running: {info.url}")
-        print(f"  jdbc url:       {info.jdbc_url}")
-        print(f"  password file:  {info.password_file}")
-        print(f"  data directory: {info.data_dir} (server runs as {info.os_user})")
+        print("\n".join(server.start().describe()))
         return 0
     if action == "stop":
         print("stopped" if server.stop() else "not running")
@@ -256,7 +262,7 @@ def cmd_local_server(kind: str, action: str) -> int:
     if info is None:
         print("not running")
         return EXIT_NOT_RUNNING
-    print(f"running: {info.url} (data directory {info.data_dir})")
+    print(info.summary())
     return 0
 
 
@@ -293,7 +299,15 @@ def cmd_catalog(path: Path) -> int:
     from cbo.sources.catalog import load_catalog
     from cbo.sources.metadata import with_database_keys
 
+    from cbo.sources.schema import SchemaProvider
+
     catalog = with_database_keys(load_catalog(path))
+    # Every table must be there to read: files present (and holding data), a database table in
+    # the schema named. (A table in Spark's own catalog is looked up when Spark runs.)
+    schemas = SchemaProvider(catalog)
+    for table in catalog.tables():
+        if catalog.source_of(table).type == "jdbc" or table.path is not None:
+            schemas.columns(table)
     for source in catalog.sources.values():
         where = source.location() if source.type == "jdbc" else "files / Spark catalog"
         print(f"source {source.name} ({source.type}): {where}")
@@ -360,7 +374,7 @@ def dispatch(args: argparse.Namespace) -> int:
         return cmd_analyze(args)
     if args.command == "stats":
         return cmd_stats(args)
-    if args.command in ("postgres", "mariadb"):
+    if args.command in {c.server_command for c in with_servers()}:
         return cmd_local_server(args.command, args.action)
     if args.command == "spark":
         return cmd_spark(args)
@@ -368,6 +382,10 @@ def dispatch(args: argparse.Namespace) -> int:
         return cmd_catalog(args.file)
     if args.command == "datagen":
         return cmd_datagen(args)
+    if args.command in ("workload", "dataset"):
+        from cbo.app.workload.cli import dispatch as workload_dispatch
+
+        return workload_dispatch(args)
     raise AssertionError(args.command)
 
 
@@ -378,8 +396,10 @@ def main(argv: list[str] | None = None) -> int:
 
         set_verbose(True)  # Spark's own error log lines too
     try:
-        return dispatch(args)
-    except (CboError, ValueError) as exc:  # ValueError: bad values in arguments, e.g. an unknown query name
+        from cbo.limits import deep
+
+        return deep(dispatch, args)
+    except CboError as exc:   # the user's input or environment, or the engine's cause
         _traceback_if(args.debug)
         print(f"cbo: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -23,10 +23,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cbo.connectors import by_server_command, with_servers
 from cbo.errors import CboError
 
 PLACEMENTS = ("all-spark", "all-postgres", "federated", "federated3")
-SERVERS = ("postgres", "mariadb")
+SERVERS = tuple(c.server_command for c in with_servers() if c.server_command is not None)
 
 
 def tpch_catalog(sf: float = 0.01, *, placement: str = "all-spark", statistics: bool = True,
@@ -52,14 +53,16 @@ def tpch_catalog(sf: float = 0.01, *, placement: str = "all-spark", statistics: 
         mariadb = "local" if placement == "federated3" else None
         catalog = tpch.prepare(sf, postgres="local", mariadb=mariadb, progress=say)[placement]
     if statistics:
-        analyze(load_catalog(catalog), progress=say)
+        from cbo.app.progress import step
+
+        analyze(load_catalog(catalog), progress=say, step=step)
     return catalog
 
 
 class LocalServers:
-    """cbo's throwaway local servers (``"postgres"``, ``"mariadb"``) of the cache: ``start``
-    starts those not running and remembers them; ``stop`` stops exactly those (a server that
-    was running before ``start`` stays running). Also a context manager."""
+    """cbo's throwaway local servers (``"postgres"``, ``"mariadb"``, ``"sqlite"``) of the cache:
+    ``start`` starts those not running and remembers them; ``stop`` stops exactly those (a
+    server that was running before ``start`` stays running). Also a context manager."""
 
     def __init__(self, *kinds: str) -> None:
         unknown = [k for k in kinds if k not in SERVERS]
@@ -71,10 +74,7 @@ class LocalServers:
 
     @staticmethod
     def _server(kind: str) -> Any:
-        from cbo.sources.localmariadb import LocalMariaDB
-        from cbo.sources.localpg import LocalPostgres
-
-        return LocalPostgres() if kind == "postgres" else LocalMariaDB()
+        return by_server_command(kind).local_server()
 
     def running(self) -> dict[str, bool]:
         """Each server's state now: running or not."""

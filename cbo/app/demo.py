@@ -63,10 +63,10 @@ def run_demo(sf: float = 0.1, postgres: str | None = "local", placement: str = "
     catalog = load_catalog(catalogs[placement])
     reference = DuckDBNative(load_catalog(catalogs["all-spark"]))
     with step("Spark: registering the catalog's tables"):  # Spark itself says when it starts
-        native = SparkNative(catalog)
+        native = SparkNative(catalog, step=step)
         session = Session(catalog, engine="spark")
     with step("collecting statistics (skipped where fresh)"):
-        analyze(catalog, progress=say)
+        analyze(catalog, progress=say, step=step)
     chosen = select(queries)
     by_name = {query.name: query for query in chosen}
 

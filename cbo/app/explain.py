@@ -21,7 +21,8 @@ the query's ``#distinct@`` hint; ``statistics``: an exact distinct count); at th
 ``actual_rows`` (null where not measured) and ``actual_rows_from`` (where the number comes from,
 or why there is none); on Spark also ``spark_operators`` and ``spark_time_s`` (the Spark
 operators attributed to the node and their time metrics, task time summed over tasks), and at
-the root ``analyze`` (engine, runs, wall time and rows of the one run).
+the root ``analyze`` (engine, runs, wall time and rows of the one run; on Spark, ``adaptive``:
+the ``spark_adaptive`` setting it ran with).
 """
 
 from __future__ import annotations
@@ -175,8 +176,9 @@ def to_text(info: NodeInfo) -> str:
     analyze = info.details.get("analyze")
     if analyze:
         if analyze["engine"] == "spark":
-            lines.append(f"Analyzed from one run on spark: {analyze['rows']:,} rows in {analyze['wall_time_s']:.3f} s; "
-                         "Spark's times are task time summed over tasks")
+            adaptive = f" (adaptive execution: {analyze['adaptive']})" if "adaptive" in analyze else ""
+            lines.append(f"Analyzed from one run on spark{adaptive}: {analyze['rows']:,} rows in "
+                         f"{analyze['wall_time_s']:.3f} s; Spark's times are task time summed over tasks")
         else:
             lines.append(f"Rows counted per subplan on {analyze['engine']} ({analyze['runs'] - 1} counts); "
                          f"the whole plan ran once in {analyze['wall_time_s']:.3f} s ({analyze['rows']:,} rows)")

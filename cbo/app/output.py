@@ -1,4 +1,9 @@
-"""Printing query results: an aligned table, CSV (header row, one line per row) or JSON."""
+"""Printing query results: an aligned table, CSV (header row, one line per row) or JSON.
+
+JSON has no numbers for infinity and NaN (``1e0 / 0`` in DuckDB's dialect): they are written as
+the strings ``"Infinity"``, ``"-Infinity"`` and ``"NaN"``, so every JSON parser reads the output
+(a bare ``Infinity`` is Python's extension, which strict parsers reject); NULL is ``null``.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,35 @@ import csv
 import datetime as dt
 import decimal
 import json
+import math
 from typing import Any, Sequence, TextIO
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return non_finite(value)
+    if isinstance(value, decimal.Decimal) and not value.is_finite():
+        return non_finite(float(value))
     if isinstance(value, decimal.Decimal):
         return float(value) if value == value.to_integral_value() or abs(value) < 1e15 else str(value)
     if isinstance(value, (dt.date, dt.datetime)):
         return value.isoformat()
+    return value
+
+
+def non_finite(value: float) -> str:
+    """How JSON output writes an infinite or NaN number."""
+    return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` (nested dicts, lists, tuples) with its infinite and NaN floats as strings."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return non_finite(value)
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
     return value
 
 
@@ -33,7 +59,8 @@ def write_result(names: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, 
             writer.writerow(["" if v is None else _text(v) for v in row])
         return
     if fmt == "json":
-        json.dump({"columns": list(names), "rows": [[_plain(v) for v in row] for row in rows]}, out, indent=1)
+        json.dump({"columns": list(names), "rows": [[_plain(v) for v in row] for row in rows]}, out, indent=1,
+                  allow_nan=False)
         out.write("\n")
         return
     cells = [[_text(v) for v in row] for row in rows]

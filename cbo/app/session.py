@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Sequence
@@ -15,11 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cbo.app.explain import NodeInfo, add_estimate, add_physical_details, describe, to_svg, to_text
+from cbo.app.failures import engine_failure
+from cbo.app.output import json_safe
 from cbo.errors import CboError
 from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.ir.operators import Plan
+from cbo.limits import on_deep_stack
 from cbo.planner import PlannedQuery, Planner
-from cbo.settings import OptimizerSettings
+from cbo.settings import OptimizerSettings, describe_adaptive
 from cbo.sources.catalog import Catalog, load_catalog
 from cbo.sources.metadata import with_database_keys
 from cbo.sources.schema import SchemaProvider
@@ -106,6 +110,7 @@ class Session:
         self._spark_executor: SparkExecutor | None = None
         self._duckdb: DuckDBEngine | None = None
         self._estimator: Estimator | None = None
+        self._statistics_notes: dict[str, str] = {}   # by table: stale, damaged or unusable statistics
         # The warnings of the query planned last (a malformed hint): the CLI prints them to stderr.
         self.warnings: tuple[str, ...] = ()
 
@@ -114,9 +119,10 @@ class Session:
         """The cardinality estimator over the catalog's stored statistics (read once; ``cbo analyze`` collects them)."""
         if self._estimator is None:
             from cbo.estimate import Estimator
-            from cbo.sources.statistics import load_all
+            from cbo.sources.statistics import load_checked
 
-            stats, _ = load_all(self.catalog)
+            # (a DuckDB session never connects to a database: its tables' staleness is unknown)
+            stats, self._statistics_notes = load_checked(self.catalog, remote=self.engine == "spark")
             self._estimator = Estimator(stats)
         return self._estimator
 
@@ -153,17 +159,32 @@ class Session:
         spark_settings = self.catalog.spark
         if self.engine != "spark" or (not spark_settings.remote and spark_settings.master.startswith("local")):
             return None
+        from cbo.app.progress import step
         from cbo.engines.spark import cluster_shape, spark_session
 
-        return cluster_shape(spark_session(spark_settings, need_jdbc=bool(self.catalog.jdbc_sources())))
+        return cluster_shape(spark_session(spark_settings, need_jdbc=bool(self.catalog.jdbc_sources()), step=step))
 
     # -- planning ----------------------------------------------------------------------------------
 
     def _plan(self, sql: str) -> PlannedQuery:
         planned = self.planner.plan(sql)
+        notes = self._statistics_warnings(planned.plan)
+        if notes:
+            planned = dataclasses.replace(planned, warnings=planned.warnings + notes)
         self.warnings = planned.warnings
         return planned
 
+    def _statistics_warnings(self, plan: Plan) -> tuple[str, ...]:
+        """What is wrong with the statistics of the tables ``plan`` reads (stale, damaged,
+        unusable): EXPLAIN shows it, the CLI prints it on stderr."""
+        from cbo.ir.operators import Scan, walk
+
+        if self._estimator is None or not self._statistics_notes:
+            return ()
+        tables = dict.fromkeys(n.table for n in walk(plan) if isinstance(n, Scan))
+        return tuple(self._statistics_notes[t] for t in tables if t in self._statistics_notes)
+
+    @on_deep_stack
     def plan(self, sql: str) -> PlanView:
         planned = self._plan(sql)
         return PlanView(planned, self._describe(planned))
@@ -180,6 +201,7 @@ class Session:
         """The search's rules: name, kind, whether enabled, and what each does."""
         return self.planner.optimizer().rules.describe()
 
+    @on_deep_stack
     def memo(self, sql: str) -> MemoView:
         """The memo the search built for ``sql``: text in a REPL, a graph in Jupyter."""
         from cbo.memo.render import MemoView
@@ -188,6 +210,7 @@ class Session:
         assert planned.optimized is not None
         return MemoView(planned.optimized)
 
+    @on_deep_stack
     def pushdown(self, sql: str) -> list[PushdownRecord]:
         """Each subplan of ``sql``'s chosen plan that one JDBC source could run as one query:
         whether the search pushed it, the SQL the source runs (or would), and the remote and
@@ -198,6 +221,7 @@ class Session:
 
         return pushdown_records(self._plan(sql), RemoteQueries(self.catalog, partitioned_reads=False))
 
+    @on_deep_stack
     def explain(self, sql: str, format: str = "text", analyze: bool = False, memo: bool = False) -> str:
         if memo:
             if analyze:
@@ -207,7 +231,7 @@ class Session:
                 body = view_memo.json()
                 if self.warnings and isinstance(body, dict):
                     body["warnings"] = list(self.warnings)
-                return json.dumps(body, indent=2, default=str)
+                return json.dumps(json_safe(body), indent=2, default=str, allow_nan=False)
             if format != "text":
                 raise CboError(f"unknown explain format {format!r} (expected text or json)")
             return "\n".join([view_memo.text()] + [f"Warning: {w}" for w in self.warnings])
@@ -215,7 +239,7 @@ class Session:
         if analyze:
             self._add_actual_rows(view)
         if format == "json":
-            return json.dumps(view.json(), indent=2, default=str)
+            return json.dumps(json_safe(view.json()), indent=2, default=str, allow_nan=False)
         if format != "text":
             raise CboError(f"unknown explain format {format!r} (expected text or json)")
         return view.text()
@@ -282,39 +306,17 @@ class Session:
         except CboError:
             raise
         except Exception as exc:
-            raise CboError(f"explain analyze failed on {self.engine}: {_reason(exc)}") from exc
+            failure = engine_failure(self.engine, exc, _reason(exc), "explain analyze")
+            if failure is None:
+                raise
+            raise failure from exc
 
     def _analyze_spark(self, view: PlanView) -> None:
         """One run of the whole plan as it always runs (one Spark SQL statement, cbo's execution
         settings); rows and times per node come from the SQL metrics of Spark's executed plan
         (``cbo.exec.spark_metrics``). Running each subplan on its own instead charged Spark's
         start-up to the first and ran the inputs over and over."""
-        import time
-
-        from cbo.exec.spark_metrics import attribute, read_plan
-        from cbo.physical.algorithm import Algorithm
-
-        planned = view.planned
-        executor = self._spark(planned)
-        from cbo.engines.spark import is_connect
-
-        if is_connect(executor.spark):
-            raise CboError("explain --analyze reads Spark's executed plan from the driver's JVM, which a Spark "
-                           "Connect session does not have: use a catalog with [spark] master for it")
-        try:
-            with executor.own_join_order():
-                frame = executor.dataframe(planned.plan, planned.names)
-                started = time.perf_counter()
-                rows = frame.collect()
-                elapsed = time.perf_counter() - started
-            # The executed plan is the object that ran (adaptive execution is off), metrics filled in.
-            executed = read_plan(frame._jdf.queryExecution().executedPlan())
-        finally:
-            executor.release()   # the CTEs computed once (their metrics are read)
-        scalar = frozenset(id(n.logical) for n in planned.physical.operators()
-                           if n.algorithm is Algorithm.SCALAR_SUBQUERY) if planned.physical else frozenset()
-        pushed = executor.views.remote.pushed(planned.plan, planned.operators)
-        actuals = attribute(planned.plan, executed, pushed, len(rows), scalar)
+        rows, elapsed, actuals = self.run_measured(view.planned)
 
         def visit(node: Plan, info: NodeInfo) -> None:
             actual = actuals[id(node)]
@@ -329,7 +331,40 @@ class Session:
 
         visit(view.plan, view.info)
         view.info.details["analyze"] = {"engine": "spark", "runs": 1, "wall_time_s": round(elapsed, 4),
-                                        "rows": len(rows)}
+                                        "rows": len(rows),
+                                        "adaptive": describe_adaptive(self._spark(view.planned).adaptive)}
+
+    def run_measured(self, planned: PlannedQuery) -> tuple[list[tuple[Any, ...]], float, dict[int, Any]]:
+        """Run a planned query once on Spark, as it always runs, and read Spark's metrics back: its
+        rows, the seconds the run took, and for each node of ``planned.plan`` (by identity) what
+        EXPLAIN ANALYZE shows of it (``cbo.exec.spark_metrics.Actual``: rows, where they come
+        from, Spark's operators and their time metrics)."""
+        import time
+
+        from cbo.exec.spark_metrics import attribute, read_plan
+        from cbo.physical.algorithm import Algorithm
+
+        executor = self._spark(planned)
+        from cbo.engines.spark import is_connect
+
+        if is_connect(executor.spark):
+            raise CboError("explain --analyze reads Spark's executed plan from the driver's JVM, which a Spark "
+                           "Connect session does not have: use a catalog with [spark] master for it")
+        try:
+            with executor.own_join_order():
+                frame = executor.dataframe(planned.plan, planned.names)
+                started = time.perf_counter()
+                rows = [tuple(row) for row in frame.collect()]
+                elapsed = time.perf_counter() - started
+            # The executed plan is the object that ran, metrics filled in (under adaptive
+            # execution, its final plan: ``read_plan``).
+            executed = read_plan(frame._jdf.queryExecution().executedPlan())
+        finally:
+            executor.release()   # the CTEs computed once (their metrics are read)
+        scalar = frozenset(id(n.logical) for n in planned.physical.operators()
+                           if n.algorithm is Algorithm.SCALAR_SUBQUERY) if planned.physical else frozenset()
+        pushed = executor.views.remote.pushed(planned.plan, planned.operators)
+        return rows, elapsed, attribute(planned.plan, executed, pushed, len(rows), scalar)
 
     def _analyze_duckdb(self, view: PlanView) -> None:
         """On DuckDB each subplan is counted by running it (DuckDB answers in milliseconds and
@@ -360,15 +395,22 @@ class Session:
 
     # -- running -----------------------------------------------------------------------------------
 
+    @on_deep_stack
     def sql(self, sql: str) -> DataFrame:
         """The query as a PySpark DataFrame built from cbo's plan.
 
         Spark plans it here, with cbo's execution settings (join reordering and adaptive
         execution off, cbo's partition count), so actions on the DataFrame run cbo's plan;
         DataFrames derived from it by further transformations are planned by Spark as usual.
+        Adaptive execution stays off whatever ``spark_adaptive`` says: an adaptive plan is
+        re-planned during each action with the session's settings of that moment, which cbo
+        does not hold once the DataFrame is returned.
         """
+        from cbo.settings import ADAPTIVE_OFF
+
         planned = self._plan(sql)
         executor = self._spark(planned)
+        executor.adaptive = ADAPTIVE_OFF
         with executor.own_join_order():
             frame = executor.dataframe(planned.plan, planned.names)
             from cbo.engines.spark import is_connect
@@ -379,15 +421,18 @@ class Session:
         # later action runs Spark's choices, not cbo's (``query`` runs cbo's plan either way).
         return frame
 
+    @on_deep_stack
     def query(self, sql: str, engine: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run the query through cbo's plan; return column names and rows."""
         planned = self._plan(sql)
         return list(planned.names), self._run(planned, engine)[1]
 
+    @on_deep_stack
     def run(self, planned: PlannedQuery, engine: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run an already planned query (e.g. one planned with other statistics or settings)."""
         return self._run(planned, engine)
 
+    @on_deep_stack
     def run_together(self, planned: Sequence[PlannedQuery],
                      shuffle_partitions: int | None = None) -> list[list[tuple[Any, ...]]]:
         """The rows of several planned queries, each in no particular order, from one Spark job
@@ -401,7 +446,10 @@ class Session:
         except CboError:
             raise
         except Exception as exc:  # one of them failed while running: which one, run alone says
-            raise CboError(f"queries failed on spark: {_reason(exc)}") from exc
+            failure = engine_failure("spark", exc, _reason(exc), "queries")
+            if failure is None:
+                raise
+            raise failure from exc
 
     def _run(self, planned: PlannedQuery, engine: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         engine = engine or self.engine
@@ -413,10 +461,13 @@ class Session:
             from cbo.errors import SourceUnreachable
             from cbo.exec.source_failure import unreachable_source
 
+            failure = engine_failure(engine, exc, _reason(exc))
+            if failure is None:   # not the engine's: cbo's own code failed (a bug)
+                raise
             gone = unreachable_source(self.catalog, _reason(exc)) if engine == "spark" else None
             if gone is not None:  # a JDBC source went away mid-query: name it
                 raise SourceUnreachable(gone) from exc
-            raise CboError(f"query failed on {engine}: {_reason(exc)}") from exc
+            raise failure from exc
 
     def _execute(self, planned: PlannedQuery, engine: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         if engine == "duckdb":
@@ -428,14 +479,15 @@ class Session:
         return list(planned.names), rows
 
     def _spark(self, planned: PlannedQuery | None = None) -> SparkExecutor:
+        from cbo.app.progress import step
         from cbo.engines.spark import spark_session
         from cbo.exec.spark_exec import SparkExecutor
 
-        spark = spark_session(self.catalog.spark, need_jdbc=bool(self.catalog.jdbc_sources()))
+        spark = spark_session(self.catalog.spark, need_jdbc=bool(self.catalog.jdbc_sources()), step=step)
         if self._spark_executor is None:
             self._spark_executor = SparkExecutor(spark, self.catalog)
         return self._spark_executor.for_plan(planned.physical if planned else None,
-                                             planned.partitions if planned else None)
+                                             planned.partitions if planned else None, self.settings.spark_adaptive)
 
     def _duck(self) -> DuckDBEngine:
         if self._duckdb is None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 
+from cbo.connectors import by_dialect
 from cbo.cost.profile import CostProfile, default_profile
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import Column
@@ -162,24 +163,26 @@ class CostModel:
         if work is None:
             raise ValueError("a remote query's subplan carries no remote work (made by a connector rule)")
         rows, width = out
-        found = {self.remote_rate(work.dialect) or "remote_row_postgres": work.rows, "remote_query": 1.0,
-                 "jdbc_row": rows, "jdbc_byte": rows * width, "task": 1.0}
+        row_rate, agg_rate = self.remote_rates(work.dialect)
+        found = {row_rate: work.rows, "remote_query": 1.0, "jdbc_row": rows, "jdbc_byte": rows * width, "task": 1.0}
         if work.aggregated:
-            found[self.remote_rate(work.dialect, "agg_row") or "remote_agg_row_postgres"] = work.aggregated
+            found[agg_rate] = work.aggregated
         return found
 
-    def remote_rate(self, dialect: str | None, what: str = "row") -> str | None:
-        """The quantity pricing a row read (``what="agg_row"``: aggregated) in a source of
-        ``dialect`` (None: not known)."""
-        rate = f"remote_{what}_{dialect}"
-        return rate if dialect is not None and rate in self.k else None
+    def remote_rates(self, dialect: str) -> tuple[str, str]:
+        """The quantities pricing a row read and a row aggregated in a source of ``dialect``
+        (its connector's, ``cbo.connectors``; every connector that pushes work has them)."""
+        connector = by_dialect(dialect)
+        rates = connector.row_quantity, connector.agg_row_quantity
+        if any(rate not in self.k for rate in rates):
+            raise ValueError(f"the cost profile prices no work in {dialect} sources")
+        return rates
 
     def remote_price(self, dialect: str, rows: float, aggregated: float) -> float:
         """Seconds a source of ``dialect`` works for a pushed subplan (``RemoteWork``'s rows and
         aggregated rows): how the connector rules choose which equivalent form to push."""
-        k = self.k
-        return (k[self.remote_rate(dialect) or "remote_row_postgres"] * rows
-                + k[self.remote_rate(dialect, "agg_row") or "remote_agg_row_postgres"] * aggregated)
+        row_rate, agg_rate = self.remote_rates(dialect)
+        return self.k[row_rate] * rows + self.k[agg_rate] * aggregated
 
     def _scan(self, node: Scan, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         rows, width = out
@@ -189,8 +192,9 @@ class CostModel:
             # query's scan does (remote_query's work counts them the same way)
             found = {"jdbc_row": rows, "jdbc_byte": rows * width, "task": float(self.profile.cores),
                      "remote_query": 1.0}
-            rate = self.remote_rate(self.remote_dialects.get(node.table))
-            if rate is not None:
+            dialect = self.remote_dialects.get(node.table)
+            rate = by_dialect(dialect).row_quantity if dialect is not None else None
+            if rate is not None and rate in self.k:   # (a source cbo only reads tables from has no rate)
                 found[rate] = rows
             return found
         return {"scan_row": rows, "scan_byte": rows * width, "task": max(1.0, rows * width / (128 * 2**20))}

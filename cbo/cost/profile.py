@@ -27,8 +27,9 @@ task                  a task launched (per partition of each stage)
 jdbc_row, jdbc_byte   rows a JDBC read brings into Spark (a table, or a remote query's result);
                       bytes it sends over
 remote_row_postgres   rows a pushed subplan's scans, filters, joins read in PostgreSQL, and rows of a
-                      table read through JDBC (remote_row_mysql: in MariaDB)
-remote_agg_row_...    rows a pushed subplan's aggregations read there (_postgres, _mysql)
+                      table read through JDBC (one per connector, by its dialect: remote_row_mysql
+                      in MariaDB, remote_row_sqlite in SQLite; defaults from the connector)
+remote_agg_row_...    rows a pushed subplan's aggregations read there (_postgres, _mysql, _sqlite)
 remote_query          a query sent to a JDBC source (a table read or a pushed subplan): its latency
 query                 a fixed cost per query (scheduling, planning); does not change plan choice
 ====================  ==========================================================================
@@ -49,13 +50,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cbo.connectors import CONNECTORS
 from cbo.errors import CboError
 
+_PRICED = [c for c in CONNECTORS if c.remote_costs is not None]
 QUANTITIES = ("scan_byte", "scan_row", "cpu_row", "hash_build_row", "hash_build_byte", "hash_probe_row",
               "agg_row", "agg_byte", "sort_row", "shuffle_row", "shuffle_byte", "broadcast_row", "broadcast_byte",
               "nested_loop_pair", "spill_byte", "task", "jdbc_row", "jdbc_byte", "query",
-              "remote_row_postgres", "remote_row_mysql", "remote_agg_row_postgres", "remote_agg_row_mysql",
-              "remote_query")
+              *(c.row_quantity for c in _PRICED), *(c.agg_row_quantity for c in _PRICED), "remote_query")
 
 SPARK_DEFAULTS: dict[str, float] = {
     "scan_byte": 2e-9, "scan_row": 2e-8, "cpu_row": 1e-8,
@@ -65,11 +67,10 @@ SPARK_DEFAULTS: dict[str, float] = {
     "broadcast_row": 2e-7, "broadcast_byte": 2e-8,
     "nested_loop_pair": 2e-9, "spill_byte": 2e-8, "task": 5e-3,
     "jdbc_row": 1e-6, "jdbc_byte": 2e-8, "query": 0.5,
-    # Seed 000's measurements (Spark <- PostgreSQL, SF 1): Q3 as one remote query in 1.09 s,
-    # its operators reading about 8 million rows; MariaDB runs one query on one thread, with
-    # block nested-loop joins where PostgreSQL hashes.
-    "remote_row_postgres": 5e-8, "remote_row_mysql": 1.5e-7, "remote_agg_row_postgres": 1e-7,
-    "remote_agg_row_mysql": 3e-7, "remote_query": 0.02,
+    # each connector's rows read and aggregated in its source (Connector.remote_costs)
+    **{c.row_quantity: c.cost_defaults()[c.row_quantity] for c in _PRICED},
+    **{c.agg_row_quantity: c.cost_defaults()[c.agg_row_quantity] for c in _PRICED},
+    "remote_query": 0.02,
 }
 
 PROFILE_DIR = Path(__file__).with_name("profiles")

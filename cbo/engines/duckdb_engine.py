@@ -9,8 +9,9 @@ from typing import Any
 import duckdb
 from sqlglot import exp
 
-from cbo.sources.catalog import Catalog, TableDef
+from cbo.catalog_types import Catalog, TableDef
 from cbo.errors import CboError
+from cbo.limits import MAX_EXPRESSION_DEPTH
 
 
 def _scan(table: TableDef) -> exp.Expression | None:
@@ -31,6 +32,9 @@ class DuckDBEngine:
 
     def __init__(self, catalog: Catalog, threads: int | None = None):
         self.connection = duckdb.connect()
+        # cbo's SQL nests an operator's expression in parentheses per level: room for queries
+        # at cbo's own limits (cbo.limits), past DuckDB's default of 1,000.
+        self.connection.execute(f"set max_expression_depth = {MAX_EXPRESSION_DEPTH * 4}")
         if threads:
             self.connection.execute(f"set threads = {int(threads)}")
         self.missing: list[str] = []

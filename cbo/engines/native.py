@@ -1,17 +1,21 @@
 """Running SQL text directly on an engine, with that engine's own planner.
 
 This is the yardstick cbo's plans are measured against: DuckDB and PostgreSQL as they are, and
-Spark with its own optimizer over the catalog's tables registered as views.
+Spark with its own optimizer over the catalog's tables registered as views. (PostgreSQL's is its
+connector's: ``cbo.connectors.postgres.native``.)
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Any, Protocol
 
-from cbo.sources.catalog import Catalog
+from cbo.catalog_types import Catalog
+from cbo.connectors.postgres.native import PostgresNative
 from cbo.errors import CboError
 
-ENGINES = ("duckdb", "spark", "postgres")
+if TYPE_CHECKING:
+    from cbo.engines.spark import Step
 
 Answer = tuple[list[str], list[tuple[Any, ...]], float]
 
@@ -50,10 +54,10 @@ class DuckDBNative:
 class SparkNative:
     name = "spark"
 
-    def __init__(self, catalog: Catalog):
+    def __init__(self, catalog: Catalog, step: Step = nullcontext):
         from cbo.engines import spark
 
-        self.spark = spark.spark_session(catalog.spark, need_jdbc=bool(catalog.jdbc_sources()))
+        self.spark = spark.spark_session(catalog.spark, need_jdbc=bool(catalog.jdbc_sources()), step=step)
         spark.register_catalog(self.spark, catalog)
 
     def run(self, text: str) -> Answer:
@@ -70,39 +74,14 @@ class SparkNative:
         pass  # the session is shared by the process; it stops at exit
 
 
-class PostgresNative:
-    name = "postgres"
-
-    def __init__(self, catalog: Catalog, timeout_s: float | None = None):
-        from cbo.engines import postgres
-
-        sources = catalog.jdbc_sources()
-        if len(sources) != 1 or len(catalog.sources) != 1 or sources[0].dialect != "postgres":
-            raise CboError("the postgres engine runs a catalog whose only source is one PostgreSQL database "
-                           "(e.g. the all-postgres placement)")
-        self.source = sources[0]
-        self.timeout_s = timeout_s
-        self.connection = postgres.connect(postgres.address_of(self.source), what=f"source '{self.source.name}'")
-
-    def run(self, text: str) -> Answer:
-        from cbo.engines.postgres import run_query
-
-        return run_query(self.connection, text, timeout_s=self.timeout_s, search_path=self.source.schema)
-
-    def settings(self) -> dict[str, str]:
-        names = ["server_version", "shared_buffers", "work_mem", "max_parallel_workers_per_gather",
-                 "effective_cache_size"]
-        return {n: str(self.connection.execute(f"show {n}").fetchone()[0]) for n in names}  # type: ignore[index]
-
-    def close(self) -> None:
-        self.connection.close()
+ENGINES = (DuckDBNative.name, SparkNative.name, PostgresNative.name)
 
 
 def open_engine(engine: str, catalog: Catalog, *, timeout_s: float | None = None) -> NativeEngine:
-    if engine == "duckdb":
+    if engine == DuckDBNative.name:
         return DuckDBNative(catalog)
-    if engine == "spark":
+    if engine == SparkNative.name:
         return SparkNative(catalog)
-    if engine == "postgres":
+    if engine == PostgresNative.name:
         return PostgresNative(catalog, timeout_s)
     raise CboError(f"unknown engine {engine!r} (expected one of: {', '.join(ENGINES)})")

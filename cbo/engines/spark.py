@@ -2,15 +2,17 @@
 
 Sessions are expensive (about 9 s to start), so one is shared per process: the first caller's
 settings win, later callers get the same session. The JDBC drivers are found in this order:
-``$CBO_JDBC_JAR``, the catalog's ``[spark] jdbc_jars``, Debian's
-``/usr/share/java/postgresql.jar`` and ``mariadb-java-client.jar`` (both when installed), then
+``$CBO_JDBC_JAR``, the catalog's ``[spark] jdbc_jars``, the jars Debian installs for the
+connectors (``Connector.driver_jar``: PostgreSQL's, MariaDB's, SQLite's, those installed), then
 Maven coordinates from ``[spark] jdbc_packages`` (resolved by Spark through
 ``spark.jars.packages`` on machines that reach Maven).
 
-MariaDB sources are read through Spark's MySQL dialect (backtick quoting, MySQL's types): Spark
-picks its dialect by URL prefix and has none for ``jdbc:mariadb:``, whose generic dialect would
-quote column names with double quotes, which MariaDB reads as strings. So a ``jdbc:mariadb:``
-URL reaches Spark as ``jdbc:mysql:`` with the MariaDB driver told to accept it.
+A JDBC source is read with its connector's URL and reader options (``cbo.connectors``: the
+driver's class, MariaDB's URL as Spark's MySQL dialect reads it, a fetch size).
+
+The session reports its start (10-20 s in which nothing else shows) through a ``step``
+callback the caller gives (``cbo.app.progress.step`` for the command line): engines print
+nothing themselves.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ import os
 import subprocess
 import threading
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlglot import exp
-
-from cbo.sources.catalog import Catalog, Source, SparkSettings, TableDef
+from cbo.catalog_types import Catalog, Source, SparkSettings, TableDef
+from cbo.connectors import CONNECTORS, connector_of
 from cbo.errors import CboError, SetupError, SourceUnreachable
 
 if TYPE_CHECKING:
@@ -33,12 +36,12 @@ if TYPE_CHECKING:
 
     from cbo.cost.cluster import ClusterShape
 
-DEBIAN_JDBC_JAR = Path("/usr/share/java/postgresql.jar")
-DEBIAN_MARIADB_JAR = Path("/usr/share/java/mariadb-java-client.jar")
-POSTGRES_DRIVER_CLASS = "org.postgresql.Driver"
-MARIADB_DRIVER_CLASS = "org.mariadb.jdbc.Driver"
-MARIADB_FETCH_SIZE = 10_000  # rows per round trip: the MariaDB driver streams with a positive fetch size
+DEBIAN_JDBC_JAR = Path("/usr/share/java/postgresql.jar")   # PostgreSQL's, the one every catalog may need
 DEFAULT_LOCAL_DRIVER_MEMORY = "6g"
+
+# A long step's progress: called with its title, a context manager around the step
+# (``cbo.app.progress.step`` prints "title ..." and "title: done in 1.2 s").
+Step = Callable[[str], AbstractContextManager[Any]]
 
 LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 
@@ -88,7 +91,7 @@ def find_jdbc_driver(settings: SparkSettings) -> JdbcDriver | None:
         return JdbcDriver(jars=settings.jdbc_jars)
     # Debian's jars and the catalog's Maven coordinates together: a machine may have one
     # driver installed and fetch the other.
-    debian = tuple(str(jar) for jar in (DEBIAN_JDBC_JAR, DEBIAN_MARIADB_JAR) if jar.is_file())
+    debian = tuple(str(c.driver_jar) for c in CONNECTORS if c.driver_jar is not None and c.driver_jar.is_file())
     if debian or settings.jdbc_packages:
         return JdbcDriver(jars=debian, packages=settings.jdbc_packages)
     return None
@@ -100,8 +103,13 @@ MISSING_DRIVER = (
     "that reaches Maven add jdbc_packages = [\"org.postgresql:postgresql:42.7.4\"] to the catalog's [spark] section")
 
 
-def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = False) -> "SparkSession":
-    """The process's shared Spark session, created on first use from ``settings``."""
+JVM_THREAD_STACK = "256m"
+
+
+def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = False,
+                  step: Step = nullcontext) -> "SparkSession":
+    """The process's shared Spark session, created on first use from ``settings``; ``step``
+    reports its start."""
     global _session
     settings = settings or SparkSettings()
     driver = find_jdbc_driver(settings)
@@ -110,7 +118,7 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
             raise SetupError("the running Spark session was started without a JDBC driver; " + MISSING_DRIVER)
         return _session
     if settings.remote:
-        _session = _connect_session(settings)
+        _session = _connect_session(settings, step)
         return _session
     if need_jdbc and driver is None:
         raise SetupError(MISSING_DRIVER)
@@ -121,6 +129,10 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
     conf = dict(BASE_CONF)
     # The log level reaches log4j as a system property so that start-up is quiet too.
     logging_options = f"-Dlog4j.configurationFile=file:{LOG4J_CONFIG} -Dcbo.log.level={_log_level()}"
+    # Spark's SQL parser recurses per level of nesting, on the JVM thread that serves the Python
+    # call: a plan at cbo's limits (cbo.limits) renders nested far past what a thread's default
+    # 1 MB of stack parses (FAILED_TO_PARSE_TOO_COMPLEX). Stacks are reserved, touched as used.
+    logging_options += f" -Xss{JVM_THREAD_STACK}"
     conf["spark.driver.extraJavaOptions"] = logging_options
     if settings.master.startswith("local"):
         conf["spark.driver.memory"] = settings.driver_memory or DEFAULT_LOCAL_DRIVER_MEMORY
@@ -139,8 +151,6 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
     for key, value in conf.items():
         builder = builder.config(key, value)
     _quiet_python_loggers()
-    from cbo.app.progress import step
-
     try:
         with step(f"starting Spark ({settings.master})"):  # 10-20 s in which nothing else shows
             _launch_gateway(settings.master, conf)
@@ -154,7 +164,7 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
 CONNECT_MISSING = "Spark Connect needs PySpark's connect extra: pip install 'pyspark[connect]'"
 
 
-def _connect_session(settings: SparkSettings) -> "SparkSession":
+def _connect_session(settings: SparkSettings, step: Step) -> "SparkSession":
     """A session on a Spark Connect server (``[spark] remote``).
 
     The server owns the driver, so the driver's settings (memory, jars, master) are the server's;
@@ -168,8 +178,7 @@ def _connect_session(settings: SparkSettings) -> "SparkSession":
         raise SetupError(CONNECT_MISSING) from None
     from pyspark.sql import SparkSession
 
-    from cbo.app.progress import step
-    from cbo.sources.localserver import accepts_connections
+    from cbo.connectors.localserver import accepts_connections
 
     # The client retries an unreachable server for minutes; a closed port is known at once.
     host, port = _connect_address(str(settings.remote))
@@ -345,10 +354,8 @@ def _python() -> str:
 
 def remote_table_sql(source: Source, table: TableDef) -> str:
     """The remote table's name, quoted for the source's dialect by sqlglot."""
-    # Built from identifiers, never parsed: a remote name may hold any character.
-    node = exp.Table(this=exp.to_identifier(table.remote_name or table.name, quoted=True),
-                     db=exp.to_identifier(source.schema, quoted=True) if source.schema else None)
-    return node.sql(dialect=source.dialect or "postgres")
+    connector = connector_of(source)
+    return connector.render(connector.remote_table(source, table))
 
 
 def read_table(spark: "SparkSession", catalog: Catalog, table: TableDef) -> "DataFrame":
@@ -361,20 +368,16 @@ def read_table(spark: "SparkSession", catalog: Catalog, table: TableDef) -> "Dat
         if not table.path.exists():
             raise CboError(f"table '{table.qualified_name}': {table.path} does not exist")
         return spark.read.format(table.format).load(str(table.path))
-    return jdbc_reader(spark, source).option("dbtable", remote_table_sql(source, table)).load()
+    options = connector_of(source).table_options(source, table)
+    return jdbc_reader(spark, source).option("dbtable", remote_table_sql(source, table)).options(**options).load()
 
 
 def jdbc_reader(spark: "SparkSession", source: Source):  # type: ignore[no-untyped-def]
     """Spark's JDBC reader for a source: URL, driver and credentials (the password read now,
     kept out of every rendered statement); the caller says what to read."""
+    connector = connector_of(source)
     url = source.jdbc_url()
-    if url.startswith("jdbc:mariadb:"):
-        reader = spark.read.format("jdbc").option("url", spark_mariadb_url(url)) \
-            .option("driver", MARIADB_DRIVER_CLASS).option("fetchsize", str(MARIADB_FETCH_SIZE))
-    else:
-        reader = spark.read.format("jdbc").option("url", url)
-    if source.dialect == "postgres":
-        reader = reader.option("driver", POSTGRES_DRIVER_CLASS)
+    reader = spark.read.format("jdbc").option("url", connector.spark_url(url)).options(**connector.spark_options(url))
     user = source.login_user()
     if user:
         reader = reader.option("user", user)
@@ -382,13 +385,6 @@ def jdbc_reader(spark: "SparkSession", source: Source):  # type: ignore[no-untyp
     if password is not None:
         reader = reader.option("password", password)
     return reader
-
-
-def spark_mariadb_url(url: str) -> str:
-    """A ``jdbc:mariadb:`` URL as Spark should see it: ``jdbc:mysql:``, so that Spark uses its
-    MySQL dialect, with ``permitMysqlScheme`` so that the MariaDB driver accepts it."""
-    rest = url[len("jdbc:mariadb:"):]
-    return f"jdbc:mysql:{rest}{'&' if '?' in rest else '?'}permitMysqlScheme"
 
 
 def register_catalog(spark: "SparkSession", catalog: Catalog) -> None:

@@ -8,7 +8,7 @@ among the workers, and half its memory divided among them (at least 1 GiB each, 
 executor's size). Starting again while the cluster runs reuses it. ``stop`` ends every process
 the cluster started, executors included, and waits until they are gone.
 
-State is kept like that of cbo's local database servers (:mod:`cbo.sources.localserver`):
+State is kept like that of cbo's local database servers (:mod:`cbo.connectors.localserver`):
 ``<cache>/spark-cluster/server.json`` records the processes and ports, a lock file serializes
 operations, and the work (executors' files, shuffle spills) and log directories are beside it.
 Spark runs as the invoking user (it does not refuse root, unlike PostgreSQL).
@@ -31,7 +31,7 @@ from typing import Any
 
 from cbo.errors import SetupError, SourceUnreachable
 from cbo.paths import cache_dir
-from cbo.sources.localserver import LocalServerState, accepts_connections, free_port, tail
+from cbo.connectors.localserver import LocalServerState, accepts_connections, free_port, tail
 
 HOST = "127.0.0.1"
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
@@ -238,7 +238,7 @@ class LocalSparkCluster(LocalServerState):
         """A Spark Connect server (the ``spark-connect`` jar PySpark ships) whose sessions run on
         the cluster, with the JDBC driver cbo finds (``cbo.engines.spark.find_jdbc_driver``)."""
         from cbo.engines.spark import find_jdbc_driver
-        from cbo.sources.catalog import SparkSettings
+        from cbo.catalog_types import SparkSettings
 
         port = free_port()
         log = Path(info.log_dir) / "connect.log"

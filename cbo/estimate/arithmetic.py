@@ -20,7 +20,8 @@ from cbo.estimate.atoms import atoms, histogram
 from cbo.estimate.column import ColumnEstimate, Segment
 
 OPERATIONS: dict[str, Callable[[Any, Any], Any]] = {
-    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul, "divide": operator.truediv}
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul, "divide": operator.truediv,
+    "float_divide": operator.truediv}
 MAX_PAIRS = 4096
 
 
@@ -29,12 +30,12 @@ def with_constant(name: str, column: ColumnEstimate, constant: float, constant_f
     column is not numeric or the operation is not affine in it (a constant divided by it)."""
     if column.kind != "number" or name not in OPERATIONS:
         return None
-    if name == "divide" and (constant_first or constant == 0):
+    if name in ("divide", "float_divide") and (constant_first or constant == 0):
         return None
     scale, shift = 1.0, 0.0
     if name == "multiply":
         scale = constant
-    elif name == "divide":
+    elif name in ("divide", "float_divide"):
         scale = 1.0 / constant
     elif name == "add":
         shift = constant

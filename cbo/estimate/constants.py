@@ -16,7 +16,9 @@ from cbo.ir.expressions import Call, Constant, Expr, SpecialForm
 
 NOT_CONSTANT = object()
 ARITHMETIC = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
-              "divide": lambda a, b: a / b}
+              "divide": lambda a, b: a / b, "float_divide": lambda a, b: float(a) / float(b),
+              # truncated toward zero, as every dialect's integer division is
+              "int_divide": lambda a, b: abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)}
 
 
 def constant_value(e: Expr):

@@ -207,14 +207,16 @@ def _value(e: Expr, sample: _Columns, n: int) -> tuple[Any, np.ndarray]:
             return np.zeros(n), np.ones(n, dtype=bool)
         return scalar(e.value), np.zeros(n, dtype=bool)
     if isinstance(e, Call):
-        if e.name in ARRAY_ARITHMETIC or e.name == "divide":
+        if e.name in ARRAY_ARITHMETIC or e.name in ("divide", "float_divide", "int_divide"):
             folded = constant_value(e)    # constants alone: exactly, before the floats
             if folded is not NOT_CONSTANT and folded is not None:
                 return scalar(folded), np.zeros(n, dtype=bool)
             (a, an), (b, bn) = _value(e.args[0], sample, n), _value(e.args[1], sample, n)
-            if e.name == "divide":
+            if e.name not in ARRAY_ARITHMETIC:   # a division (a zero divisor: NULL here, a row that fails)
                 with np.errstate(divide="ignore", invalid="ignore"):
                     out = np.true_divide(a, b)
+                    if e.name == "int_divide":
+                        out = np.trunc(out)
                 zero = np.asarray(b == 0)
                 return out, an | bn | zero
             return ARRAY_ARITHMETIC[e.name](a, b), an | bn

@@ -24,6 +24,10 @@ types (PostgreSQL's ``sum`` of a decimal is an unbounded ``numeric``, MariaDB's 
 integers a ``DECIMAL``), and read in parallel partitions on a column of its result when its
 estimate is large and the split is sound (``cbo.exec.remote_partitions``: no LIMIT or ORDER BY
 in it, a column that reaches a table scan, bounds and count from the statistics), else whole.
+
+What differs between sources is asked of the source's connector (``cbo.connectors``): its SQL
+dialect, how a pushed join keeps its order (``JoinOrder``), whether reads split into key
+ranges, and a key's bounds.
 """
 
 from __future__ import annotations
@@ -34,15 +38,16 @@ from typing import Any
 
 from sqlglot import exp
 
+from cbo.catalog_types import Catalog, Source, TableDef
+from cbo.connectors import JoinOrder, connector_of
 from cbo.errors import CboError
 from cbo.exec.remote_join_order import driving_order
 from cbo.exec.remote_partitions import ROWS_PER_PARTITION, Partitioning, choose
-from cbo.ir.expressions import Expr, can_raise, uses_row_id
+from cbo.ir import types as T
+from cbo.ir.expressions import Column, Expr, can_raise, uses_row_id
 from cbo.ir.operators import Aggregate, Filter, Plan, Project, Scan, walk
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.remote_work import remote_work
-from cbo.sources.capabilities import CAPABILITIES
-from cbo.sources.catalog import Catalog, Source, TableDef
 from cbo.sqlgen import InputOrder, SqlRenderer, ident, name_of
 
 PARTITIONED_READ_MIN_ROWS = 200_000
@@ -63,6 +68,9 @@ class RemoteScan:
     # at a time) without parallel workers; read at once, its scans and aggregations get them
     # (TPC-H Q1 at SF 1: 13.0 s through a cursor, 6.6 s at once, on this 2-core machine).
     whole_result: bool = False
+    # the result's columns, by name, with cbo's types (a source whose results carry no types,
+    # SQLite's, is read with them: Connector.query_options)
+    columns: tuple[tuple[str, T.DataType], ...] = ()
 
     def describe_partitions(self) -> str | None:
         """The partitioned read as EXPLAIN shows it, or None for a read in one partition."""
@@ -129,7 +137,8 @@ class RemoteQueries:
         """The query running a pushed subplan (every table in one JDBC source) in its source;
         with its physical operator (``PhysicalPlan``: estimated rows, width and memo group), read
         in partitions where ``cbo.exec.remote_partitions`` allows. The search's estimates (the
-        operator's memo's, else ``estimate_rows``) give MariaDB its join order."""
+        operator's memo's, else ``estimate_rows``) give a source whose join order cbo pins
+        (``JoinOrder.PINNED``) its order."""
         folded = self.fold(plan)
         if folded is not None:
             return folded
@@ -138,32 +147,32 @@ class RemoteQueries:
         if len(sources) != 1:
             raise AssertionError(f"a remote query reads {len(sources)} sources")
         source = self.catalog.sources[sources.pop()]
-        dialect = source.dialect or "postgres"
+        connector = connector_of(source)
 
         def remote_table(scan: Scan) -> exp.Expression:
-            table = self.catalog.table(scan.table)
-            return exp.Table(this=exp.to_identifier(table.remote_name or table.name, quoted=True),
-                             db=exp.to_identifier(source.schema, quoted=True) if source.schema else None)
+            return connector.remote_table(source, self.catalog.table(scan.table))
 
         split = self._split(plan, operator)
         # A repeated aggregation is computed once (a materialized CTE) where the dialect can; not
         # in a partitioned read, whose key range the source cannot move into a materialized CTE.
         # which repeated joins the remote cost shared (the connector rule's record)
         work = remote_work(plan)
-        # MariaDB joins in the order cbo's estimates give (cbo.exec.remote_join_order), where
-        # the search's estimator is known; PostgreSQL plans the flat join itself
+        # A source whose join order cbo pins (MariaDB) joins in the order cbo's estimates give
+        # (cbo.exec.remote_join_order), where the search's estimator is known; one that plans a
+        # flat join itself (PostgreSQL) gets the tables in the order its estimates use best.
         estimated = self._estimated_rows(operator) or estimate_rows
         # (not in a partitioned read: see below)
-        straight = dialect == "mysql" and estimated is not None and split is None
+        pinned = connector.join_order is JoinOrder.PINNED and estimated is not None and split is None
         order: InputOrder = self._referencing_first
-        if straight and estimated is not None:
+        if pinned and estimated is not None:
             known = estimated
 
             def order(inputs: list[Plan], conditions: list[Expr]) -> list[Plan]:
                 return driving_order(inputs, conditions, known)
-        renderer = SqlRenderer(dialect, remote_table,
-                               share_repeated=split is None and CAPABILITIES[dialect].shares_repeated,
-                               flat_joins=dialect == "postgres" or straight, order=order,
+        caps = connector.capabilities
+        renderer = SqlRenderer(connector.sql, remote_table,
+                               share_repeated=split is None and caps is not None and caps.shares_repeated,
+                               flat_joins=connector.join_order is JoinOrder.FLAT or pinned, order=order,
                                shared_joins=work.shared_joins if work is not None else frozenset())
         query = renderer.shared_query(plan)
         # Aggregates come back in the source's types (PostgreSQL's sum of a decimal is an
@@ -178,24 +187,17 @@ class RemoteQueries:
                 value = exp.Cast(this=value, to=column.type.to_sqlglot())
             columns.append(exp.alias_(value, ident(column)))
         query = renderer.with_ctes(exp.select(*columns).from_(_derived(query, "q")))
-        if straight:
-            # MariaDB merges derived tables into the query block around them and drops their
-            # modifiers: only a modifier on every SELECT reaches the block the join ends up in
-            for select in query.find_all(exp.Select):
-                select.set("operation_modifiers", [exp.var("STRAIGHT_JOIN")])
-            # Spark's reader wraps the query (SELECT cols FROM (<query>) alias), a block without
-            # the modifier that MariaDB would merge the query into (Q9's join: 12.0 s so, 0.9 s
-            # kept apart). A LIMIT above every row keeps the query a block of its own (its
-            # result materialized); a partitioned read's range could then not reach its scans,
-            # so a split query is left to MariaDB's order.
-            if query.args.get("limit") is None:
-                query = query.limit(exp.Literal.number("18446744073709551615"))
+        if pinned:
+            # a partitioned read's range could not reach the scans of a pinned query (MariaDB
+            # materializes it), so a split query is left to the source's own order
+            query = connector.pin_join_order(query)
+        typed = _typed(plan.output)
         if split is None:
             rows = getattr(operator, "rows", None)
-            return RemoteScan(source.name, query.sql(dialect=dialect),
-                              whole_result=rows is not None and rows <= WHOLE_RESULT_ROWS)
-        return RemoteScan(source.name, query.sql(dialect=dialect), split.column, (split.lower, split.upper),
-                          split.partitions)
+            return RemoteScan(source.name, connector.render(query),
+                              whole_result=rows is not None and rows <= WHOLE_RESULT_ROWS, columns=typed)
+        return RemoteScan(source.name, connector.render(query), split.column, (split.lower, split.upper),
+                          split.partitions, columns=typed)
 
     @staticmethod
     def _estimated_rows(operator: Any) -> Callable[[Plan], float] | None:
@@ -267,13 +269,12 @@ class RemoteQueries:
             return None
         if filter_ is not None and can_raise(filter_.predicate):
             return None
-        dialect = source.dialect or "postgres"
+        connector = connector_of(source)
 
         def remote_table(_: Scan) -> exp.Expression:
-            return exp.Table(this=exp.to_identifier(table.remote_name or table.name, quoted=True),
-                             db=exp.to_identifier(source.schema, quoted=True) if source.schema else None)
+            return connector.remote_table(source, table)
 
-        renderer = SqlRenderer(dialect, remote_table)
+        renderer = SqlRenderer(connector.sql, remote_table)
         query = renderer.query(scan)
         # The scan names its columns by identity; filters and projections read those names
         # from it as a derived table (the database flattens this).
@@ -284,11 +285,14 @@ class RemoteQueries:
             query = exp.select(*[exp.alias_(renderer.expr(e), exp.to_identifier(name_of(c), quoted=True))
                                  for c, e in project.assignments]).from_(_derived(query, "p"))
         partition = self._partition_key(scan, table, source) if self.partitioned_reads else None
-        return RemoteScan(source.name, query.sql(dialect=dialect),
-                          partition[0] if partition else None, partition[1] if partition else None)
+        output = project.output if project is not None else scan.output
+        return RemoteScan(source.name, connector.render(query),
+                          partition[0] if partition else None, partition[1] if partition else None,
+                          columns=_typed(output))
 
     def _partition_key(self, scan: Scan, table: TableDef, source: Source) -> tuple[str, tuple[int, int]] | None:
-        if not table.primary_key or source.dialect not in ("postgres", "mysql"):
+        connector = connector_of(source)
+        if not table.primary_key or not connector.parallel_reads:
             return None
         key = table.primary_key[0]
         if key not in scan.column_names:
@@ -297,8 +301,7 @@ class RemoteQueries:
         if column.type.name not in ("integer", "bigint"):
             return None
         if table.qualified_name not in self._bounds:
-            read_bounds = _postgres_bounds if source.dialect == "postgres" else _mariadb_bounds
-            self._bounds[table.qualified_name] = read_bounds(source, table, key, self.min_rows)
+            self._bounds[table.qualified_name] = connector.key_bounds(source, table, key, self.min_rows)
         bounds = self._bounds[table.qualified_name]
         return (name_of(column), bounds) if bounds else None
 
@@ -307,37 +310,6 @@ def _derived(query: exp.Expression, alias: str) -> exp.Expression:
     return exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(alias)))
 
 
-
-def _postgres_bounds(source: Source, table: TableDef, key: str, min_rows: int) -> tuple[int, int] | None:
-    from psycopg import sql
-
-    from cbo.engines import postgres
-
-    schema, name = source.schema or "public", table.remote_name or table.name
-    with postgres.connect(postgres.address_of(source), what=f"source '{source.name}'") as conn:
-        estimate = conn.execute("select c.reltuples from pg_class c join pg_namespace n on n.oid = c.relnamespace "
-                                "where n.nspname = %s and c.relname = %s", (schema, name)).fetchone()
-        if not estimate or estimate[0] < min_rows:
-            return None
-        row = conn.execute(sql.SQL("select min({k}), max({k}) from {t}").format(
-            k=sql.Identifier(key), t=sql.Identifier(schema, name))).fetchone()
-    return (int(row[0]), int(row[1])) if row and row[0] is not None else None
-
-
-def _mariadb_bounds(source: Source, table: TableDef, key: str, min_rows: int) -> tuple[int, int] | None:
-    from cbo.engines import mariadb
-
-    address = mariadb.address_of(source)
-    database, name = source.schema or address.database, table.remote_name or table.name
-    with mariadb.connect(address, what=f"source '{source.name}'") as conn, conn.cursor() as cur:
-        # InnoDB's row estimate (information_schema.tables.table_rows) is free; counting is not.
-        cur.execute("select table_rows from information_schema.tables where table_schema = %s and table_name = %s",
-                    (database, name))
-        estimate = cur.fetchone()
-        if not estimate or estimate[0] is None or estimate[0] < min_rows:
-            return None
-        column = exp.column(key, quoted=True)
-        cur.execute(exp.select(exp.func("min", column), exp.func("max", column))
-                    .from_(exp.table_(name, db=database, quoted=True)).sql(dialect="mysql"))
-        row = cur.fetchone()
-    return (int(row[0]), int(row[1])) if row and row[0] is not None else None
+def _typed(columns: tuple[Column, ...]) -> tuple[tuple[str, T.DataType], ...]:
+    """A result's columns as a remote query names them, with their types."""
+    return tuple((name_of(c), c.type) for c in columns)

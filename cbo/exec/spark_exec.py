@@ -3,10 +3,11 @@
 The plan becomes one Spark SQL statement that keeps its shape (``cbo.exec.spark_sql``: join
 order as planned, each join's strategy as a hint, tables through temporary views), and Spark
 runs it with settings that leave the plan alone. While a plan runs (``own_join_order``),
-Spark's join reordering is excluded, adaptive query execution is off, so Spark neither switches
-a join's strategy nor coalesces partitions at run time, its size-based broadcasting is off
-(every join carries cbo's strategy: ``broadcast``, ``shuffle_hash``, ``merge``), and every
-shuffle has the partition count the plan was costed with. Output columns get the query's names.
+Spark's join reordering is excluded, its size-based broadcasting is off (every join carries
+cbo's strategy: ``broadcast``, ``shuffle_hash``, ``merge``), and every shuffle has the
+partition count the plan was costed with. Adaptive query execution keeps only the parts that
+leave cbo's join order and strategies alone (``spark_adaptive``; ``cbo.exec.spark_adaptive``),
+or is off. Output columns get the query's names.
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from cbo.engines.spark import default_parallelism, is_connect
 from cbo.errors import CboError
-from cbo.sources.catalog import Catalog
+from cbo.catalog_types import Catalog
+from cbo.exec.spark_adaptive import EXCLUDED_RULES, adaptive_settings
 from cbo.exec.spark_sql import SparkPlanSql, SparkViews
 from cbo.ir.operators import Plan
 from cbo.physical.plan import PhysicalPlan
+from cbo.settings import ADAPTIVE_OFF, AdaptiveFeature
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -39,18 +42,22 @@ class SparkExecutor:
         self.catalog = catalog
         self.operators: dict[int, PhysicalPlan] = {}   # the plan's physical operators by logical node
         self.shuffle_partitions = shuffle_partitions
+        self.adaptive: frozenset[AdaptiveFeature] = ADAPTIVE_OFF   # the AQE features a run keeps
         self.views = SparkViews(spark, catalog, partitions or default_parallelism(spark))
         self.persisted: list[DataFrame] = []   # CTEs computed once, until ``release``
 
-    def for_plan(self, physical: PhysicalPlan | None, shuffle_partitions: int | None) -> "SparkExecutor":
+    def for_plan(self, physical: PhysicalPlan | None, shuffle_partitions: int | None,
+                 adaptive: frozenset[AdaptiveFeature] = ADAPTIVE_OFF) -> "SparkExecutor":
         """An executor for one planned query: this one's views, that plan's physical operators
-        (keyed by the logical node each runs, by identity) and partition count. The session's
-        executor is never changed, so two plans (or two threads of a notebook) never see each
-        other's settings. Without a physical plan, Spark chooses how each join runs."""
+        (keyed by the logical node each runs, by identity), partition count and the parts of
+        adaptive execution it runs with. The session's executor is never changed, so two plans
+        (or two threads of a notebook) never see each other's settings. Without a physical
+        plan, Spark chooses how each join runs."""
         planned = copy.copy(self)
         planned.operators = physical.by_logical() if physical is not None else {}
         planned.shuffle_partitions = shuffle_partitions
         planned.persisted = []
+        planned.adaptive = adaptive
         return planned
 
     def statement(self, plan: Plan, names: tuple[str, ...]) -> str:
@@ -77,7 +84,8 @@ class SparkExecutor:
         return rows, time.perf_counter() - started
 
     def physical_plan(self, plan: Plan, names: tuple[str, ...]) -> str:
-        """Spark's physical plan for cbo's plan (what ``collect`` would run)."""
+        """Spark's physical plan for cbo's plan (what ``collect`` would run; under adaptive
+        execution, the initial plan, which the run adapts as ``spark_adaptive`` allows)."""
         if is_connect(self.spark):
             raise CboError("Spark's physical plan is read from the driver's JVM, which a Spark Connect "
                            "session does not have: use a catalog with [spark] master for this")
@@ -90,13 +98,15 @@ class SparkExecutor:
 
     @contextmanager
     def own_join_order(self) -> Iterator[None]:
-        """Run cbo's plan as chosen: Spark's join reordering, adaptive execution and size-based
-        broadcasting off; the planned shuffle partition count. Restored afterwards."""
+        """Run cbo's plan as chosen: Spark's join reordering and size-based broadcasting off,
+        adaptive execution off or kept to ``self.adaptive``; the planned shuffle partition
+        count. Restored afterwards."""
         excluded = "spark.sql.optimizer.excludedRules"
         before = self.spark.conf.get(excluded, None)
         values = {excluded: ",".join(r for r in (before, REORDER_RULES) if r),
-                  "spark.sql.adaptive.enabled": "false",
                   "spark.sql.autoBroadcastJoinThreshold": "-1"}
+        values.update(adaptive_settings(self.adaptive, self.shuffle_partitions,
+                                        self.spark.conf.get(EXCLUDED_RULES, None)))
         if self.shuffle_partitions:
             values["spark.sql.shuffle.partitions"] = str(self.shuffle_partitions)
         saved = {key: self.spark.conf.get(key, None) for key in values}

@@ -1,12 +1,21 @@
 """EXPLAIN ANALYZE on Spark: per-operator actuals from ONE run of the whole plan.
 
 cbo runs a plan as one Spark SQL statement (``cbo.exec.spark_sql``). After it has run, the
-executed physical plan (``queryExecution().executedPlan()``, the very object that ran, adaptive
-execution being off) carries Spark's SQL metrics: ``numOutputRows`` of scans, filters, joins
-and aggregations, and the time metrics some operators keep (``scanTime``, ``aggTime``,
-``sortTime``, a shuffle's ``shuffleWriteTime``, a broadcast's ``buildTime``/``collectTime``,
-summed over tasks). Running every subplan separately instead (the old way) charged Spark's
-start-up and each re-run to whichever subplan ran first.
+executed physical plan (``queryExecution().executedPlan()``, the very object that ran) carries
+Spark's SQL metrics: ``numOutputRows`` of scans, filters, joins and aggregations, and the time
+metrics some operators keep (``scanTime``, ``aggTime``, ``sortTime``, a shuffle's
+``shuffleWriteTime``, a broadcast's ``buildTime``/``collectTime``, summed over tasks). Running
+every subplan separately instead (the old way) charged Spark's start-up and each re-run to
+whichever subplan ran first.
+
+Under adaptive execution (``cbo.exec.spark_adaptive``) the executed plan is an
+``AdaptiveSparkPlanExec``; what ran is its final plan, whose query stages (leaves in Spark's
+tree) wrap the exchanges that ran, metrics filled in: ``read_plan`` reads the final plan with
+each stage's exchange as the stage's child. Where a finished stage proved a subtree empty,
+Spark replaced that subtree by an empty relation and never ran the rest of it: the node there
+has 0 rows for certain, the nodes below it are not measured. A sort or limit of cbo's with no
+Spark operator in its place was dropped as a no-op (a limit that cannot cut, a sort of one row):
+its rows follow from its input's.
 
 Matching Spark's operators to cbo's nodes follows the plan's shape, which Spark keeps (join
 reordering is off; every join carries its hint): top-down, a cbo node expects its Spark
@@ -32,9 +41,16 @@ from cbo.sqlgen import name_of
 
 # Spark operators that are not one of cbo's nodes: wrappers, exchanges, projections (cbo's
 # projections and Spark's are not one to one: Spark collapses and adds them).
+_STAGES = {"ShuffleQueryStageExec", "BroadcastQueryStageExec", "ResultQueryStageExec", "TableCacheQueryStageExec"}
 _WRAPPERS = {"WholeStageCodegenExec", "InputAdapter", "ColumnarToRowExec", "RowToColumnarExec", "ProjectExec",
              "ShuffleExchangeExec", "BroadcastExchangeExec", "ReusedExchangeExec", "LocalLimitExec",
-             "AQEShuffleReadExec", "ShuffleQueryStageExec", "BroadcastQueryStageExec"}
+             "AQEShuffleReadExec", *_STAGES}
+# What adaptive execution puts where a finished stage proved the subtree empty.
+_EMPTY = {"EmptyRelationExec"}
+# Spark operators that sort or cut: where cbo's sort or limit finds none of them, adaptive
+# execution dropped it as a no-op on the rows at hand.
+_ORDERING = {"SortExec", "TakeOrderedAndProjectExec", "CollectLimitExec", "GlobalLimitExec", "LocalLimitExec"}
+_DROPPED = "adaptive execution drops it where it cannot change the rows"
 _JOINS = {"BroadcastHashJoinExec", "ShuffledHashJoinExec", "SortMergeJoinExec", "BroadcastNestedLoopJoinExec",
           "CartesianProductExec"}
 _AGGREGATES = {"HashAggregateExec", "ObjectHashAggregateExec", "SortAggregateExec"}
@@ -81,7 +97,8 @@ class SparkOp:
 
 
 def read_plan(java_plan: Any) -> SparkOp:
-    """The executed plan as :class:`SparkOp` (py4j calls, one pass)."""
+    """The executed plan as :class:`SparkOp` (py4j calls, one pass); of an adaptive plan, the
+    final plan that ran."""
     op = _read(java_plan)
     _mark_resampled(op)
     return op
@@ -99,7 +116,8 @@ def _mark_resampled(op: SparkOp) -> None:
         stack = [op.children[0]]
         while stack:
             current = stack.pop()
-            if current.kind in ("ShuffleExchangeExec", "BroadcastExchangeExec", "ReusedExchangeExec"):
+            if current.kind in ("ShuffleExchangeExec", "BroadcastExchangeExec", "ReusedExchangeExec") \
+                    or current.kind in _STAGES:
                 continue
             if "numOutputRows" in current.metrics and current.kind != "ColumnarToRowExec" or \
                     current.kind in _AGGREGATES:
@@ -114,6 +132,9 @@ def _mark_resampled(op: SparkOp) -> None:
 
 def _read(java_plan: Any) -> SparkOp:
     kind = java_plan.getClass().getSimpleName()
+    if kind == "AdaptiveSparkPlanExec":
+        # Its current plan: after the run, the final plan that ran.
+        return _read(java_plan.executedPlan())
     metrics: dict[str, tuple[float, str]] = {}
     iterator = java_plan.metrics().iterator()
     while iterator.hasNext():
@@ -139,6 +160,9 @@ def _read(java_plan: Any) -> SparkOp:
         op.range_exchange = java_plan.outputPartitioning().getClass().getSimpleName() == "RangePartitioning"
     elif kind == "ReusedExchangeExec":
         op.children = [_read(java_plan.child())]
+    elif kind in _STAGES:
+        # A query stage is a leaf in Spark's tree; what it ran is its plan (an exchange).
+        op.children = [_read(java_plan.plan())]
     return op
 
 
@@ -193,6 +217,8 @@ class _Matcher:
     def match(self, node: Plan, op: SparkOp) -> None:
         actual = self._actual(node)
         op = self._skip(op, actual)
+        if op.kind in _EMPTY:
+            return self._proved_empty(node, op, actual)
         if node in self.pushed:
             self._leaf(node, op, actual, ("RowDataSourceScanExec",), "the JDBC read of the pushed SQL")
             for below in walk(node):
@@ -225,6 +251,11 @@ class _Matcher:
                 actual.source = "a sort keeps its input's rows"
                 self._attribute(actual, op)
                 self._descend(actual, node.input, op.children[0])
+            elif op.kind not in _ORDERING:
+                # No sort here: adaptive execution drops a sort of at most one row
+                # (``OptimizeOneRowPlan``); the rows are its input's all the same.
+                actual.source = f"a sort keeps its input's rows (none in Spark's plan: {_DROPPED})"
+                self._descend(actual, node.input, op)
             else:
                 self.unmatched(node, f"expected a sort, Spark's plan has {op.name}: not measured")
         elif isinstance(node, Limit):
@@ -242,6 +273,19 @@ class _Matcher:
                 self._descend(actual, child, child_op)
         else:
             self.unmatched(node, f"no direct Spark operator (Spark's plan has {op.name}): not measured")
+
+    def _proved_empty(self, node: Plan, op: SparkOp, actual: Actual) -> None:
+        """Adaptive execution replaced this subtree by an empty relation once a finished stage
+        proved it empty: no rows, for certain; what was below ran only as far as that stage, so
+        none of it is measured."""
+        self._attribute(actual, op)
+        actual.rows = 0
+        actual.source = ("Spark's adaptive execution found it empty at run time (a finished stage proved it) "
+                         "and ran an empty relation instead")
+        for below in walk(node):
+            if below is not node:
+                self._actual(below).source = "not run to the end: adaptive execution replaced the subtree above " \
+                                             "by an empty relation"
 
     def _leaf(self, node: Plan, op: SparkOp, actual: Actual, kinds: tuple[str, ...] | set[str], what: str) -> None:
         # Spark adds filters of its own above a scan (IS NOT NULL it infers for join keys).
@@ -347,6 +391,11 @@ class _Matcher:
         elif op.kind in ("CollectLimitExec", "GlobalLimitExec"):
             self._attribute(actual, op)
             self._descend(actual, node.input, op.children[0])
+        elif op.kind not in _ORDERING:
+            # No limit here: adaptive execution drops a limit that cannot cut (``EliminateLimits``,
+            # ``OptimizeOneRowPlan``); min(count, input rows - offset) holds all the same.
+            actual.source = f"a limit keeps min(count, input rows - offset) (none in Spark's plan: {_DROPPED})"
+            self._descend(actual, node.input, op)
         else:
             self.unmatched(node, f"expected a limit, Spark's plan has {op.name}: not measured")
 

@@ -39,12 +39,13 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from cbo.sources.catalog import Catalog
+from cbo.catalog_types import Catalog
+from cbo.connectors import connector_of
 from cbo.exec.remote import RemoteQueries, RemoteScan
 from cbo.ir.operators import CteAnchor, CteConsumer, Join, Limit, Plan, Project, Scan, Sort
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
-from cbo.sqlgen import SqlRenderer, ident
+from cbo.sqlgen import SqlRenderer, _select, ident
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -111,12 +112,8 @@ class SparkViews:
         # off, the database receives exactly the query cbo built and EXPLAIN shows.
         source = self.catalog.sources[remote.source]
         reader = jdbc_reader(self.spark, source).option("pushDownPredicate", "false")
-        if source.dialect == "postgres":
-            # A fetch size makes Spark turn autocommit off and the driver read through a portal a
-            # batch at a time (else it holds the whole result in memory before the first row), and
-            # PostgreSQL runs such a portal without parallel workers. A small result is read at
-            # once: fetch size 0 (Spark 4's default for PostgreSQL is 1000), autocommit stays on.
-            reader = reader.option("fetchsize", "0" if remote.whole_result else "10000")
+        # the source's options for a pushed query (a fetch size; the result's types)
+        reader = reader.options(**connector_of(source).query_options(remote.whole_result, remote.columns))
         if remote.partition_column and remote.bounds:
             # Spark reads "(<sql>) cbo_remote" once per range of the column (cbo.exec.remote_partitions
             # says why that is the same answer); an int's upper bound is exclusive there.
@@ -213,13 +210,13 @@ class SparkPlanSql(SqlRenderer):
         if node.kind == "null_aware_anti":
             # NOT IN (subquery): Spark plans it as its null-aware BroadcastHashJoin LeftAnti;
             # a LEFT ANTI JOIN on x = y would drop NOT IN's NULL semantics.
-            return exp.select(*self._columns(node.output)).from_(self._derived(node.left)).where(self.not_in(node))
+            return _select(self._columns(node.output), self._derived(node.left)).where(self.not_in(node))
         if node.kind not in ("semi", "anti"):
             select = super()._Join(node)
             assert isinstance(select, exp.Select)
             return self._hinted(select, node, select.args["joins"][-1].this)
         left, right = self._derived(node.left), self._derived(node.right)
-        select = exp.select(*self._columns(node.output)).from_(left)
+        select = _select(self._columns(node.output), left)
         select.append("joins", exp.Join(this=right, on=self.expr(node.condition), side="LEFT",
                                         kind=node.kind.upper()))
         return self._hinted(select, node, right)
@@ -268,7 +265,7 @@ class SparkPlanSql(SqlRenderer):
         values = [exp.alias_(exp.Subquery(this=exp.select(exp.column(ident(c))).from_(self._derived(node.right))),
                              ident(c)) for c in node.right.output]
         widened = exp.select(*self._columns(node.left.output), *values).from_(self._derived(node.left))
-        select = exp.select(*self._columns(node.output)).from_(self._wrap(widened))
+        select = _select(self._columns(node.output), self._wrap(widened))
         if node.kind == "inner":
             select = select.where(self.expr(node.condition))
         return select

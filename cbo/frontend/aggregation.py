@@ -117,7 +117,9 @@ class PostAggregation:
         self.groups = groups
         self.scope = scope
 
-    def rewrite(self, expr: Expr, node: exp.Expression) -> Expr:
+    def rewrite(self, expr: Expr, node: exp.Expression, fallbacks: dict[Column, Expr] | None = None) -> Expr:
+        """``fallbacks``: for a column neither grouped nor aggregated, a select-list alias of its
+        name to read instead (HAVING, as DuckDB resolves it)."""
         local = set(self.scope.all_columns())
 
         def visit(e: Expr) -> Expr | None:
@@ -126,6 +128,8 @@ class PostAggregation:
             if isinstance(e, ColumnRef):
                 if e.column in self.groups or e.column not in local:
                     return e  # a grouping column, or an outer reference
+                if fallbacks and e.column in fallbacks:
+                    return transform(fallbacks[e.column], visit)
                 raise error_at(node, f"column '{e.column.name}' must appear in GROUP BY or be used in an aggregate")
             if isinstance(e, AggregateCall):
                 raise AssertionError("aggregate missed by collection")

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Callable
 
 from sqlglot import exp
 
-from cbo.frontend.errors import error_at
+from cbo.frontend.division import division, refused
+from cbo.frontend.errors import SqlError, error_at
 from cbo.frontend.scope import Scope
 from cbo.ir import types as T
+from cbo.ir.expressions import AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm, conjunction
 from cbo.ir.intervals import IntervalValue, add_interval
-from cbo.ir.expressions import AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, conjunction
 from cbo.ir.moments import is_moment
 from cbo.ir.operators import SubqueryExpr
 
@@ -61,12 +62,19 @@ def literal_constant(node: exp.Literal) -> Constant:
 class ExpressionBinder:
     """Binds the expressions of one query block against its scope."""
 
-    def __init__(self, binder: "Binder", scope: Scope, clause: str, allow_aggregates: bool = False):
+    def __init__(self, binder: "Binder", scope: Scope, clause: str, allow_aggregates: bool = False,
+                 aliases: dict[str, Expr] | None = None):
+        """``aliases``: select-list aliases (lowercase) a bare name may stand for (HAVING): a
+        name that is no column reads the alias; a column of the FROM clause that has an alias
+        of its name is recorded in ``alias_fallbacks``, read instead when the column turns out
+        to be neither grouped nor aggregated (DuckDB's rule)."""
         self.binder = binder
         self.scope = scope
         self.clause = clause
         self.allow_aggregates = allow_aggregates
         self.outer_references = False
+        self.aliases = aliases or {}
+        self.alias_fallbacks: dict[Column, Expr] = {}
 
     def bind(self, node: exp.Expression) -> Expr:
         bound = self._bind(node)
@@ -92,8 +100,11 @@ class ExpressionBinder:
         if isinstance(node, exp.Grouping):
             raise error_at(node, "GROUPING() is not supported yet (nor are the ROLLUP, CUBE and GROUPING SETS "
                                  "it reads)")
+        if isinstance(node, exp.Anonymous):   # a name sqlglot does not know either
+            raise error_at(node, f"unknown function {node.name}")
         if isinstance(node, exp.Func):
-            raise error_at(node, f"unsupported function {node.sql_name() if hasattr(node, 'sql_name') else node.key}")
+            name = node.sql_name() if hasattr(node, "sql_name") else node.key
+            raise error_at(node, f"function {name.lower()} is not supported")
         raise error_at(node, f"unsupported expression: {node.sql()[:60]}")
 
     # -- leaves ------------------------------------------------------------------------------
@@ -101,6 +112,16 @@ class ExpressionBinder:
     def _Column(self, node: exp.Column) -> Expr:
         if isinstance(node.this, exp.Star):
             raise error_at(node, f"'{node.sql()}' is only allowed in the SELECT list")
+        alias = self.aliases.get(node.name.lower()) if self.aliases and not node.table else None
+        if alias is not None:
+            try:
+                column, outer = self.scope.resolve(node)
+            except SqlError:
+                return alias   # only the select list has this name
+            if outer:
+                return alias   # the query's own select list before an enclosing query's column
+            self.alias_fallbacks[column] = alias
+            return ColumnRef(column)
         column, outer = self.scope.resolve(node)
         self.outer_references |= outer
         return ColumnRef(column)
@@ -153,6 +174,10 @@ class ExpressionBinder:
         return SpecialForm("CAST", (value,), target)
 
     def _TryCast(self, node: exp.TryCast) -> Expr:
+        if not node.args.get("safe"):
+            # sqlglot reads Spark's CAST as a TryCast (Spark's CAST gives NULL outside ANSI
+            # mode); cbo runs Spark in ANSI mode, where it is a plain CAST.
+            return self._Cast(node)
         raise error_at(node, "TRY_CAST is not supported yet")
 
     # -- operators ---------------------------------------------------------------------------
@@ -181,7 +206,7 @@ class ExpressionBinder:
         left, right = self.bind(node.this), self.bind(node.expression)
         if name in ("add", "subtract") and (left.type == T.DATE and right.type.is_integer
                                             or name == "add" and left.type.is_integer and right.type == T.DATE):
-            if self.binder.dialect not in DAYS_DIALECTS:
+            if not self.binder.language.date_plus_days:
                 raise error_at(node, f"date {symbol} integer is not {self.binder.dialect} SQL: write "
                                      f"date {symbol} INTERVAL 'n' DAY")
             date, days = (left, right) if left.type == T.DATE else (right, left)
@@ -197,6 +222,11 @@ class ExpressionBinder:
             if not isinstance(right, Constant):
                 raise error_at(node, "only constant intervals are supported")
             return Call("date_add" if name == "add" else "date_sub", (left, right), result)
+        if name in ("divide", "modulus"):
+            problem = refused(self.binder.language, name, left, right)
+            if problem:
+                raise error_at(node, problem)
+            return division(self.binder.language, name, left, right, result)
         return Call(name, (left, right), result)
 
     def _DateAdd(self, node: exp.DateAdd) -> Expr:
@@ -241,8 +271,18 @@ class ExpressionBinder:
         return self._logical("OR", node)
 
     def _logical(self, form: str, node: exp.Connector) -> Expr:
+        # The parser's chain of one connector (``a OR b OR c`` is a left-deep tree, a level per
+        # term) gathered without recursion, so a chain of any length binds.
+        operands: list[exp.Expression] = []
+        stack: list[exp.Expression] = [node]
+        while stack:
+            current = stack.pop()
+            if type(current) is type(node):
+                stack += [current.expression, current.this]
+            else:
+                operands.append(current)
         parts = []
-        for side in (node.this, node.expression):
+        for side in operands:
             bound = self._boolean(side)
             if isinstance(bound, SpecialForm) and bound.form == form:
                 parts.extend(bound.args)
@@ -336,6 +376,14 @@ class ExpressionBinder:
         for arg in args[1:]:
             result = self._unify(node, result, arg.type)
         return SpecialForm("COALESCE", tuple(args), result)
+
+    def _Nullif(self, node: exp.Nullif) -> Expr:
+        """NULLIF(a, b) = CASE WHEN a = b THEN NULL ELSE a END (a is evaluated twice, as the
+        SQL standard defines it)."""
+        value, other = self.bind(node.this), self.bind(node.expression)
+        self._check_comparable(node, value, other)
+        return SpecialForm("CASE", (Call("eq", (value, other), T.BOOLEAN), Constant(None, T.NULL), value),
+                           value.type)
 
     def _Extract(self, node: exp.Extract) -> Expr:
         field = node.this.name.upper()
@@ -452,10 +500,6 @@ class ExpressionBinder:
     def _check_single_column(self, node: exp.Expression, plan) -> None:  # type: ignore[no-untyped-def]
         if len(plan.output) != 1:
             raise error_at(node, f"subquery must return one column, it returns {len(plan.output)}")
-
-
-# Dialects in which ``date + integer`` adds days (Trino and Presto have no such operator).
-DAYS_DIALECTS = ("duckdb", "postgres", "spark")
 
 
 def add_days(date: Expr, days: Expr, negate: bool) -> Expr:

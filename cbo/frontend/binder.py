@@ -19,11 +19,12 @@ from cbo.errors import CatalogError
 from cbo.frontend.aggregation import bind_aggregation, has_aggregate
 from cbo.frontend.bind_expressions import ExpressionBinder
 from cbo.frontend.errors import SqlError, error_at
+from cbo.frontend.languages import QUERY_DIALECTS
 from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.frontend.scope import CteDefinition, Relation, Scope
 from cbo.ir import types as T
-from cbo.ir.expressions import (TRUE, Column, ColumnFactory, ColumnRef, Constant, Expr, SpecialForm, compare,
-                                conjunction)
+from cbo.ir.expressions import (TRUE, Column, ColumnFactory, ColumnRef, Constant, Expr, SpecialForm, columns_of,
+                                compare, conjunction)
 from cbo.ir.operators import (Aggregate, AssumedKey, CteAnchor, CteConsumer, Filter, ForeignKeyRef, Join, Limit, Plan,
                               Project, Scan, SetOp, Sort, SortKey, Values, free_columns)
 from cbo.sources.schema import SchemaProvider
@@ -44,15 +45,17 @@ class Binder:
                  dialect: str = DEFAULT_DIALECT, share_ctes: bool = True):
         """``assumed_keys``: by qualified table name, unique keys the catalog does not declare
         (column names, and what vouches for them: ``"hint"`` or ``"statistics"``). ``dialect``:
-        the SQL dialect the statement was written in, where it decides what an operator means
-        (``date + integer`` is days in DuckDB, PostgreSQL and Spark, an error in Trino).
+        the SQL dialect the statement was written in, whose rules the binder applies where
+        dialects differ (``date + integer`` is days in DuckDB, PostgreSQL and Spark, an error in
+        Trino; division; FETCH; duplicate aliases).
         ``share_ctes``: a CTE the query names more than once is bound once, as a producer under a
         ``CteAnchor`` at the statement's root, each reference a ``CteConsumer`` of it (the search
         then inlines it or computes it once, by cost); off, each reference binds it afresh."""
         self.share_ctes = share_ctes
         self._shared: list[tuple[int, str, Plan]] = []   # CTEs bound once, in dependency order
-        self.dialect = dialect
         self.catalog = catalog
+        self.dialect = dialect
+        self.language = QUERY_DIALECTS[dialect]
         self.schemas = schemas or SchemaProvider(catalog)
         self.columns = columns or ColumnFactory()
         self.assumed_keys = assumed_keys or {}
@@ -121,26 +124,30 @@ class Binder:
         order = select.args.get("order")
         aggregating = group is not None or any(has_aggregate(e) for _, e, _ in items) or \
             (having is not None) or (order is not None and any(has_aggregate(o.this) for o in order.expressions))
-        having_expr = ExpressionBinder(self, scope, "HAVING", allow_aggregates=True)._boolean(having.this) \
-            if having is not None else None
+        having_binder = ExpressionBinder(self, scope, "HAVING", allow_aggregates=True,
+                                         aliases=_select_aliases(select, items))
+        having_expr = having_binder._boolean(having.this) if having is not None else None
 
         if aggregating:
             plan, post = bind_aggregation(self, select, scope, plan, items, having_expr)
         else:
             post = None
 
-        def finish(expr: Expr, node: exp.Expression) -> Expr:
-            return post.rewrite(expr, node) if post is not None else expr
+        def finish(expr: Expr, node: exp.Expression, fallbacks: dict[Column, Expr] | None = None) -> Expr:
+            return post.rewrite(expr, node, fallbacks) if post is not None else expr
 
         if having_expr is not None:
-            plan = Filter(plan, finish(having_expr, having))
+            plan = Filter(plan, finish(having_expr, having, having_binder.alias_fallbacks))
 
         outputs: list[tuple[Column, Expr]] = []
         names: list[str] = []
+        produced = set(plan.output)
         for name, expr, node in items:
             value = finish(expr, node)
-            column = value.column if isinstance(value, ColumnRef) and value.column not in [c for c, _ in outputs] \
-                else self.columns.new(name, value.type)
+            # A column of the input passes through under its own id; anything else (an outer
+            # query's column included: a correlated subquery's select list) is a new column.
+            column = value.column if isinstance(value, ColumnRef) and value.column in produced \
+                and value.column not in [c for c, _ in outputs] else self.columns.new(name, value.type)
             outputs.append((column, value))
             names.append(name)
 
@@ -189,6 +196,9 @@ class Binder:
             matching = [r for r in scope.relations if (r.alias or "").lower() == qualifier.lower()]
             if not matching:
                 raise error_at(node, f"unknown table or alias '{qualifier}' in {qualifier}.*")
+            if len(matching) > 1:
+                raise error_at(node, f"'{qualifier}.*' is ambiguous: {len(matching)} relations in FROM are named "
+                                     f"'{qualifier}' (give one another alias)")
             return [pair for r in matching for pair in r.columns]
         using_names = set(scope.using)
         result = [(name, column) for name, column in scope.using.items()]
@@ -222,9 +232,24 @@ class Binder:
         limit, offset = node.args.get("limit"), node.args.get("offset")
         if limit is None and offset is None:
             return plan
-        count = self._constant_int(limit.expression if limit is not None else None, "LIMIT")
+        if isinstance(limit, exp.Fetch):
+            count = self._fetch_count(limit)
+        else:
+            count = self._constant_int(limit.expression if limit is not None else None, "LIMIT")
         skip = self._constant_int(offset.expression if offset is not None else None, "OFFSET") or 0
         return Limit(plan, count, skip)
+
+    def _fetch_count(self, fetch: exp.Fetch) -> int:
+        """``FETCH {FIRST | NEXT} [n] {ROW | ROWS} ONLY``: LIMIT n (n is 1 when left out)."""
+        options = fetch.args.get("limit_options")
+        if options is not None and options.args.get("percent"):
+            raise error_at(fetch, "FETCH FIRST ... PERCENT is not supported")
+        if options is not None and options.args.get("with_ties"):
+            raise error_at(fetch, "FETCH FIRST ... WITH TIES is not supported")
+        if not self.language.fetch_first:
+            raise error_at(fetch, f"FETCH FIRST is not {self.language.title} SQL: write LIMIT n")
+        count = self._constant_int(fetch.args.get("count"), "FETCH FIRST")
+        return 1 if count is None else count
 
     def _constant_int(self, node: exp.Expression | None, clause: str) -> int | None:
         if node is None:
@@ -242,13 +267,25 @@ class Binder:
                 raise error_at(select, "JOIN without FROM")
             return Values((), ((),))
         plan = self._bind_relation(from_.this, scope)
+        item = 0   # where the current comma-separated FROM item starts, in scope.relations
         for join in select.args.get("joins") or []:
+            if _is_comma(join):
+                item = len(scope.relations)
+            earlier = {c for relation in scope.relations[:item] for _, c in relation.columns}
             plan = self._bind_join(plan, join, scope)
+            on = join.args.get("on")
+            if on is not None and earlier and isinstance(plan, Join) and columns_of(plan.condition) & earlier:
+                # JOIN binds tighter than the comma: in 'a, b JOIN c ON ...' the ON sees b and c
+                # only. Trino and PostgreSQL reject a reference to a; DuckDB reads it laterally.
+                raise error_at(on, "this ON condition reads a table listed before the comma, which it cannot "
+                                   "see (JOIN binds tighter than ','): join that table with JOIN ... ON instead")
         return plan
 
     def _bind_relation(self, node: exp.Expression, scope: Scope) -> Plan:
         if isinstance(node, exp.Table):
             return self._bind_table(node, scope)
+        if _is_join_group(node):
+            return self._bind_parenthesized(node, scope)
         if isinstance(node, exp.Subquery):
             if node.args.get("lateral"):
                 raise error_at(node, "LATERAL subqueries are not supported")
@@ -263,6 +300,31 @@ class Binder:
             raise error_at(node, "UNNEST is not supported")
         raise error_at(node, f"unsupported FROM item: {node.sql()[:60]}")
 
+    def _bind_parenthesized(self, node: exp.Subquery, scope: Scope) -> Plan:
+        """``(a JOIN b ON ...)`` in FROM: a join tree in parentheses. Unnamed, its tables stay
+        visible by their own names; named (``(a CROSS JOIN b) AS j``), it is one relation ``j``
+        whose columns are those of the tables inside (which are then hidden, as in PostgreSQL
+        and DuckDB)."""
+        alias = node.args.get("alias")
+        target = scope if alias is None else Scope(parent=scope.parent)
+        plan = self._bind_member(node.this, target)
+        if alias is None:
+            return plan
+        names = [name for relation in target.relations for name, _ in relation.columns]
+        return self._add_relation(scope, plan, names, alias, "joined tables", node)
+
+    def _bind_member(self, node: exp.Expression, scope: Scope) -> Plan:
+        """A FROM item inside parentheses with the joins that follow it (sqlglot hangs them on
+        the item: ``(a JOIN b ON ...)`` is a Table ``a`` whose ``joins`` hold b)."""
+        joins = node.args.get("joins") or []
+        if joins:
+            node = node.copy()
+            node.set("joins", None)
+        plan = self._bind_relation(node, scope)
+        for join in joins:
+            plan = self._bind_join(plan, join, scope)
+        return plan
+
     def _add_relation(self, scope: Scope, plan: Plan, names: list[str], alias: exp.TableAlias | None,
                       kind: str, node: exp.Expression) -> Plan:
         alias_name = alias.name if alias is not None and alias.name else None
@@ -272,8 +334,19 @@ class Binder:
                 raise error_at(node, f"{alias_name or kind} has {len(names)} columns but {len(column_aliases)} "
                                      "column aliases")
             names = column_aliases
-        scope.relations.append(Relation(alias_name, list(zip(names, plan.output)), kind))
+        self._add_to_scope(scope, Relation(alias_name, list(zip(names, plan.output)), kind), node)
         return plan
+
+    def _add_to_scope(self, scope: Scope, relation: Relation, node: exp.Expression) -> None:
+        """A FROM item under its name. PostgreSQL rejects a name used twice in one FROM clause;
+        Trino, Spark and DuckDB accept it and reject only a reference it makes ambiguous
+        (``Scope.resolve``, ``a.*``)."""
+        if self.language.unique_from_names and relation.alias is not None and \
+                any((r.alias or "").lower() == relation.alias.lower() for r in scope.relations):
+            raise error_at(node.args.get("alias") or node,
+                           f'table name "{relation.alias}" specified more than once in FROM '
+                                 "(give one of them another alias)")
+        scope.relations.append(relation)
 
     def _bind_table(self, node: exp.Table, scope: Scope) -> Plan:
         name = node.name
@@ -304,8 +377,8 @@ class Binder:
         scan = Scan(table.qualified_name, columns, tuple(info.name for info in columns_info), tuple(keys),
                     self._references(table, by_name), tuple(assumed))
         alias = node.alias or name
-        scope.relations.append(Relation(alias, [(info.name, c) for info, c in zip(columns_info, columns)],
-                                        table.qualified_name))
+        self._add_to_scope(scope, Relation(alias, [(info.name, c) for info, c in zip(columns_info, columns)],
+                                           table.qualified_name), node)
         return scan
 
     def _references(self, table, by_name: dict[str, Column]) -> tuple[ForeignKeyRef, ...]:  # type: ignore[no-untyped-def]
@@ -331,7 +404,7 @@ class Binder:
                 raise error_at(node, f"CTE {cte.name} has {len(names)} columns but {len(cte.column_aliases)} aliases")
             names = cte.column_aliases
         alias = node.alias or node.name
-        scope.relations.append(Relation(alias, list(zip(names, plan.output)), f"cte {cte.name}"))
+        self._add_to_scope(scope, Relation(alias, list(zip(names, plan.output)), f"cte {cte.name}"), node)
         return plan
 
     def _cte_plan(self, cte: CteDefinition) -> tuple[Plan, list[str]]:
@@ -359,6 +432,9 @@ class Binder:
             raise error_at(join, f"{kind or join.args.get('method')} JOIN syntax is not supported")
         if kind == "NATURAL" or join.args.get("natural"):
             raise error_at(join, "NATURAL JOIN is not supported")
+        if kind == "OUTER" and not side:
+            # sqlglot reads a bare OUTER JOIN as an inner join; no engine accepts it.
+            raise error_at(join, "OUTER JOIN needs LEFT, RIGHT or FULL before it")
         left_relations = list(scope.relations)
         right = self._bind_relation(join.this, scope)
         join_kind = {"LEFT": "left", "RIGHT": "right", "FULL": "full"}.get(side, "inner")
@@ -479,6 +555,31 @@ class Binder:
                 keys.append(SortKey(column, not ordered.args.get("desc"), bool(ordered.args.get("nulls_first"))))
             plan = Sort(plan, tuple(keys))
         return self._limit(node, plan), names
+
+
+def _is_comma(join: exp.Join) -> bool:
+    """Whether sqlglot's Join is a comma in FROM (no keyword: it carries nothing but its table;
+    a JOIN keyword without ON leaves its other arguments set, if only to None)."""
+    return not any(key != "this" for key in join.args)
+
+
+def _select_aliases(select: exp.Select, items: list[tuple[str, Expr, exp.Expression]]) -> dict[str, Expr]:
+    """The select list's aliases (``AS name``) that name one item each, lowercase."""
+    named: dict[str, list[Expr]] = {}
+    for name, expr, node in items:
+        if isinstance(node, exp.Alias):
+            named.setdefault(name.lower(), []).append(expr)
+    return {name: exprs[0] for name, exprs in named.items() if len(exprs) == 1}
+
+
+def _is_join_group(node: exp.Expression) -> bool:
+    """Whether ``node`` is a parenthesized join tree in FROM (not a derived table): sqlglot reads
+    ``(a CROSS JOIN b)`` as a Subquery around a Table."""
+    if not isinstance(node, exp.Subquery):
+        return False
+    inner = node.this
+    return isinstance(inner, exp.Table) or isinstance(inner, exp.Subquery) and \
+        (bool(inner.args.get("joins")) or _is_join_group(inner))
 
 
 def _position(node: exp.Literal, outputs: int) -> int:

@@ -16,13 +16,12 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
-from cbo.frontend.errors import SqlError
+from cbo.frontend.errors import SqlError, position
+from cbo.frontend.languages import DEFAULT, QUERY_DIALECTS, AdjacentStrings, QueryDialect
+from cbo.limits import check_statement, check_tokens
 
-DEFAULT_DIALECT = "trino"
-DIALECTS = ("trino", "presto", "spark", "duckdb", "postgres")
-
-# Dialects whose engine itself accepts a comma before FROM (DuckDB documents it).
-TRAILING_COMMA_DIALECTS = ("duckdb",)
+DEFAULT_DIALECT = DEFAULT.name
+DIALECTS = tuple(QUERY_DIALECTS)
 
 # Tokens a comma may not directly precede: the end of a list.
 _LIST_ENDS = {TokenType.FROM: "FROM", TokenType.WHERE: "WHERE", TokenType.GROUP_BY: "GROUP BY",
@@ -60,8 +59,11 @@ def parse(sql: str, dialect: str = DEFAULT_DIALECT) -> exp.Expression:
     """Parse exactly one SELECT statement."""
     if dialect not in DIALECTS:
         raise SqlError(f"unknown SQL dialect {dialect!r} (expected one of: {', '.join(DIALECTS)})")
+    # A byte-order mark (an editor's UTF-8 signature) is not part of the statement.
+    sql = sql.removeprefix("\ufeff")
     try:
         tokens = sqlglot.tokenize(sql, read=dialect)
+        check_tokens(tokens)
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except ParseError as exc:
         first = exc.errors[0] if exc.errors else {}
@@ -83,12 +85,17 @@ def parse(sql: str, dialect: str = DEFAULT_DIALECT) -> exp.Expression:
     if len(statements) > 1:
         raise SqlError(f"expected one statement, got {len(statements)}")
     statement = statements[0]
+    check_statement(statement, position)
     if not isinstance(statement, exp.Query):
         raise SqlError(f"only queries (SELECT ...) are supported, got {statement.key.upper()}")
-    if dialect not in TRAILING_COMMA_DIALECTS:
+    language = QUERY_DIALECTS[dialect]
+    if not language.trailing_comma:   # (DuckDB documents a comma before FROM)
         _reject_trailing_commas(tokens)
+    _reject_empty_items(tokens)
+    _reject_adjacent_strings(sql, tokens, language)
     _reject_clause_words_as_aliases(statement)
     _reject_empty_lists(statement, tokens)
+    _reject_sampling(statement, tokens)
     return statement
 
 
@@ -116,6 +123,39 @@ def _reject_trailing_commas(tokens: list[Token]) -> None:
                            "an item of the list is missing (or remove the comma)")
 
 
+# Tokens after which a comma means an item of a list was left out: ``select , a``,
+# ``in (1, , 2)``, ``f(, x)``, ``group by , a``.
+_LIST_STARTS = {TokenType.COMMA, TokenType.L_PAREN, TokenType.SELECT, TokenType.DISTINCT, TokenType.GROUP_BY,
+                TokenType.ORDER_BY}
+
+
+def _reject_empty_items(tokens: list[Token]) -> None:
+    """sqlglot skips an empty item of a list (``in ('13', , '29')`` parses as a two-item list);
+    every engine rejects it."""
+    for previous, comma in zip([None] + tokens, tokens):  # type: ignore[operator]
+        if comma.token_type == TokenType.COMMA and (previous is None or previous.token_type in _LIST_STARTS):
+            raise SqlError(f"syntax error: {_at(comma)}: an item of the list is missing before this comma")
+
+
+def _reject_adjacent_strings(sql: str, tokens: list[Token], language: QueryDialect) -> None:
+    """Two string literals in a row, which sqlglot concatenates in every dialect. SQL (and so
+    PostgreSQL and DuckDB) joins them only when the space between holds a line break; Trino's
+    grammar has no such rule; Spark joins them always."""
+    if language.adjacent_strings is AdjacentStrings.JOINED:
+        return
+    for first, second in zip(tokens, tokens[1:]):
+        if first.token_type != TokenType.STRING or second.token_type != TokenType.STRING:
+            continue
+        if language.adjacent_strings is AdjacentStrings.LINE_BREAK and "\n" in sql[first.end + 1:second.start]:
+            continue
+        rule = f"in {language.title}'s SQL" if language.adjacent_strings is AdjacentStrings.REFUSED \
+            else "without a line break between them"
+        line = sql.count("\n", 0, second.start) + 1
+        column = second.start - (sql.rfind("\n", 0, second.start) + 1) + 1
+        raise SqlError(f"syntax error: line {line}, column {column}: two string literals in a row are not joined {rule} "
+                       "(write 'a' || 'b', or one literal)")
+
+
 def _reject_clause_words_as_aliases(statement: exp.Expression) -> None:
     for identifier in statement.find_all(exp.Identifier):
         parent = identifier.parent
@@ -130,6 +170,16 @@ def _reject_clause_words_as_aliases(statement: exp.Expression) -> None:
             where = f"line {meta['line']}, column {meta['col'] - len(identifier.name) + 1}: "
         raise SqlError(f"syntax error: {where}{word.upper()} is a reserved word, not an alias: "
                        f"{_CLAUSE_WORDS[word]} (write \"{identifier.name}\" to use it as a name)")
+
+
+def _reject_sampling(statement: exp.Expression, tokens: list[Token]) -> None:
+    """TABLESAMPLE (and DuckDB's USING SAMPLE): sqlglot reads it, but cbo has no sampling
+    operator, and dropping it would answer over every row."""
+    if statement.find(exp.TableSample) is None:
+        return
+    token = next((t for t in tokens if t.token_type == TokenType.TABLE_SAMPLE or t.text.upper() == "SAMPLE"), None)
+    where = f"{_at(token)}: " if token else ""
+    raise SqlError(f"{where}TABLESAMPLE is not supported: cbo has no sampling operator, and would read every row")
 
 
 def _reject_empty_lists(statement: exp.Expression, tokens: list[Token]) -> None:

@@ -27,7 +27,7 @@ base.Bounds``): the cost model, sizes, a group's cheapest plan and its broadcast
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from cbo.cost import CostModel
 from cbo.ir.expressions import Column
@@ -39,7 +39,27 @@ from cbo.memo.state import UNKNOWN, SearchState
 from cbo.physical.properties import ANY, BROADCAST, Delivered, Required
 
 if TYPE_CHECKING:
-    from cbo.memo.cascades import CascadesSearch
+    from cbo.memo.dispatch import PatternDispatch
+    from cbo.memo.memo import Winner
+    from cbo.memo.rules.base import ImplementationFilter
+    from cbo.memo.state import CostTable
+
+
+class SearchTasks(Protocol):
+    """What the bounds ask of the search they serve (``CascadesSearch``): its tasks call the bounds,
+    and the bounds call back for inputs' cheapest plans and expressions' alternatives. Named as a
+    protocol so that the two modules do not import each other."""
+
+    filters: list[ImplementationFilter]
+    dispatch: PatternDispatch
+
+    def optimize_group(self, group: Group, required: Required) -> Winner | None: ...
+
+    def table(self, group: Group) -> CostTable: ...
+
+    def optimize_expression(self, expr: Plan, group: Group) -> list[PhysicalExpr]: ...
+
+    def local_cost(self, physical: PhysicalExpr, group: Group) -> float: ...
 
 TIE = 1.0 - 1e-9
 ROUNDING = 1.0 - 1e-12
@@ -49,7 +69,7 @@ class SearchBounds:
     """The bounds of one search (``search``: its tasks, which the bounds ask for inputs' cheapest
     plans and expressions' alternatives)."""
 
-    def __init__(self, search: CascadesSearch, cost_model: CostModel, context: SearchContext, state: SearchState):
+    def __init__(self, search: SearchTasks, cost_model: CostModel, context: SearchContext, state: SearchState):
         self.search = search
         self.cost_model = cost_model
         self.context = context

@@ -97,13 +97,18 @@ class Joins:
 
 @dataclass(frozen=True)
 class Grouped:
-    """Aggregations with grouping columns."""
+    """Aggregations with grouping columns; ``aggregating``: that compute at least one aggregate
+    (not a DISTINCT)."""
 
-    label = "grouped"
+    aggregating: bool = False
     kinds = None
 
+    @property
+    def label(self) -> str:
+        return "grouped, aggregating" if self.aggregating else "grouped"
+
     def test(self) -> Callable[[Any], bool]:
-        return _grouped
+        return _grouped_aggregating if self.aggregating else _grouped
 
     def deferred_test(self) -> Callable[[Deferred], bool] | None:
         return None
@@ -111,6 +116,10 @@ class Grouped:
 
 def _grouped(aggregate: Any) -> bool:
     return bool(aggregate.group_by)
+
+
+def _grouped_aggregating(aggregate: Any) -> bool:
+    return bool(aggregate.group_by) and bool(aggregate.aggregates)
 
 
 GROUPED = Grouped()

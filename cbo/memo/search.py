@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from cbo.cost import CostModel, CostProfile, default_profile
 from cbo.cost.model import Quantities
+from cbo.errors import CboError
 from cbo.ir.expressions import ColumnRef
 from cbo.ir.operators import CteAnchor, CteConsumer, Plan, Project, Scan, walk
 from cbo.memo.cascades import CascadesSearch
@@ -140,6 +141,9 @@ class Optimizer:
         root = root.find()
         winner = search.optimize_group(root, ANY)
         if winner is None:
+            if self.rules.disabled:   # (a required implementation rule cannot be disabled)
+                raise CboError("the search found no plan with the rules disabled ("
+                               f"{', '.join(sorted(self.rules.disabled))}): enable them")
             raise AssertionError("the search found no plan (the written plan is always one)")
         chosen = _in_written_order(extract(search, winner, root), plan, cost_model)
         note_pushdown_costs(context, chosen)

@@ -27,7 +27,7 @@ Arbitrary Queries", BTW 2015) joined into the subquery, matched back with IS NOT
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cbo.errors import SqlError
 from cbo.ir import types as T
@@ -53,6 +53,14 @@ def decorrelate(plan: Plan, columns: ColumnFactory) -> Plan:
 class _Pulled:
     plan: Plan              # uncorrelated
     predicates: list[Expr]  # over plan.output and outer columns
+    # Output columns of the subquery computed from outer columns (a correlated select list,
+    # ``x IN (SELECT o.k FROM ... GROUP BY ...)``): each one's expression over plan.output and
+    # the outer columns, which the join evaluates where the column was read.
+    computed: dict[Column, Expr] = field(default_factory=dict)
+
+    def value(self, column: Column) -> Expr:
+        """What the subquery's output ``column`` is, over the join's two sides."""
+        return self.computed.get(column, ColumnRef(column))
 
 
 class _Decorrelator:
@@ -76,8 +84,15 @@ class _Decorrelator:
 
     def _filter(self, node: Filter) -> Plan:
         plan = node.input
+        # The conjuncts without subqueries filter first: a subquery's correlation domain is then
+        # the filtered (joined) rows, not the product of the FROM clause's tables.
+        plain = [c for c in conjuncts(node.predicate) if not contains_subquery(c)]
+        if plain:
+            plan = Filter(plan, conjunction(plain))
         keep: list[Expr] = []
         for conjunct in conjuncts(node.predicate):
+            if not contains_subquery(conjunct):
+                continue
             rewritten = self._filter_conjunct(plan, conjunct)
             if rewritten is not None:
                 plan = rewritten
@@ -114,13 +129,14 @@ class _Decorrelator:
             comparison = NEGATED[comparison]
         pulled, y = self._prepare(outer, sub)
         assert sub.operand is not None
-        test = compare(comparison, sub.operand, ColumnRef(y))
+        test = compare(comparison, sub.operand, pulled.value(y))
         if kind in ("in", "any"):
             condition = conjunction(pulled.predicates + [test])
             return Join("semi", outer, pulled.plan, condition)
         # x op ALL S keeps the row iff no row of S makes (x op y) FALSE or NULL.
         never_null = columns_of(sub.operand) <= outer.not_null and y in pulled.plan.not_null
-        if comparison == "neq" and not never_null and not pulled.predicates and not contains_subquery(sub.operand):
+        if comparison == "neq" and not never_null and not pulled.predicates and not pulled.computed \
+                and not contains_subquery(sub.operand):
             return self._null_aware_anti(outer, pulled.plan, sub.operand, y)
         failing = negate(test) if never_null else SpecialForm(
             "OR", (negate(test), is_null(test)), T.BOOLEAN)
@@ -141,7 +157,7 @@ class _Decorrelator:
         if _is_scalar_aggregate(sub.plan):
             # An aggregate without GROUP BY always yields one row: EXISTS is TRUE.
             return outer if kind == "semi" else Filter(outer, FALSE)
-        pulled = self._pull(self.rewrite(sub.plan), outer)
+        pulled = self._pull(_existential(self.rewrite(sub.plan)), outer)
         return Join(kind, outer, pulled.plan, conjunction(pulled.predicates))
 
     def _prepare(self, outer: Plan, sub: SubqueryExpr) -> tuple[_Pulled, Column]:
@@ -176,16 +192,16 @@ class _Decorrelator:
         if sub.kind == "exists":
             if _is_scalar_aggregate(sub.plan):
                 return outer, TRUE
-            pulled = self._pull(self.rewrite(sub.plan), outer)
+            pulled = self._pull(_existential(self.rewrite(sub.plan)), outer)
             return Join("mark", outer, pulled.plan, conjunction(pulled.predicates), mark, TRUE), ColumnRef(mark)
         pulled, y = self._prepare(outer, sub)
         assert operand is not None
         comparison = sub.comparison or "eq"
         if sub.kind == "all":  # x op ALL S == NOT (x (not op) ANY S) in three-valued logic
-            test = compare(NEGATED[comparison], operand, ColumnRef(y))
+            test = compare(NEGATED[comparison], operand, pulled.value(y))
             join = Join("mark", outer, pulled.plan, conjunction(pulled.predicates), mark, test)
             return join, negate(ColumnRef(mark))
-        test = compare(comparison, operand, ColumnRef(y))
+        test = compare(comparison, operand, pulled.value(y))
         return Join("mark", outer, pulled.plan, conjunction(pulled.predicates), mark, test), ColumnRef(mark)
 
     def _scalar(self, outer: Plan, sub: SubqueryExpr) -> tuple[Plan, Expr]:
@@ -195,7 +211,7 @@ class _Decorrelator:
             inner, guard = self._count_rows(inner)
         empty = _empty_result(inner)
         pulled = self._pull(inner, outer)
-        value: Expr = ColumnRef(inner.output[0])
+        value: Expr = pulled.value(inner.output[0])
         right = pulled.plan
         if empty is not None and pulled.predicates:
             flag = self.columns.new("matched", T.BOOLEAN)
@@ -237,42 +253,51 @@ class _Decorrelator:
             below = self._pull(plan.input, outer)
             local, correlated = [], []
             produced = set(below.plan.output)
-            for conjunct in conjuncts(plan.predicate):
+            for conjunct in conjuncts(substitute(plan.predicate, below.computed)):
                 (local if columns_of(conjunct) <= produced else correlated).append(conjunct)
             node = Filter(below.plan, conjunction(local)) if local else below.plan
-            return _Pulled(node, below.predicates + correlated)
+            return _Pulled(node, below.predicates + correlated, below.computed)
         if isinstance(plan, Project):
             below = self._pull(plan.input, outer)
             produced = set(below.plan.output)
-            assignments = list(plan.assignments)
-            for column, expr in assignments:
-                if not columns_of(expr) <= produced:
-                    raise Unsupported("a correlated expression in a subquery's SELECT list is not supported")
+            assignments = []
+            computed: dict[Column, Expr] = {}
+            for column, expr in plan.assignments:
+                expr = substitute(expr, below.computed)
+                if columns_of(expr) <= produced:
+                    assignments.append((column, expr))
+                else:   # reads the outer query: evaluated by the join, over both sides
+                    computed[column] = expr
             have = {c for c, _ in assignments}
-            for column in sorted(set().union(*[columns_of(p) for p in below.predicates]) & produced,
-                                 key=lambda c: c.id):
+            needed = set().union(*[columns_of(p) for p in below.predicates + list(computed.values())])
+            for column in sorted(needed & produced, key=lambda c: c.id):
                 if column not in have:
                     assignments.append((column, ColumnRef(column)))
-            return _Pulled(Project(below.plan, tuple(assignments)), below.predicates)
+            return _Pulled(Project(below.plan, tuple(assignments)), below.predicates, computed)
         if isinstance(plan, Join):
             if free_columns(plan.right) and plan.kind != "inner":
                 raise Unsupported(f"a correlated reference inside the right side of a {plan.kind} join "
                                   "in a subquery is not supported")
             left = self._pull(plan.left, outer)
             right = self._pull(plan.right, outer) if plan.kind == "inner" else _Pulled(plan.right, [])
+            if left.computed and plan.kind in ("right", "full"):
+                raise Unsupported("an outer query's column in the select list of a subquery, padded with NULLs "
+                                  f"by a {plan.kind} join, is not supported")
+            computed = {**left.computed, **right.computed}
             produced = set(left.plan.output) | set(right.plan.output)
             local, correlated = [], []
-            for conjunct in conjuncts(plan.condition):
+            for conjunct in conjuncts(substitute(plan.condition, computed)):
                 (local if columns_of(conjunct) <= produced | {plan.mark} else correlated).append(conjunct)
             if correlated and plan.kind != "inner":
                 raise Unsupported(f"a correlated condition of a {plan.kind} join in a subquery is not supported")
             node = Join(plan.kind, left.plan, right.plan, conjunction(local), plan.mark, plan.mark_predicate)
-            return _Pulled(node, left.predicates + right.predicates + correlated)
+            return _Pulled(node, left.predicates + right.predicates + correlated, computed)
         if isinstance(plan, Aggregate):
             return self._pull_aggregate(plan, outer)
         if isinstance(plan, Sort):
             below = self._pull(plan.input, outer)
-            return _Pulled(below.plan, below.predicates)  # order inside a subquery does not matter
+            # order inside a subquery does not matter
+            return _Pulled(below.plan, below.predicates, below.computed)
         if isinstance(plan, Limit):
             raise Unsupported("LIMIT/OFFSET in a correlated subquery is not supported")
         if isinstance(plan, SetOp):
@@ -281,6 +306,8 @@ class _Decorrelator:
 
     def _pull_aggregate(self, plan: Aggregate, outer: Plan) -> _Pulled:
         below = self._pull(plan.input, outer)
+        if below.computed and any(columns_of(e) & set(below.computed) for e in plan.expressions()):
+            raise Unsupported("grouping or aggregating an outer query's column in a subquery is not supported")
         produced = set(below.plan.output)
         equalities: list[tuple[Column, Expr]] = []
         for predicate in below.predicates:
@@ -328,6 +355,21 @@ def _inner_outer_equality(predicate: Expr, produced: set[Column]) -> tuple[Colum
         if isinstance(inner, ColumnRef) and inner.column in produced and not (columns_of(other) & produced):
             return inner.column, other
     return None
+
+
+def _existential(plan: Plan) -> Plan:
+    """What EXISTS needs of a subquery: whether it has a row. An ORDER BY or a DISTINCT (an
+    aggregate without aggregates, which keeps a row iff its input has one) changes no answer,
+    so they go, with projections above them; a DISTINCT kept would group by every column and,
+    correlated by anything but equalities, need the outer rows' values as a domain (a join of
+    the whole outer query) for nothing. The select list's own projection stays: it prunes the
+    columns the join carries."""
+    def removable(node: Plan) -> bool:
+        return isinstance(node, Sort) or isinstance(node, Aggregate) and not node.aggregates and bool(node.group_by)
+
+    while removable(plan) or isinstance(plan, Project) and removable(plan.input):
+        plan = plan.input
+    return plan
 
 
 def _is_scalar_aggregate(plan: Plan) -> bool:

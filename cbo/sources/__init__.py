@@ -1,2 +1,2 @@
-"""Where the data lives: catalog files, the schemas and keys read from sources, statistics
-collection, loading Parquet into databases, and the throwaway local database servers."""
+"""What cbo knows of the data: the catalog file, and the schemas, keys and statistics read from
+the sources (a JDBC source through its connector, ``cbo.connectors``; a Spark one through Spark)."""

@@ -35,16 +35,24 @@ A catalog is a TOML file::
     user = "cbo"
     password_env = "CBO_MARIADB_PASSWORD"
     [sources.maria.pushdown]                     # optional: what cbo may push into this source
-    disable = ["like", "left_join"]              # beyond the dialect's capabilities (cbo.sources.capabilities)
+    disable = ["like", "left_join"]              # beyond the connector's capabilities (cbo.connectors.capabilities)
     enable = []
+
+    [sources.lite]
+    type = "jdbc"
+    url = "jdbc:sqlite:/data/tpch.db"            # SQLite: a database file
+
+A JDBC source's connector (``cbo.connectors``: what cbo can push into it, how it reads its
+statistics) comes from the URL's subprotocol, or from ``dialect``.
 
 ``local_server`` names cbo's own local server instead of a URL: ``true`` for the server of the
 cache directory in use, or the path of a server's state directory (``<cache>/postgres``, as
 ``cbo datagen`` writes). With ``dialect = "mysql"`` it is cbo's local MariaDB (``cbo mariadb
-start``, state in ``<cache>/mariadb``). Its address, user and password file are read from the server's state
-when a connection is made, so a catalog keeps working when the server restarts on another
-port. Older catalogs that give the local server's URL and its password file are read the same
-way.
+start``, state in ``<cache>/mariadb``), with ``dialect = "sqlite"`` a database file of cbo's
+local SQLite directory (``<cache>/sqlite/<schema>.db``). Its address, user and password file
+are read from the server's state when a connection is made, so a catalog keeps working when
+the server restarts on another port. Older catalogs that give the local server's URL and its
+password file are read the same way.
 
 Passwords are never written in a catalog: only the name of an environment variable or a file
 that holds one. Every validation error names the file, the line and the key at fault.
@@ -55,191 +63,25 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from cbo.errors import CatalogError, SourceUnreachable
+from cbo.catalog_types import (  # noqa: F401  (the catalog's value types, imported from here by callers)
+    Catalog,
+    ColumnInfo,
+    ForeignKey,
+    Source,
+    SparkSettings,
+    TableDef,
+    TableKeys,
+    closest,
+)
+from cbo.connectors import POSTGRES, by_dialect, by_subprotocol, with_servers
+from cbo.connectors.base import Connector
+from cbo.errors import CatalogError
 
 SOURCE_TYPES = ("spark", "jdbc")
-DIALECT_BY_JDBC_SUBPROTOCOL = {"postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql", "db2": "db2",
-                               "sqlserver": "tsql", "oracle": "oracle", "duckdb": "duckdb"}
-
-
-@dataclass(frozen=True)
-class ForeignKey:
-    columns: tuple[str, ...]
-    references: str
-    referenced_columns: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class TableDef:
-    """One table of a source, with the keys declared for it (or read from the database)."""
-
-    name: str
-    source: str
-    path: Path | None = None          # spark sources: a file or directory
-    format: str = "parquet"
-    spark_table: str | None = None    # spark sources: a table of Spark's catalog
-    remote_name: str | None = None    # jdbc sources: the table's name in the database
-    parquet_copy: Path | None = None  # jdbc sources: an optional Parquet copy for DuckDB
-    primary_key: tuple[str, ...] = ()
-    unique_keys: tuple[tuple[str, ...], ...] = ()
-    foreign_keys: tuple[ForeignKey, ...] = ()
-
-    @property
-    def qualified_name(self) -> str:
-        return f"{self.source}.{self.name}"
-
-
-@dataclass(frozen=True)
-class Source:
-    name: str
-    type: str
-    tables: dict[str, TableDef]
-    url: str | None = None
-    user: str | None = None
-    password_env: str | None = None
-    password_file: Path | None = None
-    dialect: str | None = None
-    schema: str | None = None
-    where: str = ""  # "file:line" of the source's definition, for error messages
-    local_server: Path | None = None  # jdbc sources: cbo's local server, by its state directory
-    # jdbc sources: capabilities taken from / added to the dialect's ([sources.NAME.pushdown],
-    # ``cbo.sources.capabilities``)
-    pushdown_disable: tuple[str, ...] = ()
-    pushdown_enable: tuple[str, ...] = ()
-
-    @property
-    def server_kind(self) -> str:
-        """The kind of cbo's local server: "MariaDB" for the mysql dialect, else "PostgreSQL"."""
-        return "MariaDB" if self.dialect == "mysql" else "PostgreSQL"
-
-    # A local server's address is looked up at each use, never kept: it changes when the
-    # server restarts on another port.
-
-    def jdbc_url(self) -> str:
-        """The JDBC URL to connect to now (for a local server: where it runs now)."""
-        if self.local_server is not None:
-            return self._local().jdbc_url
-        assert self.url is not None
-        return self.url
-
-    def login_user(self) -> str | None:
-        if self.local_server is not None:
-            return self._local().user
-        return self.user
-
-    def location(self) -> str:
-        """Where the source is, for messages (never with a password)."""
-        if self.local_server is not None:
-            return f"cbo's local {self.server_kind} ({self.local_server})"
-        from cbo.engines.postgres import redact
-
-        return redact(self.url) if self.url else "(no url)"
-
-    def _local(self):  # type: ignore[no-untyped-def]
-        """The running local server's state, or SourceUnreachable saying how to start it."""
-        import socket
-
-        from cbo.sources.localmariadb import LocalMariaDB
-        from cbo.sources.localpg import LocalPostgres
-        from cbo.paths import cache_dir
-
-        assert self.local_server is not None
-        mariadb = self.server_kind == "MariaDB"
-        info = (LocalMariaDB if mariadb else LocalPostgres)(self.local_server).state()
-        running = False
-        if info is not None:
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-                sock.settimeout(2)
-                running = sock.connect_ex((info.host, info.port)) == 0
-        if not running:
-            command = "cbo mariadb start" if mariadb else "cbo postgres start"
-            default = cache_dir() / ("mariadb" if mariadb else "postgres")
-            if self.local_server.resolve() != default.resolve():
-                command = f"CBO_CACHE_DIR={self.local_server.parent} {command}"
-            state = "is not running" if info is not None else "has not been created"
-            raise SourceUnreachable(f"source '{self.name}' is cbo's local {self.server_kind} ({self.local_server}), "
-                                    f"which {state}: start it with `{command}`")
-        return info
-
-    def password(self) -> str | None:
-        """The password, read now from the environment or the password file."""
-        if self.local_server is not None:
-            return self._local().password()
-        if self.password_env:
-            value = os.environ.get(self.password_env)
-            if value is None:
-                raise CatalogError(
-                    f"{self.where}: source '{self.name}' takes its password from the environment "
-                    f"variable {self.password_env}, which is not set")
-            return value
-        if self.password_file:
-            try:
-                return self.password_file.read_text().strip()
-            except OSError as exc:
-                raise CatalogError(
-                    f"{self.where}: source '{self.name}': cannot read password_file "
-                    f"{self.password_file}: {exc.strerror}") from None
-        return None
-
-    def remote_table(self, table: TableDef) -> str:
-        """The table as the remote database names it, schema-qualified when a schema is set."""
-        name = table.remote_name or table.name
-        return f"{self.schema}.{name}" if self.schema else name
-
-
-@dataclass(frozen=True)
-class SparkSettings:
-    master: str = "local[*]"
-    driver_memory: str | None = None
-    executor_memory: str | None = None
-    jdbc_jars: tuple[str, ...] = ()
-    jdbc_packages: tuple[str, ...] = ()
-    conf: dict[str, str] = field(default_factory=dict)
-    remote: str | None = None   # a Spark Connect server (sc://host:port): plans run there, not in a local driver
-
-
-@dataclass(frozen=True)
-class Catalog:
-    sources: dict[str, Source]
-    spark: SparkSettings = field(default_factory=SparkSettings)
-    path: Path | None = None
-
-    def tables(self) -> Iterable[TableDef]:
-        for source in self.sources.values():
-            yield from source.tables.values()
-
-    def table(self, name: str) -> TableDef:
-        """Look a table up by ``name`` or ``source.name``; ambiguous or unknown names are errors."""
-        if "." in name:
-            source_name, table_name = name.split(".", 1)
-            source = self.sources.get(source_name)
-            if source and table_name in source.tables:
-                return source.tables[table_name]
-        matches = [t for t in self.tables() if t.name == name]
-        if len(matches) == 1:
-            return matches[0]
-        if len(matches) > 1:
-            names = ", ".join(t.qualified_name for t in matches)
-            raise CatalogError(f"table '{name}' is ambiguous: it exists as {names}")
-        known = sorted(t.name for t in self.tables())
-        raise CatalogError(f"unknown table '{name}'{_closest(name, known)}")
-
-    def source_of(self, table: TableDef) -> Source:
-        return self.sources[table.source]
-
-    def jdbc_sources(self) -> list[Source]:
-        return [s for s in self.sources.values() if s.type == "jdbc"]
-
-
-def _closest(name: str, candidates: list[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(name, candidates, n=3)
-    return f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+_closest = closest
 
 
 # --------------------------------------------------------------------------------------------
@@ -398,27 +240,41 @@ class _Validator:
             raise self.fail(at + ("url",), f"not a JDBC URL: {url!r} (expected jdbc:SUBPROTOCOL://...)")
         if "password_env" in body and "password_file" in body:
             raise self.fail(at + ("password_file",), "give password_env or password_file, not both")
-        dialect = body.get("dialect") or DIALECT_BY_JDBC_SUBPROTOCOL.get(match.group(1))
-        if dialect is None:
-            raise self.fail(at + ("url",), f"cannot infer the SQL dialect of {match.group(1)!r}: set dialect = \"...\"")
+        if "dialect" in body:
+            connector = self.connector(at + ("dialect",), body["dialect"])
+        else:
+            found = by_subprotocol(match.group(1))
+            if found is None:
+                raise self.fail(at + ("url",), f"cannot infer the SQL dialect of {match.group(1)!r}: "
+                                "set dialect = \"...\"")
+            connector = found
+        schema = body.get("schema") and self.string(at + ("schema",), body["schema"])
+        if schema and not connector.schemas:
+            raise self.fail(at + ("schema",), f"a {connector.title} source's url names its database; "
+                            "schema names a database of cbo's local server (local_server = true)")
         password_file = body.get("password_file")
-        legacy = self.legacy_local_server(url, password_file)
+        legacy = self.legacy_local_server(at, url, body.get("user"), password_file)
         if legacy is not None:
-            return dict(local_server=legacy, dialect="postgres",
-                        schema=body.get("schema") and self.string(at + ("schema",), body["schema"]))
+            return dict(local_server=legacy[1], connector=legacy[0], schema=schema)
         return dict(
             url=url,
             user=body.get("user") and self.string(at + ("user",), body["user"]),
             password_env=body.get("password_env") and self.string(at + ("password_env",), body["password_env"]),
             password_file=self.file_path(self.string(at + ("password_file",), password_file)) if password_file else None,
-            dialect=self.string(at + ("dialect",), dialect),
-            schema=body.get("schema") and self.string(at + ("schema",), body["schema"]),
+            connector=connector,
+            schema=schema,
         )
+
+    def connector(self, at: tuple[str, ...], value: Any) -> Connector:
+        try:
+            return by_dialect(self.string(at, value))
+        except ValueError as exc:
+            raise self.fail(at, str(exc)) from None
 
     def pushdown(self, at: tuple[str, ...], value: Any) -> dict[str, tuple[str, ...]]:
         """``[sources.NAME.pushdown]``: ``disable`` / ``enable``, lists of capability names
-        (``cbo.sources.capabilities.NAMES``) taken from or added to the dialect's."""
-        from cbo.sources.capabilities import NAMES
+        (``cbo.connectors.capabilities.NAMES``) taken from or added to the connector's."""
+        from cbo.connectors.capabilities import NAMES
 
         body = self.table_of(at, value)
         self.check_keys(at, body, ["disable", "enable"])
@@ -429,7 +285,7 @@ class _Validator:
                 raise self.fail(at + (key,), f"expected a list of capability names, got {names!r}")
             for name in names:
                 if name not in NAMES:
-                    hint = _closest(name, list(NAMES)) or " (see cbo.sources.capabilities for the names)"
+                    hint = _closest(name, list(NAMES)) or " (see cbo.connectors.capabilities for the names)"
                     raise self.fail(at + (key,), f"unknown capability {name!r}{hint}")
             found[f"pushdown_{key}"] = tuple(names)
         both = set(found.get("pushdown_disable", ())) & set(found.get("pushdown_enable", ()))
@@ -445,35 +301,54 @@ class _Validator:
                 raise self.fail(at + (key,), f"{key} cannot be given with local_server: the local server's "
                                 "address and credentials come from its state")
         value = body["local_server"]
-        dialect = body.get("dialect", "postgres")
-        if dialect not in ("postgres", "mysql"):
-            raise self.fail(at + ("dialect",), "cbo's local servers are PostgreSQL (dialect \"postgres\") and "
-                            f"MariaDB (dialect \"mysql\"), not {dialect!r}")
+        # without a dialect: cbo's local PostgreSQL, the first local server cbo had
+        connector = self.connector(at + ("dialect",), body["dialect"]) if "dialect" in body else POSTGRES
+        if connector.server_command is None:
+            servers = " and ".join(f"{c.title} (dialect \"{c.dialect}\")" for c in with_servers())
+            raise self.fail(at + ("dialect",), f"cbo's local servers are {servers}, not {connector.dialect!r}")
         if value is True:
-            from cbo.paths import cache_dir
-
-            server = cache_dir() / ("mariadb" if dialect == "mysql" else "postgres")
+            server = connector.default_server_root()
         elif isinstance(value, str) and value:
             server = self.file_path(value)
         else:
             raise self.fail(at + ("local_server",), "expected true (the server of the cache directory) or the "
                             f"path of a server's state directory such as \"~/.cache/cbo/postgres\", got {value!r}")
-        return dict(local_server=server, dialect=dialect,
+        return dict(local_server=server, connector=connector,
                     schema=body.get("schema") and self.string(at + ("schema",), body["schema"]))
 
-    def legacy_local_server(self, url: str, password_file: Any) -> Path | None:
-        """The local server's state directory when an older catalog names it by URL and password file.
+    def legacy_local_server(self, at: tuple[str, ...], url: str, user: Any,
+                            password_file: Any) -> tuple[Connector, Path] | None:
+        """The connector and state directory of cbo's local server, when an older catalog names
+        it by URL and password file.
 
         Catalogs written before ``local_server`` existed carry the server's port, which changes
         when it restarts; its password file sits in the state directory beside ``server.json``.
+        Such a source is read as ``local_server`` only when nothing else in it says otherwise:
+        the URL's host is this machine, its database is the local server's, and ``user`` is the
+        local server's or left out; only the port may differ (it is the one that moves). A
+        password file of the local server beside another database or user is a contradiction,
+        refused rather than resolved by silently replacing either.
         """
         if not isinstance(password_file, str) or not password_file:
             return None
         directory = self.file_path(password_file).parent
-        host = re.match(r"jdbc:postgresql://([^:/]+)", url)
-        if host and host.group(1) in ("127.0.0.1", "localhost") and (directory / "server.json").is_file():
-            return directory
-        return None
+        address = re.match(r"jdbc:([a-z0-9]+)://([^:/?]+)(?::\d+)?(?:/([^?;]*))?", url)
+        connector = by_subprotocol(address.group(1)) if address else None
+        if address is None or connector is None or connector.server_command is None \
+                or not (directory / "server.json").is_file():
+            return None
+        host, database = address.group(2), address.group(3) or ""
+        if host not in ("127.0.0.1", "localhost"):
+            return None   # another machine's server, whatever file holds the password
+        expected_database, expected_user = connector.local_database, connector.local_user
+        if database != expected_database or user not in (None, expected_user):
+            named = f"database {database!r}" + (f" and user {user!r}" if user not in (None, expected_user) else "")
+            raise self.fail(at + ("password_file",),
+                            f"password_file is cbo's local {connector.title}'s ({directory}), whose database and "
+                            f"user are {expected_database!r}, but url names {named}: write local_server = "
+                            f"\"{directory}\" (without url, user and password_file) for that server, or give the "
+                            "other server's own password")
+        return connector, directory
 
     def table(self, source: str, kind: str, name: str, body: dict[str, Any]) -> TableDef:
         at = ("sources", source, "tables", name)

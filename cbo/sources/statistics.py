@@ -1,7 +1,8 @@
 """Statistics for a catalog: which collector serves each table, where they are stored, freshness.
 
-Spark-source tables are collected with the Spark collector; PostgreSQL tables from PostgreSQL's
-own statistics (``ANALYZE`` first with ``analyze_source``). Each catalog has its own store
+Spark-source tables are collected with the Spark collector; a JDBC table by its connector
+(``Connector.collect``: PostgreSQL's and MariaDB's own statistics, ``ANALYZE`` first with
+``analyze_source``; SQLite's by a scan). Each catalog has its own store
 directory under the cache (``$CBO_STATS_DIR`` moves them all). A table whose stored statistics match its data's current
 fingerprint is skipped unless ``force``: a run that was killed half-way is completed by the
 next one, and the store stays readable throughout (every file is written atomically).
@@ -13,15 +14,20 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from cbo.sources.catalog import Catalog, TableDef
-from cbo.errors import CboError
+from cbo.catalog_types import Catalog, TableDef
+from cbo.connectors import NotSupported, connector_of
+from cbo.errors import CatalogError, CboError
 from cbo.paths import cache_dir
 from stats.model import COLLECTION_VERSION, TableStats
 from stats.store import StatsStore
+
+if TYPE_CHECKING:
+    from cbo.engines.spark import Step
 
 
 @dataclass(frozen=True)
@@ -49,7 +55,20 @@ def store_for(catalog: Catalog) -> StatsStore:
 
 
 def fingerprint(catalog: Catalog, table: TableDef) -> str:
-    """Identifies the data: file sizes and modification times, or PostgreSQL's change counters."""
+    """Identifies the data: file sizes and modification times, or the source's (its connector's)."""
+    try:
+        return _fingerprint(catalog, table)
+    except LookupError:   # the collectors' "table not found"
+        raise _missing(catalog, table) from None
+
+
+def _missing(catalog: Catalog, table: TableDef) -> CatalogError:
+    source = catalog.source_of(table)
+    return CatalogError(f"table '{table.qualified_name}' does not exist in source '{source.name}' "
+                        f"(looked for {source.remote_table(table)}): check the catalog's schema and table names")
+
+
+def _fingerprint(catalog: Catalog, table: TableDef) -> str:
     source = catalog.source_of(table)
     if source.type == "spark":
         if table.path is None:
@@ -60,20 +79,10 @@ def fingerprint(catalog: Catalog, table: TableDef) -> str:
             info = path.stat()
             digest.update(f"{path}:{info.st_size}:{info.st_mtime_ns}\n".encode())
         return "files:" + digest.hexdigest()[:20]
-    if source.dialect == "postgres":
-        from cbo.engines import postgres
-        from stats.postgres_collector import fingerprint as pg_fingerprint
-
-        with postgres.connect(postgres.address_of(source), what=f"source '{source.name}'") as conn:
-            return pg_fingerprint(conn, source.schema or "public", table.remote_name or table.name)
-    if source.dialect == "mysql":
-        from cbo.engines import mariadb
-        from stats.mariadb_collector import fingerprint as mariadb_fingerprint
-
-        address = mariadb.address_of(source)
-        with mariadb.connect(address, what=f"source '{source.name}'") as conn:
-            return mariadb_fingerprint(conn, source.schema or address.database, table.remote_name or table.name)
-    raise CboError(f"table '{table.qualified_name}': statistics for {source.dialect} sources are not supported yet")
+    try:
+        return connector_of(source).fingerprint(source, table)
+    except NotSupported as exc:
+        raise CboError(f"table '{table.qualified_name}': {exc}") from None
 
 
 def column_groups(table: TableDef) -> list[tuple[str, ...]]:
@@ -97,12 +106,17 @@ def outdated_by(stats: TableStats) -> str | None:
 
 
 def analyze(catalog: Catalog, tables: list[str] | None = None, *, sample: float = 1.0, analyze_source: bool = False,
-            force: bool = False, progress: Callable[[str], None] = lambda _: None) -> list[Analyzed]:
+            force: bool = False, progress: Callable[[str], None] = lambda _: None,
+            step: Step = nullcontext) -> list[Analyzed]:
+    """Collect the statistics of ``tables`` (default: all) where missing, stale or ``force``d;
+    ``progress`` hears of each table, ``step`` of Spark's start (``cbo.engines.spark``)."""
     from cbo.sources.metadata import with_database_keys
 
     catalog = with_database_keys(catalog)
     chosen = [catalog.table(name) for name in tables] if tables else list(catalog.tables())
     store = store_for(catalog)
+    for leftover in store.clean():
+        progress(f"removed {leftover.name}, a temporary file of an analyze that did not finish")
     results = []
     for index, table in enumerate(chosen, start=1):
         started = time.perf_counter()
@@ -111,6 +125,8 @@ def analyze(catalog: Catalog, tables: list[str] | None = None, *, sample: float 
         if loaded.problem:
             progress(loaded.problem)
         outdated = outdated_by(loaded.stats) if loaded.stats is not None and not force else None
+        if outdated is None and loaded.damaged and not force:
+            outdated = "stored statistics lack their row sample"
         if outdated is not None:
             progress(f"[{index}/{len(chosen)}] {table.qualified_name}: {outdated}; collecting again")
         elif loaded.stats is not None and not force:
@@ -119,7 +135,10 @@ def analyze(catalog: Catalog, tables: list[str] | None = None, *, sample: float 
             progress(f"[{index}/{len(chosen)}] {table.qualified_name}: statistics are fresh")
             continue
         progress(f"[{index}/{len(chosen)}] {table.qualified_name}: collecting ...")
-        stats = _collect(catalog, table, current, sample, analyze_source)
+        try:
+            stats = _collect(catalog, table, current, sample, analyze_source, step)
+        except LookupError:
+            raise _missing(catalog, table) from None
         path = store.save(stats)
         seconds = time.perf_counter() - started
         progress(f"[{index}/{len(chosen)}] {table.qualified_name}: {stats.row_count:,.0f} rows, "
@@ -128,31 +147,22 @@ def analyze(catalog: Catalog, tables: list[str] | None = None, *, sample: float 
     return results
 
 
-def _collect(catalog: Catalog, table: TableDef, current: str, sample: float, analyze_source: bool) -> TableStats:
+def _collect(catalog: Catalog, table: TableDef, current: str, sample: float, analyze_source: bool,
+             step: Step) -> TableStats:
     source = catalog.source_of(table)
     if source.type == "spark":
         from cbo.engines.spark import read_table, spark_session
         from stats.spark_collector import collect
 
-        spark = spark_session(catalog.spark)
+        spark = spark_session(catalog.spark, step=step)
         frame = read_table(spark, catalog, table)
         size = _size(table.path) if table.path is not None else None
         return collect(frame, table.qualified_name, current, size_bytes=size, fraction=sample,
                        column_groups=column_groups(table))
-    if source.dialect == "mysql":
-        from cbo.engines import mariadb
-        from stats.mariadb_collector import collect as mariadb_collect
-
-        address = mariadb.address_of(source)
-        with mariadb.connect(address, what=f"source '{source.name}'") as conn:
-            return mariadb_collect(conn, source.schema or address.database, table.remote_name or table.name,
-                                   table.qualified_name, analyze=analyze_source)
-    from cbo.engines import postgres
-    from stats.postgres_collector import collect as pg_collect
-
-    with postgres.connect(postgres.address_of(source), what=f"source '{source.name}'") as conn:
-        return pg_collect(conn, source.schema or "public", table.remote_name or table.name, table.qualified_name,
-                          analyze=analyze_source)
+    try:
+        return connector_of(source).collect(source, table, analyze=analyze_source)
+    except NotSupported as exc:
+        raise CboError(f"table '{table.qualified_name}': {exc}") from None
 
 
 def _size(path: Path) -> float:
@@ -174,4 +184,34 @@ def load_all(catalog: Catalog, check_fresh: bool = False) -> tuple[dict[str, Tab
     return found, problems
 
 
-__all__ = ["analyze", "load_all", "store_for", "fingerprint"]
+def load_checked(catalog: Catalog, *, remote: bool = False) -> tuple[dict[str, TableStats], dict[str, str]]:
+    """Stored statistics of the catalog's tables, as ``load_all`` reads them, and by table what
+    is wrong with them: a file that is unusable (ignored) or incomplete (its row sample), and
+    statistics that are stale (the data changed since they were collected; still used, as
+    PostgreSQL uses its own until the next ANALYZE). Staleness is checked for tables in files
+    (their sizes and times) and, with ``remote``, for tables in databases (a query each)."""
+    store = store_for(catalog)
+    found: dict[str, TableStats] = {}
+    notes: dict[str, str] = {}
+    for table in catalog.tables():
+        name = table.qualified_name
+        loaded = store.load(name)
+        if loaded.problem:
+            notes[name] = loaded.problem
+        if loaded.stats is None:
+            continue
+        found[name] = loaded.stats
+        source = catalog.source_of(table)
+        if source.type != "spark" and not remote:
+            continue
+        try:
+            current = fingerprint(catalog, table)
+        except (CboError, OSError):
+            continue   # the data cannot be read now: running the query will say so
+        if current != loaded.stats.fingerprint:
+            notes[name] = (f"statistics of {name} are stale (its data changed since they were collected, "
+                           f"{loaded.stats.collected_at}): estimates may be off; run `cbo analyze {name}`")
+    return found, notes
+
+
+__all__ = ["analyze", "load_all", "load_checked", "store_for", "fingerprint"]

@@ -19,9 +19,9 @@ from typing import Callable
 import duckdb
 import tomli_w
 
-from cbo.sources.catalog import ForeignKey
+from cbo.catalog_types import ForeignKey, TableKeys
 from cbo.errors import CboError
-from cbo.sources.loaders import TableKeys, load_parquet_schema
+from cbo.connectors.postgres.loader import load_parquet_schema
 
 TABLES = ("users", "posts", "badges", "postLinks", "tags")
 SCHEMA = "stats_data"
@@ -70,7 +70,7 @@ def prepare(out: Path, postgres_info=None, progress: Callable[[str], None] = lam
     catalogs = {"spark": _write_catalog(out / "stats-spark.toml", {"sources": {"lake": {"type": "spark", "tables": {
         t: _table_entry(out, t, parquet=True) for t in TABLES}}}})}
     if postgres_info is not None:
-        from cbo.engines import postgres as pg
+        from cbo.connectors.postgres import client as pg
 
         address = pg.parse_url(postgres_info.jdbc_url, postgres_info.user, postgres_info.password())
         keys = {t: TableKeys(("Id",)) for t in TABLES}

@@ -34,8 +34,8 @@ import tomli_w
 
 from cbo.errors import CboError, SetupError
 from cbo.paths import scale_factor_identifier
-from cbo.sources.catalog import ForeignKey
-from cbo.sources.loaders import TableKeys, load_parquet_schema
+from cbo.catalog_types import ForeignKey, TableKeys
+from cbo.connectors.postgres.loader import load_parquet_schema
 from cbo.workloads.tpch import PostgresTarget
 
 FACT_TABLES = ("store_sales", "store_returns", "catalog_sales", "catalog_returns", "web_sales", "web_returns",
@@ -305,7 +305,7 @@ def prepare(sf: float, *, data_dir: Path | None = None, postgres: str | None = "
     (Parquet only: just the all-spark placement)."""
     import os
 
-    from cbo.engines import postgres as pg
+    from cbo.connectors.postgres import client as pg
     from cbo.paths import cache_dir, scale_factor_label
 
     directory = data_dir or cache_dir() / "tpcds" / scale_factor_label(sf)
@@ -313,7 +313,7 @@ def prepare(sf: float, *, data_dir: Path | None = None, postgres: str | None = "
     progress(f"TPC-DS sf {sf:g}: {'generated' if made else 'present'} in {dataset.directory}")
     target = None
     if postgres == "local":
-        from cbo.sources.localpg import LocalPostgres
+        from cbo.connectors.postgres.server import LocalPostgres
 
         server = LocalPostgres()
         info = server.start()

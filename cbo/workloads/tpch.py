@@ -28,9 +28,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import tomli_w
 
-from cbo.sources.catalog import ForeignKey
+from cbo.catalog_types import ForeignKey, TableKeys
 from cbo.errors import CboError, SetupError
-from cbo.sources.loaders import TableKeys, load_parquet_schema
+from cbo.connectors.postgres.loader import load_parquet_schema
 from cbo.paths import scale_factor_identifier
 
 TABLES = ("region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem")
@@ -167,7 +167,7 @@ def mariadb_database(sf: float) -> str:
 
 def load_mariadb(dataset: Dataset, conn, progress: Callable[[str], None] = lambda _: None) -> bool:  # type: ignore[no-untyped-def]
     """Load the federated3 MariaDB tables with their keys; False if already there."""
-    from cbo.sources.mariadb_loader import load_parquet_database
+    from cbo.connectors.mariadb.loader import load_parquet_database
 
     tables = {t: dataset.table_path(t) for t in FEDERATED3_IN_MARIADB}
     manifest = {"dataset": dataset.manifest, "loader": "cbo-mariadb/1", "tables": list(FEDERATED3_IN_MARIADB)}
@@ -303,7 +303,7 @@ def prepare(sf: float, *, data_dir: Path | None = None, postgres: str | None = "
     """
     import os
 
-    from cbo.engines import postgres as pg
+    from cbo.connectors.postgres import client as pg
     from cbo.paths import cache_dir, scale_factor_label
 
     directory = data_dir or cache_dir() / "tpch" / scale_factor_label(sf)
@@ -311,7 +311,7 @@ def prepare(sf: float, *, data_dir: Path | None = None, postgres: str | None = "
     progress(f"TPC-H sf {sf:g}: {'generated' if made else 'present'} in {dataset.directory}")
     target = None
     if postgres == "local":
-        from cbo.sources.localpg import LocalPostgres
+        from cbo.connectors.postgres.server import LocalPostgres
 
         server = LocalPostgres()
         info = server.start()
@@ -338,10 +338,10 @@ def _prepare_mariadb(dataset: Dataset, mariadb: str, progress: Callable[[str], N
     """Start (``local``) or reach MariaDB, load the federated3 tables, say how catalogs reach it."""
     import os
 
-    from cbo.engines import mariadb as maria
+    from cbo.connectors.mariadb import client as maria
 
     if mariadb == "local":
-        from cbo.sources.localmariadb import LocalMariaDB
+        from cbo.connectors.mariadb.server import LocalMariaDB
 
         server = LocalMariaDB()
         info = server.start()

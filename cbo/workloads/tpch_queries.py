@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from cbo.errors import CboError
+
 QUERY_DIR = Path(__file__).with_name("tpch_sql")
 DIALECT = "trino"   # how cbo reads them (its default), as tpcds_queries.DIALECT says for TPC-DS
 
@@ -40,6 +42,6 @@ def select(names: list[str] | None) -> tuple[Query, ...]:
     for name in names:
         digits = name.lower().lstrip("q")
         if not digits.isdigit() or int(digits) not in by_number:
-            raise ValueError(f"unknown TPC-H query {name!r} (expected q1 .. q22)")
+            raise CboError(f"unknown TPC-H query {name!r} (expected q1 .. q22)")
         chosen.append(by_number[int(digits)])
     return tuple(chosen)

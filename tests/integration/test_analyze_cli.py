@@ -72,3 +72,55 @@ def test_show_without_statistics_says_what_to_do(tpch_catalogs, tmp_path):
     result = cbo("stats", "show", "region", catalog=copy)
     assert result.returncode == 2
     assert "no statistics for lake.region: run `cbo analyze region`" in result.stderr
+
+
+def analyze(catalog, *tables: str) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
+    return subprocess.run([sys.executable, "-m", "cbo", "analyze", "--catalog", str(catalog), *tables],
+                          capture_output=True, text=True, timeout=600)
+
+
+def one_error_line(result: subprocess.CompletedProcess[str]) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and lines and lines[-1].startswith("cbo: error: "), result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    return lines[-1]
+
+
+def test_a_missing_postgres_schema_or_table_is_one_line_in_analyze_and_catalog_check(tpch_catalogs, tmp_path):
+    text = tpch_catalogs["all-postgres"].read_text()
+    no_schema = tmp_path / "no_schema.toml"
+    no_schema.write_text(text.replace('schema = "tpch_sf0_01"', 'schema = "no_such_schema"'))
+    no_table = tmp_path / "no_table.toml"
+    no_table.write_text(text.replace("[sources.pg.tables.region]",
+                                     '[sources.pg.tables.region]\nremote_name = "no_such_table"'))
+    for catalog in (no_schema, no_table):
+        line = one_error_line(analyze(catalog, "region"))
+        assert "table 'pg.region' does not exist in source 'pg'" in line
+        checked = subprocess.run([sys.executable, "-m", "cbo", "catalog", "check", str(catalog)],
+                                 capture_output=True, text=True, timeout=120)
+        assert "does not exist in source 'pg'" in one_error_line(checked)
+
+
+def test_damaged_statistics_are_named_and_collected_again(tpch_catalogs, tmp_path):
+    """A row sample cut short and a statistics file of the wrong shape: named while they are in
+    place, never called fresh by analyze, which collects them again; a killed writer's temporary
+    file goes."""
+    catalog = tmp_path / "copy.toml"
+    catalog.write_text(tpch_catalogs["all-spark"].read_text())
+    first = analyze(catalog, "region", "nation")
+    assert statuses(first.stdout) == ["collected", "collected"], first.stderr
+    store = store_for(load_catalog(catalog))
+    sample = next(store.directory.glob("lake.nation.sample-*.parquet"))
+    sample.write_bytes(sample.read_bytes()[:200])
+    store.path("lake.region").write_text("[]")
+    leftover = store.directory / ".lake.region.json.pid999999999.x.tmp"
+    leftover.write_text("{")
+    explained = cbo("explain", "select count(*) from nation join region on n_regionkey = r_regionkey",
+                    catalog=catalog)
+    assert explained.returncode == 0, explained.stderr
+    assert "damaged row sample" in explained.stdout and "not a JSON object" in explained.stdout
+    repaired = analyze(catalog, "region", "nation")
+    assert statuses(repaired.stdout) == ["collected", "collected"], repaired.stdout + repaired.stderr
+    assert not leftover.exists()
+    again = analyze(catalog, "region", "nation")
+    assert statuses(again.stdout) == ["fresh", "fresh"]

@@ -10,9 +10,10 @@ import psycopg
 import pytest
 
 from cbo.sources.catalog import load_catalog
-from cbo.sources.loaders import TableKeys, load_parquet_schema, loaded_manifest
-from cbo.sources.localmariadb import LocalMariaDB
-from cbo.sources.localpg import LocalPostgres
+from cbo.catalog_types import TableKeys
+from cbo.connectors.postgres.loader import load_parquet_schema, loaded_manifest
+from cbo.connectors.mariadb.server import LocalMariaDB
+from cbo.connectors.postgres.server import LocalPostgres
 from cbo.sources.metadata import with_database_keys
 from cbo.workloads import tpch
 

@@ -15,7 +15,7 @@ import pytest
 
 import cbo
 from cbo.workloads.tpch_queries import QUERY_DIR
-from cbo.sources.localpg import LocalPostgres
+from cbo.connectors.postgres.server import LocalPostgres
 
 QUERIES = QUERY_DIR
 

@@ -21,12 +21,12 @@ import pytest
 from benchmarks.tpch.queries import all_queries
 from cbo.answers import compare, is_ordered
 from cbo.sources.catalog import load_catalog, parse_catalog
-from cbo.engines import mariadb
+from cbo.connectors.mariadb import client as mariadb
 from cbo.engines.native import DuckDBNative
 from cbo.errors import SourceUnreachable
-from cbo.sources.loaders import TableKeys
-from cbo.sources.localmariadb import LocalMariaDB
-from cbo.sources.mariadb_loader import load_parquet_database
+from cbo.catalog_types import TableKeys
+from cbo.connectors.mariadb.server import LocalMariaDB
+from cbo.connectors.mariadb.loader import load_parquet_database
 from cbo.app.session import Session
 from cbo.sources.statistics import analyze, load_all, store_for
 

@@ -30,11 +30,12 @@ from benchmarks.equivalence.pushdown import (
     write_local,
 )
 from cbo.answers import compare
-from cbo.engines import mariadb, postgres
+from cbo.connectors.mariadb import client as mariadb
+from cbo.connectors.postgres import client as postgres
 from cbo.ir.operators import Join, walk
 from cbo.physical.algorithm import Algorithm
 from cbo.sources.catalog import load_catalog
-from cbo.sources.localmariadb import LocalMariaDB
+from cbo.connectors.mariadb.server import LocalMariaDB
 from tests.conftest import TEST_CACHE
 
 

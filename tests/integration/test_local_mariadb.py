@@ -11,8 +11,8 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from cbo.engines import mariadb
-from cbo.sources.localmariadb import LocalMariaDB
+from cbo.connectors.mariadb import client as mariadb
+from cbo.connectors.mariadb.server import LocalMariaDB
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import stat
 import psycopg
 import pytest
 
-from cbo.sources.localpg import LocalPostgres
+from cbo.connectors.postgres.server import LocalPostgres
 
 
 @pytest.fixture
@@ -76,7 +76,7 @@ def test_catalogs_follow_the_server_to_another_port(server, tmp_path):
     import socket
 
     from cbo.sources.catalog import parse_catalog
-    from cbo.engines import postgres
+    from cbo.connectors.postgres import client as postgres
     from cbo.errors import SourceUnreachable
 
     info = server.start()

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cbo.engines import mariadb
+from cbo.connectors.mariadb import client as mariadb
 from cbo.exec.remote import RemoteQueries
 from cbo.planner import Planner
 from cbo.sources.catalog import parse_catalog
-from cbo.sources.localmariadb import LocalMariaDB
+from cbo.connectors.mariadb.server import LocalMariaDB
 from tests.awkward_text import awkward_text
 
 DATABASE = "cbo_fuzz"

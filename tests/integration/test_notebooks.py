@@ -54,8 +54,8 @@ def servers_stopped_after() -> Iterator[None]:
     """Stop the test cache's local servers that start inside the block, whatever happens in it
     (a server running before it, e.g. a session fixture's, is left running)."""
     from cbo.paths import cache_dir
-    from cbo.sources.localmariadb import LocalMariaDB
-    from cbo.sources.localpg import LocalPostgres
+    from cbo.connectors.mariadb.server import LocalMariaDB
+    from cbo.connectors.postgres.server import LocalPostgres
 
     servers = [LocalPostgres(cache_dir() / "postgres"), LocalMariaDB(cache_dir() / "mariadb")]
     before = [server.status() is not None for server in servers]

@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from psycopg import sql as pgsql
 
-from cbo.engines import postgres as pg
+from cbo.connectors.postgres import client as pg
 from cbo.exec.remote import RemoteQueries
 from cbo.planner import Planner
 from cbo.sources.catalog import parse_catalog
-from cbo.sources.localpg import LocalPostgres
+from cbo.connectors.postgres.server import LocalPostgres
 from tests.awkward_text import awkward_text
 
 SCHEMA = "cbo_fuzz"

@@ -30,3 +30,20 @@ def test_other_errors_are_not_spark_s():
     from cbo.engines.spark import spark_failure
 
     assert spark_failure(ValueError("x")) is None
+
+
+def test_spark_refusing_cbos_sql_is_cbos_bug_and_a_failed_job_is_the_engines(spark):
+    """``cbo.app.failures``: Spark's own exceptions, classified."""
+    from cbo.app.failures import engine_failure
+    from cbo.engines.spark import spark_failure
+    from cbo.errors import EngineError, InternalError
+
+    for sql in ("select no_such_column from range(3)", "select from from"):
+        with pytest.raises(Exception) as caught:
+            spark.sql(sql).collect()
+        failure = engine_failure("spark", caught.value, spark_failure(caught.value) or "")
+        assert isinstance(failure, InternalError) and "the SQL cbo generated" in str(failure), failure
+    with pytest.raises(Exception) as caught:
+        spark.sql("select 1 div (id - id) from range(3)").collect()
+    failure = engine_failure("spark", caught.value, spark_failure(caught.value) or "")
+    assert isinstance(failure, EngineError) and str(failure).startswith("query failed on spark: Division by zero")

@@ -7,7 +7,7 @@ import pytest
 from cbo.sources.catalog import parse_catalog
 from cbo.engines.spark import read_table, register_catalog, run_sql
 from cbo.errors import SourceUnreachable
-from cbo.sources.localpg import free_port
+from cbo.connectors.localserver import free_port
 
 
 def test_jdbc_table_reads_with_its_types(spark, tpch_catalogs):

@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from cbo.sources.catalog import load_catalog
-from cbo.sources.localpg import LocalPostgres
+from cbo.connectors.postgres.server import LocalPostgres
 from cbo.paths import cache_dir
 from cbo.sources.statistics import analyze, load_all
 from cbo.workloads import stats_data

@@ -17,7 +17,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from cbo.sources.localpg import LocalPostgres
+from cbo.connectors.postgres.server import LocalPostgres
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = "CBO_SERVER_ISOLATION_PROBE"

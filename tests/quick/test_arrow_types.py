@@ -7,8 +7,8 @@ import pyarrow as pa
 import pytest
 
 from cbo.errors import CboError
-from cbo.sources.loaders import postgres_type
-from cbo.sources.mariadb_loader import LONGEST_VARCHAR, mariadb_type
+from cbo.connectors.postgres.loader import postgres_type
+from cbo.connectors.mariadb.loader import LONGEST_VARCHAR, mariadb_type
 
 CASES = [
     (pa.int16(), "integer", "INT"), (pa.int32(), "integer", "INT"), (pa.int64(), "bigint", "BIGINT"),

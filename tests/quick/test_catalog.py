@@ -156,14 +156,16 @@ enable = ["concat"]
 
 
 def test_pushdown_overrides_are_read_and_applied():
-    from cbo.sources.capabilities import CAPABILITIES, with_overrides
+    from cbo.connectors import MARIADB
+    from cbo.connectors.capabilities import with_overrides
 
     source = parse(PUSHDOWN).sources["pg"]
     assert source.pushdown_disable == ("full_join", "like", "aggregate") and source.pushdown_enable == ("concat",)
-    caps = with_overrides(CAPABILITIES["mysql"], source.pushdown_disable, source.pushdown_enable)
+    assert MARIADB.capabilities is not None
+    caps = with_overrides(MARIADB.capabilities, source.pushdown_disable, source.pushdown_enable)
     assert "full" not in caps.join_kinds and "like" not in caps.functions and "aggregate" not in caps.operators
     assert "concat" in caps.functions and "join" in caps.operators
-    assert "like" in CAPABILITIES["mysql"].functions     # the dialect's table is left alone
+    assert "like" in MARIADB.capabilities.functions     # the connector's table is left alone
 
 
 def test_unknown_capability_names_its_line_and_the_closest_name():

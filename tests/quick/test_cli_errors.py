@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cbo.sources.localpg import free_port
+from cbo.connectors.localserver import free_port
 
 
 def run_cbo(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -81,7 +81,7 @@ def test_rules_table_has_an_enabled_column_aligned_columns_and_whole_description
         patterns[name] = pattern
     assert "each task hashes its partition of the build (right) side" in rows["ShuffledHashJoin"][1]
     # Each rule's pattern, as it declares it.
-    assert "Join[inner, conditioned](Aggregate[grouped], *)" in patterns["PushTableIntoAggregate"]
+    assert "Join[inner, conditioned](Aggregate[grouped, aggregating], *)" in patterns["PushTableIntoAggregate"]
     assert patterns["BroadcastHashJoin"].strip() == "Join"
 
 

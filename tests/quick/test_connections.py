@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from cbo.sources.catalog import SparkSettings
-from cbo.engines import postgres, spark
+from cbo.connectors import CONNECTORS, MARIADB, POSTGRES
+from cbo.connectors.localserver import free_port
+from cbo.connectors.postgres import client as postgres
+from cbo.engines import spark
 from cbo.errors import SetupError, SourceUnreachable
-from cbo.sources.localpg import free_port
+from cbo.sources.catalog import SparkSettings
 
 
 def test_jdbc_and_libpq_urls_parse_alike():
@@ -47,15 +49,15 @@ def test_jdbc_driver_from_environment_must_exist(monkeypatch, tmp_path):
 
 def test_jdbc_driver_falls_back_to_maven_coordinates(monkeypatch, tmp_path):
     monkeypatch.delenv("CBO_JDBC_JAR", raising=False)
-    monkeypatch.setattr(spark, "DEBIAN_JDBC_JAR", Path(tmp_path / "absent.jar"))
-    monkeypatch.setattr(spark, "DEBIAN_MARIADB_JAR", Path(tmp_path / "absent-too.jar"))
+    for connector in CONNECTORS:   # no connector's driver installed
+        monkeypatch.setattr(connector, "driver_jar", Path(tmp_path / f"absent-{connector.dialect}.jar"))
     assert spark.find_jdbc_driver(SparkSettings()) is None
     settings = SparkSettings(jdbc_packages=("org.postgresql:postgresql:42.7.4",))
     assert spark.find_jdbc_driver(settings).packages == ("org.postgresql:postgresql:42.7.4",)
     # One driver from Debian, the other from Maven: both reach Spark.
     mariadb_jar = tmp_path / "mariadb-java-client.jar"
     mariadb_jar.write_bytes(b"")
-    monkeypatch.setattr(spark, "DEBIAN_MARIADB_JAR", mariadb_jar)
+    monkeypatch.setattr(MARIADB, "driver_jar", mariadb_jar)
     both = spark.find_jdbc_driver(settings)
     assert both.jars == (str(mariadb_jar),) and both.packages == ("org.postgresql:postgresql:42.7.4",)
 
@@ -64,5 +66,5 @@ def test_remote_table_names_are_quoted():
     from cbo.sources.catalog import Source, TableDef
 
     table = TableDef(name="odd", source="pg", remote_name='we"ird')
-    source = Source(name="pg", type="jdbc", tables={"odd": table}, schema="my schema", dialect="postgres")
+    source = Source(name="pg", type="jdbc", tables={"odd": table}, schema="my schema", connector=POSTGRES)
     assert spark.remote_table_sql(source, table) == '"my schema"."we""ird"'

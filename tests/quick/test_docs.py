@@ -231,6 +231,11 @@ def test_a_cbo_command_exists(page: str, line: str, whole: bool):
     if not whole:
         # A span in prose names a command and some of its options, not always a whole command line.
         subparser = commands[command]
+        for word in words[words.index(command) + 1:]:   # a command's own commands: `cbo workload run`
+            nested = [a for a in subparser._actions if isinstance(a, argparse._SubParsersAction)]
+            if not nested or word not in nested[0].choices:
+                break
+            subparser = nested[0].choices[word]
         known = {option for action in subparser._actions for option in action.option_strings}
         for option in re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", line):
             assert option in known or option == "--debug", f"{page}: `{line}`: cbo {command} has no option {option}"

@@ -1,41 +1,122 @@
-"""Layers point down: a module imports only from its own layer or those below it.
+"""Layers point down: each package imports only from the packages listed for it, and no import
+cycle joins two packages (or two modules of one).
 
-    ir <- estimate <- cost <- joinorder <- memo <- planner <- session/cli
-    ir <- frontend, normalize (decorrelation is an IR rewrite) <- planner
-    ir <- sqlgen <- exec
+The layers, bottom to top (a package may import those below it, never those above)::
 
-Checked on the import statements of the source files (including imports inside functions), so
-a new upward import fails here with the module and the line.
+    errors, paths, settings, limits             what everything shares
+    ir                                          the plan IR and its types
+    jdbc_url, catalog_types                     a catalog's values: sources, tables, keys
+    sqlgen                                      plans as SQL (a dialect's traits, SqlDialect)
+    stats                                       statistics' model and store (imports no cbo)
+    connectors                                  one object per source type (cbo.connectors)
+    estimate, normalize, frontend* ...          the optimizer (below: their own lists)
+    cost, physical, memo, joinorder
+    engines                                     Spark, DuckDB: sessions, reading a table
+    sources                                     the catalog file, schemas, keys, statistics
+    exec                                        running a physical plan on Spark
+    planner, workloads, app, cbo                the user's entry points
+    benchmarks                                  anything
+
+Engines sit below sources: the catalog's schemas and statistics are read through them (a Spark
+table's columns, a Spark collection), while no engine needs a catalog file. Progress reaches an
+engine as a callback (``spark_session(step=...)``), never by importing the app.
+
+Checked on the import statements of the source files (including imports inside functions and
+under ``TYPE_CHECKING``), so a new upward import fails here with the module and the line. A
+package that other work is still reshaping (estimate, memo, cost, physical, joinorder, frontend,
+ir) is listed with what it imports today, and its known cycles are named in ``KNOWN_CYCLES``
+until that work removes them; every other package has none.
 """
 
 from __future__ import annotations
 
 import ast
+from collections import defaultdict
+from functools import cache
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("cbo", "stats", "benchmarks")
 
-# module (file or package under cbo/) -> packages it must not import
+BOTTOM = {"cbo.errors"}
+# unit (a package or a module directly under cbo/) -> the units it may import
+ALLOWED: dict[str, set[str]] = {
+    "cbo.errors": set(),
+    "cbo.limits": BOTTOM,
+    "cbo.paths": BOTTOM,
+    "cbo.settings": BOTTOM,
+    "cbo.ir": BOTTOM,
+    "cbo.jdbc_url": BOTTOM,
+    "cbo.catalog_types": BOTTOM | {"cbo.ir", "cbo.jdbc_url"},
+    "cbo.sqlgen": {"cbo.ir", "cbo.limits"},
+    "cbo.svg": set(),
+    "cbo.answers": set(),
+    "stats": set(),
+    "cbo.connectors": BOTTOM | {"cbo.paths", "cbo.ir", "cbo.jdbc_url", "cbo.catalog_types", "cbo.sqlgen", "stats"},
+    # the optimizer's packages, as they import today (other work reshapes them)
+    "cbo.estimate": BOTTOM | {"cbo.ir", "cbo.sqlgen", "stats"},
+    "cbo.normalize": BOTTOM | {"cbo.ir"},
+    "cbo.frontend": BOTTOM | {"cbo.limits", "cbo.ir", "cbo.sources"},
+    "cbo.cost": BOTTOM | {"cbo.paths", "cbo.ir", "cbo.connectors", "cbo.physical"},
+    "cbo.physical": {"cbo.ir"},
+    "cbo.joinorder": {"cbo.ir"},
+    # (normalize: InlineCte normalizes the copies it makes, so each reference's filters reach its own)
+    "cbo.memo": BOTTOM | {"cbo.ir", "cbo.settings", "cbo.svg", "cbo.connectors", "cbo.estimate", "cbo.cost",
+                          "cbo.physical", "cbo.joinorder", "cbo.normalize"},
+    "cbo.engines": BOTTOM | {"cbo.limits", "cbo.paths", "cbo.catalog_types", "cbo.connectors", "cbo.cost"},
+    "cbo.sources": BOTTOM | {"cbo.paths", "cbo.ir", "cbo.catalog_types", "cbo.connectors", "cbo.engines", "stats"},
+    "cbo.exec": BOTTOM | {"cbo.settings", "cbo.ir", "cbo.catalog_types", "cbo.connectors", "cbo.sqlgen", "cbo.physical",
+                          "cbo.engines"},
+    "cbo.planner": BOTTOM | {"cbo.limits", "cbo.ir", "cbo.settings", "cbo.catalog_types", "cbo.connectors", "cbo.sources",
+                             "cbo.frontend", "cbo.normalize", "cbo.estimate", "cbo.cost", "cbo.physical",
+                             "cbo.memo", "cbo.engines"},
+    "cbo.workloads": BOTTOM | {"cbo.paths", "cbo.catalog_types", "cbo.connectors"},
+    "cbo.app": BOTTOM | {"cbo.limits", "cbo.paths", "cbo.settings", "cbo.ir", "cbo.answers", "cbo.svg", "cbo.sqlgen",
+                         "cbo.catalog_types", "cbo.connectors", "cbo.sources", "cbo.engines", "cbo.frontend",
+                         "cbo.estimate", "cbo.cost", "cbo.physical", "cbo.memo", "cbo.exec", "cbo.planner",
+                         "cbo.workloads", "stats"},
+    "cbo": BOTTOM | {"cbo.app", "cbo.sources"},
+    "cbo.__main__": {"cbo.app"},
+    "benchmarks": {"*"},
+}
+
+# Finer rules inside a layer: module (path under cbo/) -> modules it must not import.
 FORBIDDEN = {
-    "ir": ["cbo.frontend", "cbo.normalize", "cbo.estimate", "cbo.cost", "cbo.memo", "cbo.joinorder", "cbo.planner",
-           "cbo.app", "cbo.sqlgen", "cbo.exec", "cbo.engines"],
+    "svg.py": ["cbo.ir", "cbo.memo", "cbo.app.explain", "cbo.app.session"],
     # scalar expressions sit below plans: a subquery, which holds a plan, lives with the plans
     "ir/expressions.py": ["cbo.ir.operators", "cbo.ir.dispatch", "cbo.ir.shape"],
-    "normalize": ["cbo.frontend", "cbo.memo", "cbo.planner", "cbo.app"],
-    "estimate": ["cbo.frontend", "cbo.memo", "cbo.cost", "cbo.planner", "cbo.app"],
-    "cost": ["cbo.frontend", "cbo.memo", "cbo.planner", "cbo.app", "cbo.exec"],
-    "memo": ["cbo.frontend", "cbo.planner", "cbo.app", "cbo.exec", "cbo.engines"],
-    "joinorder": ["cbo.frontend", "cbo.memo", "cbo.planner", "cbo.app", "cbo.exec", "cbo.engines"],
-    "sqlgen.py": ["cbo.frontend", "cbo.memo", "cbo.planner", "cbo.app"],
-    "svg.py": ["cbo.ir", "cbo.memo", "cbo.app.explain", "cbo.app.session"],
-    "physical": ["cbo.frontend", "cbo.estimate", "cbo.cost", "cbo.memo", "cbo.planner", "cbo.app", "cbo.exec",
-                 "cbo.engines"],
     "app/demo.py": ["benchmarks"],
-    "sources": ["cbo.app", "cbo.memo", "cbo.planner", "cbo.frontend", "cbo.normalize"],
+    "app/workload": ["benchmarks"],   # the benchmarks use the runner, never the reverse
     "app/session.py": ["cbo.memo.rules"],   # Spark's hint names belong to execution, not to the rules
 }
+
+# Cycles other work is removing (by unit, and by module within a unit), named so that no new
+# one joins them unnoticed.
+KNOWN_CYCLES = [
+    {"cbo.ir.expressions", "cbo.ir.operators"},
+    {"cbo.estimate", "cbo.estimate.estimator", "cbo.estimate.filters", "cbo.estimate.join_samples",
+     "cbo.estimate.join_sets", "cbo.estimate.joins"},
+    {"cbo.frontend.aggregation", "cbo.frontend.bind_expressions", "cbo.frontend.binder"},
+]
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            found[name.removesuffix(".__init__")] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def unit(module: str) -> str:
+    parts = module.split(".")
+    return parts[0] if parts[0] != "cbo" or len(parts) == 1 else f"cbo.{parts[1]}"
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -45,19 +126,114 @@ def _imports(path: Path) -> list[tuple[int, str]]:
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.append((node.lineno, node.module))
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
     return found
 
 
-@pytest.mark.parametrize("module", sorted(FORBIDDEN))
-def test_a_layer_imports_nothing_above_it(module):
-    target = ROOT / "cbo" / module
-    files = [target] if target.suffix == ".py" else sorted(target.rglob("*.py"))
-    wrong = []
-    for path in files:
+def _resolve(name: str) -> str | None:
+    """The module of ours an imported name is (or lies in), None for another library's."""
+    parts = name.split(".")
+    while parts:
+        if ".".join(parts) in MODULES:
+            return ".".join(parts)
+        parts.pop()
+    return None
+
+
+@cache
+def _edges() -> dict[str, dict[str, list[str]]]:
+    """module -> imported module of ours -> where (file:line)."""
+    edges: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for module, path in MODULES.items():
         for line, name in _imports(path):
-            if any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN[module]):
-                wrong.append(f"{path.relative_to(ROOT)}:{line}: imports {name}")
+            target = _resolve(name)
+            if target is not None and target != module:
+                edges[module][target].append(f"{path.relative_to(ROOT)}:{line}")
+    return edges
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.add(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(component)
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_every_package_is_listed():
+    units = {unit(m) for m in MODULES}
+    assert units <= set(ALLOWED), f"list these in ALLOWED (what each may import): {sorted(units - set(ALLOWED))}"
+
+
+@pytest.mark.parametrize("name", sorted(ALLOWED))
+def test_a_package_imports_only_what_it_is_allowed(name):
+    allowed = ALLOWED[name]
+    wrong = []
+    for module, targets in sorted(_edges().items()):
+        if unit(module) != name or "*" in allowed:
+            continue
+        for target, where in sorted(targets.items()):
+            if unit(target) != name and unit(target) not in allowed:
+                wrong += [f"{w}: {module} imports {target}" for w in where]
     assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("module", sorted(FORBIDDEN))
+def test_finer_rules_within_a_layer(module):
+    root = ROOT / "cbo" / module
+    paths = sorted(root.rglob("*.py")) if root.is_dir() else [root]
+    wrong = [f"{path.relative_to(ROOT)}:{line}: imports {name}" for path in paths for line, name in _imports(path)
+             if any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN[module])]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_import_cycles():
+    edges = _edges()
+    by_unit: dict[str, set[str]] = defaultdict(set)
+    by_module: dict[str, set[str]] = defaultdict(set)
+    for module, targets in edges.items():
+        for target in targets:
+            if unit(module) != unit(target):
+                by_unit[unit(module)].add(unit(target))
+            else:
+                by_module[module].add(target)
+    cycles = _cycles(by_unit) + _cycles(by_module)
+    new = [sorted(c) for c in cycles if c not in KNOWN_CYCLES]
+    assert not new, f"import cycles: {new}"
+
+
+def test_the_checks_see_a_cycle_and_an_upward_import():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+    assert unit("cbo.connectors.postgres.client") == "cbo.connectors" and unit("stats.model") == "stats"
+    assert "cbo.engines" not in ALLOWED["cbo.connectors"] and "cbo.app" not in ALLOWED["cbo.engines"]
 
 
 def test_a_planned_query_gets_its_own_executor_settings():

@@ -17,9 +17,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from cbo.sources.catalog import load_catalog, parse_catalog
+from cbo.sources.catalog import parse_catalog
 from cbo.errors import CatalogError, SourceUnreachable
-from cbo.sources.localpg import free_port
+from cbo.connectors.localserver import free_port
 from cbo.paths import cache_dir
 
 ROOT = Path(__file__).resolve().parents[2]

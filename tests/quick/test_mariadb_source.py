@@ -10,13 +10,13 @@ import json
 
 import pytest
 
-from cbo.sources.catalog import parse_catalog
-from cbo.engines import mariadb
-from cbo.engines.spark import spark_mariadb_url
+from cbo.connectors import MARIADB
+from cbo.connectors.localserver import free_port
+from cbo.connectors.mariadb import client as mariadb
 from cbo.errors import CatalogError, CboError, SourceUnreachable
 from cbo.exec.source_failure import unreachable_source
-from cbo.sources.localserver import free_port
 from cbo.paths import cache_dir
+from cbo.sources.catalog import parse_catalog
 
 
 def test_a_mariadb_url_gives_the_mysql_dialect(tmp_path):
@@ -53,8 +53,11 @@ def test_a_stopped_local_mariadb_says_how_to_start_it(tmp_path):
 
 def test_spark_sees_a_mariadb_url_through_its_mysql_dialect():
     # Spark picks the MySQL dialect (backtick quoting) by the jdbc:mysql prefix only.
-    assert spark_mariadb_url("jdbc:mariadb://h:1/d") == "jdbc:mysql://h:1/d?permitMysqlScheme"
-    assert spark_mariadb_url("jdbc:mariadb://h:1/d?a=b") == "jdbc:mysql://h:1/d?a=b&permitMysqlScheme"
+    assert MARIADB.spark_url("jdbc:mariadb://h:1/d") == "jdbc:mysql://h:1/d?permitMysqlScheme"
+    assert MARIADB.spark_url("jdbc:mariadb://h:1/d?a=b") == "jdbc:mysql://h:1/d?a=b&permitMysqlScheme"
+    # with the MariaDB driver and its streaming fetch size; a jdbc:mysql: URL is MySQL's driver's
+    assert MARIADB.spark_options("jdbc:mariadb://h:1/d") == {"driver": "org.mariadb.jdbc.Driver", "fetchsize": "10000"}
+    assert MARIADB.spark_options("jdbc:mysql://h:1/d") == {}
 
 
 def test_literals_and_identifiers_are_escaped_for_mariadb():

@@ -15,7 +15,7 @@ import dataclasses
 import pytest
 import sqlglot
 
-import cbo.sources.capabilities as capabilities
+from cbo.connectors import POSTGRES
 from cbo.estimate import Estimator
 from cbo.ir.operators import Aggregate, walk
 from cbo.ir.shape import shape
@@ -83,9 +83,9 @@ def test_pushed_q15_computes_the_view_once_and_is_charged_once(tpch_parquet_cata
     assert "AS MATERIALIZED" in record.sql
     shared = remote_work(_remote_root(planned).logical)
 
-    postgres = capabilities.CAPABILITIES["postgres"]
-    monkeypatch.setitem(capabilities.CAPABILITIES, "postgres", dataclasses.replace(postgres, shares_repeated=False))
-    planned_twice, records_twice = plan(tpch_parquet_catalog, Q15, tables, join_pushdown_strategy="EAGER", cte_strategy="INLINE")
+    monkeypatch.setattr(POSTGRES, "capabilities", dataclasses.replace(POSTGRES.capabilities, shares_repeated=False))
+    planned_twice, records_twice = plan(tpch_parquet_catalog, Q15, tables, join_pushdown_strategy="EAGER",
+                                        cte_strategy="INLINE")
     (record_twice,) = [r for r in records_twice if r.pushed]
     parsed = sqlglot.parse_one(record_twice.sql, read="postgres")
     assert [t.name for t in parsed.find_all(sqlglot.exp.Table)].count("lineitem") == 2
@@ -100,7 +100,7 @@ def test_pushed_q15_computes_the_view_once_and_is_charged_once(tpch_parquet_cata
 
 def test_without_sharing_every_copy_is_inline(planner):
     # MariaDB, and a partitioned read (its key range cannot reach into a materialized CTE)
-    renderer = SqlRenderer("postgres", share_repeated=False)
+    renderer = SqlRenderer(POSTGRES.sql, share_repeated=False)
     text = renderer.with_ctes(sqlglot.exp.select("*").from_(
         renderer.shared_query(planner.plan(Q15).plan).subquery("q"))).sql(dialect="postgres")
     assert "WITH" not in text and text.count('"lineitem"') == 2

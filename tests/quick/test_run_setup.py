@@ -18,6 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 FAKE_PIP = """#!/usr/bin/env bash
+echo "pip called with: $*"
 echo "Collecting pyspark>=3.5 (from cbo==0.1.0)"
 echo "  Downloading pyspark-3.5.1.tar.gz (317.0 MB)"
 echo "Collecting duckdb>=1.0"
@@ -55,6 +56,8 @@ def test_setup_shows_pip_progress_and_keeps_the_log(tmp_path: Path):
     assert "Downloading" not in result.stderr  # compact: one line per package, not pip's chatter
     log = (tmp_path / "venv" / "pip-install.log").read_text()
     assert "Downloading pyspark-3.5.1.tar.gz" in log  # the whole output is kept
+    # cbo at the lock's exact versions (constraints.txt), the set CI tests
+    assert "pip called with: -m pip install -e .[test] -c constraints.txt" in log
     assert (tmp_path / "venv" / ".cbo-installed").is_file()
 
 

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # Module-level containers that are not planning state, and why they may change.
 REGISTRIES = {
     ("cbo/memo/rules/base.py", "_CONNECTOR_RULES"): "the rules each connector module registers at import",
-    ("cbo/sources/localmariadb.py", "_CHILDREN"): "the server processes this process started, stopped at exit",
+    ("cbo/connectors/mariadb/server.py", "_CHILDREN"): "the server processes this process started, stopped at exit",
 }
 
 _CONTAINERS = {"dict", "list", "set", "defaultdict", "OrderedDict", "deque", "WeakKeyDictionary",

@@ -7,6 +7,7 @@ import sqlglot
 from sqlglot import exp
 
 from benchmarks.tpch.queries import all_queries, select
+from cbo.errors import CboError
 
 
 def test_there_are_22_queries_numbered_1_to_22():
@@ -30,5 +31,5 @@ def test_every_limit_has_an_order_by(query):
 
 def test_select_by_name():
     assert [q.name for q in select(["q1", "6", "Q22"])] == ["q01", "q06", "q22"]
-    with pytest.raises(ValueError, match="unknown TPC-H query 'q23'"):
+    with pytest.raises(CboError, match="unknown TPC-H query 'q23'"):
         select(["q23"])

@@ -67,3 +67,33 @@ def test_plot_draws_timeouts(tmp_path):
     out = tmp_path / "run.png"
     plot(report, out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_report_of_runner_records_keeps_the_form_results_readme_reads(tmp_path):
+    """The benchmark's records are the workload runner's (``timing.measure``), with the keys its
+    JSON always had beside them (``legacy``): the results page draws its table from them."""
+    import itertools
+    import json
+
+    from benchmarks.results_readme import tpch_run_table
+    from cbo.app.workload.timing import TimingRules, measure, new_record
+
+    configs = ["cbo", "cbo-oracle", "spark-default"]
+    records = []
+    for position, name in enumerate(["q01", "q02"]):
+        record = new_record(name)
+        record["plans"] = {c: {"plan_ms": 1.5, "cost": 2.0, "partitions": 4, "shape": "- Scan[t]"}
+                           for c in ("cbo", "cbo-oracle")}
+        ticks = itertools.count()   # a clock that moves one second per reading: every run takes 1 s
+        measure(record, position, {c: (lambda: [(1,)]) for c in configs}, [(1,)], False, TimingRules(1, 1, 0.0),
+                clock=lambda ticks=ticks: float(next(ticks)))
+        records.append(run.legacy(record, configs))
+    assert records[0]["plan_ms"] == 1.5 and records[0]["cbo_cost"] == 2.0 and records[0]["oracle_cost"] == 2.0
+    assert records[0]["same_plan_as_oracle"] is True
+    report = {"benchmark": "tpch-run", "configs": configs, "queries": records,
+              "summary": run.summarize(records, configs)}
+    path = tmp_path / "tpch-run-all-spark-sf1.json"
+    path.write_text(json.dumps(report))
+    table = tpch_run_table([path])
+    assert table.splitlines()[0] == "| query | rounds | cbo | cbo-oracle | spark-default | cbo / faster Spark |"
+    assert table.splitlines()[2].startswith("| q01 | 1 | ") and "every answer matches DuckDB" in table

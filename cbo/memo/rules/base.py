@@ -83,6 +83,9 @@ class Bounds(Protocol):
 class ImplementationRule(Rule):
     kind = "implementation"
     operator: type = Plan   # the operator type it implements (the search only tries matching rules)
+    # The only way to run some plans (every Scan, a join without an equality): disabled, the
+    # search would find no plan for them, so ``RuleSet`` refuses to disable it.
+    required: bool = False
 
     def implement(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[PhysicalExpr]:
         raise NotImplementedError
@@ -172,6 +175,10 @@ class RuleSet:
 
     def disable(self, name: str) -> None:
         self._check(name)
+        rule = self._rules[name]
+        if isinstance(rule, ImplementationRule) and rule.required:
+            raise CboError(f"rule {name} cannot be disabled: it is a required implementation rule, the only way "
+                           f"to run some {rule.operator.__name__} operators")
         self.disabled.add(name)
 
     def enable(self, name: str) -> None:

@@ -1,12 +1,13 @@
 """EagerPushdown: the filter that makes ``join_pushdown_strategy=EAGER`` push whatever it can.
 
 Under ``EAGER`` (the behaviour of Presto's RFC-0004: push whenever the source can evaluate the
-subplan), a group where a connector rule (``PushSubplanToPostgres``, ``PushSubplanToMariaDB``)
-made a remote-query alternative runs that alternative only: the local alternatives of its
-expressions are dropped, whatever they cost. Groups with no remote alternative (tables of two
-sources, an operator or expression the source cannot evaluate) keep their local plans, and
-their pushable inputs are forced remote in turn, so the largest pushable subplans are pushed.
-The remote query is priced as under ``AUTOMATIC`` (the plan's cost stays a predicted runtime).
+subplan), a group where a connector rule (``PushSubplanToPostgres`` and the others of
+``cbo.memo.rules.jdbc_pushdown``) made a remote-query alternative runs that alternative only:
+the local alternatives of its expressions are dropped, whatever they cost. Groups with no
+remote alternative (tables of two sources, an operator or expression the source cannot
+evaluate) keep their local plans, and their pushable inputs are forced remote in turn, so the
+largest pushable subplans are pushed. The remote query is priced as under ``AUTOMATIC`` (the
+plan's cost stays a predicted runtime).
 It changes no equivalence: it only narrows which equivalent alternatives may run.
 """
 

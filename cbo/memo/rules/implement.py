@@ -184,6 +184,8 @@ class ImplementOperator(ImplementationRule):
     Pattern: the operator type given at construction. Equivalence: identity.
     """
 
+    required = True
+
     def __init__(self, operator: type, algorithm: Algorithm):
         self.operator = operator
         self.algorithm = algorithm
@@ -294,6 +296,7 @@ class BroadcastNestedLoopJoin(_JoinRule):
     """
 
     name = "BroadcastNestedLoopJoin"
+    required = True
 
     def takes(self, kind: str, has_equi_key: bool) -> bool:
         return not has_equi_key and kind != "null_aware_anti"
@@ -322,6 +325,7 @@ class NullAwareAntiJoin(_JoinRule):
     """
 
     name = "NullAwareAntiJoin"
+    required = True
 
     def takes(self, kind: str, has_equi_key: bool) -> bool:
         return kind == "null_aware_anti"
@@ -351,6 +355,7 @@ class HashAggregate(ImplementationRule):
     """
 
     name = "HashAggregate"
+    required = True
     operator = Aggregate
 
     def matches(self, expr: Plan, group: Group, context: object) -> bool:

@@ -1,10 +1,11 @@
 """JDBC pushdown as memo alternatives (seeds 000 and 004): a subplan of one source as one query.
 
-``PushSubplanToPostgres`` and ``PushSubplanToMariaDB`` are connector rules
-(``register_connector_rules("jdbc", ...)``), one per SQL dialect. For a memo group whose plans
-read only tables of one JDBC source of the rule's dialect, and whose operators the source can
-evaluate (its dialect's ``CAPABILITIES`` with the catalog's overrides for the source,
-``cbo.sources.capabilities``), the rule adds a *remote-query* alternative (``Algorithm.
+``PushSubplanToPostgres``, ``PushSubplanToMariaDB`` and ``PushSubplanToSQLite`` are connector
+rules (``register_connector_rules("jdbc", ...)``), one per connector that pushes work
+(``cbo.connectors``: ``Connector.rule_name``). For a memo group whose plans read only tables of
+one JDBC source of the rule's connector, and whose operators the source can evaluate (the
+connector's capabilities with the catalog's overrides for the source,
+``cbo.connectors.capabilities``), the rule adds a *remote-query* alternative (``Algorithm.
 REMOTE_QUERY``) into that same group, beside the local ones: the physical expression's node is
 the whole pushed logical subplan (no group references: nothing below it runs in Spark), built
 from the group's expressions and, recursively, its input groups'. The group's estimate is the
@@ -37,6 +38,8 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from cbo.connectors import CONNECTORS, Connector, by_dialect
+from cbo.connectors.capabilities import FLOAT_DECIMAL_DIGITS, Capabilities
 from cbo.ir import types as T
 from cbo.ir.expressions import AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, walk
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, Sort
@@ -45,7 +48,6 @@ from cbo.memo.memo import Group, PhysicalExpr, group_of
 from cbo.memo.rules.base import ImplementationRule, register_connector_rules
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.remote_work import RemoteWork, record_remote_work, remote_work
-from cbo.sources.capabilities import CAPABILITIES, Capabilities
 
 if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
@@ -53,8 +55,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RemoteSource:
-    """Where a table lives: its JDBC source's name and SQL dialect, and what it evaluates (the
-    dialect's ``CAPABILITIES`` with the catalog's overrides for that source; None: the dialect's)."""
+    """Where a table lives: its JDBC source's name and SQL dialect (its connector's), and what
+    it evaluates (the connector's capabilities with the catalog's overrides for that source;
+    None: the connector's)."""
 
     name: str
     dialect: str
@@ -62,10 +65,13 @@ class RemoteSource:
 
     @property
     def caps(self) -> Capabilities:
-        return self.capabilities or CAPABILITIES[self.dialect]
+        found = self.capabilities or by_dialect(self.dialect).capabilities
+        assert found is not None, f"the {self.dialect} connector pushes nothing"
+        return found
 
 
 _INTEGERS = ("integer", "bigint")
+_ARITHMETIC = ("add", "subtract", "multiply", "divide", "modulus")
 
 
 @dataclass(frozen=True)
@@ -131,6 +137,8 @@ def _cannot(expr: Expr, caps: Capabilities) -> str | None:
                 return f"function {e.name}"
             if e.name in ("divide", "modulus") and any(a.type.name in _INTEGERS for a in e.args):
                 return f"integer {e.name} (the source truncates)"
+            if caps.float_decimals and e.name in _ARITHMETIC and _decimal(e.type, *(a.type for a in e.args)):
+                return f"decimal {e.name} (the source computes it in binary floating point)"
         elif isinstance(e, SpecialForm):
             if e.form not in caps.forms:
                 return f"{e.form}"
@@ -139,9 +147,21 @@ def _cannot(expr: Expr, caps: Capabilities) -> str | None:
                 return f"aggregate {e.name}"
             if e.distinct and e.name not in ("count", "sum", "avg", "min", "max"):
                 return f"DISTINCT {e.name}"
+            if caps.float_decimals and e.name in ("sum", "avg") and _decimal(*(a.type for a in e.args)):
+                return f"decimal {e.name} (the source computes it in binary floating point)"
         elif not isinstance(e, (ColumnRef, Constant)):
             return type(e).__name__
+        if caps.float_decimals and _wide_decimal(e.type):
+            return f"{e.type} (the source holds decimals of at most {FLOAT_DECIMAL_DIGITS} digits exactly)"
     return None
+
+
+def _decimal(*types: T.DataType) -> bool:
+    return any(t.name == "decimal" for t in types)
+
+
+def _wide_decimal(type_: T.DataType) -> bool:
+    return type_.name == "decimal" and (type_.precision or 0) > FLOAT_DECIMAL_DIGITS
 
 
 def _node_cannot(node: Plan, caps: Capabilities) -> str | None:
@@ -165,6 +185,8 @@ def _node_cannot(node: Plan, caps: Capabilities) -> str | None:
             return reason
     if not caps.boolean_output and any(c.type == T.BOOLEAN for c in node.output):
         return "a boolean column (read back as a number)"
+    if caps.float_decimals and any(_wide_decimal(c.type) for c in node.output):
+        return f"a decimal of more than {FLOAT_DECIMAL_DIGITS} digits (held as binary floating point)"
     return None
 
 
@@ -190,7 +212,7 @@ class PushSubplanToSource(ImplementationRule):
     """
 
     operator = Plan
-    dialect: ClassVar[str]
+    dialect: ClassVar[str]   # the connector's (``connector_rule`` makes one subclass per connector)
 
     def matches(self, expr: Plan, group: Group, context: Any) -> bool:
         sources: Mapping[str, RemoteSource] = context.remote_sources
@@ -338,19 +360,17 @@ def remote_price(context: Any, dialect: str, rows: float, aggregated: float) -> 
     return price(dialect, rows, aggregated) if price is not None else rows + 2.0 * aggregated
 
 
-class PushSubplanToPostgres(PushSubplanToSource):
-    __doc__ = PushSubplanToSource.__doc__
-    name = "PushSubplanToPostgres"
-    dialect = "postgres"
+def connector_rule(connector: Connector) -> PushSubplanToSource:
+    """The connector's rule: ``PushSubplanToSource`` for its dialect, named as it says
+    (``Connector.rule_name``; a class of its own, as every rule's name is its class's)."""
+    assert connector.rule_name is not None and connector.capabilities is not None
+    rule = type(connector.rule_name, (PushSubplanToSource,),
+                {"__doc__": PushSubplanToSource.__doc__, "__module__": __name__, "name": connector.rule_name,
+                 "dialect": connector.dialect})
+    return rule()
 
 
-class PushSubplanToMariaDB(PushSubplanToSource):
-    __doc__ = PushSubplanToSource.__doc__
-    name = "PushSubplanToMariaDB"
-    dialect = "mysql"
-
-
-register_connector_rules("jdbc", PushSubplanToPostgres(), PushSubplanToMariaDB())
+register_connector_rules("jdbc", *(connector_rule(c) for c in CONNECTORS if c.rule_name is not None))
 
 
 def note_pushdown_costs(context: SearchContext, chosen: Any) -> None:

@@ -5,8 +5,9 @@ grouped by the correlation columns, joined back to the outer table on them. When
 table is small after its own filters, joining it *below* the aggregation means aggregating only
 the rows of the groups that survive the join, instead of every group of the inner table.
 
-Pattern: ``InnerJoin[E ∧ R](A, T)`` (A on either side) where ``A`` is ``Aggregate[G](X)``,
-possibly under a Project that passes grouping columns through; ``E`` are equalities ``g = t``
+Pattern: ``InnerJoin[E ∧ R](A, T)`` (A on either side) where ``A`` is ``Aggregate[G](X)``
+computing at least one aggregate (not a DISTINCT: see ``_GROUPED``), possibly under a Project
+that passes grouping columns through; ``E`` are equalities ``g = t``
 between grouping columns ``g ∈ G`` and columns ``t`` of ``T`` whose ``t`` columns contain a unique
 key of ``T``; ``R`` is the rest of the condition.
 
@@ -53,7 +54,7 @@ from cbo.ir.expressions import (
 )
 from cbo.ir.operators import Aggregate, Filter, Join, Plan, Project, equated_columns
 from cbo.memo.memo import Group, GroupRef, Memo
-from cbo.memo.pattern import GROUPED, Joins, Pattern
+from cbo.memo.pattern import Grouped, Joins, Pattern
 from cbo.memo.rules.base import TransformationRule
 from cbo.memo.rules.eager_aggregation import partial_columns
 
@@ -61,7 +62,13 @@ if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
 
 
-_GROUPED = Pattern(Aggregate, where=GROUPED)
+# A grouped aggregation that computes aggregates (a subquery's), not a DISTINCT: pushing tables
+# into DISTINCTs cascades. A nested IN rewritten to a join over a DISTINCT is a DISTINCT per
+# level, every level's key in one equivalence class, so each outer table could be pushed into
+# each DISTINCT below it: a DISTINCT (and a join region to enumerate) for every subset of the
+# outer tables, 2^N of them for N levels. A DISTINCT's pushdown also adds nothing the semi join
+# and its inner-join forms do not already offer: filtering its input by the table first.
+_GROUPED = Pattern(Aggregate, where=Grouped(aggregating=True))
 _AGGREGATED = (_GROUPED, Pattern(Project, (_GROUPED,)))
 CONDITIONED_INNER = Joins(frozenset({"inner"}), conditioned=True)
 

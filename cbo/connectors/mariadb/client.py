@@ -1,7 +1,7 @@
-"""MariaDB as a JDBC source seen from Python: addresses, connections, keys from metadata.
+"""MariaDB seen from Python: addresses, connections, columns and keys from metadata.
 
 Spark reaches MariaDB through its JDBC source (``cbo.engines.spark``); cbo itself talks to it
-with PyMySQL to load data, read keys and collect statistics. Both start from the catalog's URL,
+with PyMySQL to load data, read columns and keys, and collect statistics. Both start from the catalog's URL,
 ``jdbc:mariadb://host:port/database`` (``jdbc:mysql://`` is read the same way). MariaDB has no
 schemas inside a database: a catalog's ``schema`` is the MariaDB database that holds the tables.
 """
@@ -9,16 +9,19 @@ schemas inside a database: a catalog's ``schema`` is the MariaDB database that h
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlglot import exp
 
-from cbo.engines.jdbc_url import redact as redact  # re-exported: callers name it here
-from cbo.engines.jdbc_url import url_parts
-from cbo.errors import SourceUnreachable
-from cbo.sources.catalog import ForeignKey, Source
+from cbo.catalog_types import ColumnInfo, ForeignKey, Source, TableDef
+from cbo.errors import CboError, SourceUnreachable
+from cbo.ir import types as T
+from cbo.jdbc_url import redact as redact  # re-exported: callers name it here
+from cbo.jdbc_url import url_parts
 
-DRIVER_CLASS = "org.mariadb.jdbc.Driver"
 DEFAULT_PORT = 3306
+# A PyMySQL connection (PyMySQL ships no type information).
+Connection = Any
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ def address_of(source: Source) -> MariaAddress:
     return parse_url(source.jdbc_url(), source.login_user(), source.password())
 
 
-def connect(address: MariaAddress, *, database: str | None = None, what: str = "MariaDB"):  # type: ignore[no-untyped-def]
+def connect(address: MariaAddress, *, database: str | None = None, what: str = "MariaDB") -> Connection:
     """A PyMySQL connection (autocommit), or :class:`SourceUnreachable` in one line naming the server."""
     import pymysql
 
@@ -75,7 +78,7 @@ def identifier(*parts: str) -> str:
     return ".".join(exp.to_identifier(p, quoted=True).sql(dialect="mysql") for p in parts)
 
 
-def read_keys(conn, database: str, table: str) -> tuple[  # type: ignore[no-untyped-def]
+def read_keys(conn: Connection, database: str, table: str) -> tuple[
         tuple[str, ...], tuple[tuple[str, ...], ...], tuple[ForeignKey, ...]]:
     """Primary key, unique keys and foreign keys of ``database.table`` from information_schema."""
     with conn.cursor() as cur:
@@ -103,3 +106,55 @@ def read_keys(conn, database: str, table: str) -> tuple[  # type: ignore[no-unty
         else:
             foreign.append(ForeignKey(names, str(columns[0][1]), tuple(str(r) for _, _, r in columns)))
     return primary, tuple(uniques), tuple(foreign)
+
+
+# MariaDB's information_schema.columns.data_type; tinyint(1) is MariaDB's boolean.
+TYPES = {"bigint": T.BIGINT, "int": T.INTEGER, "mediumint": T.INTEGER, "smallint": T.INTEGER,
+         "tinyint": T.INTEGER, "double": T.DOUBLE, "float": T.DOUBLE, "varchar": T.VARCHAR,
+         "char": T.VARCHAR, "text": T.VARCHAR, "mediumtext": T.VARCHAR, "longtext": T.VARCHAR,
+         "tinytext": T.VARCHAR, "date": T.DATE, "datetime": T.TIMESTAMP, "timestamp": T.TIMESTAMP}
+
+
+def columns_of(source: Source, table: TableDef) -> tuple[ColumnInfo, ...]:
+    """The columns of a catalog table of a MariaDB source, from information_schema."""
+    address = address_of(source)
+    database = source.schema or address.database
+    with connect(address, what=f"source '{source.name}'") as conn, conn.cursor() as cur:
+        cur.execute(
+            "select column_name, data_type, column_type, numeric_precision, numeric_scale, is_nullable "
+            "from information_schema.columns where table_schema = %s and table_name = %s order by ordinal_position",
+            (database, table.remote_name or table.name))
+        rows = cur.fetchall()
+    if not rows:
+        raise CboError(f"table '{table.qualified_name}' does not exist in source '{source.name}' "
+                       f"(looked for {source.remote_table(table)})")
+    columns = []
+    for name, data_type, column_type, precision, scale, nullable in rows:
+        if data_type == "decimal":
+            type_ = T.decimal(precision or 38, scale or 0)
+        elif column_type == "tinyint(1)":
+            type_ = T.BOOLEAN
+        elif data_type in TYPES:
+            type_ = TYPES[data_type]
+        else:
+            raise CboError(f"table '{table.qualified_name}': column {name} has unsupported type {column_type}")
+        columns.append(ColumnInfo(name, type_, nullable == "YES"))
+    return tuple(columns)
+
+
+def key_bounds(source: Source, table: TableDef, key: str, min_rows: int) -> tuple[int, int] | None:
+    """The bounds of a numeric key, when InnoDB estimates at least ``min_rows`` rows."""
+    address = address_of(source)
+    database, name = source.schema or address.database, table.remote_name or table.name
+    with connect(address, what=f"source '{source.name}'") as conn, conn.cursor() as cur:
+        # InnoDB's row estimate (information_schema.tables.table_rows) is free; counting is not.
+        cur.execute("select table_rows from information_schema.tables where table_schema = %s and table_name = %s",
+                    (database, name))
+        estimate = cur.fetchone()
+        if not estimate or estimate[0] is None or estimate[0] < min_rows:
+            return None
+        column = exp.column(key, quoted=True)
+        cur.execute(exp.select(exp.func("min", column), exp.func("max", column))
+                    .from_(exp.table_(name, db=database, quoted=True)).sql(dialect="mysql"))
+        row = cur.fetchone()
+    return (int(row[0]), int(row[1])) if row and row[0] is not None else None

@@ -1,16 +1,16 @@
 """Loading Parquet files into a MariaDB database, all or nothing.
 
-The MariaDB counterpart of :mod:`cbo.sources.loaders`. Tables are created in a scratch database, filled,
-given their foreign keys, and only then moved into the target database with one ``RENAME
-TABLE`` (atomic in MariaDB): an interrupted load leaves the old database (or none) and never a
-half-filled one. A JSON manifest kept as the database's comment says what was loaded, so a
+The MariaDB counterpart of :mod:`cbo.connectors.postgres.loader`. Tables are created in a scratch
+database, filled, given their foreign keys, and only then moved into the target database with
+one ``RENAME TABLE`` (atomic in MariaDB): an interrupted load leaves the old database (or none)
+and never a half-filled one. A JSON manifest kept as the database's comment says what was loaded, so a
 second load of the same data is skipped.
 
 Rows travel as parameterized multi-row INSERTs (PyMySQL escapes every value): slower than
 ``LOAD DATA``, whose CSV cannot tell an empty string from NULL without an escape scheme of its
 own, but exact for any string. Databases use ``utf8mb4_nopad_bin``, so text compares as in
 Spark (case-sensitive, trailing spaces significant). Statistics are left to the collector
-(``ANALYZE TABLE ... PERSISTENT FOR ALL``, :mod:`stats.mariadb_collector`).
+(``ANALYZE TABLE ... PERSISTENT FOR ALL``, :mod:`cbo.connectors.mariadb.statistics`).
 """
 
 from __future__ import annotations
@@ -18,15 +18,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 from sqlglot import exp
 
-from cbo.engines.mariadb import identifier, sql_string
+from cbo.catalog_types import TableKeys
+from cbo.connectors.loading import arrow_kind, parquet_batches, quiet_duckdb
+from cbo.connectors.mariadb.client import Connection, identifier, sql_string
 from cbo.errors import CboError
-from cbo.sources.loaders import TableKeys, arrow_kind
 
 BATCH_ROWS = 5_000
 COLLATION = "utf8mb4_nopad_bin"
@@ -52,7 +53,7 @@ def mariadb_type(arrow_type: pa.DataType, longest: int) -> str:
     return _MARIADB_TYPES[kind]
 
 
-def loaded_manifest(conn, database: str) -> dict | None:  # type: ignore[no-untyped-def]
+def loaded_manifest(conn: Connection, database: str) -> dict[str, Any] | None:
     with conn.cursor() as cur:
         cur.execute("select schema_comment from information_schema.schemata where schema_name = %s", (database,))
         row = cur.fetchone()
@@ -64,7 +65,7 @@ def loaded_manifest(conn, database: str) -> dict | None:  # type: ignore[no-unty
         return None
 
 
-def load_parquet_database(conn, database: str, tables: Mapping[str, Path],  # type: ignore[no-untyped-def]
+def load_parquet_database(conn: Connection, database: str, tables: Mapping[str, Path],
                           keys: Mapping[str, TableKeys], manifest: dict,
                           progress: Callable[[str], None] = lambda _: None) -> bool:
     """Load ``tables`` (name -> Parquet file) into ``database``; return False if already loaded.
@@ -105,25 +106,15 @@ def _columns(names: Sequence[str]) -> str:
     return ", ".join(identifier(n) for n in names)
 
 
-def _create_and_fill(cur, database: str, name: str, path: Path, keys: TableKeys) -> None:  # type: ignore[no-untyped-def]
+def _create_and_fill(cur: Any, database: str, name: str, path: Path, keys: TableKeys) -> None:
     schema = pq.read_schema(path)
     source = exp.Anonymous(this="read_parquet", expressions=[exp.Literal.string(str(path))])
-    # The loader reports progress itself. A connection's own setting, not a config at connect:
-    # an in-memory database opened earlier in the process makes DuckDB refuse a different
-    # global configuration ("Could not set option ... as a global option").
-    duck = duckdb.connect()
-    try:
-        duck.execute("SET enable_progress_bar = false")
-    except duckdb.InvalidInputException:
-        # Inside a Jupyter kernel without ipywidgets, DuckDB refuses to change the setting at
-        # all, even to turn the bar off; it then draws no bar either, which is what we want.
-        pass
     strings = [f.name for f in schema if mariadb_type(f.type, 1).startswith("VARCHAR")]
     longest: dict[str, int] = {}
     if strings:
         lengths = exp.select(*[exp.func("coalesce", exp.func("max", exp.func("length", exp.column(n, quoted=True))),
                                         exp.Literal.number(1)) for n in strings]).from_(source)
-        row = duck.sql(lengths.sql(dialect="duckdb")).fetchall()[0]
+        row = quiet_duckdb().sql(lengths.sql(dialect="duckdb")).fetchall()[0]
         longest = dict(zip(strings, (int(v) for v in row)))
     columns = [f"{identifier(f.name)} {mariadb_type(f.type, longest.get(f.name, 1))}"
                f"{'' if f.nullable else ' NOT NULL'}" for f in schema]
@@ -132,10 +123,7 @@ def _create_and_fill(cur, database: str, name: str, path: Path, keys: TableKeys)
     cur.execute(f"create table {identifier(database, name)} ({', '.join(columns)}) engine = InnoDB")
     placeholders = ", ".join(["%s"] * len(schema))
     insert = f"insert into {identifier(database, name)} values ({placeholders})"
-    relation = duck.sql(exp.select("*").from_(source).sql(dialect="duckdb"))
-    # DuckDB 2 names it to_arrow_reader; 1.x fetch_arrow_reader.
-    to_reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
-    for batch in to_reader(BATCH_ROWS):
+    for batch in parquet_batches(path, BATCH_ROWS):
         rows = list(zip(*(column.to_pylist() for column in batch.columns)))
         if rows:
             cur.executemany(insert, rows)

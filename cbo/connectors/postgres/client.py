@@ -1,7 +1,8 @@
-"""PostgreSQL as a JDBC source seen from Python: connections, queries, and keys from metadata.
+"""PostgreSQL seen from Python: addresses, connections, queries, and columns and keys from metadata.
 
 Spark reaches PostgreSQL through its JDBC source; cbo itself talks to it with psycopg to read
-metadata (keys, statistics) and to run native baselines. Both start from the catalog's JDBC URL.
+metadata (columns, keys, statistics), to load data and to run native baselines. Both start
+from the catalog's JDBC URL.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from cbo.engines.jdbc_url import redact as redact  # re-exported: callers name it here
-from cbo.engines.jdbc_url import url_parts
-from cbo.errors import QueryTimeout, SourceUnreachable
-from cbo.sources.catalog import ForeignKey, Source
+from cbo.catalog_types import ColumnInfo, ForeignKey, Source, TableDef
+from cbo.errors import CboError, QueryTimeout, SourceUnreachable
+from cbo.ir import types as T
+from cbo.jdbc_url import redact as redact  # re-exported: callers name it here
+from cbo.jdbc_url import url_parts
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,7 @@ def run_query(conn: psycopg.Connection, text: str, *, timeout_s: float | None = 
             cur.execute(sql.SQL("set search_path = {}").format(sql.Identifier(search_path)))
         started = time.perf_counter()
         try:
-            cur.execute(text)  # type: ignore[arg-type]
+            cur.execute(text)
         except psycopg.errors.QueryCanceled:
             raise QueryTimeout(f"query cancelled after {timeout_s:g} s (statement_timeout)") from None
         rows = cur.fetchall()
@@ -120,3 +122,57 @@ def read_keys(conn: psycopg.Connection, schema: str, table: str) -> tuple[
         else:
             foreign.append(ForeignKey(tuple(columns), ref_table, tuple(ref_columns)))
     return primary, tuple(uniques), tuple(foreign)
+
+
+# information_schema.columns.data_type -> cbo's type (numeric carries its precision and scale)
+TYPES = {"bigint": T.BIGINT, "integer": T.INTEGER, "smallint": T.INTEGER, "double precision": T.DOUBLE,
+         "real": T.DOUBLE, "character varying": T.VARCHAR, "character": T.VARCHAR, "text": T.VARCHAR,
+         "boolean": T.BOOLEAN, "date": T.DATE, "timestamp without time zone": T.TIMESTAMP,
+         "timestamp with time zone": T.TIMESTAMP}
+
+
+def read_columns(conn: psycopg.Connection, schema: str, table: str) -> list[tuple[str, T.DataType, bool]] | None:
+    """Name, cbo type and nullability of each column of ``schema.table`` (None: no such table);
+    a column of a type cbo does not read is a CboError naming it."""
+    rows = conn.execute(
+        "select column_name, data_type, numeric_precision, numeric_scale, is_nullable "
+        "from information_schema.columns where table_schema = %s and table_name = %s order by ordinal_position",
+        (schema, table)).fetchall()
+    if not rows:
+        return None
+    columns = []
+    for name, data_type, precision, scale, nullable in rows:
+        if data_type == "numeric":
+            type_ = T.decimal(precision or 38, scale or 0)
+        elif data_type in TYPES:
+            type_ = TYPES[data_type]
+        else:
+            raise CboError(f"column {name} has unsupported type {data_type}")
+        columns.append((name, type_, nullable == "YES"))
+    return columns
+
+
+def columns_of(source: Source, table: TableDef) -> tuple[ColumnInfo, ...]:
+    """The columns of a catalog table of a PostgreSQL source."""
+    with connect(address_of(source), what=f"source '{source.name}'") as conn:
+        try:
+            found = read_columns(conn, source.schema or "public", table.remote_name or table.name)
+        except CboError as exc:
+            raise CboError(f"table '{table.qualified_name}': {exc}") from None
+    if found is None:
+        raise CboError(f"table '{table.qualified_name}' does not exist in source '{source.name}' "
+                       f"(looked for {source.remote_table(table)})")
+    return tuple(ColumnInfo(*column) for column in found)
+
+
+def key_bounds(source: Source, table: TableDef, key: str, min_rows: int) -> tuple[int, int] | None:
+    """The bounds of a numeric key, when PostgreSQL estimates at least ``min_rows`` rows."""
+    schema, name = source.schema or "public", table.remote_name or table.name
+    with connect(address_of(source), what=f"source '{source.name}'") as conn:
+        estimate = conn.execute("select c.reltuples from pg_class c join pg_namespace n on n.oid = c.relnamespace "
+                                "where n.nspname = %s and c.relname = %s", (schema, name)).fetchone()
+        if not estimate or estimate[0] < min_rows:
+            return None
+        row = conn.execute(sql.SQL("select min({k}), max({k}) from {t}").format(
+            k=sql.Identifier(key), t=sql.Identifier(schema, name))).fetchone()
+    return (int(row[0]), int(row[1])) if row and row[0] is not None else None

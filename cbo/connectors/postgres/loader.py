@@ -11,51 +11,19 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import psycopg
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 from psycopg import sql
-from sqlglot import exp
 
+from cbo.catalog_types import TableKeys
+from cbo.connectors.loading import arrow_kind, parquet_batches
 from cbo.errors import CboError
-from cbo.sources.catalog import ForeignKey
 
 BATCH_ROWS = 200_000
-
-
-@dataclass(frozen=True)
-class TableKeys:
-    primary_key: tuple[str, ...] = ()
-    foreign_keys: tuple[ForeignKey, ...] = ()
-
-
-def arrow_kind(arrow_type: pa.DataType) -> str | None:
-    """The kind of SQL column that holds an Arrow type's values exactly, for every loader to name
-    in its database's words: ``int32`` (integers of at most 32 bits), ``int64``, ``decimal``,
-    ``double``, ``boolean``, ``date``, ``timestamp``, ``timestamptz`` or ``string``; None for a
-    type no loader holds."""
-    if pa.types.is_int64(arrow_type):
-        return "int64"
-    if pa.types.is_integer(arrow_type):
-        return "int32" if arrow_type.bit_width <= 32 else "int64"
-    if pa.types.is_decimal(arrow_type):
-        return "decimal"
-    if pa.types.is_floating(arrow_type):
-        return "double"
-    if pa.types.is_boolean(arrow_type):
-        return "boolean"
-    if pa.types.is_date(arrow_type):
-        return "date"
-    if pa.types.is_timestamp(arrow_type):
-        return "timestamptz" if arrow_type.tz else "timestamp"
-    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or pa.types.is_string_view(arrow_type):
-        return "string"
-    return None
 
 
 _POSTGRES_TYPES = {"int32": "integer", "int64": "bigint", "double": "double precision", "boolean": "boolean",
@@ -132,17 +100,12 @@ def _create_and_copy(conn: psycopg.Connection, schema: str, name: str, path: Pat
         for field in arrow_schema)
     target = sql.Identifier(schema, name)
     conn.execute(sql.SQL("create table {} ({})").format(target, columns))
-    # DuckDB reads Parquet in parallel and hands Arrow batches with plain strings; pyarrow writes
-    # them as CSV in which every string is quoted, so an empty string stays distinct from NULL.
-    scan = exp.select("*").from_(exp.Anonymous(this="read_parquet", expressions=[exp.Literal.string(str(path))]))
-    relation = duckdb.connect().sql(scan.sql(dialect="duckdb"))
-    # DuckDB 2 names it to_arrow_reader; 1.x fetch_arrow_reader.
-    to_reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
-    reader = to_reader(BATCH_ROWS)
+    # pyarrow writes DuckDB's Arrow batches as CSV in which every string is quoted, so an empty
+    # string stays distinct from NULL.
     options = pacsv.WriteOptions(include_header=False)
     copy_sql = sql.SQL("copy {} from stdin (format csv)").format(target)
     with conn.cursor() as cur, cur.copy(copy_sql) as copy:
-        for batch in reader:
+        for batch in parquet_batches(path, BATCH_ROWS):
             buffer = io.BytesIO()
             pacsv.write_csv(batch, buffer, options)
             copy.write(buffer.getvalue())

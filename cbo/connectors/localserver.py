@@ -9,8 +9,8 @@ cbo processes starting it at once get the same server.
 Database servers refuse to run as root (PostgreSQL) or should not (MariaDB). When cbo runs as
 root the server runs as an unprivileged system user, and its data directory is owned by that
 user. If that user cannot reach the cache directory (``/root`` is private), the data directory
-goes under ``/var/tmp`` instead. The flavours (:mod:`cbo.sources.localpg`, :mod:`cbo.sources.localmariadb`) say
-how to create, start, probe and stop their server.
+goes under ``/var/tmp`` instead. The flavours (:mod:`cbo.connectors.postgres.server`,
+:mod:`cbo.connectors.mariadb.server`) say how to create, start, probe and stop their server.
 """
 
 from __future__ import annotations

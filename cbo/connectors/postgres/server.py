@@ -23,16 +23,10 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
+from cbo.connectors.localserver import LocalServerState, accepts_connections, first_line, free_port, port_is_free, tail
 from cbo.errors import SetupError, SourceUnreachable
-from cbo.sources.localserver import (  # noqa: F401  (free_port, port_is_free: imported from here by callers)
-    LocalServerState,
-    accepts_connections,
-    first_line,
-    free_port,
-    port_is_free,
-    tail,
-)
 from cbo.paths import cache_dir
 
 SUPERUSER = "cbo"
@@ -79,7 +73,17 @@ class ServerInfo:
     def password(self) -> str:
         return Path(self.password_file).read_text().strip()
 
-    def conninfo(self, database: str | None = None) -> dict[str, object]:
+    def describe(self) -> list[str]:
+        """What ``cbo postgres start`` prints (never the password)."""
+        return [f"running: {self.url}", f"  jdbc url:       {self.jdbc_url}",
+                f"  password file:  {self.password_file}",
+                f"  data directory: {self.data_dir} (server runs as {self.os_user})"]
+
+    def summary(self) -> str:
+        """What ``status`` prints of a running server."""
+        return f"running: {self.url} (data directory {self.data_dir})"
+
+    def conninfo(self, database: str | None = None) -> dict[str, Any]:
         """Keyword arguments for ``psycopg.connect``."""
         return dict(host=self.host, port=self.port, user=self.user,
                     dbname=database or self.database, password=self.password())
@@ -105,7 +109,7 @@ def find_bindir() -> Path:
     if on_path:
         candidates.append(Path(on_path).resolve().parent)
     try:  # a pip-installed server (the pgserver package ships its binaries)
-        import pgserver  # type: ignore[import-not-found]
+        import pgserver
 
         candidates.append(Path(pgserver.__file__).parent / "pginstall" / "bin")
     except ImportError:

@@ -1,10 +1,11 @@
-"""What a JDBC source evaluates: per SQL dialect, and per source as its catalog entry overrides it.
+"""What a JDBC source evaluates: per connector, and per source as its catalog entry overrides it.
 
-The JDBC connector rules (``cbo.memo.rules.jdbc_pushdown``) push an operator or an expression
-into a source only when its capabilities name it. Each dialect has a table (``CAPABILITIES``);
-a catalog's source may take capabilities away or add them (``[sources.NAME.pushdown]``,
-``disable = [...]`` / ``enable = [...]``), e.g. a server whose collation makes ``like`` compare
-otherwise than Spark, or an old version without FULL JOIN. The names (``NAMES``):
+The connector rules (``cbo.memo.rules.jdbc_pushdown``) push an operator or an expression into a
+source only when its capabilities name it. Each connector declares its dialect's
+(``Connector.capabilities``); a catalog's source may take capabilities away or add them
+(``[sources.NAME.pushdown]``, ``disable = [...]`` / ``enable = [...]``), e.g. a server whose
+collation makes ``like`` compare otherwise than Spark, or an old version without FULL JOIN. The
+names (``NAMES``):
 
 * operators: ``join`` (every join), ``aggregate`` (GROUP BY, DISTINCT), ``limit`` (LIMIT and
   ORDER BY ... LIMIT);
@@ -14,10 +15,10 @@ otherwise than Spark, or an old version without FULL JOIN. The names (``NAMES``)
   forms (``case``, ``cast``, ``in``, ``between``, ``coalesce``, ``is_null``, ``and``, ``or``,
   ``not``), aggregates (``count_star``, ``count``, ``sum``, ``avg``, ``min``, ``max``,
   ``any_value``, and the second moments ``var_samp``, ``var_pop``, ``stddev_samp``,
-  ``stddev_pop``; both dialects name them so and give NULL for one value's sample forms).
+  ``stddev_pop``).
 
-``enable`` adds only names cbo can render for some dialect (the union of the tables): it tells
-cbo that this server evaluates it as Spark does, which cbo cannot check.
+``enable`` adds only names cbo can push to some source (``FUNCTIONS``, ``FORMS``,
+``AGGREGATES``): it tells cbo that this server evaluates it as Spark does, which cbo cannot check.
 """
 
 from __future__ import annotations
@@ -41,37 +42,30 @@ class Capabilities:
     # remote cost then charges it once. MariaDB decides itself whether to merge a CTE into each
     # reference, so it is rendered (and charged) once per occurrence there.
     shares_repeated: bool = False
+    # Decimals held as binary floating point (SQLite's REAL): a decimal of at most
+    # ``FLOAT_DECIMAL_DIGITS`` digits is stored, compared and read back exactly (a double keeps 15
+    # significant decimal digits), but a sum, an average or arithmetic over decimals would be
+    # rounded, and a wider decimal is not held exactly: those stay in Spark.
+    float_decimals: bool = False
 
 
-_COMMON_FUNCTIONS = frozenset({"eq", "neq", "lt", "lte", "gt", "gte", "add", "subtract", "multiply", "divide",
-                               "modulus", "is_not_distinct_from", "negate", "like", "substring", "upper",
-                               "lower", "trim", "abs", "extract_year", "extract_month", "extract_day",
-                               "date_add", "date_sub", "add_days", "sqrt"})
-_COMMON_FORMS = frozenset({"AND", "OR", "NOT", "IN", "BETWEEN", "IS_NULL", "COALESCE", "CASE"})
-_COMMON_AGGREGATES = frozenset({"count_star", "count", "sum", "avg", "min", "max",
-                                "var_samp", "var_pop", "stddev_samp", "stddev_pop"})
-
-CAPABILITIES: dict[str, Capabilities] = {
-    "postgres": Capabilities(
-        join_kinds=frozenset({"inner", "left", "right", "full", "semi", "anti", "null_aware_anti"}),
-        functions=_COMMON_FUNCTIONS | {"length", "concat"},
-        forms=_COMMON_FORMS | {"CAST"},
-        aggregates=_COMMON_AGGREGATES | {"any_value"},
-        boolean_output=True, shares_repeated=True),
-    # MariaDB has no FULL JOIN; LENGTH counts bytes; CAST's target types differ; no any_value.
-    "mysql": Capabilities(
-        join_kinds=frozenset({"inner", "left", "right", "semi", "anti", "null_aware_anti"}),
-        functions=_COMMON_FUNCTIONS,
-        forms=_COMMON_FORMS,
-        aggregates=_COMMON_AGGREGATES,
-        boolean_output=False),
-}
+# A double holds every decimal of at most 15 significant digits exactly (DBL_DIG).
+FLOAT_DECIMAL_DIGITS = 15
 
 OPERATORS = ("join", "aggregate", "limit")
 JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti", "null_aware_anti")
-FUNCTIONS = frozenset().union(*(c.functions for c in CAPABILITIES.values()))
-FORMS = frozenset().union(*(c.forms for c in CAPABILITIES.values()))
-AGGREGATES = frozenset().union(*(c.aggregates for c in CAPABILITIES.values()))
+# Every name cbo can render for some source (``cbo.sqlgen``); a connector's are among them.
+COMMON_FUNCTIONS = frozenset({"eq", "neq", "lt", "lte", "gt", "gte", "add", "subtract", "multiply", "divide",
+                              "modulus", "is_not_distinct_from", "negate", "like", "substring", "upper",
+                              "lower", "trim", "abs", "extract_year", "extract_month", "extract_day",
+                              "date_add", "date_sub", "add_days", "sqrt"})
+COMMON_FORMS = frozenset({"AND", "OR", "NOT", "IN", "BETWEEN", "IS_NULL", "COALESCE", "CASE"})
+COMMON_AGGREGATES = frozenset({"count_star", "count", "sum", "avg", "min", "max"})
+# the second moments: PostgreSQL and MariaDB name them so and give NULL for one value's sample forms
+MOMENTS = frozenset({"var_samp", "var_pop", "stddev_samp", "stddev_pop"})
+FUNCTIONS = COMMON_FUNCTIONS | {"length", "concat"}
+FORMS = COMMON_FORMS | {"CAST"}
+AGGREGATES = COMMON_AGGREGATES | MOMENTS | {"any_value"}
 # every name an override may give, each meaning one capability
 NAMES: tuple[str, ...] = tuple(sorted({*OPERATORS, *(f"{k}_join" for k in JOIN_KINDS), *FUNCTIONS,
                                        *(f.lower() for f in FORMS), *AGGREGATES}))

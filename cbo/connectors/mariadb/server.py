@@ -3,7 +3,8 @@
 ``cbo mariadb start`` creates a data directory under the cache on first use
 (``mariadb-install-db``), starts ``mariadbd`` on a free port and prints its URL; starting again
 while it runs reuses it; ``stop`` waits until the server process has exited. It behaves like
-``cbo postgres`` (:mod:`cbo.sources.localpg`) and shares its state handling (:mod:`cbo.sources.localserver`).
+``cbo postgres`` (:mod:`cbo.connectors.postgres.server`) and shares its state handling
+(:mod:`cbo.connectors.localserver`).
 
 The server listens on 127.0.0.1 only. Its Unix socket (MariaDB always has one) is inside the
 server's private directory. The user ``cbo`` logs in from 127.0.0.1 with a generated password
@@ -30,8 +31,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from cbo.connectors.localserver import LocalServerState, accepts_connections, first_line, free_port, port_is_free, tail
 from cbo.errors import SetupError, SourceUnreachable
-from cbo.sources.localserver import LocalServerState, accepts_connections, first_line, free_port, port_is_free, tail
 from cbo.paths import cache_dir
 
 USER = "cbo"
@@ -80,6 +81,16 @@ class MariaDBInfo:
 
     def password(self) -> str:
         return Path(self.password_file).read_text().strip()
+
+    def describe(self) -> list[str]:
+        """What ``cbo mariadb start`` prints (never the password)."""
+        return [f"running: {self.url}", f"  jdbc url:       {self.jdbc_url}",
+                f"  password file:  {self.password_file}",
+                f"  data directory: {self.data_dir} (server runs as {self.os_user})"]
+
+    def summary(self) -> str:
+        """What ``status`` prints of a running server."""
+        return f"running: {self.url} (data directory {self.data_dir})"
 
     @property
     def socket_path(self) -> str:
@@ -195,11 +206,11 @@ class LocalMariaDB(LocalServerState):
             time.sleep(0.1)
 
     def _check_login(self, info: MariaDBInfo) -> None:
-        from cbo.engines import mariadb
+        from cbo.connectors.mariadb.client import MariaAddress, connect
 
         try:
-            with mariadb.connect(mariadb.MariaAddress(info.host, info.port, info.database, info.user,
-                                                      info.password()), what="local MariaDB"):
+            with connect(MariaAddress(info.host, info.port, info.database, info.user, info.password()),
+                         what="local MariaDB"):
                 pass
         except SourceUnreachable as exc:
             raise SourceUnreachable(first_line(exc)) from None
@@ -229,7 +240,7 @@ def _alive(pid: int) -> bool:
 
 
 def _bootstrap_sql(password: str) -> str:
-    from cbo.engines.mariadb import sql_string
+    from cbo.connectors.mariadb.client import sql_string
 
     # Bootstrap mode runs with the grant tables loaded but without privilege checks; FLUSH
     # PRIVILEGES first makes account statements work in it.

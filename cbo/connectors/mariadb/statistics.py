@@ -1,7 +1,7 @@
 """Statistics from MariaDB's engine-independent tables: ``mysql.table_stats`` and ``mysql.column_stats``.
 
-The MariaDB counterpart of ``stats.postgres_collector``, with the same interface (``collect``,
-``fingerprint``). ``ANALYZE TABLE t PERSISTENT FOR ALL`` fills both tables; cbo runs it (when
+The MariaDB counterpart of ``cbo.connectors.postgres.statistics``, with the same interface
+(``collect``, ``fingerprint``). ``ANALYZE TABLE t PERSISTENT FOR ALL`` fills both tables; cbo runs it (when
 asked to, or when the table has none) with JSON histograms (``histogram_type = JSON_HB``, up to
 254 buckets) over all rows (``analyze_sample_percentage = 100``).
 
@@ -26,8 +26,7 @@ import decimal
 import json
 from typing import Any
 
-from sqlglot import exp
-
+from cbo.connectors.mariadb.client import Connection, identifier
 from stats.model import Bucket, ColumnStats, TableStats, now_utc
 from stats.sample import SAMPLE_SIZE, SEED, RowSample, choose_rows
 
@@ -38,11 +37,6 @@ KIND_BY_TYPE = {"tinyint": "number", "smallint": "number", "mediumint": "number"
                 "varchar": "string", "char": "string", "text": "string", "tinytext": "string",
                 "mediumtext": "string", "longtext": "string", "date": "date", "datetime": "timestamp",
                 "timestamp": "timestamp"}
-
-
-def identifier(*parts: str) -> str:
-    """A (qualified) identifier quoted with backticks by sqlglot (``stats`` never imports ``cbo``)."""
-    return ".".join(exp.to_identifier(p, quoted=True).sql(dialect="mysql") for p in parts)
 
 
 def _typed(text: Any, data_type: str, column_type: str) -> Any:
@@ -70,7 +64,7 @@ def _kind(data_type: str, column_type: str) -> str | None:
     return "boolean" if column_type == "tinyint(1)" else KIND_BY_TYPE.get(data_type)
 
 
-def fingerprint(conn, database: str, table: str) -> str:  # type: ignore[no-untyped-def]
+def fingerprint(conn: Connection, database: str, table: str) -> str:
     """Changes when the table is re-created (a reload) or its storage grows or shrinks.
 
     InnoDB keeps no change counter that survives a restart (``update_time`` is NULL after one),
@@ -86,7 +80,7 @@ def fingerprint(conn, database: str, table: str) -> str:  # type: ignore[no-unty
     return f"mariadb:{created}:{row[1]}:{row[2]}"
 
 
-def collect(conn, database: str, table: str, name: str, *, analyze: bool = False,  # type: ignore[no-untyped-def]
+def collect(conn: Connection, database: str, table: str, name: str, *, analyze: bool = False,
             buckets: int = HISTOGRAM_BUCKETS, sample_size: int = SAMPLE_SIZE) -> TableStats:
     """Statistics of ``database.table`` as MariaDB knows them (ANALYZE first when asked or missing)."""
     with conn.cursor() as cur:
@@ -163,7 +157,7 @@ def _histogram(text: Any, non_null: float, rows: float, data_type: str, column_t
     return tuple(mcv), tuple(buckets)
 
 
-def _row_sample(conn, database: str, table: str, kinds: dict[str, str], rows: float,  # type: ignore[no-untyped-def]
+def _row_sample(conn: Connection, database: str, table: str, kinds: dict[str, str], rows: float,
                 size: int) -> RowSample:
     """A uniform sample of about ``size`` rows: a seeded ``RAND() < p`` filter (repeatable for
     the same table contents), then exactly ``size`` of those kept."""

@@ -2,7 +2,7 @@
 
 ``jdbc:postgresql://h:p/db?user=..`` and ``jdbc:mariadb://h:p/db`` (with or without ``jdbc:``,
 credentials in the address or as parameters) are read the same way; each source module
-(``cbo.engines.postgres``, ``cbo.engines.mariadb``) names its schemes and defaults.
+(a connector, ``cbo.connectors``) names its schemes and defaults.
 """
 
 from __future__ import annotations
@@ -45,5 +45,7 @@ def redact(url: str) -> str:
     netloc = parts.netloc.rsplit("@", 1)[-1]
     user = parts.username
     query = "&".join(f"{k}={v}" for k, v in parse_qsl(parts.query) if k != "password")
-    rebuilt = f"{parts.scheme}://{user + '@' if user else ''}{netloc}{parts.path}{'?' + query if query else ''}"
+    # a file's URL (jdbc:sqlite:/path) has no authority: it stays one
+    authority = f"//{user + '@' if user else ''}{netloc}" if parts.netloc else ""
+    rebuilt = f"{parts.scheme}:{authority}{parts.path}{'?' + query if query else ''}"
     return ("jdbc:" + rebuilt) if url.startswith("jdbc:") else rebuilt

@@ -19,6 +19,7 @@ import datetime as dt
 import decimal
 from typing import Any
 
+import psycopg
 from psycopg import sql
 
 from stats.model import Bucket, ColumnStats, TableStats, now_utc
@@ -49,7 +50,7 @@ def _typed(text: str | None, data_type: str) -> Any:
     return text
 
 
-def fingerprint(conn, schema: str, table: str) -> str:  # type: ignore[no-untyped-def]
+def fingerprint(conn: psycopg.Connection, schema: str, table: str) -> str:
     row = conn.execute(
         "select c.relfilenode, coalesce(s.n_tup_ins, 0) + coalesce(s.n_tup_upd, 0) + coalesce(s.n_tup_del, 0) "
         "from pg_class c join pg_namespace n on n.oid = c.relnamespace "
@@ -63,7 +64,7 @@ def fingerprint(conn, schema: str, table: str) -> str:  # type: ignore[no-untype
 ANALYZE_TARGET = 1000  # statistics target for ANALYZE run by cbo: a 300,000-row sample, 1000 MCVs/buckets
 
 
-def collect(conn, schema: str, table: str, name: str, *, analyze: bool = False,  # type: ignore[no-untyped-def]
+def collect(conn: psycopg.Connection, schema: str, table: str, name: str, *, analyze: bool = False,
             target: int = ANALYZE_TARGET, sample_size: int = SAMPLE_SIZE) -> TableStats:
     """Statistics of ``schema.table`` as PostgreSQL knows them.
 
@@ -85,8 +86,9 @@ def collect(conn, schema: str, table: str, name: str, *, analyze: bool = False, 
             "select c.reltuples, c.relpages, pg_total_relation_size(c.oid) from pg_class c "
             "join pg_namespace n on n.oid = c.relnamespace where n.nspname = %s and c.relname = %s",
             (schema, table)).fetchone()
+        assert relation is not None   # the table was found above
     rows = max(float(relation[0]), 0.0)
-    types = dict(conn.execute(
+    types: dict[str, str] = dict(conn.execute(
         "select column_name, data_type from information_schema.columns where table_schema = %s and table_name = %s",
         (schema, table)).fetchall())
     found = conn.execute(
@@ -105,8 +107,8 @@ def collect(conn, schema: str, table: str, name: str, *, analyze: bool = False, 
         rest_rows = max(rows * (1 - float(null_frac) - sum(f for _, f in mcv)), 0.0)
         rest_distinct = max(distinct - len(mcv), 0.0)
         count = len(typed_bounds) - 1
-        histogram = tuple(Bucket(typed_bounds[i], typed_bounds[i + 1], rest_rows / count, max(rest_distinct / count, 1.0))
-                          for i in range(count)) if count > 0 else ()
+        histogram = tuple(Bucket(typed_bounds[i], typed_bounds[i + 1], rest_rows / count,
+                                 max(rest_distinct / count, 1.0)) for i in range(count)) if count > 0 else ()
         candidates = [v for v, _ in mcv] + typed_bounds
         columns[attname] = ColumnStats(
             name=attname, kind=kind, null_fraction=float(null_frac), distinct=distinct,
@@ -119,7 +121,7 @@ def collect(conn, schema: str, table: str, name: str, *, analyze: bool = False, 
                       sample=sample)
 
 
-def _row_sample(conn, schema: str, table: str, kinds: dict[str, str], rows: float,  # type: ignore[no-untyped-def]
+def _row_sample(conn: psycopg.Connection, schema: str, table: str, kinds: dict[str, str], rows: float,
                 size: int) -> RowSample:
     """A uniform sample of about ``size`` rows read with TABLESAMPLE BERNOULLI (repeatable)."""
     names = list(kinds)
