@@ -16,7 +16,7 @@ from cbo.engines.native import DuckDBNative
 from cbo.exec.spark_exec import SparkExecutor
 from cbo.ir.operators import CteAnchor, walk
 from cbo.planner import Planner
-from cbo.settings import OptimizerSettings
+from cbo.settings import ADAPTIVE_OFF, PRESERVING, OptimizerSettings
 from cbo.sources.catalog import load_catalog
 
 Q15 = """
@@ -37,7 +37,15 @@ select a.k, a.q, b.q from big a join big b on a.k = b.k + 1 where a.q > 0
 
 
 def _walk_java(node):  # type: ignore[no-untyped-def]
+    """A Spark physical plan's nodes, through adaptive execution's final plan and its stages."""
+    kind = node.getClass().getSimpleName()
+    if kind == "AdaptiveSparkPlanExec":
+        yield from _walk_java(node.executedPlan())
+        return
     yield node
+    if kind.endswith("QueryStageExec"):
+        yield from _walk_java(node.plan())
+        return
     children = node.children()
     for i in range(children.size()):
         yield from _walk_java(children.apply(i))
@@ -63,10 +71,11 @@ def test_answers_equal_duckdb(spark, catalog, strategy, sql):
         assert verdict.matches, f"{engine}, {strategy}: {verdict.detail}\n{planned.plan}"
 
 
-def test_the_shared_subplan_runs_once(spark, catalog):
+@pytest.mark.parametrize("adaptive", [ADAPTIVE_OFF, PRESERVING], ids=["aqe-off", "aqe-preserving"])
+def test_the_shared_subplan_runs_once(spark, catalog, adaptive):
     planned = Planner(catalog, settings=OptimizerSettings(cte_strategy="SHARE")).plan(Q15)
     assert isinstance(planned.plan, CteAnchor) or any(isinstance(n, CteAnchor) for n in walk(planned.plan))
-    executor = SparkExecutor(spark, catalog).for_plan(planned.physical, planned.partitions)
+    executor = SparkExecutor(spark, catalog).for_plan(planned.physical, planned.partitions, adaptive)
     with executor.own_join_order():
         frame = executor.dataframe(planned.plan, planned.names)
         rows = frame.collect()
