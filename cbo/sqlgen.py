@@ -403,10 +403,10 @@ class SqlRenderer:
 
     def _CteAnchor(self, node: CteAnchor) -> exp.Query:
         # The producer as a common table expression the body's consumers read; materialized
-        # where the dialect says so (PostgreSQL and DuckDB would otherwise inline it again).
+        # where the dialect says so (PostgreSQL would otherwise inline it again).
         producer = self.query(node.producer)
         select = _select(self._columns(node.output), self._derived(node.body))
-        return select.with_(cte_name(node.cte), as_=producer, materialized=self.dialect in ("postgres", "duckdb"),
+        return select.with_(cte_name(node.cte), as_=producer, materialized=self.sql_dialect.materialized_ctes,
                             copy=False)
 
     def _CteConsumer(self, node: CteConsumer) -> exp.Query:
@@ -710,12 +710,16 @@ def to_sql(plan: Plan, names: tuple[str, ...] | None = None, dialect: SqlDialect
            tables: TableRenderer = default_tables) -> str:
     """SQL for ``plan``; a subplan that reads a CTE whose anchor is above it (EXPLAIN ANALYZE
     on DuckDB counts each subplan's rows) defines that CTE itself, from its consumers' producer."""
-    select = SqlRenderer(dialect, tables).statement_ast(plan, names)
-    for number, producer in _outside_ctes(plan):
+    renderer = SqlRenderer(dialect, tables)
+    outside = _outside_ctes(plan)
+    if not outside:
+        return renderer.statement(plan, names)
+    select = renderer.statement_ast(plan, names)
+    for number, producer in outside:
         body = SqlRenderer(dialect, tables).query(producer)
-        select = select.with_(cte_name(number), as_=body, materialized=dialect in ("postgres", "duckdb"),
+        select = select.with_(cte_name(number), as_=body, materialized=renderer.sql_dialect.materialized_ctes,
                               append=True, copy=False)
-    return select.sql(dialect=dialect, copy=False)
+    return select.sql(dialect=renderer.dialect, copy=False)
 
 
 def _outside_ctes(plan: Plan) -> list[tuple[int, Plan]]:

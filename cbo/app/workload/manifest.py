@@ -204,7 +204,8 @@ def cbo_configuration(session: Session) -> dict[str, Any]:
     """A cbo session's optimizer settings (all of them) and its cost profile."""
     from cbo.cost.cluster import describe_profile
 
-    settings = {k: sorted(v) if isinstance(v, frozenset) else v
+    # (a set of enum members, e.g. spark_adaptive's features, as their values)
+    settings = {k: sorted(getattr(x, "value", x) for x in v) if isinstance(v, frozenset) else v
                 for k, v in dataclasses.asdict(session.planner.settings).items()}
     profile = session.planner.profile()
     constants = dict(sorted(profile.constants.items()))
