@@ -67,8 +67,8 @@ from cbo.ir.expressions import (
 )
 from cbo.ir.intervals import IntervalValue
 from cbo.ir.moments import is_moment
-from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort,
-                              SubqueryExpr, Values, walk)
+from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, GroupingSets, Join, Limit, Plan, Project, Scan,
+                              SetOp, Sort, SubqueryExpr, Values, walk)
 from cbo.ir.shape import shape
 from cbo.limits import on_deep_stack
 
@@ -170,9 +170,11 @@ def default_tables(scan: Scan) -> exp.Expression:
 class SqlRenderer:
     def __init__(self, dialect: SqlDialect | str = DUCKDB, tables: TableRenderer = default_tables,
                  share_repeated: bool = False, flat_joins: bool = False, order: InputOrder | None = None,
-                 shared_joins: frozenset[Hashable] | None = None):
+                 shared_joins: frozenset[Hashable] | None = None, grouping_sets_as_union: bool = False):
         self.sql_dialect = sql_dialect(dialect)
         self.dialect = self.sql_dialect.name   # sqlglot's name for it
+        # every GroupingSets as a union of one aggregation per set (``grouping_sets_union``)
+        self.grouping_sets_as_union = grouping_sets_as_union
         self.tables = tables
         self.flat_joins = flat_joins
         self.order = order
@@ -367,6 +369,121 @@ class SqlRenderer:
         if node.group_by:
             select = select.group_by(*self._columns(node.group_by), copy=False)
         return select
+
+    def _GroupingSets(self, node: GroupingSets) -> exp.Query:
+        """``GROUP BY GROUPING SETS (...)``, each output a key read in the grouped SELECT (NULL
+        in the rows of sets without it) and each GROUPING column the dialect's GROUPING of the
+        keys it lists (Spark's ``grouping_id``: its ``grouping`` takes one argument)."""
+        if self.grouping_sets_as_union:
+            return self.grouping_sets_union(node)
+        if self.dialect == "spark" and any(not s for s in node.sets):
+            return self._spark_grouping_sets(node)
+        columns = self._grouping_set_columns(node, self._aggregate_calls(node.aggregates))
+        select = _select(columns, self._derived(node.input))
+        return select.group_by(self._grouping_sets_clause(node), copy=False)
+
+    def _grouping_set_columns(self, node: GroupingSets, aggregates: list[exp.Expression]) -> list[exp.Expression]:
+        return ([exp.alias_(exp.column(ident(k)), ident(o), copy=False) for k, o in zip(node.keys, node.outputs)]
+                + [exp.alias_(a, ident(c), copy=False) for a, (c, _) in zip(aggregates, node.aggregates)]
+                + [exp.alias_(self._grouping([node.keys[i] for i in positions]), ident(c), copy=False)
+                   for c, positions in node.groupings])
+
+    def _aggregate_calls(self, aggregates: tuple[tuple[Column, AggregateCall], ...]) -> list[exp.Expression]:
+        return [self.aggregate(a) for _, a in aggregates]
+
+    def _grouping_sets_clause(self, node: GroupingSets) -> exp.Expression:
+        return exp.GroupingSets(expressions=[exp.Tuple(expressions=self._columns(tuple(node.keys[i] for i in s)))
+                                             for s in node.sets])
+
+    def _grouping(self, keys: list[Column]) -> exp.Expression:
+        """SQL's GROUPING of ``keys`` as a BIGINT. Spark's ``grouping`` takes one column and its
+        ``grouping_id`` all of them: there the bits are added up, one ``grouping`` each."""
+        if self.dialect != "spark":
+            return exp.Cast(this=exp.Grouping(expressions=self._columns(tuple(keys))), to=T.BIGINT.to_sqlglot())
+        total: exp.Expression | None = None
+        for index, key in enumerate(keys):
+            bit: exp.Expression = exp.Cast(this=exp.Anonymous(this="grouping", expressions=[exp.column(ident(key))]),
+                                           to=T.BIGINT.to_sqlglot())
+            weight = 2 ** (len(keys) - 1 - index)
+            if weight > 1:
+                bit = exp.Mul(this=bit, expression=exp.Literal.number(weight))
+            total = bit if total is None else exp.Add(this=total, expression=bit)
+        assert total is not None
+        return total
+
+    def _spark_grouping_sets(self, node: GroupingSets) -> exp.Query:
+        """Grouping sets with an empty set, for Spark: Spark runs grouping sets as an Expand
+        (one copy of each row per set) and an aggregation grouped by the keys and the set's
+        number, so over no input it yields no row at all, where SQL (and DuckDB and PostgreSQL)
+        give the empty set's one row. One all-NULL row is added to the input, marked by a NULL
+        ``_present``: it is in no group's aggregates (every aggregate skips NULLs; ``count(*)``
+        counts ``_present``; ``any_value`` skips NULLs), and the groups it alone makes are
+        dropped, but for the empty set's, which then stands for the empty input."""
+        present = exp.to_identifier("_present", quoted=True)
+        inputs = node.input.output
+        real = _select(self._columns(inputs) + [exp.alias_(exp.true(), present.copy(), copy=False)],
+                       self._derived(node.input))
+        marker = exp.select(*[exp.alias_(exp.Cast(this=exp.Null(), to=c.type.to_sqlglot()), ident(c), copy=False)
+                              for c in inputs],
+                            exp.alias_(exp.Cast(this=exp.Null(), to=T.BOOLEAN.to_sqlglot()), present.copy()))
+        marked = exp.Subquery(this=exp.Union(this=real, expression=marker, distinct=False), alias=self._next_alias())
+        aggregates = []
+        for _, call in node.aggregates:
+            if call.name == "count_star":
+                aggregates.append(exp.Count(this=exp.column(present.copy())))
+            elif call.name == "any_value":
+                aggregates.append(exp.Anonymous(this="any_value", expressions=[self.expr(call.args[0]), exp.true()]))
+            else:
+                aggregates.append(self.aggregate(call))
+        count, rolled = exp.to_identifier("_rows", quoted=True), exp.to_identifier("_rolled", quoted=True)
+        extra = [exp.alias_(exp.Count(this=exp.column(present.copy())), count.copy(), copy=False)]
+        if node.keys:
+            extra.append(exp.alias_(self._grouping(list(node.keys)), rolled.copy(), copy=False))
+        grouped = _select(self._grouping_set_columns(node, aggregates) + extra, marked)
+        grouped = grouped.group_by(self._grouping_sets_clause(node), copy=False)
+        result = _select(self._columns(node.output), exp.Subquery(this=grouped, alias=self._next_alias()))
+        if not node.keys:
+            return result   # every set is the empty one: each keeps its row
+        everything = exp.Literal.number(2 ** len(node.keys) - 1)
+        kept = exp.or_(exp.GT(this=exp.column(count), expression=exp.Literal.number(0)),
+                       exp.EQ(this=exp.column(rolled), expression=everything))
+        return result.where(kept, copy=False)
+
+    def grouping_sets_union(self, node: GroupingSets, repartition: bool = False) -> exp.Query:
+        """The grouping sets as a union of aggregations of the input, one per set (UNION ALL),
+        each with the keys it rolls up as NULL and its GROUPING values as constants; the empty
+        set's a scalar aggregation (one row, even over no input). The input is written once per
+        set: Spark computes the same exchange once (its ``ReuseExchange``); ``repartition``
+        (Spark) hash-partitions it on every key first (a ``REPARTITION`` hint), an exchange
+        each branch reads."""
+        branches: list[exp.Query] = []
+        aggregates = self._aggregate_calls(node.aggregates)
+        for grouping_set in node.sets:
+            columns = [exp.alias_(exp.column(ident(k)) if i in grouping_set
+                                  else exp.Cast(this=exp.Null(), to=k.type.to_sqlglot()), ident(o), copy=False)
+                       for i, (k, o) in enumerate(zip(node.keys, node.outputs))]
+            columns += [exp.alias_(a.copy(), ident(c), copy=False) for a, (c, _) in zip(aggregates, node.aggregates)]
+            columns += [exp.alias_(exp.Cast(this=exp.Literal.number(node.grouping_value(positions, grouping_set)),
+                                            to=T.BIGINT.to_sqlglot()), ident(c), copy=False)
+                        for c, positions in node.groupings]
+            source = self._derived(node.input)
+            if repartition:
+                hint = exp.Hint(expressions=[exp.Anonymous(this="REPARTITION", expressions=self._columns(node.keys))])
+                shuffled = _select(self._columns(node.input.output), source)
+                shuffled.set("hint", hint)
+                source = exp.Subquery(this=shuffled, alias=self._next_alias())
+            if not grouping_set and not node.aggregates:
+                # a scalar aggregation of nothing still has its one row
+                source = exp.Subquery(this=_select([exp.alias_(exp.Count(this=exp.Star()), "_rows", copy=False)],
+                                                   source), alias=self._next_alias())
+            select = _select(columns, source)
+            if grouping_set:
+                select = select.group_by(*self._columns(tuple(node.keys[i] for i in grouping_set)), copy=False)
+            branches.append(select)
+        combined = branches[0]
+        for branch in branches[1:]:
+            combined = exp.Union(this=combined, expression=branch, distinct=False)
+        return _select(self._columns(node.output), exp.Subquery(this=combined, alias=self._next_alias()))
 
     def _Sort(self, node: Sort) -> exp.Query:
         return _select(self._columns(node.output), self._derived(node.input)) \
@@ -707,16 +824,16 @@ def repeated_subtrees(plan: Plan, joins: frozenset[Hashable] | None = None) -> s
 
 @on_deep_stack
 def to_sql(plan: Plan, names: tuple[str, ...] | None = None, dialect: SqlDialect | str = DUCKDB,
-           tables: TableRenderer = default_tables) -> str:
+           tables: TableRenderer = default_tables, grouping_sets_as_union: bool = False) -> str:
     """SQL for ``plan``; a subplan that reads a CTE whose anchor is above it (EXPLAIN ANALYZE
     on DuckDB counts each subplan's rows) defines that CTE itself, from its consumers' producer."""
-    renderer = SqlRenderer(dialect, tables)
+    renderer = SqlRenderer(dialect, tables, grouping_sets_as_union=grouping_sets_as_union)
     outside = _outside_ctes(plan)
     if not outside:
         return renderer.statement(plan, names)
     select = renderer.statement_ast(plan, names)
     for number, producer in outside:
-        body = SqlRenderer(dialect, tables).query(producer)
+        body = SqlRenderer(dialect, tables, grouping_sets_as_union=grouping_sets_as_union).query(producer)
         select = select.with_(cte_name(number), as_=body, materialized=renderer.sql_dialect.materialized_ctes,
                               append=True, copy=False)
     return select.sql(dialect=renderer.dialect, copy=False)

@@ -8,7 +8,7 @@ forces out of the memo checked against a reference engine and against TLP.
 
 Families (``benchmarks.equivalence.families``; ``pushdown`` in ``benchmarks.equivalence.pushdown``;
 ``fuzz`` and ``mutants`` in ``benchmarks.equivalence.fuzz``): ``decorrelation``, ``reorder``,
-``semijoin``, ``table-pushdown``, ``eager-aggregation``, ``pushdown``, ``fuzz`` (random valid
+``semijoin``, ``table-pushdown``, ``eager-aggregation``, ``grouping-sets``, ``pushdown``, ``fuzz`` (random valid
 queries over TPC-H's schema) and ``mutants`` (token mutations of valid queries). Cases are
 drawn by hypothesis, not derandomized (``--seed`` reproduces a run),
 in batches until ``--cases`` cases ran or ``--minutes`` passed. For each case:
@@ -57,8 +57,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 CORPUS = ROOT / "tests" / "data" / "equivalence_regressions.txt"
 SERVERS = ROOT / ".cache" / "equivalence"   # the benchmark's own throwaway servers, never the user's
-FAMILY_NAMES = ("decorrelation", "reorder", "semijoin", "table-pushdown", "eager-aggregation", "pushdown", "fuzz",
-                "mutants")
+FAMILY_NAMES = ("decorrelation", "reorder", "semijoin", "table-pushdown", "eager-aggregation", "grouping-sets",
+                "pushdown", "fuzz", "mutants")
 BATCH = 500   # cases per hypothesis run (each run starts over from the simplest cases)
 
 

@@ -45,6 +45,9 @@ class Family:
     alternatives: Alternatives
     settings: Callable[[dict], OptimizerSettings] = lambda case: OptimizerSettings()
     extra: dict[str, st.SearchStrategy[Any]] = field(default_factory=dict)
+    # each plan also rendered with its grouping sets as a union of one aggregation per set
+    # (``cbo.sqlgen``'s ``grouping_sets_union``, the physical UnionGroupingSets' SQL)
+    union_rendering: bool = False
 
     def cases(self) -> st.SearchStrategy[dict]:
         return st.fixed_dictionaries({
@@ -71,6 +74,13 @@ def _eager(planned: PlannedQuery, rng: random.Random, case: dict) -> list[tuple[
     return [("eager", g.eager_forced_plan(root, rng)[0]) for _ in range(2)] + [("draw", draw_plan(root, rng))]
 
 
+def _grouping_sets(planned: PlannedQuery, rng: random.Random, case: dict) -> list[tuple[str, Plan]]:
+    assert planned.optimized is not None
+    root = planned.optimized.root
+    return [("partial", g.grouping_sets_forced_plan(root, rng, True)[0]),
+            ("whole", g.grouping_sets_forced_plan(root, rng, False)[0]), ("draw", draw_plan(root, rng))]
+
+
 def _table_pushdown(planned: PlannedQuery, rng: random.Random, case: dict) -> list[tuple[str, Plan]]:
     assert planned.optimized is not None
     root = planned.optimized.root
@@ -93,6 +103,10 @@ FAMILIES = {f.name: f for f in [
     Family("eager-aggregation", "aggregations over 2-3 joined tables: the partial aggregation below the join "
            "forced wherever it holds", TWO_COLUMNS, g.aggregate_queries(), g.table_rows, _eager,
            lambda case: INFINITE_THRESHOLD),
+    Family("grouping-sets", "ROLLUP, CUBE and GROUPING SETS with GROUPING(): the sets over the partial "
+           "aggregation forced, and not, each rendered as GROUPING SETS and as a union of aggregations",
+           {t: ("a", "b") for t in ("t0", "t1")}, g.grouping_set_queries(), g.grouping_set_rows, _grouping_sets,
+           union_rendering=True),
 ]}
 
 
@@ -173,16 +187,20 @@ class Checker:
         self.planned += not hit
         return value
 
-    def _run(self, plan: Plan, names: tuple[str, ...], ran: dict[str, Any] | None = None) -> list[tuple] | str:
-        """The plan's answer on the case's rows. ``ran`` holds the answers of the SQL run so
-        far on these rows: a plan rendered to the same SQL as another (a draw often repeats
-        the chosen plan) has its answer."""
-        sql, _ = self._rendered.get_or_make((plan, names), lambda: to_sql(plan, names, "duckdb"))
+    def _run(self, plan: Plan, names: tuple[str, ...], ran: dict[str, Any] | None = None,
+             union: bool = False) -> list[tuple] | str:
+        """The plan's answer on the case's rows (its grouping sets rendered as a union of
+        aggregations where ``union``). ``ran`` holds the answers of the SQL run so far on these
+        rows: a plan rendered to the same SQL as another (a draw often repeats the chosen plan)
+        has its answer."""
+        sql, _ = self._rendered.get_or_make((plan, names, union), lambda: to_sql(plan, names, "duckdb",
+                                                                              grouping_sets_as_union=union))
+        postgres = lambda: to_sql(plan, names, POSTGRES.sql, grouping_sets_as_union=union)  # noqa: E731
         if ran is None:
-            return self.references.run(sql, lambda: to_sql(plan, names, POSTGRES.sql))
+            return self.references.run(sql, postgres)
         if sql not in ran:
             try:
-                ran[sql] = self.references.run(sql, lambda: to_sql(plan, names, POSTGRES.sql))
+                ran[sql] = self.references.run(sql, postgres)
             except ReferenceUnavailable as exc:
                 ran[sql] = exc
         if isinstance(ran[sql], ReferenceUnavailable):
@@ -199,6 +217,9 @@ class Checker:
         planned = self._plan(self._planned, planner, sql)
         plans = [("chosen", planned.plan)] + [(label, restore_output_order(plan, planned.plan))
                                               for label, plan in family.alternatives(planned, rng, case)]
+        renderings = [(label, plan, False) for label, plan in plans]
+        if family.union_rendering:
+            renderings += [(f"{label} as a union", plan, True) for label, plan in plans]
         faults = self.references.duckdb_faults
         try:
             expected = self.references.run(sql)
@@ -209,9 +230,9 @@ class Checker:
             report.reference = "postgres"
         outcomes: list[list[tuple] | str] = []
         ran: dict[str, Any] = {}
-        for label, plan in plans:
+        for label, plan, union in renderings:
             try:
-                actual = self._run(plan, planned.names, ran)
+                actual = self._run(plan, planned.names, ran, union)
             except ReferenceUnavailable:
                 continue
             outcomes.append(actual)

@@ -297,3 +297,63 @@ def pushed_forms(root: Group) -> int:
     """How many pushed forms (a non-join expression in a join's group) the memo holds."""
     return sum(1 for g in root.memo.groups if isinstance(g.first, Join)
                for e in g.expressions if not isinstance(e, Join))
+
+
+# -- grouping sets: tests/testdata/rules/grouping_sets.test ---------------------------------------
+
+GROUPING_SETS_RULE = "PartialAggregateBelowGroupingSets"
+# Aggregates over the grouped rows; {v} is a value column. DISTINCT sum and count and the moments
+# keep the partial aggregation out (not decomposable) or in (min/max DISTINCT, avg, moments).
+GROUPING_AGGREGATES = ("count(*)", "sum({v})", "count({v})", "min({v})", "max({v})", "avg({v})",
+                       "count(distinct {v})", "sum(distinct {v})", "max(distinct {v})", "stddev_samp({v})",
+                       "var_pop({v})", "sum({v} * 2 + 1)")
+# A few rows at least, so that coarser sets' groups hold several of the finest set's (an empty
+# input comes from the WHERE clauses and joins).
+grouping_set_rows = st.lists(st.tuples(small_values, small_values), min_size=2, max_size=8)
+
+
+@st.composite
+def grouping_set_queries(draw):  # type: ignore[no-untyped-def]
+    """ROLLUP, CUBE and GROUPING SETS (composite items, a plain key beside them, a set listed
+    twice, the empty set) over one table or two joined (a left join puts NULLs in the keys),
+    with GROUPING() in the select list or HAVING, an empty input now and then, and the result
+    used as is or read by an outer query."""
+    source = draw(st.sampled_from(["t0", "t0", "t0 join t1 on t1.a = t0.b", "t0 left join t1 on t1.a = t0.a"]))
+    columns = ["t0.a", "t0.b", "t0.a + t0.b"] + (["t1.b"] if "t1" in source else [])
+    keys = draw(st.lists(st.sampled_from(columns), min_size=1, max_size=3, unique=True))
+    k = keys + keys[:1] * (3 - len(keys))   # k[0..2], repeating the first where fewer keys were drawn
+    # each form with the positions of k it names
+    clause, used = draw(st.sampled_from([
+        ("rollup({0}, {1})", (0, 1)), ("cube({0}, {1})", (0, 1)), ("rollup({0}, {1}, {2})", (0, 1, 2)),
+        ("grouping sets (({0}, {1}), ({0}), ())", (0, 1)), ("grouping sets (({0}), ({1}))", (0, 1)),
+        ("{0}, rollup({1})", (0, 1)), ("rollup(({0}, {1}))", (0, 1)), ("cube({0}, {1}, {2})", (0, 1, 2)),
+        ("grouping sets (({0}), ({0}), ({1}, {2}))", (0, 1, 2)), ("rollup({0}), cube({1})", (0, 1)),
+        ("grouping sets ((), ())", ()),
+    ]))
+    clause = clause.format(*k)
+    named = list(dict.fromkeys(k[i] for i in used))
+    value = draw(st.sampled_from(["t0.b", "t0.a"] + (["t1.a"] if "t1" in source else [])))
+    calls = draw(st.lists(st.sampled_from(GROUPING_AGGREGATES), min_size=1, max_size=3, unique=True))
+    select = [f"{key} as k{i}" for i, key in enumerate(named)] + \
+             [f"{call.format(v=value)} as v{i}" for i, call in enumerate(calls)]
+    if named and draw(st.booleans()):
+        marked = draw(st.lists(st.sampled_from(named), min_size=1, max_size=2))
+        select.append(f"grouping({', '.join(marked)}) as g")
+    where = draw(st.sampled_from(["", "", " where t0.a > 0", " where t0.a > 10", " where t0.b is not null"]))
+    having = draw(st.sampled_from(["", "", " having count(*) > 1"] +
+                                  ([f" having grouping({named[0]}) = 0", f" having grouping({named[-1]}) = 1"]
+                                   if named else [])))
+    query = f"select {', '.join(select)} from {source}{where} group by {clause}{having}"
+    context = draw(st.sampled_from(["plain", "plain", "plain", "outer"]))
+    if context == "outer":
+        return f"select count(*), sum(v0) from ({query}) g where g.v0 is not null"
+    return query
+
+
+def grouping_sets_forced_plan(group: Group, rng: random.Random, partial: bool) -> tuple[Plan, int]:
+    """A plan of ``group`` with the grouping sets over their partial aggregation wherever the
+    rule gave one (``partial``), or never (not ``partial``); other choices random. Also how many
+    of the rule's expressions it uses."""
+    if partial:
+        return forced_plan(group, rng, lambda _, by: by == GROUPING_SETS_RULE)
+    return forced_plan(group, rng, lambda _, by: False, {GROUPING_SETS_RULE}, counted=False)

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from cbo.ir.dispatch import OperatorTable
-from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort,
-                              Values, operator_name)
+from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, GroupingSets, Join, Limit, Plan, Project,
+                              Scan, SetOp, Sort, Values, operator_name)
 from cbo.svg import FONT_SIZE, box_size, svg_box, wrap
 
 
@@ -85,6 +85,15 @@ DETAILS.register(Project)(lambda plan: {"assignments": {str(c): str(e) for c, e 
 DETAILS.register(Aggregate)(lambda plan: {"group_by": _columns(plan.group_by),
                                           "aggregates": {str(c): str(a) for c, a in plan.aggregates}})
 DETAILS.register(Sort)(lambda plan: {"keys": [str(k) for k in plan.keys]})
+
+
+@DETAILS.register(GroupingSets)
+def _grouping_sets_details(plan: GroupingSets) -> dict[str, Any]:
+    return {"keys": {str(o): str(k) for k, o in zip(plan.keys, plan.outputs)},
+            "sets": [_columns(plan.keys[i] for i in s) for s in plan.sets],
+            "aggregates": {str(c): str(a) for c, a in plan.aggregates},
+            "groupings": {str(c): "GROUPING(" + ", ".join(str(plan.keys[i]) for i in g) + ")"
+                          for c, g in plan.groupings}}
 DETAILS.register(Limit)(lambda plan: {"count": plan.count, "offset": plan.offset})
 DETAILS.register(SetOp)(lambda plan: {"columns": _columns(plan.columns)})
 DETAILS.register(Values)(lambda plan: {"columns": _columns(plan.columns), "rows": len(plan.rows)})
@@ -116,6 +125,11 @@ def _headline(info: NodeInfo) -> str:
     elif op in ("Aggregate", "Distinct"):
         parts = [f"group by [{', '.join(d['group_by'])}]"] if d["group_by"] else []
         parts += [f"{k} := {v}" for k, v in d["aggregates"].items()]
+        inside = ", ".join(parts)
+    elif op == "GroupingSets":
+        parts = ["sets " + ", ".join("(" + ", ".join(s) + ")" for s in d["sets"])]
+        parts += [k if k == v else f"{k} := {v}" for k, v in d["keys"].items()]
+        parts += [f"{k} := {v}" for k, v in {**d["aggregates"], **d["groupings"]}.items()]
         inside = ", ".join(parts)
     elif op == "Sort":
         inside = ", ".join(d["keys"])

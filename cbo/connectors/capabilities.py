@@ -8,7 +8,8 @@ collation makes ``like`` compare otherwise than Spark, or an old version without
 names (``NAMES``):
 
 * operators: ``join`` (every join), ``aggregate`` (GROUP BY, DISTINCT), ``limit`` (LIMIT and
-  ORDER BY ... LIMIT);
+  ORDER BY ... LIMIT), ``grouping_sets`` (ROLLUP, CUBE, GROUPING SETS and GROUPING(): PostgreSQL
+  9.5+; MariaDB has only ``WITH ROLLUP`` and no GROUPING(), SQLite neither);
 * join kinds: ``inner_join``, ``left_join``, ``right_join``, ``full_join``, ``semi_join``,
   ``anti_join``, ``null_aware_anti_join`` (NOT IN);
 * functions by cbo's name (``like``, ``substring``, ``extract_year``, ``divide`` ...), special
@@ -52,7 +53,7 @@ class Capabilities:
 # A double holds every decimal of at most 15 significant digits exactly (DBL_DIG).
 FLOAT_DECIMAL_DIGITS = 15
 
-OPERATORS = ("join", "aggregate", "limit")
+OPERATORS = ("join", "aggregate", "limit", "grouping_sets")
 JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti", "null_aware_anti")
 # Every name cbo can render for some source (``cbo.sqlgen``); a connector's are among them.
 COMMON_FUNCTIONS = frozenset({"eq", "neq", "lt", "lte", "gt", "gte", "add", "subtract", "multiply", "divide",

@@ -26,6 +26,7 @@ from cbo.ir.operators import (
     CteAnchor,
     CteConsumer,
     Filter,
+    GroupingSets,
     Join,
     Limit,
     Plan,
@@ -294,6 +295,41 @@ class CostModel:
         _add(found, self.exchange(partial_rows, width, self.partitions if node.group_by else 1))
         return found
 
+    def _grouping_sets(self, node: GroupingSets, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
+        """Grouping sets, as Spark runs them. Expand: every input row copied once per set
+        (``cpu_row``), the copies aggregated partially, grouped by the keys and the set's number
+        (a key the set rolls up is NULL), the partial results shuffled and aggregated finally.
+        Union of aggregations: per set, a partial aggregation of the input, a shuffle and a final
+        one; the input is computed once (its exchange reused), and read once per set, each read
+        a task per partition. Either way the partial results are at most the input's rows per
+        set and at most the output's rows per partition."""
+        in_rows, _ = inputs[0]
+        rows, width = out
+        sets = float(len(node.sets))
+        copies = in_rows * sets
+        partial_rows = min(copies, rows * self.partitions)
+        found = {"cpu_row": copies}   # Expand's copies, or the input read once per set
+        if algorithm is Algorithm.UNION_AGGREGATE:
+            # each set's aggregation hashes that set's keys only
+            hashed = sum(in_rows * self._keys_width(tuple(node.keys[i] for i in s), width) for s in node.sets)
+            key = self._keys_width(node.keys, width)
+            found["agg_row"] = copies + partial_rows
+            found["agg_byte"] = hashed + partial_rows * key
+            exchanges = self.exchange(partial_rows, width)
+            exchanges["task"] *= sets   # an exchange per set
+        else:
+            key = self._keys_width(node.keys, width) + 8.0   # every key and the set's number
+            found["agg_row"] = copies + partial_rows
+            found["agg_byte"] = (copies + partial_rows) * key
+            exchanges = self.exchange(partial_rows, width)
+        _add(found, exchanges)
+        return found
+
+    def _keys_width(self, keys: tuple[Column, ...], width: float) -> float:
+        if self.column_width is None:
+            return width
+        return sum(self.column_width(c) for c in keys)
+
     def key_width(self, node: Aggregate, width: float) -> float:
         """Bytes per row of the grouping key: each row fed to a hash aggregation has its key
         projected, hashed (Murmur3 over the key's bytes) and compared with the key found in the
@@ -335,6 +371,7 @@ QUANTITIES.register(Scan)(CostModel._scan)
 QUANTITIES.register(Filter, Project)(CostModel._per_input_row)
 QUANTITIES.register(Join)(CostModel._join)
 QUANTITIES.register(Aggregate)(CostModel._aggregate)
+QUANTITIES.register(GroupingSets)(CostModel._grouping_sets)
 QUANTITIES.register(Sort)(CostModel._sort)
 QUANTITIES.register(Limit)(CostModel._limit)
 QUANTITIES.register(SetOp)(CostModel._set_op)

@@ -44,6 +44,7 @@ from cbo.ir.operators import (
     CteAnchor,
     CteConsumer,
     Filter,
+    GroupingSets,
     Join,
     Limit,
     Plan,
@@ -432,6 +433,34 @@ def _aggregate(plan: Aggregate, rel: RelEstimate) -> RelEstimate:
                        rel.notes | frozenset(notes))
 
 
+def _grouping_sets(plan: GroupingSets, rel: RelEstimate) -> RelEstimate:
+    """Grouping sets: each set's groups counted as an aggregation by its keys counts them (the
+    empty set one row, even over no input), summed over the sets. A key's output has one row per
+    group of the sets holding it, and a NULL in every row of the others; a GROUPING column has
+    each set's value in that set's rows. Aggregates are distributed as over the finest set's
+    groups (the coarser sets' larger groups are left out of their distribution)."""
+    counted = [group_count(rel, tuple(plan.keys[i] for i in s)) if s else (1.0, []) for s in plan.sets]
+    per_set = [rows for rows, _ in counted]
+    rows = sum(per_set)
+    notes = frozenset(note for _, found in counted for note in found)
+    columns: dict[Column, ColumnEstimate] = {}
+    for position, (key, output) in enumerate(zip(plan.keys, plan.outputs)):
+        holding = sum(n for s, n in zip(plan.sets, per_set) if position in s)
+        found = _one_row_per_group(rel.column(key), holding) if holding > 0 else ColumnEstimate.unknown(0.0)
+        columns[output] = replace(found.live, nulls=found.nulls + max(rows - holding, 0.0))
+    finest = max(range(len(plan.sets)), key=lambda i: (per_set[i], len(plan.sets[i])))
+    finest_keys = tuple(plan.keys[i] for i in plan.sets[finest])
+    for column, call in plan.aggregates:
+        columns[column] = aggregate_output(call, rel, finest_keys, per_set[finest]).with_rows(rows)
+    for column, positions in plan.groupings:
+        values: dict[int, float] = {}
+        for grouping_set, n in zip(plan.sets, per_set):
+            value = plan.grouping_value(positions, grouping_set)
+            values[value] = values.get(value, 0.0) + n
+        columns[column] = ColumnEstimate("number", 0.0, tuple(values.items()), ())
+    return RelEstimate(rows, columns, notes=rel.notes | notes)
+
+
 def _one_row_per_group(estimate: ColumnEstimate, rows: float) -> ColumnEstimate:
     estimate = estimate.live
     groups = max(_groups_of(estimate), 1.0)
@@ -494,6 +523,7 @@ ESTIMATES.register(Filter)(lambda est, plan, inputs: estimate_filter(inputs[0], 
 ESTIMATES.register(Join)(lambda est, plan, inputs: est._join(plan, inputs[0], inputs[1]))
 ESTIMATES.register(Project)(lambda est, plan, inputs: _project(plan, inputs[0]))
 ESTIMATES.register(Aggregate)(lambda est, plan, inputs: _aggregate(plan, inputs[0]))
+ESTIMATES.register(GroupingSets)(lambda est, plan, inputs: _grouping_sets(plan, inputs[0]))
 ESTIMATES.register(Sort)(lambda est, plan, inputs: inputs[0])
 ESTIMATES.register(Limit)(lambda est, plan, inputs: _limit(plan, inputs[0]))
 ESTIMATES.register(SetOp)(lambda est, plan, inputs: _set_op(plan, inputs))

@@ -42,7 +42,7 @@ from sqlglot import exp
 from cbo.catalog_types import Catalog
 from cbo.connectors import connector_of
 from cbo.exec.remote import RemoteQueries, RemoteScan
-from cbo.ir.operators import CteAnchor, CteConsumer, Join, Limit, Plan, Project, Scan, Sort
+from cbo.ir.operators import CteAnchor, CteConsumer, GroupingSets, Join, Limit, Plan, Project, Scan, Sort
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
 from cbo.sqlgen import SqlRenderer, _select, ident
@@ -220,6 +220,16 @@ class SparkPlanSql(SqlRenderer):
         select.append("joins", exp.Join(this=right, on=self.expr(node.condition), side="LEFT",
                                         kind=node.kind.upper()))
         return self._hinted(select, node, right)
+
+    def _GroupingSets(self, node: GroupingSets) -> exp.Query:
+        operator = self.operators.get(id(node))
+        if operator is None or operator.logical is not node or operator.algorithm is not Algorithm.UNION_AGGREGATE:
+            return super()._GroupingSets(node)
+        # A union of aggregations reads its input once per set; Spark computes it once when
+        # each read is the same exchange. Where cbo planned that exchange (an enforcer on the
+        # input), a REPARTITION hint makes it; else the input ends in one already.
+        shuffled = bool(operator.inputs) and operator.inputs[0].is_enforcer
+        return self.grouping_sets_union(node, repartition=shuffled)
 
     def _hinted(self, select: exp.Select, node: Join, right: exp.Expression) -> exp.Select:
         algorithm = self._algorithm(node)

@@ -40,6 +40,10 @@ AGGREGATE_NODES = {exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max
                    exp.StddevSamp: "stddev_samp", exp.StddevPop: "stddev_pop", exp.Stddev: "stddev_samp",
                    exp.Variance: "var_samp", exp.VariancePop: "var_pop"}
 EXTRACT_FIELDS = ("YEAR", "MONTH", "DAY", "QUARTER")
+# GROUPING(k, ...) bound before the GROUP BY is known: a call of this name, replaced by the
+# aggregation binding (never an aggregate of a plan).
+GROUPING = "grouping"
+MAX_GROUPING_ARGUMENTS = 63   # its value is a BIGINT, one bit per argument
 
 
 def literal_constant(node: exp.Literal) -> Constant:
@@ -97,9 +101,8 @@ class ExpressionBinder:
                 return self._aggregate(node, name)
         if isinstance(node, exp.Window):
             raise error_at(node, "window functions are not supported yet")
-        if isinstance(node, exp.Grouping):
-            raise error_at(node, "GROUPING() is not supported yet (nor are the ROLLUP, CUBE and GROUPING SETS "
-                                 "it reads)")
+        if isinstance(node, (exp.Grouping, exp.GroupingId)):
+            return self._grouping(node)
         if isinstance(node, exp.Anonymous):   # a name sqlglot does not know either
             raise error_at(node, f"unknown function {node.name}")
         if isinstance(node, exp.Func):
@@ -469,6 +472,23 @@ class ExpressionBinder:
         value = inner.bind(argument)
         self.outer_references |= inner.outer_references
         return AggregateCall(name, (value,), distinct, aggregate_type(node, name, value.type))
+
+    def _grouping(self, node: exp.Expression) -> Expr:
+        """``GROUPING(k, ...)`` (and ``grouping_id(k, ...)``, the same function): which of the
+        grouping expressions ``k`` the row's grouping set rolled up, one bit each, the first the
+        highest. Bound as a call the aggregation binding replaces (``cbo.frontend.aggregation``):
+        its arguments must be grouping expressions, which only the GROUP BY knows."""
+        name = "GROUPING" if isinstance(node, exp.Grouping) else "grouping_id"
+        if not self.allow_aggregates:
+            raise error_at(node, f"{name}() is not allowed in {self.clause}")
+        if not node.expressions:
+            raise error_at(node, f"{name}() needs the grouping expressions it tells about as arguments")
+        if len(node.expressions) > MAX_GROUPING_ARGUMENTS:
+            raise error_at(node, f"{name}() takes at most {MAX_GROUPING_ARGUMENTS} arguments")
+        inner = ExpressionBinder(self.binder, self.scope, f"the argument of {name}", allow_aggregates=False)
+        args = tuple(inner.bind(a) for a in node.expressions)
+        self.outer_references |= inner.outer_references
+        return AggregateCall(GROUPING, args, False, T.BIGINT)
 
     # -- subqueries ------------------------------------------------------------------------------
 

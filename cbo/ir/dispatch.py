@@ -18,6 +18,7 @@ from cbo.ir.operators import (
     CteAnchor,
     CteConsumer,
     Filter,
+    GroupingSets,
     Join,
     Limit,
     Plan,
@@ -28,8 +29,20 @@ from cbo.ir.operators import (
     Values,
 )
 
-LOGICAL_OPERATORS: tuple[type[Plan], ...] = (Scan, Filter, Project, Join, Aggregate, Sort, Limit, SetOp, Values,
-                                              CteAnchor, CteConsumer)
+LOGICAL_OPERATORS: tuple[type[Plan], ...] = (
+    Scan,
+    Filter,
+    Project,
+    Join,
+    Aggregate,
+    GroupingSets,
+    Sort,
+    Limit,
+    SetOp,
+    Values,
+    CteAnchor,
+    CteConsumer,
+)
 
 H = TypeVar("H")
 

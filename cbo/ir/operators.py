@@ -422,6 +422,78 @@ class Aggregate(UnaryPlan):
 
 @_cache_hash
 @dataclass(frozen=True)
+class GroupingSets(UnaryPlan):
+    """Aggregate once per grouping set and stack the results: ``GROUP BY ROLLUP``, ``CUBE`` and
+    ``GROUPING SETS``.
+
+    ``keys`` are the input columns some set groups by, each output as ``outputs[i]``; each set
+    of ``sets`` lists the positions (in ``keys``, ascending) of the keys it groups by. The
+    result is, for each set ``s`` in order (a set listed twice counts twice), the rows of
+    ``Aggregate[keys of s; aggregates](input)`` with every key outside ``s`` output as NULL,
+    all stacked (UNION ALL). So the empty set ``()`` gives one row even over no input, as a
+    scalar aggregation does. A ``groupings`` column is SQL's ``GROUPING(k_1, ..., k_n)`` for
+    the keys at the positions it lists: bit ``n - j`` (the first key the highest bit) is 1 in
+    the rows of sets without ``k_j``; it tells a rolled-up key's NULL from a NULL in the data.
+
+    Output: ``outputs``, the aggregates' columns, the groupings' columns. The outputs are
+    columns of their own, not the keys: a key is NULL in the rows of sets without it.
+    """
+
+    input: Plan
+    keys: tuple[Column, ...]
+    outputs: tuple[Column, ...]
+    sets: tuple[tuple[int, ...], ...]
+    aggregates: tuple[tuple[Column, AggregateCall], ...] = ()
+    groupings: tuple[tuple[Column, tuple[int, ...]], ...] = ()
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        return self.outputs + tuple(c for c, _ in self.aggregates) + tuple(c for c, _ in self.groupings)
+
+    def expressions(self) -> tuple[Expr, ...]:
+        return tuple(a for _, a in self.aggregates) + tuple(ColumnRef(c) for c in self.keys)
+
+    @property
+    def in_every_set(self) -> frozenset[int]:
+        """Positions of the keys every set groups by (never NULLed by the rollup)."""
+        found = set(range(len(self.keys)))
+        for grouping_set in self.sets:
+            found &= set(grouping_set)
+        return frozenset(found)
+
+    def grouping_value(self, positions: tuple[int, ...], grouping_set: tuple[int, ...]) -> int:
+        """``GROUPING`` of the keys at ``positions`` in the rows of ``grouping_set``."""
+        value = 0
+        for position in positions:
+            value = value * 2 + (0 if position in grouping_set else 1)
+        return value
+
+    @property
+    def unique_keys(self) -> frozenset[frozenset[Column]]:
+        # The key outputs with a GROUPING of every key are unique when no set is listed twice:
+        # the grouping names the set, the outputs the group within it.
+        everything = tuple(range(len(self.keys)))
+        if len(set(self.sets)) == len(self.sets):
+            for column, positions in self.groupings:
+                if tuple(sorted(positions)) == everything:
+                    return frozenset({frozenset(self.outputs) | {column}})
+        return frozenset()
+
+    @property
+    def not_null(self) -> frozenset[Column]:
+        inner = self.input.not_null
+        kept = {self.outputs[i] for i in self.in_every_set if self.keys[i] in inner}
+        counts = {c for c, a in self.aggregates if a.name in ("count", "count_star")}
+        return frozenset(kept | counts | {c for c, _ in self.groupings})
+
+    @property
+    def foreign_keys(self) -> frozenset[ForeignKeyRef]:
+        # A rolled-up key is NULL, which no foreign key constrains.
+        return _kept_foreign_keys(self.input.foreign_keys, dict(zip(self.keys, self.outputs)))
+
+
+@_cache_hash
+@dataclass(frozen=True)
 class Sort(UnaryPlan):
     input: Plan
     keys: tuple[SortKey, ...]

@@ -11,6 +11,7 @@ that the search's enforcers sit where Spark's ``EnsureRequirements`` puts exchan
   sort-merge join also delivers the keys' order;
 * an aggregation's partial/final form delivers hash partitioning on its grouping columns (one
   partition without them); its final-only form keeps its input's partitioning;
+* grouping sets deliver nothing a parent can use;
 * a CTE's consumer delivers nothing known (rows read back from storage); its anchor, its
   body's properties;
 * a global sort is range-partitioned (not a hash partitioning any parent can use); a limit
@@ -29,6 +30,7 @@ from cbo.ir.operators import (
     CteAnchor,
     CteConsumer,
     Filter,
+    GroupingSets,
     Join,
     Limit,
     Plan,
@@ -55,10 +57,11 @@ def deliver(physical: PhysicalExpr, inputs: list[Delivered]) -> Delivered:
 DELIVERY: OperatorTable[Callable[[Any, Algorithm, list[Delivered]], Delivered]] = OperatorTable("delivered properties")
 
 
-@DELIVERY.register(Scan, Sort, SetOp, CteConsumer)
+@DELIVERY.register(Scan, Sort, SetOp, GroupingSets, CteConsumer)
 def _nothing_known(node: Plan, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
     # Files split by size; a global sort's range partitioning no parent can use; a union's
-    # inputs side by side.
+    # inputs side by side; grouping sets partitioned on the keys and the set's number (Expand),
+    # which no parent names, or stacked per set (a union).
     return UNKNOWN
 
 

@@ -17,6 +17,7 @@ from cbo.ir.operators import (
     CteAnchor,
     CteConsumer,
     Filter,
+    GroupingSets,
     Join,
     Limit,
     Plan,
@@ -44,6 +45,8 @@ def label(expr: Plan, width: int = 90) -> str:
         detail = expr.table
     elif isinstance(expr, Aggregate):
         detail = "group by " + ", ".join(str(c) for c in expr.group_by) if expr.group_by else "scalar"
+    elif isinstance(expr, GroupingSets):
+        detail = "sets " + ", ".join("(" + ", ".join(str(expr.keys[i]) for i in s) + ")" for s in expr.sets)
     elif isinstance(expr, Project):
         detail = ", ".join(str(c) for c, _ in expr.assignments)
     elif isinstance(expr, Sort):

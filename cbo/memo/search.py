@@ -28,6 +28,7 @@ from cbo.memo.rules.eager_aggregation import EagerAggregation
 from cbo.memo.rules.eager_pushdown import EagerPushdown
 from cbo.memo.rules.eliminate_join import EliminateForeignKeyJoin
 from cbo.memo.rules.existential_form import ForcedExistentialForm
+from cbo.memo.rules.grouping_sets_partial import PartialAggregateBelowGroupingSets
 from cbo.memo.rules.implement import implementation_rules
 from cbo.memo.rules.inline_cte import InlineCte, note_cte_costs
 from cbo.memo.rules.jdbc_pushdown import PushdownChoice, RemoteSource, note_pushdown_costs, pushdown_choices
@@ -53,7 +54,8 @@ __all__ = ["Optimized", "Optimizer", "RemoteSource", "SearchContext", "default_r
 def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset()) -> RuleSet:
     rules = [InlineCte(), ReorderJoins(), PushTableIntoAggregate(), CopyTableIntoAggregate(), EagerAggregation(),
              EliminateForeignKeyJoin(), SemiJoinToInnerDistinctAbove(), SemiJoinToInnerDistinctBelow(),
-             *implementation_rules(), ScalarSubqueryJoin(), *connector_rules(source_types)]
+             PartialAggregateBelowGroupingSets(), *implementation_rules(), ScalarSubqueryJoin(),
+             *connector_rules(source_types)]
     return RuleSet(rules, disabled, [ForcedExistentialForm(), EagerPushdown()])
 
 

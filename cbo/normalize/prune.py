@@ -2,16 +2,17 @@
 
 Removing a column nobody reads never changes an answer: projections drop unread assignments,
 aggregates drop unread aggregate calls (a grouping column always stays: it defines the
-groups), scans read only needed columns. Set operations keep all their columns, because
+groups; so do grouping sets), scans read only needed columns. Set operations keep all their columns, because
 DISTINCT compares whole rows; so do a CTE's producer and its consumers (``cbo.normalize.ctes``).
-A scan from which nothing is read keeps one column, so row counts (``count(*)``) stay right.
+A scan from which nothing is read keeps one column, so row
+counts (``count(*)``) stay right.
 """
 
 from __future__ import annotations
 
 from cbo.ir.expressions import Column, columns_of
-from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort,
-                              Values)
+from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, GroupingSets, Join, Limit, Plan, Project, Scan,
+                              SetOp, Sort, Values)
 
 
 def prune_columns(plan: Plan) -> Plan:
@@ -50,6 +51,15 @@ def _prune(plan: Plan, required: set[Column]) -> Plan:
         for _, call in aggregates:
             needed |= columns_of(call)
         return Aggregate(_prune(plan.input, needed), plan.group_by, aggregates)
+    if isinstance(plan, GroupingSets):
+        # every key stays (the sets group by them), as do the sets: a set's rows are there
+        # whether or not anything reads its aggregates
+        aggregates = tuple((c, a) for c, a in plan.aggregates if c in required)
+        groupings = tuple((c, g) for c, g in plan.groupings if c in required)
+        needed = set(plan.keys)
+        for _, call in aggregates:
+            needed |= columns_of(call)
+        return GroupingSets(_prune(plan.input, needed), plan.keys, plan.outputs, plan.sets, aggregates, groupings)
     if isinstance(plan, Sort):
         return Sort(_prune(plan.input, required | {k.column for k in plan.keys}), plan.keys)
     if isinstance(plan, Limit):

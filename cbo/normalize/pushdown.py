@@ -22,6 +22,9 @@ equivalence on bags of rows; where one does not hold the conjunct stays put as a
   side go into it; for a semi join, condition conjuncts on the left side alone filter it.
 * Aggregate: a conjunct over grouping columns only holds for a whole group, so it may filter
   the input instead: σ_p(γ_G(R)) = γ_G(σ_p(R)) when cols(p) ⊆ G (G non-empty).
+* Grouping sets: the same for a conjunct over the keys every set groups by (read through their
+  outputs, which hold the keys' values in every row); keys some set rolls up are NULL there,
+  and a conjunct on them stays above. With an empty set among the sets no key is in every set.
 * Union (ALL or DISTINCT): σ_p(R ∪ S) = σ_{p[R]}(R) ∪ σ_{p[S]}(S), p[X] reading the branch's
   columns: each row of a union is a row of a branch, so the same rows pass.
 * Sort passes conjuncts through; Limit, INTERSECT/EXCEPT ALL and VALUES keep them above, and so does
@@ -32,8 +35,8 @@ equivalence on bags of rows; where one does not hold the conjunct stays put as a
 from __future__ import annotations
 
 from cbo.ir.expressions import TRUE, Column, ColumnRef, Expr, can_raise, columns_of, conjunction, substitute
-from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort,
-                              Values, null_rejected_columns)
+from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, GroupingSets, Join, Limit, Plan, Project, Scan,
+                              SetOp, Sort, Values, null_rejected_columns)
 from cbo.normalize.factor_or import factored_conjuncts
 
 
@@ -67,6 +70,14 @@ def _push(plan: Plan, predicates: list[Expr]) -> Plan:
         below = [p for p in predicates if _reads_only(p, groups)]
         above = [p for p in predicates if not _reads_only(p, groups)]
         return _filter(Aggregate(_push(plan.input, below), plan.group_by, plan.aggregates), above)
+    if isinstance(plan, GroupingSets):
+        # outputs of the keys every set groups by are those keys' values (never rolled up)
+        # (not a conjunct without columns: below, FALSE would leave an empty set's one row)
+        kept = {plan.outputs[i]: ColumnRef(plan.keys[i]) for i in plan.in_every_set}
+        movable = [p for p in predicates if columns_of(p) and _reads_only(p, set(kept))]
+        below = [substitute(p, kept) for p in movable]
+        above = [p for p in predicates if p not in movable]
+        return _filter(plan.with_children((_push(plan.input, below),)), above)
     if isinstance(plan, Sort):
         return Sort(_push(plan.input, predicates), plan.keys)
     if isinstance(plan, SetOp) and plan.kind == "union":

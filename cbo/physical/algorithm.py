@@ -38,6 +38,13 @@ class Algorithm(Enum):
     HASH_AGGREGATE = ("partial_final", None, False)
     # the final aggregation alone, over input already clustered on the grouping columns
     FINAL_AGGREGATE = ("final_only", None, False)
+    # grouping sets: each row copied once per set with the keys it rolls up NULL (Spark's
+    # Expand), then one partial aggregation, an exchange and a final one, grouped by the keys
+    # and the set's number
+    EXPAND_AGGREGATE = ("expand", None, False)
+    # grouping sets: one aggregation per set over the input (computed once, its exchange
+    # reused), the results stacked by a union
+    UNION_AGGREGATE = ("union_of_aggregations", None, False)
     # a subplan of one JDBC source run there as one query (cbo.memo.rules.jdbc_pushdown): the
     # operator's logical node is the whole pushed subplan, which has no memo inputs
     REMOTE_QUERY = ("remote_query", None, False)

@@ -8,8 +8,8 @@ query has an ORDER BY; cbo renders NULLS FIRST/LAST as the text says, so Spark's
 (first in ASC) does not differ from DuckDB's here.
 
 The queries cbo refuses are listed in ``REFUSED`` with the start of their error: window
-functions, ROLLUP and GROUPING(), which later work adds. When one of them plans, the test of
-refusals fails and the query moves to the answer tests by leaving the list. The data's keys
+functions, which later work adds. When one of them plans, the test of refusals fails and the
+query moves to the answer tests by leaving the list. The data's keys
 (declared in the catalogs, and used by the planner) are checked against the data first.
 """
 
@@ -29,12 +29,10 @@ from cbo.workloads.tpcds_queries import DIALECT, all_queries
 from tests.conftest import TEST_SF
 
 WINDOW = "window functions are not supported yet"
-ROLLUP = "GROUP BY ROLLUP is not supported yet"
 REFUSED = {
-    "q05": ROLLUP, "q12": WINDOW, "q14": ROLLUP, "q18": ROLLUP, "q20": WINDOW, "q22": ROLLUP, "q36": WINDOW,
-    "q44": WINDOW, "q47": WINDOW, "q49": WINDOW, "q51": WINDOW, "q53": WINDOW, "q57": WINDOW, "q63": WINDOW,
-    "q67": ROLLUP, "q70": WINDOW, "q77": ROLLUP, "q80": ROLLUP, "q86": "GROUPING() is not supported yet",
-    "q89": WINDOW, "q98": WINDOW,
+    "q12": WINDOW, "q20": WINDOW, "q36": WINDOW, "q44": WINDOW, "q47": WINDOW, "q49": WINDOW, "q51": WINDOW,
+    "q53": WINDOW, "q57": WINDOW, "q63": WINDOW, "q67": WINDOW, "q70": WINDOW, "q86": WINDOW, "q89": WINDOW,
+    "q98": WINDOW,
 }
 QUERIES = all_queries()
 PLANNED = [q for q in QUERIES if q.name not in REFUSED]
@@ -94,7 +92,7 @@ def test_cbo_matches_duckdb(query, engine, sessions, duckdb_answers):
 # The planned queries that name a CTE more than once: cost picks computing it once or inlining
 # it (the test above); here every such CTE is forced to be computed once (on Spark a persisted
 # DataFrame read through a view), so the shared form is checked on each of them.
-SHARED_CTES = ("q01", "q02", "q04", "q11", "q23", "q24", "q27", "q30", "q31", "q39", "q59", "q64", "q74", "q75",
+SHARED_CTES = ("q01", "q02", "q04", "q11", "q14", "q23", "q24", "q27", "q30", "q31", "q39", "q59", "q64", "q74", "q75",
                "q81", "q95")
 
 

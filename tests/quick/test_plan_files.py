@@ -3,7 +3,7 @@
 The statistics are the SF 1 tables' stored statistics without their row samples
 (tests/testdata/stats/tpch-sf1, tpcds-sf1); the catalog is the SF 0.01 Parquet one, for the
 schema only. ``tpcds.test`` holds TPC-DS's 99 queries, read in DuckDB's dialect as the workload
-gives them; a query cbo refuses (a window function, ROLLUP) has its one-line error as its
+gives them; a query cbo refuses (a window function) has its one-line error as its
 expected output, so the work that makes it plan shows here as a changed case.
 ``CBO_REWRITE=1`` rewrites the expected plans instead of comparing (see tests/plan_files.py).
 """

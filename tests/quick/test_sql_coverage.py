@@ -90,14 +90,10 @@ def test_a_derived_table_does_not_see_its_sibling_from_items(tpch_parquet_catalo
 
 
 @pytest.mark.parametrize("sql, expected", [
-    ("select n_regionkey, count(*) from nation group by rollup (n_regionkey)", "GROUP BY ROLLUP is not supported yet"),
-    ("select n_regionkey, count(*) from nation group by cube (n_regionkey)", "GROUP BY CUBE is not supported yet"),
-    ("select n_regionkey, count(*) from nation group by grouping sets ((n_regionkey), ())",
-     "GROUP BY GROUPING SETS is not supported yet"),
-    ("select grouping(n_regionkey) from nation group by n_regionkey", "GROUPING() is not supported yet"),
     ("select rank() over (order by n_name) from nation", "window functions are not supported yet"),
 ])
-def test_grouping_sets_and_windows_are_refused_in_one_line(tpch_parquet_catalog, sql, expected):
+def test_windows_are_refused_in_one_line(tpch_parquet_catalog, sql, expected):
+    # grouping sets: tests/quick/test_grouping_sets.py
     message = refused(tpch_parquet_catalog, sql)
     assert message.startswith("line 1, column") and expected in message
 

@@ -392,9 +392,14 @@ class TopN(ImplementationRule):
 
 
 def implementation_rules() -> list[ImplementationRule]:
+    # (imported here: each grouping-set form's module imports this one's neighbours)
+    from cbo.memo.rules.grouping_sets_expand import ExpandGroupingSets
+    from cbo.memo.rules.grouping_sets_union import UnionGroupingSets
+
     return [ImplementOperator(Scan, Algorithm.SCAN), ImplementOperator(Filter, Algorithm.FILTER),
             ImplementOperator(Project, Algorithm.PROJECT),
             BroadcastHashJoin(), ShuffledHashJoin(), SortMergeJoin(), BroadcastNestedLoopJoin(), NullAwareAntiJoin(),
-            HashAggregate(), ImplementOperator(Sort, Algorithm.GLOBAL_SORT), ImplementOperator(Limit, Algorithm.LIMIT),
+            HashAggregate(), ExpandGroupingSets(), UnionGroupingSets(),
+            ImplementOperator(Sort, Algorithm.GLOBAL_SORT), ImplementOperator(Limit, Algorithm.LIMIT),
             TopN(), ImplementOperator(SetOp, Algorithm.SET_OP), ImplementOperator(Values, Algorithm.VALUES),
             ImplementOperator(CteAnchor, Algorithm.SHARED_SUBPLAN), ImplementOperator(CteConsumer, Algorithm.CTE_SCAN)]

@@ -19,8 +19,9 @@ Equivalence: the source evaluates the subplan with the same semantics (only what
 evaluates as Spark does is pushed; an expression it cannot evaluate keeps its operator, and
 everything above it, local). Pushed: scans, filters, projections, joins (inner, cross, left,
 right, full where the dialect has it, semi and anti as [NOT] EXISTS, NOT IN), aggregations
-(DISTINCT is an aggregation), LIMIT and ORDER BY ... LIMIT (a sort alone is not: rows read
-through JDBC lose their order).
+(DISTINCT is an aggregation), grouping sets where the dialect has them (PostgreSQL: ``GROUP BY
+GROUPING SETS``, the source's work its input's rows once per set), LIMIT and ORDER BY ... LIMIT
+(a sort alone is not: rows read through JDBC lose their order).
 
 Settings (``cbo.settings``, named as Presto and Trino name them): ``join_pushdown_strategy``
 ``AUTOMATIC`` (cost), ``EAGER`` (the remote query always wins where it exists: the filter
@@ -42,7 +43,7 @@ from cbo.connectors import CONNECTORS, Connector, by_dialect
 from cbo.connectors.capabilities import FLOAT_DECIMAL_DIGITS, Capabilities
 from cbo.ir import types as T
 from cbo.ir.expressions import AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, walk
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, Sort
+from cbo.ir.operators import Aggregate, Filter, GroupingSets, Join, Limit, Plan, Project, Scan, Sort
 from cbo.ir.shape import shape
 from cbo.memo.memo import Group, PhysicalExpr, group_of
 from cbo.memo.rules.base import ImplementationRule, register_connector_rules
@@ -174,6 +175,9 @@ def _node_cannot(node: Plan, caps: Capabilities) -> str | None:
     elif isinstance(node, Aggregate):
         if "aggregate" not in caps.operators:
             return "aggregations (disabled for the source)"
+    elif isinstance(node, GroupingSets):
+        if "grouping_sets" not in caps.operators:
+            return "grouping sets"
     elif isinstance(node, Limit):
         if "limit" not in caps.operators:
             return "LIMIT (disabled for the source)"
@@ -310,6 +314,8 @@ class PushSubplanToSource(ImplementationRule):
             read = sum(context.size(group_of(c))[0] for c in expr.children)
             if isinstance(expr, Aggregate):
                 aggregated += read
+            elif isinstance(expr, GroupingSets):
+                aggregated += read * len(expr.sets)   # each set's groups made from the input's rows
             elif not isinstance(expr, Project):   # a projection is computed as its input's rows pass
                 rows += read
             if isinstance(expr, Join):
