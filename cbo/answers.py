@@ -13,8 +13,9 @@ import datetime as dt
 import decimal
 import hashlib
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import sqlglot
 from sqlglot import exp

@@ -71,10 +71,11 @@ def deep(function: Callable[..., T], *args: object, **kwargs: object) -> T:
             sys.setrecursionlimit(max(RECURSION_LIMIT, _saved_limit))
         _running += 1
         previous = threading.stack_size()
-        worker: threading.Thread | None = threading.Thread(target=run, name="cbo-deep", daemon=True)
+        thread = threading.Thread(target=run, name="cbo-deep", daemon=True)
+        worker: threading.Thread | None = thread
         try:
             threading.stack_size(STACK_BYTES)
-            worker.start()   # type: ignore[union-attr]
+            thread.start()
         except (RuntimeError, ValueError, MemoryError):
             worker = None    # no room for such a stack (ulimit -v): the caller's thread, as before
         finally:
@@ -122,11 +123,11 @@ def check_tokens(tokens: list[Token]) -> None:
             depth -= 1
 
 
-def check_statement(statement: exp.Expression, position: Callable[[exp.Expression], str]) -> None:
+def check_statement(statement: exp.Expr, position: Callable[[exp.Expr], str]) -> None:
     """Refuse a statement past ``MAX_EXPRESSION_DEPTH`` or ``MAX_SUBQUERY_DEPTH``; walked
     without recursion (a stack of (node, expression depth, query depth)). ``position`` says
     where a node is in the text (the frontend's, which sits above this module)."""
-    stack: list[tuple[exp.Expression, int, int]] = [(statement, 0, 0)]
+    stack: list[tuple[exp.Expr, int, int]] = [(statement, 0, 0)]
     while stack:
         node, depth, queries = stack.pop()
         if isinstance(node, exp.Query) and not isinstance(node, exp.Subquery):
@@ -145,7 +146,7 @@ def check_statement(statement: exp.Expression, position: Callable[[exp.Expressio
             stack.append((child, depth, queries))
 
 
-def _nests(node: exp.Expression) -> bool:
+def _nests(node: exp.Expr) -> bool:
     """Whether ``node`` adds a level of expression nesting. AND and OR chains do not: the
     binder flattens them without recursion."""
     return isinstance(node, (exp.Binary, exp.Unary, exp.Func, exp.Case, exp.Cast, exp.In, exp.Between)) \

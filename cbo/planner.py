@@ -28,11 +28,12 @@ from cbo.frontend.parse import DEFAULT_DIALECT, parse
 from cbo.ir.expressions import ColumnFactory
 from cbo.ir.operators import Plan
 from cbo.limits import on_deep_stack
-from cbo.memo.search import Optimized, Optimizer, RemoteSource, default_rules, draw_plan, restore_output_order
+from cbo.memo.search import Optimized, Optimizer, RemoteSource, default_rules, in_written_order
 from cbo.normalize import normalize
 from cbo.normalize.ctes import with_producers
 from cbo.normalize.decorrelate import decorrelate
 from cbo.physical.plan import PhysicalPlan
+from cbo.physical.properties import ANY
 from cbo.settings import OptimizerSettings
 from cbo.sources.schema import SchemaProvider
 
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from cbo.estimate import Estimator
     from cbo.estimate.oracle import OracleEstimator
     from cbo.estimate.relation import RelEstimate
+    from cbo.memo.space import Choice, PlanSpace
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,7 @@ class PlannedQuery:
     warnings: tuple[str, ...] = ()       # one line each: what the planner ignored (a malformed hint)
     profile: CostProfile | None = None   # the cost profile the search costed with
     cluster: ClusterShape | None = None  # the cluster it costed for (None: local mode)
+    number: int | None = None            # a plan taken from the plan space: its number there
 
     @property
     def physical(self) -> PhysicalPlan | None:
@@ -149,7 +152,7 @@ class Planner:
         normalized = with_producers(normalize(decorrelate(bound.plan, columns)))
         return bound.plan, normalized, bound.names, tuple(hints.warnings)
 
-    def _counted_unique(self, statement: exp.Expression) -> dict[str, list[str]]:
+    def _counted_unique(self, statement: exp.Expr) -> dict[str, list[str]]:
         """Columns of the query's tables that exact statistics prove unique
         (``TableStats.unique_columns``). A wrong key gives wrong answers, not only slow ones,
         so only statistics of the data as it is now count: a Spark table's files must still
@@ -271,14 +274,51 @@ class Planner:
 
     @on_deep_stack
     def draw(self, planned: PlannedQuery, rng: random.Random) -> PlannedQuery:
-        """A complete plan drawn at random from ``planned``'s memo: a random logical expression
-        in every group (``draw_plan``), implemented at its cheapest and costed by the same cost
-        model as the chosen plan (``optimized.cost``), runnable like it (how far the chosen
-        plan is from others in its space: ``benchmarks.plan_space``)."""
-        if planned.optimized is None:
-            raise CboError("this plan was made without the memo search: there is no memo to draw from")
-        drawn = restore_output_order(draw_plan(planned.optimized.root, rng), planned.plan)
-        optimizer = self.optimizer()
-        optimized = optimizer.implement(drawn)
-        return PlannedQuery(planned.sql, planned.bound, optimized.plan, planned.names, optimized, planned.warnings,
-                            optimizer.profile, self.cluster)
+        """A plan drawn uniformly from ``planned``'s plan space (``cbo.memo.space``: every
+        complete physical plan its memo holds equally likely), costed by the same model as the
+        chosen plan (``optimized.cost``), runnable like it, its number in ``number``."""
+        number, _ = self._space(planned).sample(rng)
+        return self.plan_number(planned, number)
+
+    def plan_count(self, planned: PlannedQuery) -> int:
+        """How many complete physical plans ``planned``'s memo holds."""
+        return self._space(planned).count()
+
+    def plan_number(self, planned: PlannedQuery, number: int) -> PlannedQuery:
+        """The plan numbered ``number`` in ``planned``'s plan space (0 to ``plan_count - 1``):
+        the same number names the same plan whenever the same query is planned alike."""
+        space = self._space(planned)
+        count = space.count()
+        if not 0 <= number < count:
+            raise CboError(f"no plan {number}: the memo holds {count:,} plans, numbered 0 to {count - 1:,}")
+        return self._taken(planned, number, space.unrank(number))
+
+    def cheapest_plans(self, planned: PlannedQuery, k: int) -> list[PlannedQuery]:
+        """The ``k`` cheapest plans of ``planned``'s plan space, cheapest first (the first is
+        as cheap as the chosen plan), each with its number."""
+        if k < 1:
+            raise CboError(f"k must be at least 1, got {k}")
+        return [self._taken(planned, number, choice) for number, choice in self._space(planned).cheapest(k)]
+
+    def plan_rank(self, planned: PlannedQuery) -> int:
+        """The number of ``planned``'s chosen plan in its own plan space."""
+        optimized = planned.optimized
+        assert optimized is not None
+        space = self._space(planned)
+        return space.rank(space.choice_of(optimized.root.winner(ANY), optimized.root, ANY))
+
+    def _space(self, planned: PlannedQuery) -> PlanSpace:
+        if planned.optimized is None or planned.optimized.search is None:
+            raise CboError("this plan was made without the memo search: there is no plan space to read")
+        return planned.optimized.space
+
+    def _taken(self, planned: PlannedQuery, number: int, choice: Choice) -> PlannedQuery:
+        """A plan of the space as a planned query, its output columns in the query's order."""
+        assert planned.optimized is not None and planned.optimized.search is not None
+        optimized = planned.optimized
+        space = optimized.space
+        physical = in_written_order(space.physical(choice), planned.plan, space.search.cost_model)
+        taken = Optimized(physical, choice.cost, optimized.memo, optimized.root, optimized.partitions, (),
+                          optimized.search)
+        return PlannedQuery(planned.sql, planned.bound, taken.plan, planned.names, taken, planned.warnings,
+                            planned.profile, planned.cluster, number)

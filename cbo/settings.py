@@ -7,11 +7,10 @@
 * ``max_join_pairs``: a region with more join pairs than this (dense graphs: a clique of 10 has
   28,501, of 12 261,625; a star of 12, 11,264) gets the greedy order too. The pairs are counted
   before anything is built, by the same enumeration run without building plans, which stops at
-  the limit. The default, 5,000, keeps the exhaustive search of any region under about a
-  second on the 2-core reference machine (``benchmarks.join_enumeration``): a deterministic
-  stand-in for a time limit. (It was 10,000 until join sets were estimated from all their
-  leaves, which costs about 1 ms a group in dense graphs: a 9-relation clique, 9,330 pairs,
-  took 1.2 s.)
+  the limit. The default, 5,000, keeps the exhaustive search of any region short on the
+  reference machine (``benchmarks.join_enumeration`` measures it): a deterministic stand-in for
+  a time limit. Estimating a join set from all its leaves makes each group of a dense graph
+  dear, which is why the limit is no higher.
 * ``max_rule_applications``: the search budget. Each transformation rule application and each
   join pair the enumerator builds counts as one. When it runs out no alternative is added any
   more and the search costs what the memo holds, which always includes the written plan: the
@@ -32,25 +31,27 @@
 * ``cost_profile``: a profile file of cost constants (``python -m benchmarks.calibrate`` writes
   one); by default the shipped profile, or ``$CBO_COST_PROFILE``.
 
-Seed 003's and 001's switches, named as Presto names them:
+The switches of existential subqueries as early-out joins and of table pushdown, named as
+Presto names them:
 
 * ``in_predicates_as_inner_joins_enabled``: semi joins (IN, EXISTS) also become inner joins in
-  the memo: with a DISTINCT above (rule 3.1, ``SemiJoinToInnerDistinctAbove``) or below (3.2,
-  ``SemiJoinToInnerDistinctBelow``), beside the semi join itself (3.3); cost picks. On by
-  default here (Presto's default is off): the search keeps the semi join, so it can only gain.
+  the memo: with a DISTINCT above the join (``SemiJoinToInnerDistinctAbove``) or below it, on
+  the filtering side (``SemiJoinToInnerDistinctBelow``), beside the semi join itself; cost
+  picks. On by default here (Presto's default is off): the search keeps the semi join, so it
+  can only gain.
 * ``push_aggregation_below_join_byte_reduction_threshold``: a join is *byte-reducing* when its
   estimated output bytes times this are at most the bytes of its probe side (the filtering
-  side B). An aggregation is pushed below a join (3.2's DISTINCT) only when the join is not
+  side B). An aggregation is pushed below a join (the DISTINCT below) only when the join is not
   byte-reducing: 0 never pushes, a very large value always does, and at 1.0 (the default, as
-  in the seed) a join that outputs more bytes than B gets the DISTINCT below it.
+  in Presto's design) a join that outputs more bytes than B gets the DISTINCT below it.
 * ``exploit_constraints``: use declared keys (primary keys, UNIQUE) as facts: dropping joins
-  that only check a foreign key, and 3.1's DISTINCT on A's key instead of a generated row id.
+  that only check a foreign key, and the DISTINCT above on A's key instead of a generated row id.
   Keys proved by the plan itself (a GROUP BY) are used either way by other rules.
-* ``push_table_through_subquery``: seed 001's table pushdown (``PushTableIntoAggregate``), and its
+* ``push_table_through_subquery``: table pushdown into an aggregation (``PushTableIntoAggregate``), and its
   variant that copies the table instead (``CopyTableIntoAggregate``).
 * ``existential_form``: ``AUTOMATIC`` (cost picks among the forms in the memo) or one form
-  forced wherever it holds, to measure it: ``SEMI_JOIN`` (3.3; the rewrites are off),
-  ``DISTINCT_ABOVE`` (3.1) or ``DISTINCT_BELOW`` (3.2, whatever the threshold): in a group
+  forced wherever it holds, to measure it: ``SEMI_JOIN`` (the rewrites are off),
+  ``DISTINCT_ABOVE`` or ``DISTINCT_BELOW`` (whatever the threshold): in a group
   holding the forced rewrite, the semi join and the other rewrite are not implemented.
 
 Running on Spark:
@@ -63,7 +64,7 @@ Running on Spark:
   result a finished stage proves empty). What each does and why it keeps the plan:
   ``cbo.exec.spark_adaptive``.
 
-JDBC pushdown (seeds 000 and 004; Presto's RFC-0004 and Trino's names):
+JDBC pushdown (Presto's JDBC join pushdown, RFC-0004, and Trino's names):
 
 * ``enable_join_query_pushdown``: subplans with joins may run in their JDBC source as one
   query (a remote-query alternative in the memo). Off, only single-table subplans (filters,
@@ -84,9 +85,10 @@ Common table expressions (Orca's producer and consumers, El-Helw et al., VLDB 20
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any
 
 from cbo.errors import CboError
 
@@ -196,7 +198,7 @@ class OptimizerSettings:
             implied.add("InlineCte")
         return self.disabled_rules | implied
 
-    def with_values(self, values: Mapping[str, Any]) -> "OptimizerSettings":
+    def with_values(self, values: Mapping[str, Any]) -> OptimizerSettings:
         """These settings with some changed; values may be strings (``"8"``, ``"none"``)."""
         known = {f.name: f for f in fields(self)}
         changes: dict[str, Any] = {}
@@ -289,3 +291,16 @@ def parse_assignments(items: list[str]) -> dict[str, str]:
             raise CboError(f"a setting is written name=value, not {item!r}")
         found[name.strip()] = value
     return found
+
+
+def settings_record(settings: OptimizerSettings) -> dict[str, Any]:
+    """Every setting as JSON holds it: an enum by its value, a set as a sorted list of values."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, Enum):
+            return value.value
+        if isinstance(value, (frozenset, set)):
+            return sorted((plain(v) for v in value), key=str)
+        return value
+
+    return {f.name: plain(getattr(settings, f.name)) for f in fields(settings)}

@@ -67,12 +67,28 @@ from cbo.ir.expressions import (
 )
 from cbo.ir.intervals import IntervalValue
 from cbo.ir.moments import is_moment
-from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, GroupingSets, Join, Limit, Plan, Project, Scan,
-                              SetOp, Sort, SubqueryExpr, Values, walk)
+from cbo.ir.operators import (
+    Aggregate,
+    CteAnchor,
+    CteConsumer,
+    Filter,
+    GroupingSets,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    SortKey,
+    SubqueryExpr,
+    Values,
+    walk,
+)
 from cbo.ir.shape import shape
 from cbo.limits import on_deep_stack
 
-TableRenderer = Callable[[Scan], exp.Expression]
+TableRenderer = Callable[[Scan], exp.Expr]
 # a flat inner join's inputs, and its conditions, to the inputs in the order to list them
 InputOrder = Callable[[list[Plan], list[Expr]], list[Plan]]
 
@@ -131,7 +147,7 @@ class SqlDialect:
     double_moments: bool = False
     ieee_division: bool = False
 
-    def function(self, call: Call, args: list[exp.Expression]) -> exp.Expression | None:
+    def function(self, call: Call, args: list[exp.Expr]) -> exp.Expr | None:
         """The dialect's own rendering of ``call`` (its arguments rendered), or None for the
         common one."""
         return None
@@ -162,7 +178,7 @@ def ident(column: Column) -> exp.Identifier:
     return exp.to_identifier(name_of(column), quoted=True)
 
 
-def default_tables(scan: Scan) -> exp.Expression:
+def default_tables(scan: Scan) -> exp.Expr:
     """Tables named as in the catalog (the DuckDB and Spark views use these names)."""
     return exp.Table(this=exp.to_identifier(scan.table.split(".", 1)[-1], quoted=True))
 
@@ -217,7 +233,7 @@ class SqlRenderer:
             select = self._apply_limit(select, limit)
         return select
 
-    def _alias(self, value: exp.Expression, name: str) -> exp.Expression:
+    def _alias(self, value: exp.Expr, name: str) -> exp.Expr:
         return exp.alias_(value, exp.to_identifier(name, quoted=True), copy=False)
 
     def query(self, plan: Plan) -> exp.Query:
@@ -232,7 +248,7 @@ class SqlRenderer:
         """Whether plans of ``operator`` render (one ``_Name`` method per operator)."""
         return callable(getattr(cls, f"_{operator.__name__}", None))
 
-    def _derived(self, plan: Plan) -> exp.Expression:
+    def _derived(self, plan: Plan) -> exp.Expr:
         alias = self._next_alias()  # numbered before the inputs are
         if self._repeated and _shareable(plan):
             key = shape(plan)
@@ -273,7 +289,7 @@ class SqlRenderer:
         self._aliases += 1
         return exp.TableAlias(this=exp.to_identifier(f"t{self._aliases}"), columns=columns)
 
-    def _columns(self, columns: tuple[Column, ...]) -> list[exp.Expression]:
+    def _columns(self, columns: tuple[Column, ...]) -> list[exp.Expr]:
         return [exp.column(ident(c), copy=False) for c in columns]
 
     # -- operators ---------------------------------------------------------------------------------
@@ -306,7 +322,7 @@ class SqlRenderer:
         if node.kind in ("semi", "anti", "mark"):
             right = self._derived(node.right)
 
-            def exists(extra: exp.Expression | None = None) -> exp.Expression:
+            def exists(extra: exp.Expr | None = None) -> exp.Expr:
                 condition = self.expr(node.condition)
                 if extra is not None:
                     condition = exp.and_(_paren(condition), _paren(extra), copy=False)
@@ -353,7 +369,7 @@ class SqlRenderer:
                                   else self.expr(conditions[0]))
         return select
 
-    def not_in(self, node: Join) -> exp.Expression:
+    def not_in(self, node: Join) -> exp.Expr:
         """A null-aware anti join's filter: ``x NOT IN (SELECT y FROM right)``, which every
         engine evaluates with NOT IN's NULL semantics (the join's own)."""
         x, y = null_aware_key(node)
@@ -382,27 +398,27 @@ class SqlRenderer:
         select = _select(columns, self._derived(node.input))
         return select.group_by(self._grouping_sets_clause(node), copy=False)
 
-    def _grouping_set_columns(self, node: GroupingSets, aggregates: list[exp.Expression]) -> list[exp.Expression]:
+    def _grouping_set_columns(self, node: GroupingSets, aggregates: list[exp.Expr]) -> list[exp.Expr]:
         return ([exp.alias_(exp.column(ident(k)), ident(o), copy=False) for k, o in zip(node.keys, node.outputs)]
                 + [exp.alias_(a, ident(c), copy=False) for a, (c, _) in zip(aggregates, node.aggregates)]
                 + [exp.alias_(self._grouping([node.keys[i] for i in positions]), ident(c), copy=False)
                    for c, positions in node.groupings])
 
-    def _aggregate_calls(self, aggregates: tuple[tuple[Column, AggregateCall], ...]) -> list[exp.Expression]:
+    def _aggregate_calls(self, aggregates: tuple[tuple[Column, AggregateCall], ...]) -> list[exp.Expr]:
         return [self.aggregate(a) for _, a in aggregates]
 
-    def _grouping_sets_clause(self, node: GroupingSets) -> exp.Expression:
+    def _grouping_sets_clause(self, node: GroupingSets) -> exp.Expr:
         return exp.GroupingSets(expressions=[exp.Tuple(expressions=self._columns(tuple(node.keys[i] for i in s)))
                                              for s in node.sets])
 
-    def _grouping(self, keys: list[Column]) -> exp.Expression:
+    def _grouping(self, keys: list[Column]) -> exp.Expr:
         """SQL's GROUPING of ``keys`` as a BIGINT. Spark's ``grouping`` takes one column and its
         ``grouping_id`` all of them: there the bits are added up, one ``grouping`` each."""
         if self.dialect != "spark":
             return exp.Cast(this=exp.Grouping(expressions=self._columns(tuple(keys))), to=T.BIGINT.to_sqlglot())
-        total: exp.Expression | None = None
+        total: exp.Expr | None = None
         for index, key in enumerate(keys):
-            bit: exp.Expression = exp.Cast(this=exp.Anonymous(this="grouping", expressions=[exp.column(ident(key))]),
+            bit: exp.Expr = exp.Cast(this=exp.Anonymous(this="grouping", expressions=[exp.column(ident(key))]),
                                            to=T.BIGINT.to_sqlglot())
             weight = 2 ** (len(keys) - 1 - index)
             if weight > 1:
@@ -427,7 +443,7 @@ class SqlRenderer:
                               for c in inputs],
                             exp.alias_(exp.Cast(this=exp.Null(), to=T.BOOLEAN.to_sqlglot()), present.copy()))
         marked = exp.Subquery(this=exp.Union(this=real, expression=marker, distinct=False), alias=self._next_alias())
-        aggregates = []
+        aggregates: list[exp.Expr] = []
         for _, call in node.aggregates:
             if call.name == "count_star":
                 aggregates.append(exp.Count(this=exp.column(present.copy())))
@@ -489,7 +505,7 @@ class SqlRenderer:
         return _select(self._columns(node.output), self._derived(node.input)) \
             .order_by(*[self._ordered(k) for k in node.keys], copy=False)
 
-    def _ordered(self, key) -> exp.Ordered:  # type: ignore[no-untyped-def]
+    def _ordered(self, key: SortKey) -> exp.Ordered:
         return exp.Ordered(this=exp.column(ident(key.column)), desc=not key.ascending, nulls_first=key.nulls_first)
 
     def _Limit(self, node: Limit) -> exp.Query:
@@ -538,7 +554,7 @@ class SqlRenderer:
         alias = self._next_alias([ident(c) for c in node.columns])
         return _select(self._columns(node.columns), exp.Values(expressions=rows, alias=alias))
 
-    def _typed(self, value: Expr, type_: T.DataType) -> exp.Expression:
+    def _typed(self, value: Expr, type_: T.DataType) -> exp.Expr:
         rendered = self.expr(value)
         if value.type != type_:
             return exp.Cast(this=rendered, to=type_.to_sqlglot())
@@ -546,7 +562,7 @@ class SqlRenderer:
 
     # -- expressions ---------------------------------------------------------------------------------
 
-    def expr(self, e: Expr) -> exp.Expression:
+    def expr(self, e: Expr) -> exp.Expr:
         if isinstance(e, ColumnRef):
             return exp.column(ident(e.column), copy=False)
         if isinstance(e, Constant):
@@ -561,7 +577,7 @@ class SqlRenderer:
             raise AssertionError("subquery expressions are removed by decorrelation before SQL generation")
         raise AssertionError(f"cannot render {e!r}")
 
-    def constant(self, c: Constant) -> exp.Expression:
+    def constant(self, c: Constant) -> exp.Expr:
         value = c.value
         if value is None:
             return exp.Null() if c.type in (T.NULL, T.INTERVAL) else exp.Cast(this=exp.Null(), to=c.type.to_sqlglot())
@@ -573,6 +589,7 @@ class SqlRenderer:
             return exp.Cast(this=exp.Literal.string(value.isoformat(sep=" ")), to=T.TIMESTAMP.to_sqlglot())
         if isinstance(value, dt.date):
             return exp.Cast(this=exp.Literal.string(value.isoformat()), to=T.DATE.to_sqlglot())
+        literal: exp.Expr
         if isinstance(value, (int, decimal.Decimal)):
             literal = exp.Literal.number(str(value))
             return exp.Neg(this=exp.Literal.number(str(-value))) if value < 0 else literal
@@ -581,7 +598,7 @@ class SqlRenderer:
             return exp.Neg(this=literal) if value < 0 else literal
         return exp.Literal.string(str(value))
 
-    def _like(self, value: exp.Expression, pattern: exp.Expression) -> exp.Expression:
+    def _like(self, value: exp.Expr, pattern: exp.Expr) -> exp.Expr:
         """``value LIKE pattern`` as the dialect reads it with cbo's (and DuckDB's) meaning: only
         ``%`` and ``_`` are special, a backslash is an ordinary character.
 
@@ -598,13 +615,13 @@ class SqlRenderer:
         if like is LikeEscape.PLAIN:
             return exp.Like(this=value, expression=pattern)
         if isinstance(pattern, exp.Literal) and pattern.is_string:
-            doubled: exp.Expression = exp.Literal.string(pattern.this.replace("\\", "\\\\"))
+            doubled: exp.Expr = exp.Literal.string(pattern.this.replace("\\", "\\\\"))
         else:
             doubled = exp.Anonymous(this="REPLACE", expressions=[pattern, exp.Literal.string("\\"),
                                                                   exp.Literal.string("\\\\")])
         return exp.Like(this=value, expression=doubled)
 
-    def call(self, c: Call) -> exp.Expression:
+    def call(self, c: Call) -> exp.Expr:
         args = [_paren(self.expr(a)) for a in c.args]
         own = self.sql_dialect.function(c, args)
         if own is not None:
@@ -647,7 +664,7 @@ class SqlRenderer:
             return exp.Anonymous(this=self.sql_dialect.raise_error, expressions=args)
         raise AssertionError(f"no SQL for function {c.name}")
 
-    def _division(self, c: Call, a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    def _division(self, c: Call, a: exp.Expr, b: exp.Expr) -> exp.Expr:
         """``/`` and ``%`` with the meaning ``cbo.frontend.division`` gives each IR function, on
         DuckDB (whose ``/`` never raises and whose ``%`` of doubles gives NaN) and on Spark
         (whose ANSI mode raises on every zero divisor). A divisor that is a non-zero constant
@@ -674,7 +691,7 @@ class SqlRenderer:
         return exp.Case(ifs=[exp.If(this=exp.EQ(this=b, expression=exp.Literal.number(0)), true=zero)],
                         default=operator(this=a, expression=b.copy()))
 
-    def _add_days(self, date: exp.Expression, days: exp.Expression, days_type: T.DataType) -> exp.Expression:
+    def _add_days(self, date: exp.Expr, days: exp.Expr, days_type: T.DataType) -> exp.Expr:
         """A date plus a number of days, a DATE in every dialect."""
         if days_type != T.INTEGER:   # Spark's date_add and DuckDB's and PostgreSQL's + take an INT
             days = exp.Cast(this=days, to=T.INTEGER.to_sqlglot())
@@ -685,7 +702,7 @@ class SqlRenderer:
             return exp.DateAdd(this=date, expression=days, unit=exp.var("DAY"))
         return exp.Add(this=date, expression=days)   # date + integer is a date
 
-    def special(self, s: SpecialForm) -> exp.Expression:
+    def special(self, s: SpecialForm) -> exp.Expr:
         args = [_paren(self.expr(a)) for a in s.args]
         if s.form == "AND":
             return exp.and_(*args, copy=False)
@@ -708,7 +725,7 @@ class SqlRenderer:
             return exp.Case(ifs=ifs, default=args[-1])
         raise AssertionError(f"no SQL for special form {s.form}")
 
-    def aggregate(self, a: AggregateCall) -> exp.Expression:
+    def aggregate(self, a: AggregateCall) -> exp.Expr:
         if a.name == "count_star":
             return exp.Count(this=exp.Star())
         arg = self.expr(a.args[0])
@@ -770,7 +787,7 @@ def flat_inputs(node: Plan, stop: Callable[[Plan], bool] | None = None) -> tuple
     return inputs, conditions
 
 
-def _select(columns: list[Any], source: exp.Expression) -> exp.Select:
+def _select(columns: list[Any], source: exp.Expr) -> exp.Select:
     """``SELECT columns FROM source``, built in place (``copy=False``): every node handed in is
     fresh, and sqlglot's builders otherwise deep-copy the whole input subtree at each level,
     which makes rendering quadratic in the plan's depth. A node without output columns (what
@@ -780,12 +797,12 @@ def _select(columns: list[Any], source: exp.Expression) -> exp.Select:
     return exp.select(*columns, copy=False).from_(source, copy=False)
 
 
-def _paren(node: exp.Expression) -> exp.Expression:
+def _paren(node: exp.Expr) -> exp.Expr:
     return exp.Paren(this=node) if isinstance(node, NEEDS_PARENS) else node
 
 
-def _interval(value: IntervalValue) -> exp.Expression:
-    parts = []
+def _interval(value: IntervalValue) -> exp.Expr:
+    parts: list[exp.Expr] = []
     if value.months:
         parts.append(exp.Interval(this=exp.Literal.string(str(value.months)), unit=exp.var("MONTH")))
     if value.days or not parts:

@@ -10,20 +10,28 @@ MariaDB's its engine-independent statistics, SQLite's scans), built on this pack
 * ``stats.collect`` / ``stats.load``: the same, by the names used above.
 """
 
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 from stats.model import Bucket, ColumnStats, TableStats
 from stats.store import StatsStore
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
-def collect(frame, table: str, fingerprint: str, **options):  # type: ignore[no-untyped-def]
+
+def collect(frame: DataFrame, table: str, fingerprint: str, **options: Any) -> TableStats:
     """Statistics of a Spark DataFrame (see ``stats.spark_collector.collect``)."""
     from stats.spark_collector import collect as spark_collect
 
     return spark_collect(frame, table, fingerprint, **options)
 
 
-def load(directory, table: str, fingerprint: str | None = None):  # type: ignore[no-untyped-def]
+def load(directory: str | Path, table: str, fingerprint: str | None = None) -> TableStats | None:
     """Stored statistics of ``table`` in ``directory``, or None (see ``StatsStore.load``)."""
-    return StatsStore(directory).load(table, fingerprint).stats
+    return StatsStore(Path(directory)).load(table, fingerprint).stats
 
 
 __all__ = ["Bucket", "ColumnStats", "StatsStore", "TableStats", "collect", "load"]

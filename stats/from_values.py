@@ -9,7 +9,8 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 from collections import Counter
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from stats.histogram import BUCKETS, MCV_SIZE, build_histogram, choose_mcv
 from stats.model import ColumnStats, TableStats, now_utc, to_json_value
@@ -45,7 +46,8 @@ def table_stats(table: str, columns: Mapping[str, Sequence[Any]], *, sample_size
         counts = Counter(present)
         mcv = choose_mcv(list(counts.most_common(mcv_size * 4)), len(counts), len(present), rows, mcv_size)
         represented = len(present) - sum(f for _, f in mcv) * rows
-        histogram = build_histogram(present, {v for v, _ in mcv}, represented, 1.0, buckets) if represented > 0.5 else ()
+        histogram = (build_histogram(present, {v for v, _ in mcv}, represented, 1.0, buckets)
+                     if represented > 0.5 else ())
         widths = [len(v) for v in present] if kinds[name] == "string" else []
         result[name] = ColumnStats(name=name, kind=kinds[name], null_fraction=1 - len(present) / rows if rows else 0.0,
                                    distinct=float(len(counts)), min=min(present) if present else None,

@@ -16,16 +16,17 @@ sample of 6 million rows.
 
 Histogram: over the non-NULL values that are not MCVs, cut at distinct-value boundaries
 closest to equal row counts, so a value never straddles two buckets; a bucket holds the
-values ``lower <= v <= upper`` (its smallest and largest value) and buckets do not overlap. Bucket rows are scaled from the
-sample to the table; bucket distinct counts are exact when the sample is the whole table and
-estimated with Haas and Stokes' Duj1 estimator otherwise.
+values ``lower <= v <= upper`` (its smallest and largest value) and buckets do not overlap.
+Bucket rows are scaled from the sample to the table; bucket distinct counts are exact when the
+sample is the whole table and estimated with Haas and Stokes' Duj1 estimator otherwise.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from stats.model import Bucket
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from stats.sample import RowSample
@@ -108,7 +109,7 @@ class ColumnStats:
         return body
 
     @staticmethod
-    def from_json(body: dict[str, Any]) -> "ColumnStats":
+    def from_json(body: dict[str, Any]) -> ColumnStats:
         kind = body["kind"]
         if kind not in KINDS:
             raise ValueError(f"unknown column kind {kind!r}")
@@ -171,7 +172,7 @@ class TableStats:
     columns: Mapping[str, ColumnStats] = field(default_factory=dict)
     column_groups: dict[str, float] = field(default_factory=dict)  # "a,b" -> distinct (a, b) pairs
     # Whole rows drawn uniformly (stats.sample); stored in its own file, named in ``sample_file``.
-    sample: "RowSample | None" = field(default=None, compare=False, repr=False)
+    sample: RowSample | None = field(default=None, compare=False, repr=False)
     sample_file: str | None = None
     collection_version: int = COLLECTION_VERSION
 
@@ -206,7 +207,7 @@ class TableStats:
         return body
 
     @staticmethod
-    def from_json(body: dict[str, Any]) -> "TableStats":
+    def from_json(body: dict[str, Any]) -> TableStats:
         """The statistics of a stored document; a ValueError naming the first field that is of
         the wrong shape or out of range (``validate``)."""
         validate(body)
@@ -321,4 +322,4 @@ def _fraction(body: dict[str, Any], key: str, default: Any = None, positive: boo
 
 
 def now_utc() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")

@@ -15,10 +15,14 @@ table's JSON (see ``stats.store``).
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 SAMPLE_SIZE = 10_000
 SEED = 20261122
@@ -71,13 +75,13 @@ class RowSample:
             self._raw = None
         return self._arrays
 
-    def _load_table(self):  # type: ignore[no-untyped-def]
+    def _load_table(self) -> pa.Table:
         import pyarrow.parquet as pq
 
         assert self.path is not None
         return pq.read_table(self.path)
 
-    def to_arrow(self):  # type: ignore[no-untyped-def]
+    def to_arrow(self) -> pa.Table:
         import pyarrow as pa
 
         if self._raw is not None:

@@ -22,14 +22,15 @@ counts are scaled by 1/fraction and distinct counts are estimated with Duj1 from
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from stats.histogram import BUCKETS, MCV_SIZE, build_histogram, choose_mcv, duj1, with_distinct
 from stats.model import ColumnStats, TableStats, now_utc
 from stats.sample import SAMPLE_SIZE, RowSample, choose_rows
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 SAMPLE_ROWS = 100_000
 HLL_LG_K = 14
@@ -60,7 +61,7 @@ def _fixed_width(spark_type: str) -> int:
     return FIXED_WIDTH.get(spark_type, 8)
 
 
-def collect(frame: "DataFrame", table: str, fingerprint: str, *, size_bytes: float | None = None,
+def collect(frame: DataFrame, table: str, fingerprint: str, *, size_bytes: float | None = None,
             fraction: float = 1.0, column_groups: Iterable[tuple[str, ...]] = (), buckets: int = BUCKETS,
             mcv_size: int = MCV_SIZE, sample_rows: int = SAMPLE_ROWS, exact_mcv: bool = False,
             row_sample_size: int = SAMPLE_SIZE) -> TableStats:
@@ -85,8 +86,8 @@ def collect(frame: "DataFrame", table: str, fingerprint: str, *, size_bytes: flo
             counts = Counter(v for v in sample[name] if v is not None)
             summary["columns"][name]["counts"] = {v: float(counts[v]) for v in candidates[name]}
         if exact_mcv:
-            for name, counts in _exact_counts(source, candidates).items():
-                summary["columns"][name]["counts"] = counts
+            for name, exact in _exact_counts(source, candidates).items():
+                summary["columns"][name]["counts"] = exact
     scale = 1.0 / fraction
     rows = summary["rows"] * scale
     sample_fraction = 1.0 if whole and fraction >= 1 else min(1.0, sample_size / rows) if rows else 1.0
@@ -122,13 +123,13 @@ def collect(frame: "DataFrame", table: str, fingerprint: str, *, size_bytes: flo
                    for g in groups}
     keep = choose_rows(sample_size, row_sample_size)
     row_sample = RowSample({name: [sample[name][i] for i in keep] for name in columns},
-                           {name: kinds[name] for name in columns}, rows)
+                           {name: kind for name, kind in kinds.items() if kind is not None}, rows)
     return TableStats(table=table, row_count=rows, size_bytes=size_bytes, collected_at=now_utc(),
                       fingerprint=fingerprint, collector="spark", sampled_fraction=fraction, columns=stats,
                       column_groups=group_stats, sample=row_sample if row_sample_size > 0 else None)
 
 
-def _sample(frame: "DataFrame", columns: list[str], sample_rows: int) -> tuple[dict[str, list[Any]], bool]:
+def _sample(frame: DataFrame, columns: list[str], sample_rows: int) -> tuple[dict[str, list[Any]], bool]:
     """Values of a sample of about ``sample_rows`` rows, and whether it is the whole input."""
     selected = frame.select(*[f"`{c}`" for c in columns])
     head = selected.limit(sample_rows + 1).toArrow()
@@ -164,11 +165,11 @@ def _summary_from_sample(sample: dict[str, list[Any]], columns: list[str], group
     return result
 
 
-def _summary_from_scan(source: "DataFrame", columns: list[str], groups: list[tuple[str, ...]],
+def _summary_from_scan(source: DataFrame, columns: list[str], groups: list[tuple[str, ...]],
                        kinds: dict[str, str | None], dtypes: dict[str, str]) -> dict[str, Any]:
     from pyspark.sql import functions as F
 
-    def sketchable(name: str):  # type: ignore[no-untyped-def]
+    def sketchable(name: str) -> Column:
         col = F.col(f"`{name}`")
         return col if dtypes[name] in ("bigint", "int", "string") else col.cast("string")
 
@@ -198,7 +199,7 @@ def _summary_from_scan(source: "DataFrame", columns: list[str], groups: list[tup
     return result
 
 
-def _exact_counts(source: "DataFrame", candidates: dict[str, list[Any]]) -> dict[str, dict[Any, int]]:
+def _exact_counts(source: DataFrame, candidates: dict[str, list[Any]]) -> dict[str, dict[Any, int]]:
     """Exact row counts of each column's MCV candidates, in one job.
 
     One branch per column reads only that column, keeps the candidate values (an IN-set

@@ -11,7 +11,7 @@ one-character flag), so it cannot tell a per-byte term from the per-row one: bot
 rows aggregated. Each pair here aggregates the same rows into the same number of groups, once
 by a narrow key (the string columns read into an integer aggregate) and once with the wide
 string columns in the key (a DISTINCT over every column of
-customer is seed 003's 3.1 form). The other constants stay as fitted; the difference in runtime
+customer is the DISTINCT above a semi join's inner join). The other constants stay as fitted; the difference in runtime
 within a pair, less what they predict for the difference (more bytes scanned and shuffled), is
 the extra key bytes' cost, and ``agg_byte`` is the least-squares slope through the origin over
 the pairs. The machine is shared, and a loaded machine slows every query alike: each pair's

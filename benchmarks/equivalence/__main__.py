@@ -7,9 +7,12 @@ forces out of the memo checked against a reference engine and against TLP.
     python -m benchmarks.equivalence --summary
 
 Families (``benchmarks.equivalence.families``; ``pushdown`` in ``benchmarks.equivalence.pushdown``;
-``fuzz`` and ``mutants`` in ``benchmarks.equivalence.fuzz``): ``decorrelation``, ``reorder``,
+``fuzz`` and ``mutants`` in ``benchmarks.equivalence.fuzz``; ``cert`` in
+``benchmarks.equivalence.cert``): ``decorrelation``, ``reorder``,
 ``semijoin``, ``table-pushdown``, ``eager-aggregation``, ``grouping-sets``, ``pushdown``, ``fuzz`` (random valid
-queries over TPC-H's schema) and ``mutants`` (token mutations of valid queries). Cases are
+queries over TPC-H's schema), ``mutants`` (token mutations of valid queries) and ``cert`` (no
+engine: a strictly more restrictive variant of a query must never get a larger estimate at any
+memo group, after Ba and Rigger's CERT). Cases are
 drawn by hypothesis, not derandomized (``--seed`` reproduces a run),
 in batches until ``--cases`` cases ran or ``--minutes`` passed. For each case:
 
@@ -58,7 +61,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 CORPUS = ROOT / "tests" / "data" / "equivalence_regressions.txt"
 SERVERS = ROOT / ".cache" / "equivalence"   # the benchmark's own throwaway servers, never the user's
 FAMILY_NAMES = ("decorrelation", "reorder", "semijoin", "table-pushdown", "eager-aggregation", "grouping-sets",
-                "pushdown", "fuzz", "mutants")
+                "pushdown", "fuzz", "mutants", "cert")
 BATCH = 500   # cases per hypothesis run (each run starts over from the simplest cases)
 
 
@@ -74,6 +77,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="fuzz and mutants: also run every N-th answered case through cbo on Spark (local mode)")
     parser.add_argument("--timeout", type=float, help="fuzz and mutants: seconds per case before it counts as a hang "
                         "(default 30)")
+    parser.add_argument("--variants", help="cert: comma-separated variants to draw (default all: "
+                        "conjunct,range,inner,semi)")
     parser.add_argument("--summary", action="store_true",
                         help="print the saved runs added up per commit and family, and run nothing")
     args = parser.parse_args(argv)
@@ -181,13 +186,22 @@ def append_to_corpus(family: str, failure: dict) -> bool:
 
 
 def make_checker(family: str, workdir: Path, timeout: float | None = None,  # type: ignore[no-untyped-def]
-                 spark_every: int = 0):
+                 spark_every: int = 0, variants: str | None = None):
     """The checker of ``family`` and what to close when the run ends."""
     if family in ("fuzz", "mutants"):
         from benchmarks.equivalence.fuzz import FUZZ_FAMILIES, FuzzChecker
 
         fuzz_checker = FuzzChecker(FUZZ_FAMILIES[family], workdir, timeout, spark_every)
         return fuzz_checker, FUZZ_FAMILIES[family].cases(), fuzz_checker.close
+    if family == "cert":
+        from benchmarks.equivalence.cert import VARIANTS, CertChecker
+
+        chosen = tuple(variants.split(",")) if variants else VARIANTS
+        unknown = sorted(set(chosen) - set(VARIANTS))
+        if unknown:
+            raise SystemExit(f"unknown cert variants: {', '.join(unknown)} (known: {', '.join(VARIANTS)})")
+        cert = CertChecker(workdir, chosen)
+        return cert, cert.cases(), cert.close
     if family == "pushdown":
         from benchmarks.equivalence.pushdown import PushdownChecker
 
@@ -214,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     when = dt.datetime.now(dt.UTC)
     deadline = started + args.minutes * 60 if args.minutes else None
     with tempfile.TemporaryDirectory(prefix=f"cbo-equivalence-{args.family}-") as directory:
-        checker, strategy, close = make_checker(args.family, Path(directory), args.timeout, args.spark_every)
+        checker, strategy, close = make_checker(args.family, Path(directory), args.timeout, args.spark_every,
+                                                args.variants)
         run = Run(args.family, checker, strategy, deadline)
         index = 0
         try:
@@ -231,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     elapsed, cpu = time.monotonic() - started, time.process_time() - cpu_started
     report = {
         "benchmark": "equivalence", "family": args.family, "commit": commit, "uncommitted_changes": dirty,
-        "seed": seed, "requested_cases": args.cases, "minutes": args.minutes,
+        "seed": seed, "requested_cases": args.cases, "minutes": args.minutes, "variants": args.variants,
+        "groups_compared": getattr(checker, "compared", None),
         "cases": run.cases, "seconds": round(elapsed, 1), "cases_per_second": round(run.cases / elapsed, 3),
         "cpu_seconds": round(cpu, 1), "cases_per_cpu_second": round(run.cases / cpu, 3) if cpu else None,
         "plans_checked": run.plans, "tlp_checked": run.tlp,

@@ -1,1 +1,1 @@
-"""Seed 003's existential subqueries on Spark: the semi join and its two inner-join rewrites."""
+"""Existential subqueries as early-out joins, on Spark: the semi join and its two inner-join rewrites."""

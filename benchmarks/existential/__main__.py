@@ -1,5 +1,5 @@
-"""Seed 003's existential query family on Spark: each form of the semi join forced, cbo free,
-and Spark's own optimizer; then the byte-reduction threshold swept.
+"""The existential query family (IN subqueries as early-out joins) on Spark: each form of the
+semi join forced, cbo free, and Spark's own optimizer; then the byte-reduction threshold swept.
 
     python -m benchmarks.existential --sf 0.1
     python -m benchmarks.existential --sf 0.01 --repeat 1

@@ -1,4 +1,4 @@
-"""Seed 003's query family, kept with the workloads (``cbo.workloads.existential``, which
+"""The early-out join design's query family, kept with the workloads (``cbo.workloads.existential``, which
 ``cbo workload run existential`` uses too); re-exported here for the benchmark."""
 
 from cbo.workloads.existential import FILTERING, OUTER, Case, cases

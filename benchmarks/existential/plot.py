@@ -33,7 +33,8 @@ def plot(report: dict, out: Path) -> None:
     top.set_xticklabels(names, fontsize=7, rotation=25, ha="right")
     top.set_yscale("log")
     top.set_ylabel("seconds (best of runs)")
-    top.set_title(f"Seed 003's IN family, TPC-H SF {report['scale_factor']:g} on Spark: forms forced, cbo free, Spark")
+    top.set_title(f"IN subqueries as early-out joins, TPC-H SF {report['scale_factor']:g} on Spark: "
+                  "forms forced, cbo free, Spark")
     top.legend(ncol=len(configs))
     sweeps = [r for r in records if r.get("sweep")]
     points = sweeps[0]["sweep"] if sweeps else []

@@ -5,10 +5,12 @@ TPC-H query, cbo's chosen plan and K plans drawn at random from its memo run on 
     python -m benchmarks.plan_space --sf 1 --queries q03,q05,q09 --k 10 --minutes 13
     python -m benchmarks.plan_space --sf 0.01 --k 3        # smoke run
 
-A draw (``Planner.draw``) takes a random logical expression in every group of the memo, then
-the cheapest physical implementation of that tree, costed by the same model as the chosen plan.
-Draws equal to the chosen plan or to an earlier draw are drawn again (up to 5K tries), so a
-query with a small space gets fewer than K. The chosen plan runs once untimed and ``--repeat``
+A draw (``Planner.draw``) is a plan drawn uniformly from the memo's plan space (every complete
+physical plan it holds, join orders, strategies and exchanges, equally likely: ``cbo.memo.space``,
+after Waas and Galindo-Legaria), costed by the same model as the chosen plan; each plan is
+reported with its number in the space (``cbo plans QUERY --number N`` shows it again), and each
+query with the size of its space. Draws equal to the chosen plan or to an earlier draw are
+drawn again (up to 5K tries), so a query with a small space gets fewer than K. The chosen plan runs once untimed and ``--repeat``
 times timed (the fastest counts); each draw runs once, cut off at ``--cutoff`` (10) times the
 chosen plan's time (its Spark job group cancelled) and reported as cut off; a draw faster than
 the chosen plan runs again, and so does the chosen plan, before the ratio is taken (noise). Each
@@ -60,15 +62,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def distinct_draws(planner, planned, k: int, rng: random.Random) -> list:  # type: ignore[no-untyped-def]
     """Up to ``k`` plans drawn from the memo, none equal to the chosen plan or to another draw."""
-    seen = [planned.plan]
+    seen = {planner.plan_rank(planned)}
     draws = []
     for _ in range(5 * k):
-        if len(draws) == k:
+        if len(draws) == k or len(seen) == planner.plan_count(planned):
             break
         drawn = planner.draw(planned, rng)
-        if any(drawn.plan == other for other in seen):
+        if drawn.number in seen:
             continue
-        seen.append(drawn.plan)
+        seen.add(drawn.number)
         draws.append(drawn)
     return draws
 
@@ -110,7 +112,9 @@ def run_query(query, session, runner: Runner, args: argparse.Namespace, rng: ran
     planned = planner.plan(query.sql)
     draws = distinct_draws(planner, planned, args.k, rng)
     record: dict[str, Any] = {"query": query.name, "memo_groups": len(planned.optimized.memo),
-                              "chosen": {"cost": planned.optimized.cost, "times": [],
+                              "plans": planner.plan_count(planned),
+                              "chosen": {"number": planner.plan_rank(planned), "cost": planned.optimized.cost,
+                                         "times": [],
                                          "plan": planned.physical.text() if planned.physical else None},
                               "draws": []}
     runner.run(planned, None)   # warm-up, untimed
@@ -124,7 +128,8 @@ def run_query(query, session, runner: Runner, args: argparse.Namespace, rng: ran
     chosen = min(record["chosen"]["times"])
     for drawn in draws:
         seconds, rows, error = runner.run(drawn, args.cutoff * chosen)
-        entry: dict[str, Any] = {"cost": drawn.optimized.cost, "seconds": seconds, "cut_off": seconds is None,
+        entry: dict[str, Any] = {"number": drawn.number, "cost": drawn.optimized.cost, "seconds": seconds,
+                                 "cut_off": seconds is None,
                                  "error": error}
         if seconds is not None and error is None and seconds < chosen:
             again, rows_again, _ = runner.run(drawn, args.cutoff * chosen)

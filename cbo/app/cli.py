@@ -7,11 +7,17 @@ code; ``--debug`` shows the Python traceback as well.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cbo.connectors import by_server_command, with_servers
 from cbo.errors import CboError
+
+if TYPE_CHECKING:
+    from cbo.app.session import PlanView
 
 EXIT_ERROR = 2
 EXIT_NOT_RUNNING = 3
@@ -45,11 +51,32 @@ def build_parser() -> argparse.ArgumentParser:
     explain = commands.add_parser("explain", help="show the plan cbo chooses for a query")
     _sql_arguments(explain)
     explain.add_argument("--format", choices=("text", "json"), default="text")
-    explain.add_argument("--analyze", action="store_true", help="run every subplan: actual rows and time per operator beside the estimates")
+    explain.add_argument("--analyze", action="store_true",
+                         help="run every subplan: actual rows and time per operator beside the estimates")
     explain.add_argument("--memo", action="store_true",
                          help="show the memo: groups, their expressions with costs and estimated rows, winners")
     explain.add_argument("--engine", choices=("spark", "duckdb"), default="spark",
                          help="engine for --analyze (default spark)")
+
+    plans = commands.add_parser("plans", help="the query's plan space: count its plans, list the cheapest, draw "
+                                "plans uniformly, or show one by its number")
+    _sql_arguments(plans)
+    shown = plans.add_mutually_exclusive_group()
+    shown.add_argument("--cheapest", type=int, metavar="K", help="list the K cheapest plans: number and cost")
+    shown.add_argument("--sample", type=int, metavar="K", help="list K plans drawn uniformly: number and cost")
+    shown.add_argument("--number", type=int, metavar="N", help="show plan N as EXPLAIN does (--format json: a "
+                       "plan file for run-plan)")
+    plans.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
+    plans.add_argument("--format", choices=("text", "json"), default="text")
+
+    run_plan = commands.add_parser("run-plan", help="run exactly the physical plan of a plan file (cbo's EXPLAIN "
+                                   "JSON) and print the result")
+    run_plan.add_argument("plan", type=Path, help="the plan file (cbo explain --format json writes one)")
+    run_plan.add_argument("--catalog", type=Path, help="catalog file (default as for query)")
+    run_plan.add_argument("--set", action="append", metavar="NAME=VALUE",
+                          help="optimizer settings the query was planned with (the plan is found in its memo)")
+    run_plan.add_argument("--engine", choices=("spark", "duckdb"), default="spark")
+    run_plan.add_argument("--format", choices=("table", "csv", "json"), default="table")
 
     analyze = commands.add_parser("analyze", help="collect statistics of a catalog's tables into the store")
     analyze.add_argument("tables", nargs="*", metavar="TABLE", help="tables to analyze (default: all)")
@@ -177,10 +204,57 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress(spark: bool):  # type: ignore[no-untyped-def]
-    """Spark's stage progress on stderr while a step that runs Spark jobs goes on."""
-    import contextlib
+def cmd_plans(args: argparse.Namespace) -> int:
+    from cbo.app.session import Session
 
+    session = Session(_catalog_path(args), dialect=args.dialect, settings=_settings(args))
+    sql = _query_text(args)
+    for value, flag in ((args.cheapest, "--cheapest"), (args.sample, "--sample")):
+        if value is not None and value < 1:
+            raise CboError(f"{flag} must be at least 1, got {value}")
+    if args.number is not None:
+        view = session.plan_number(sql, args.number)
+        print(json.dumps(view.json(), indent=2, default=str) if args.format == "json" else view.text())
+        return 0
+    count = session.plan_count(sql)
+    chosen = session.chosen_number(sql)
+    views = session.cheapest_plans(sql, args.cheapest) if args.cheapest is not None else \
+        session.sample_plans(sql, args.sample, args.seed) if args.sample is not None else []
+    if args.format == "json":
+        print(json.dumps({"plans": count, "chosen": chosen,
+                          "listed": [dict(zip(("number", "cost"), _numbered(v))) for v in views]}, indent=2))
+        return 0
+    print(f"{count:,} plans; the chosen plan is number {chosen:,}")
+    if views:
+        print(f"{'number':>14}  {'cost':>12}")
+        for view in views:
+            number, cost = _numbered(view)
+            print(f"{number:>14}  {cost:>12.6g}")
+    _warn(session.warnings)
+    return 0
+
+
+def _numbered(view: PlanView) -> tuple[int, float]:
+    """A plan taken from the plan space: its number there and its cost."""
+    planned = view.planned
+    assert planned.number is not None and planned.optimized is not None
+    return planned.number, planned.optimized.cost
+
+
+def cmd_run_plan(args: argparse.Namespace) -> int:
+    from cbo.app.output import write_result
+    from cbo.app.session import Session
+
+    session = Session(_catalog_path(args), engine=args.engine, settings=_settings(args))
+    with _progress(args.engine == "spark"):
+        names, rows = session.run_plan(args.plan)
+    _warn(session.warnings)
+    write_result(names, rows, args.format, sys.stdout)
+    return 0
+
+
+def _progress(spark: bool) -> contextlib.AbstractContextManager[object]:
+    """Spark's stage progress on stderr while a step that runs Spark jobs goes on."""
     from cbo.app.progress import spark_progress
 
     return spark_progress() if spark else contextlib.nullcontext()
@@ -238,8 +312,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from cbo.sources.catalog import load_catalog
     from cbo.app.stats_view import show
+    from cbo.sources.catalog import load_catalog
 
     print(show(load_catalog(_catalog_path(args)), args.target, args.plot))
     return 0
@@ -298,7 +372,6 @@ def cmd_spark(args: argparse.Namespace) -> int:
 def cmd_catalog(path: Path) -> int:
     from cbo.sources.catalog import load_catalog
     from cbo.sources.metadata import with_database_keys
-
     from cbo.sources.schema import SchemaProvider
 
     catalog = with_database_keys(load_catalog(path))
@@ -368,6 +441,10 @@ def dispatch(args: argparse.Namespace) -> int:
         return cmd_query(args)
     if args.command == "explain":
         return cmd_explain(args)
+    if args.command == "plans":
+        return cmd_plans(args)
+    if args.command == "run-plan":
+        return cmd_run_plan(args)
     if args.command == "rules":
         return cmd_rules(args)
     if args.command == "analyze":

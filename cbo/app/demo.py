@@ -18,14 +18,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from cbo.workloads.tpch_queries import select
 from cbo.answers import compare, is_ordered
-from cbo.sources.catalog import load_catalog
-from cbo.engines.native import DuckDBNative, SparkNative
 from cbo.app.progress import say, step
 from cbo.app.session import Session
+from cbo.engines.native import DuckDBNative, SparkNative
+from cbo.sources.catalog import load_catalog
 from cbo.sources.statistics import analyze
 from cbo.workloads import tpch
+from cbo.workloads.tpch_queries import select
 
 
 @dataclass
@@ -70,7 +70,7 @@ def run_demo(sf: float = 0.1, postgres: str | None = "local", placement: str = "
     chosen = select(queries)
     by_name = {query.name: query for query in chosen}
 
-    def run(planner: str, sql: str) -> tuple[list, float]:  # type: ignore[type-arg]
+    def run(planner: str, sql: str) -> tuple[list, float]:
         if planner == "cbo":
             run_started = time.perf_counter()
             _, got = session.query(sql)
@@ -89,7 +89,7 @@ def run_demo(sf: float = 0.1, postgres: str | None = "local", placement: str = "
                     except Exception:  # the timed run reports it
                         pass
     rows: list[DemoRow] = []
-    results: dict[str, dict[str, tuple[list, float]]] = {}  # type: ignore[type-arg]
+    results: dict[str, dict[str, tuple[list, float]]] = {}
     failed: dict[str, str] = {}
     names = list(by_name)
     for name, planner, timed in plan:

@@ -27,12 +27,27 @@ the ``spark_adaptive`` setting it ran with).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from cbo.ir.dispatch import OperatorTable
-from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, GroupingSets, Join, Limit, Plan, Project,
-                              Scan, SetOp, Sort, Values, operator_name)
+from cbo.ir.operators import (
+    Aggregate,
+    CteAnchor,
+    CteConsumer,
+    Filter,
+    GroupingSets,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    Values,
+    operator_name,
+)
 from cbo.svg import FONT_SIZE, box_size, svg_box, wrap
 
 
@@ -40,7 +55,7 @@ from cbo.svg import FONT_SIZE, box_size, svg_box, wrap
 class NodeInfo:
     operator: str
     details: dict[str, Any]
-    children: list["NodeInfo"] = field(default_factory=list)
+    children: list[NodeInfo] = field(default_factory=list)
     estimated_rows: float | None = None
     actual_rows: int | None = None
 
@@ -64,7 +79,7 @@ def describe(plan: Plan, annotate: Annotator | None = None) -> NodeInfo:
     return info
 
 
-def _columns(columns) -> list[str]:  # type: ignore[no-untyped-def]
+def _columns(columns: Iterable[object]) -> list[str]:
     return [str(c) for c in columns]
 
 
@@ -286,7 +301,7 @@ def add_estimate(info: NodeInfo, node: Plan, planned: Any, estimator: Any = None
     optimized = getattr(planned, "optimized", None)
     operator = planned.operator(node) if optimized is not None else None
     group = operator.group if operator is not None and operator.logical is node else None
-    if group is not None and optimized.memo.notes_of(group):
+    if group is not None and optimized is not None and optimized.memo.notes_of(group):
         info.details["optimizer_notes"] = optimized.memo.notes_of(group)
 
 

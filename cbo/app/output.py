@@ -12,7 +12,8 @@ import datetime as dt
 import decimal
 import json
 import math
-from typing import Any, Sequence, TextIO
+from collections.abc import Sequence
+from typing import Any, TextIO
 
 
 def _plain(value: Any) -> Any:

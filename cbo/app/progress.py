@@ -5,13 +5,13 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, TextIO
-
+from typing import Any, TextIO
 
 # The progress line drawn on the terminal, if any: a message first erases it (it is redrawn at
 # the next poll), so the two never share a line.
-_live: "SparkProgress | None" = None
+_live: SparkProgress | None = None
 _lock = threading.Lock()
 
 
@@ -53,7 +53,7 @@ class SparkProgress:
         self._thread: threading.Thread | None = None
         self._drawn = False
 
-    def __enter__(self) -> "SparkProgress":
+    def __enter__(self) -> SparkProgress:
         global _live
         self._started = time.perf_counter()
         if self.tty:

@@ -29,13 +29,16 @@ from cbo.sources.metadata import with_database_keys
 from cbo.sources.schema import SchemaProvider
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
     from pyspark.sql import DataFrame
 
     from cbo.app.pushdown import PushdownRecord
+    from cbo.cost.cluster import ClusterShape
     from cbo.engines.duckdb_engine import DuckDBEngine
     from cbo.estimate import Estimator
     from cbo.exec.spark_exec import SparkExecutor
     from cbo.memo.render import MemoView
+    from stats.model import TableStats
 
 ENGINES = ("spark", "duckdb")
 
@@ -43,9 +46,10 @@ ENGINES = ("spark", "duckdb")
 class PlanView:
     """A planned query that renders itself: text in a REPL, SVG in Jupyter, JSON on request."""
 
-    def __init__(self, planned: PlannedQuery, info: NodeInfo):
+    def __init__(self, planned: PlannedQuery, info: NodeInfo, dialect: str = DEFAULT_DIALECT):
         self.planned = planned
         self.info = info
+        self.dialect = dialect   # of ``planned.sql``
 
     @property
     def plan(self) -> Plan:
@@ -55,7 +59,10 @@ class PlanView:
         return "\n".join([to_text(self.info)] + [f"Warning: {w}" for w in self.planned.warnings])
 
     def json(self) -> dict[str, Any]:
-        body = {"plan": self.info.to_json(), "columns": list(self.planned.names)}
+        body: dict[str, Any] = {"sql": self.planned.sql, "dialect": self.dialect, "plan": self.info.to_json(),
+                                "columns": list(self.planned.names)}
+        if self.planned.number is not None:
+            body["plan_number"] = self.planned.number
         if self.planned.warnings:
             body["warnings"] = list(self.planned.warnings)
         return body
@@ -126,7 +133,7 @@ class Session:
             self._estimator = Estimator(stats)
         return self._estimator
 
-    def statistics(self, table: str):  # type: ignore[no-untyped-def]
+    def statistics(self, table: str) -> TableStats:
         """The stored statistics of ``table`` (``stats.model.TableStats``: row count, and per
         column NULLs, distinct count, MCVs and histogram), as the estimator reads them; a
         CboError when there are none (``cbo analyze`` or ``cbo.tpch_catalog`` collects them)."""
@@ -138,7 +145,7 @@ class Session:
             raise CboError(loaded.problem or f"no statistics for {qualified}: run `cbo analyze {table}`")
         return loaded.stats
 
-    def statistics_figure(self, column: str):  # type: ignore[no-untyped-def]
+    def statistics_figure(self, column: str) -> Figure:
         """A matplotlib figure of ``TABLE.COLUMN``'s stored distribution, as ``cbo stats show
         --plot`` draws it: histogram buckets as bars spanning their bounds (area = rows), MCVs as
         stems on the same value axis."""
@@ -153,7 +160,7 @@ class Session:
                            f"(columns: {', '.join(stats.columns)})")
         return column_figure(stats, stats.columns[name])
 
-    def cluster_shape(self):  # type: ignore[no-untyped-def]
+    def cluster_shape(self) -> ClusterShape | None:
         """The shape of the cluster the catalog's Spark runs on (``cbo.cost.cluster``), read from
         the session, which starts for it; None in local mode and on DuckDB, where nothing starts."""
         spark_settings = self.catalog.spark
@@ -187,7 +194,71 @@ class Session:
     @on_deep_stack
     def plan(self, sql: str) -> PlanView:
         planned = self._plan(sql)
-        return PlanView(planned, self._describe(planned))
+        return PlanView(planned, self._describe(planned), self.planner.dialect)
+
+    # -- the plan space ----------------------------------------------------------------------------
+
+    def plan_count(self, sql: str) -> int:
+        """How many complete physical plans the memo holds for ``sql`` (``cbo.memo.space``)."""
+        planner = self.planner
+        return planner.plan_count(self._plan(sql))
+
+    def plan_number(self, sql: str, number: int) -> PlanView:
+        """The plan numbered ``number`` of ``sql``'s plan space (0 to ``plan_count - 1``); its
+        EXPLAIN JSON runs with ``run_plan``."""
+        return self._view(self.planner.plan_number(self._plan(sql), number))
+
+    def sample_plans(self, sql: str, k: int, seed: int = 0) -> list[PlanView]:
+        """``k`` plans drawn uniformly (with replacement) from ``sql``'s plan space."""
+        import random
+
+        planned = self._plan(sql)
+        rng = random.Random(seed)
+        return [self._view(self.planner.draw(planned, rng)) for _ in range(k)]
+
+    def cheapest_plans(self, sql: str, k: int) -> list[PlanView]:
+        """The ``k`` cheapest plans of ``sql``'s plan space, cheapest first (the first costs what
+        the chosen plan costs)."""
+        return [self._view(p) for p in self.planner.cheapest_plans(self._plan(sql), k)]
+
+    def chosen_number(self, sql: str) -> int:
+        """The number of the plan cbo chooses for ``sql`` in its plan space."""
+        return self.planner.plan_rank(self._plan(sql))
+
+    def given_plan(self, plan: str | os.PathLike[str] | dict[str, Any], sql: str | None = None) -> PlanView:
+        """The plan given as cbo's EXPLAIN JSON (a file, its text, or the parsed object), found
+        in its query's memo (``cbo.app.given_plan``); a CboError naming the first operator the
+        memo does not hold when it is not a plan of its query."""
+        from cbo.app.given_plan import given_plan, read_plan
+
+        if isinstance(plan, dict):
+            body, where = read_plan(json.dumps(plan), "plan"), "plan"
+        elif isinstance(plan, str) and plan.lstrip().startswith("{"):
+            body, where = read_plan(plan, "plan"), "plan"
+        else:
+            path = Path(plan).expanduser()
+            try:
+                text = path.read_text()
+            except OSError as exc:
+                raise CboError(f"cannot read {path}: {exc.strerror}") from None
+            body, where = read_plan(text, str(path)), str(path)
+        dialect = body.get("dialect", self.planner.dialect)
+        if dialect != self.planner.dialect:
+            planner = Planner(self.catalog, dialect, schemas=self.planner.schemas, estimator=lambda: self.estimator,
+                              settings=self.planner.settings, cluster=self.cluster_shape)
+        else:
+            planner = self.planner
+        planned = given_plan(planner, body, where, sql)
+        self.warnings = planned.warnings
+        return self._view(planned)
+
+    def run_plan(self, plan: str | os.PathLike[str] | dict[str, Any], engine: str | None = None,
+                 sql: str | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Run exactly the physical plan given as cbo's EXPLAIN JSON (see ``given_plan``)."""
+        return self._run(self.given_plan(plan, sql).planned, engine)
+
+    def _view(self, planned: PlannedQuery) -> PlanView:
+        return PlanView(planned, self._describe(planned), self.planner.dialect)
 
     @property
     def settings(self) -> OptimizerSettings:
@@ -254,7 +325,8 @@ class Session:
         if self._spark_executor is not None:   # the executor's own choices
             remote = self._spark_executor.views.remote.for_explain()
         else:
-            remote = RemoteQueries(self.catalog, partitioned_reads=False, pushed_partitions=self._read_partitions(planned))
+            remote = RemoteQueries(self.catalog, partitioned_reads=False,
+                                   pushed_partitions=self._read_partitions(planned))
         pushed = remote.pushed(planned.plan, planned.operators)
         inside = {below for node in pushed for below in walk(node) if below is not node}
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from cbo.sources.catalog import Catalog
 from cbo.errors import CboError
+from cbo.sources.catalog import Catalog
 from cbo.sources.statistics import store_for
 from stats.model import ColumnStats, TableStats
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def show(catalog: Catalog, target: str, plot: Path | None = None) -> str:
@@ -45,7 +50,7 @@ def _split(catalog: Catalog, target: str) -> tuple[str, str | None]:
     raise AssertionError
 
 
-def _short(value) -> str:  # type: ignore[no-untyped-def]
+def _short(value: object) -> str:
     text = "NULL" if value is None else str(value)
     return text if len(text) <= 24 else text[:21] + "..."
 
@@ -59,7 +64,8 @@ def _table_text(stats: TableStats) -> str:
              f"{'width':>6} {'mcv':>4} {'buckets':>7}"]
     for c in stats.columns.values():
         lines.append(f"{c.name:<18} {c.kind:<9} {100 * c.null_fraction:>7.2f} {c.distinct:>12,.0f} "
-                     f"{_short(c.min):>24} {_short(c.max):>24} {c.avg_width:>6.1f} {len(c.mcv):>4} {len(c.histogram):>7}")
+                     f"{_short(c.min):>24} {_short(c.max):>24} {c.avg_width:>6.1f} {len(c.mcv):>4} "
+                     f"{len(c.histogram):>7}")
     for group, distinct in stats.column_groups.items():
         lines.append(f"column group ({group}): {distinct:,.0f} distinct")
     unique = stats.unique_columns()
@@ -89,12 +95,12 @@ def _plot(stats: TableStats, c: ColumnStats, out: Path) -> None:
     save_plot(column_figure(stats, c), out)
 
 
-def save_plot(figure, out: Path) -> None:  # type: ignore[no-untyped-def]
+def save_plot(figure: Figure, out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(out, dpi=100)
 
 
-def column_figure(stats: TableStats, c: ColumnStats):  # type: ignore[no-untyped-def]
+def column_figure(stats: TableStats, c: ColumnStats) -> Figure:
     """A column's distribution on its value axis: each histogram bucket a bar spanning its
     bounds, so wide buckets look wide, with area equal to its rows (height is rows per unit of
     value: per day for dates); the MCVs as stems at their values on the same axis, in rows
@@ -144,11 +150,11 @@ def column_figure(stats: TableStats, c: ColumnStats):  # type: ignore[no-untyped
     return figure
 
 
-def _order_key(value):  # type: ignore[no-untyped-def]
+def _order_key(value: Any) -> tuple[str, Any]:
     return (str(type(value)), value)
 
 
-def _value_axis(kind: str, values: list):  # type: ignore[no-untyped-def]
+def _value_axis(kind: str, values: list[Any]) -> tuple[Callable[[Any], float], float, bool]:
     """(value -> x, the width of one value, whether the axis is ordinal)."""
     from matplotlib.dates import date2num
 

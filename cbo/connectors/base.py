@@ -121,7 +121,7 @@ class Connector:
         return exp.Table(this=exp.to_identifier(table.remote_name or table.name, quoted=True),
                          db=exp.to_identifier(source.schema, quoted=True) if source.schema else None)
 
-    def render(self, query: exp.Expression) -> str:
+    def render(self, query: exp.Expr) -> str:
         return query.sql(dialect=self.sql.name)
 
     def pin_join_order(self, query: exp.Select) -> exp.Select:

@@ -83,7 +83,7 @@ MANIFEST_TABLE = "cbo_manifest"
 class SQLiteDialect(SqlDialect):
     """sqlglot's ``sqlite`` rendering, with EXTRACT (which SQLite lacks) as ``strftime``."""
 
-    def function(self, call: Call, args: list[exp.Expression]) -> exp.Expression | None:
+    def function(self, call: Call, args: list[exp.Expr]) -> exp.Expr | None:
         if call.name.startswith("extract_"):
             part = {"extract_year": "%Y", "extract_month": "%m", "extract_day": "%d"}[call.name]
             text = exp.Anonymous(this="STRFTIME", expressions=[exp.Literal.string(part), args[0]])

@@ -333,8 +333,9 @@ class CostModel:
     def key_width(self, node: Aggregate, width: float) -> float:
         """Bytes per row of the grouping key: each row fed to a hash aggregation has its key
         projected, hashed (Murmur3 over the key's bytes) and compared with the key found in the
-        table (and copied in when new), so a DISTINCT over every column of a wide table (seed
-        003's 3.1 with a long comment column) costs more per row than one over an integer.
+        table (and copied in when new), so a DISTINCT over every column of a wide table (the
+        DISTINCT above a semi join's inner join, with a long comment column) costs more per row
+        than one over an integer.
         Without the search's widths, the output row's width, which holds the key."""
         if self.column_width is None:
             return width

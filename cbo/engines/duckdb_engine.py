@@ -14,7 +14,7 @@ from cbo.errors import CboError
 from cbo.limits import MAX_EXPRESSION_DEPTH
 
 
-def _scan(table: TableDef) -> exp.Expression | None:
+def _scan(table: TableDef) -> exp.Expr | None:
     """A DuckDB table function reading the table's files, or None if it has no local copy."""
     path: Path | None = table.path if table.path is not None else table.parquet_copy
     if path is None:
@@ -45,8 +45,8 @@ class DuckDBEngine:
                 continue
             if table.path is not None and not table.path.exists():
                 raise CboError(f"table '{table.qualified_name}': {table.path} does not exist")
-            view = exp.Create(this=exp.Table(this=exp.to_identifier(table.name, quoted=True)), kind="VIEW", replace=True,
-                              expression=exp.select("*").from_(scan))
+            view = exp.Create(this=exp.Table(this=exp.to_identifier(table.name, quoted=True)), kind="VIEW",
+                              replace=True, expression=exp.select("*").from_(scan))
             self.connection.execute(view.sql(dialect="duckdb"))
 
     def run(self, text: str) -> tuple[list[str], list[tuple[Any, ...]], float]:

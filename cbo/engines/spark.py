@@ -25,14 +25,14 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from cbo.catalog_types import Catalog, Source, SparkSettings, TableDef
 from cbo.connectors import CONNECTORS, connector_of
 from cbo.errors import CboError, SetupError, SourceUnreachable
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame, DataFrameReader, SparkSession
 
     from cbo.cost.cluster import ClusterShape
 
@@ -56,7 +56,7 @@ BASE_CONF = {
 # --add-modules=jdk.incubator.vector, and the JVM then warns about it (no flag turns that off).
 JVM_NOISE = ("WARNING: Using incubator modules",)
 
-_session: "SparkSession | None" = None
+_session: SparkSession | None = None
 _verbose = False
 
 
@@ -107,7 +107,7 @@ JVM_THREAD_STACK = "256m"
 
 
 def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = False,
-                  step: Step = nullcontext) -> "SparkSession":
+                  step: Step = nullcontext) -> SparkSession:
     """The process's shared Spark session, created on first use from ``settings``; ``step``
     reports its start."""
     global _session
@@ -164,7 +164,7 @@ def spark_session(settings: SparkSettings | None = None, *, need_jdbc: bool = Fa
 CONNECT_MISSING = "Spark Connect needs PySpark's connect extra: pip install 'pyspark[connect]'"
 
 
-def _connect_session(settings: SparkSettings, step: Step) -> "SparkSession":
+def _connect_session(settings: SparkSettings, step: Step) -> SparkSession:
     """A session on a Spark Connect server (``[spark] remote``).
 
     The server owns the driver, so the driver's settings (memory, jars, master) are the server's;
@@ -207,12 +207,12 @@ def _connect_address(url: str) -> tuple[str, int]:
         raise SetupError(f"[spark] remote {url!r}: not a Spark Connect URL (sc://host:port)") from None
 
 
-def is_connect(spark: "SparkSession") -> bool:
+def is_connect(spark: SparkSession) -> bool:
     """Whether ``spark`` is a Spark Connect session (no SparkContext, no JVM in this process)."""
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
-def default_parallelism(spark: "SparkSession") -> int:
+def default_parallelism(spark: SparkSession) -> int:
     """The session's default parallelism: the SparkContext's (executors × cores on a cluster),
     or on Spark Connect, which has no SparkContext, ``spark.default.parallelism`` when the server
     sets it, else this machine's cores."""
@@ -222,7 +222,7 @@ def default_parallelism(spark: "SparkSession") -> int:
     return int(value) if value else os.cpu_count() or 2
 
 
-def cluster_shape(spark: "SparkSession", wait_s: float = 30.0) -> "ClusterShape | None":
+def cluster_shape(spark: SparkSession, wait_s: float = 30.0) -> ClusterShape | None:
     """The shape of the cluster ``spark`` runs on (``cbo.cost.cluster``), or None in local mode.
 
     With a SparkContext: the executors registered with the driver (its block managers, less its
@@ -253,9 +253,10 @@ def cluster_shape(spark: "SparkSession", wait_s: float = 30.0) -> "ClusterShape 
         executors = instances or (most // cores if most else 1)
         return ClusterShape(max(1, executors), max(1, cores), partitions, threshold, master)
     context = spark.sparkContext
+    assert context.master is not None   # a started context has one
     if context.master.startswith("local"):
         return None
-    status = context._jsc.sc().getExecutorMemoryStatus  # type: ignore[union-attr]
+    status = context._jsc.sc().getExecutorMemoryStatus
     deadline, count, since = time.monotonic() + wait_s, -1, time.monotonic()
     while time.monotonic() < deadline:
         now = status().size() - 1
@@ -324,7 +325,7 @@ def _launch_gateway(master: str, conf: dict[str, str]) -> None:
     SparkContext._jvm = gateway.jvm
 
 
-def _forward_stderr(stream) -> None:  # type: ignore[no-untyped-def]
+def _forward_stderr(stream: IO[bytes]) -> None:
     # To file descriptor 2 itself, as the JVM wrote before: sys.stderr may be replaced (pytest).
     for line in iter(stream.readline, b""):
         if not line.startswith(tuple(n.encode() for n in JVM_NOISE)):
@@ -334,7 +335,7 @@ def _forward_stderr(stream) -> None:  # type: ignore[no-untyped-def]
                 return
 
 
-def current_session() -> "SparkSession | None":
+def current_session() -> SparkSession | None:
     """The shared session if it has started (progress reporting must not start one)."""
     return _session
 
@@ -358,7 +359,7 @@ def remote_table_sql(source: Source, table: TableDef) -> str:
     return connector.render(connector.remote_table(source, table))
 
 
-def read_table(spark: "SparkSession", catalog: Catalog, table: TableDef) -> "DataFrame":
+def read_table(spark: SparkSession, catalog: Catalog, table: TableDef) -> DataFrame:
     """A DataFrame over one catalog table, wherever it lives."""
     source = catalog.source_of(table)
     if source.type == "spark":
@@ -372,7 +373,7 @@ def read_table(spark: "SparkSession", catalog: Catalog, table: TableDef) -> "Dat
     return jdbc_reader(spark, source).option("dbtable", remote_table_sql(source, table)).options(**options).load()
 
 
-def jdbc_reader(spark: "SparkSession", source: Source):  # type: ignore[no-untyped-def]
+def jdbc_reader(spark: SparkSession, source: Source) -> DataFrameReader:
     """Spark's JDBC reader for a source: URL, driver and credentials (the password read now,
     kept out of every rendered statement); the caller says what to read."""
     connector = connector_of(source)
@@ -387,7 +388,7 @@ def jdbc_reader(spark: "SparkSession", source: Source):  # type: ignore[no-untyp
     return reader
 
 
-def register_catalog(spark: "SparkSession", catalog: Catalog) -> None:
+def register_catalog(spark: SparkSession, catalog: Catalog) -> None:
     """Register every table of the catalog as a temporary view named after the table."""
     for table in catalog.tables():
         try:
@@ -408,10 +409,11 @@ def spark_failure(exc: BaseException) -> str | None:
     the cause. PySpark's converted exceptions (``CapturedException``) carry the same."""
     java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
     if java is None:
-        if hasattr(exc, "getCondition") and exc.getCondition():  # type: ignore[attr-defined]
+        if hasattr(exc, "getCondition") and exc.getCondition():
             return _spark_message(exc.getCondition(), exc.getMessage())  # type: ignore[attr-defined]
         return None
-    chain, cause = [], java
+    chain: list[Any] = []
+    cause = java
     while cause is not None and len(chain) < 32:
         chain.append(cause)
         try:
@@ -428,7 +430,7 @@ def spark_failure(exc: BaseException) -> str | None:
     return f"{name}: {_first_line(message)}" if message else name
 
 
-def _java_call(target, method: str):  # type: ignore[no-untyped-def]
+def _java_call(target: Any, method: str) -> Any:
     try:
         return getattr(target, method)()
     except Exception:  # not a SparkThrowable, or the JVM is gone
@@ -461,7 +463,7 @@ def _java_reason(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def run_sql(spark: "SparkSession", text: str) -> tuple[list[str], list[tuple[Any, ...]], float]:
+def run_sql(spark: SparkSession, text: str) -> tuple[list[str], list[tuple[Any, ...]], float]:
     """Run SQL on Spark; return column names, rows and elapsed seconds."""
     started = time.perf_counter()
     frame = spark.sql(text)
@@ -469,16 +471,16 @@ def run_sql(spark: "SparkSession", text: str) -> tuple[list[str], list[tuple[Any
     return list(frame.columns), rows, time.perf_counter() - started
 
 
-def optimizer_settings(spark: "SparkSession") -> dict[str, str]:
+def optimizer_settings(spark: SparkSession) -> dict[str, str]:
     """The Spark settings that decide how Spark plans, for benchmark reports."""
     keys = ["spark.sql.adaptive.enabled", "spark.sql.cbo.enabled", "spark.sql.cbo.joinReorder.enabled",
             "spark.sql.autoBroadcastJoinThreshold", "spark.sql.shuffle.partitions",
             "spark.sql.ansi.enabled", "spark.sql.statistics.histogram.enabled", "spark.driver.memory",
             "spark.master"]
-    settings = {}
+    settings: dict[str, str] = {}
     for key in keys:
         try:
-            settings[key] = spark.conf.get(key)  # without a default: Spark's own default value
+            settings[key] = spark.conf.get(key) or "(unset)"  # without a default: Spark's own default value
         except Exception:  # a key nobody set and that has no SQL default
             settings[key] = "(unset)"
     return settings

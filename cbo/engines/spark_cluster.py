@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cbo.connectors.localserver import LocalServerState, accepts_connections, free_port, tail
 from cbo.errors import SetupError, SourceUnreachable
 from cbo.paths import cache_dir
-from cbo.connectors.localserver import LocalServerState, accepts_connections, free_port, tail
 
 HOST = "127.0.0.1"
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
@@ -237,8 +237,8 @@ class LocalSparkCluster(LocalServerState):
     def _launch_connect(self, info: ClusterInfo) -> ClusterInfo:
         """A Spark Connect server (the ``spark-connect`` jar PySpark ships) whose sessions run on
         the cluster, with the JDBC driver cbo finds (``cbo.engines.spark.find_jdbc_driver``)."""
-        from cbo.engines.spark import find_jdbc_driver
         from cbo.catalog_types import SparkSettings
+        from cbo.engines.spark import find_jdbc_driver
 
         port = free_port()
         log = Path(info.log_dir) / "connect.log"

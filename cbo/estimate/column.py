@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from cbo.estimate.values import fraction_within
 from stats.model import ColumnStats, in_bucket
@@ -213,7 +213,7 @@ class ColumnEstimate:
         """The rows of ``value`` if it is a most common value, else None: a dictionary lookup
         built once per estimate (joins ask it for every MCV of the other side), a scan where
         values do not hash."""
-        index: dict[Any, float] | None = self.__dict__.get("_mcv_index", False)
+        index: dict[Any, float] | None | Literal[False] = self.__dict__.get("_mcv_index", False)
         if index is False:
             index = {}
             try:
@@ -253,10 +253,16 @@ class ColumnEstimate:
 
     def presence(self, value: Any) -> float:
         """Probability that ``value`` occurs at least once."""
+        whole = self.survival == 1.0
         self = self.live
         known = self._mcv_rows(value)
         if known is not None:
-            return _presence(known)
+            # A most common value of the statistics occurs in the table: only filters on other
+            # columns (survival below 1) make its occurrence a chance, a Poisson one over the
+            # rows expected to remain. (Read as a chance even unfiltered, every value of a
+            # 25-row table, one row each, would occur with probability 1 - 1/e, and a foreign
+            # key to it would find its match for 63% of its rows.)
+            return 1.0 if whole and known >= 1.0 else _presence(known)
         placed, found = self._segment_of(value)
         if placed:
             return 0.0 if found is None else min(1.0, found.distinct / max(found.domain, 1.0))
@@ -330,7 +336,16 @@ class ColumnEstimate:
             if share is None:
                 return None
             if share > 0:
-                segments.append(s.part(share))
+                # The part's values lie within the range too: an inclusive bound inside the
+                # segment becomes its bound (``x BETWEEN 2051 AND 2051`` keeps a segment of
+                # one value, which a join with ``y = 5`` no longer overlaps, and a second
+                # range on the column interpolates within what the first kept).
+                part = s.part(share)
+                if low_inclusive and low is not None and lower is not None and low > lower:
+                    part = part._replace(lower=low)
+                if high_inclusive and high is not None and upper is not None and high < upper:
+                    part = part._replace(upper=high)
+                segments.append(part)
         return ColumnEstimate(self.kind, 0.0, tuple(mcv), tuple(segments), self.width, self.default,
                               self.factor, self.survival)
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import decimal
 import math
-from collections import ChainMap
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -35,7 +34,7 @@ from cbo.estimate.filters import estimate_filter
 from cbo.estimate.join_sets import extreme_restriction, join_set_of, of_set
 from cbo.estimate.joins import estimate_join
 from cbo.estimate.plan_facts import PlanFacts
-from cbo.estimate.relation import DerivedColumns, JoinSet, Origin, RelEstimate, SampleView
+from cbo.estimate.relation import DerivedColumns, JoinSet, Origin, RelEstimate, SampleView, layered
 from cbo.estimate.samples import TableSample
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ROW_ID, Call, Column, ColumnRef, Constant, Expr, SpecialForm, columns_of
@@ -266,7 +265,7 @@ def _project(plan: Project, rel: RelEstimate) -> RelEstimate:
     if lazy:
         placeholders = {c: ColumnEstimate.unknown(rel.rows) for c in lazy}
         computed = DerivedColumns(placeholders, lambda c, _: _computed(lazy[c], rel))
-        kept = ChainMap(kept, computed)  # type: ignore[arg-type]
+        kept = layered(kept, computed)
     groups = {frozenset(renames[c] for c in g): d for g, d in rel.groups.items() if all(c in renames for c in g)}
     sample = SampleView(rel.sample.sample, names, rel.sample.mask) if rel.sample is not None and names else None
     return RelEstimate(rel.rows, kept, groups, origins, sample, rel.notes, conditions=rel.conditions)
@@ -429,7 +428,7 @@ def _aggregate(plan: Aggregate, rel: RelEstimate) -> RelEstimate:
             found = rel.origins[source.column]
             over = extreme_restriction(rel.join_set, source.column, plan.group_by) if rel.join_set is not None else None
             origins[column] = Origin(found.scan, False, found.name, extreme=call.name, extreme_over=over)
-    return RelEstimate(rows, ChainMap(columns, computed), groups, origins, None,  # type: ignore[arg-type]
+    return RelEstimate(rows, layered(columns, computed), groups, origins, None,
                        rel.notes | frozenset(notes))
 
 

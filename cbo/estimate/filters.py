@@ -35,11 +35,12 @@ from cbo.estimate import defaults
 from cbo.estimate.column import ColumnEstimate, Segment, like_prefix, like_regex, thinned
 from cbo.estimate.comparisons import compare_columns
 from cbo.estimate.constants import NOT_CONSTANT, constant_value
-from cbo.estimate.relation import DerivedColumns, RelEstimate, SampleView
+from cbo.estimate.relation import DerivedColumns, RelEstimate, SampleView, layered
 from cbo.estimate.sample_eval import evaluate, scalar
 from cbo.ir.expressions import Call, Column, ColumnRef, Constant, Expr, SpecialForm, columns_of, conjuncts
+from cbo.ir.kinds import FunctionName
 
-FLIP = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "eq": "eq", "neq": "neq"}
+FLIP: dict[FunctionName, FunctionName] = {"lt": "gt", "lte": "gte", "gt": "lt", "gte": "lte", "eq": "eq", "neq": "neq"}
 MAX_CHAR = "\U0010ffff"
 
 
@@ -57,7 +58,7 @@ def estimate_filter(rel: RelEstimate, predicate: Expr) -> RelEstimate:
         return rel
     if rel.rows <= 0:
         return rel
-    working: ChainMap[Column, ColumnEstimate] = ChainMap({}, rel.columns)  # type: ignore[arg-type]
+    working: ChainMap[Column, ColumnEstimate] = layered({}, rel.columns)
     restricted: dict[Column, ColumnEstimate] = {}
     independent = 1.0
     notes: list[str] = []
@@ -89,7 +90,8 @@ def estimate_filter(rel: RelEstimate, predicate: Expr) -> RelEstimate:
         if len(parts) > 1:
             # Each conjunct's rows once; the conjunction passes the rows all of them pass.
             masks = [_sample_mask(sample, part, read) for part, read in zip(parts, reads)]
-            mask = None if any(m is None for m in masks) else np.logical_and.reduce(masks)  # type: ignore[arg-type]
+            present = [m for m in masks if m is not None]
+            mask = None if len(present) < len(masks) else np.logical_and.reduce(present)
         else:
             mask = _sample_mask(sample, predicate)
     selectivity, notes = _with_sample(selectivity, simple, sample, mask, notes)
@@ -270,7 +272,8 @@ def restrict(conjunct: Expr, columns: Mapping[Column, ColumnEstimate], rows: flo
         before = columns[column].rows
         if narrowed is not None and before > 0:
             note = None
-            if isinstance(conjunct, Call) and conjunct.name == "like" and not like_prefix(conjunct.args[1].value):  # type: ignore[attr-defined]
+            like = _like_parts(conjunct, columns)
+            if like is not None and not like_prefix(like[1]):
                 note = f"default selectivity {defaults.LIKE_SELECTIVITY} for the non-MCV values of {conjunct}"
             return Restriction(column, narrowed, min(narrowed.rows / before, 1.0), note or _unplaced(conjunct, columns))
     selectivity, note = generic_selectivity(conjunct, columns, rows)
@@ -349,29 +352,35 @@ def _single_column(e: Expr, columns: Mapping[Column, ColumnEstimate]) -> tuple[C
                 return e.args[0].column, estimate.in_range(_as_kind(low, estimate.kind), _as_kind(high, estimate.kind))
             except TypeError:
                 return None
-        if e.form == "NOT" and _is_like(e.args[0], columns):
-            inner = _like(e.args[0], columns)  # type: ignore[arg-type]
+        negated_like = _like_parts(e.args[0], columns) if e.form == "NOT" else None
+        if negated_like is not None:
+            inner = _like(*negated_like, columns)
             if inner is None:
                 return None
             column, matched = inner
             estimate = columns[column]
             share = 1.0 - matched.non_null / estimate.non_null if estimate.non_null > 0 else 0.0
-            regex = like_regex(e.args[0].args[1].value)  # type: ignore[attr-defined]
+            regex = like_regex(negated_like[1])
             return column, estimate.matching(lambda v: not (isinstance(v, str) and regex.fullmatch(v)),
                                              max(share, 0.0))
-    if _is_like(e, columns):
-        return _like(e, columns)  # type: ignore[arg-type]
+    like = _like_parts(e, columns)
+    if like is not None:
+        return _like(*like, columns)
     return None
 
 
-def _is_like(e: Expr, columns: Mapping[Column, ColumnEstimate]) -> bool:
-    return isinstance(e, Call) and e.name == "like" and isinstance(e.args[0], ColumnRef) and \
-        e.args[0].column in columns and isinstance(e.args[1], Constant) and isinstance(e.args[1].value, str)
+def _like_parts(e: Expr, columns: Mapping[Column, ColumnEstimate]) -> tuple[Column, str] | None:
+    """(column, pattern) of ``column LIKE 'pattern'`` over a column of ``columns``, else None."""
+    if isinstance(e, Call) and e.name == "like":
+        value, pattern = e.args[0], e.args[1]
+        if isinstance(value, ColumnRef) and value.column in columns and isinstance(pattern, Constant) \
+                and isinstance(pattern.value, str):
+            return value.column, pattern.value
+    return None
 
 
-def _like(e: Call, columns: Mapping[Column, ColumnEstimate]) -> tuple[Column, ColumnEstimate] | None:
-    column = e.args[0].column  # type: ignore[attr-defined]
-    pattern: str = e.args[1].value  # type: ignore[attr-defined]
+def _like(column: Column, pattern: str,
+          columns: Mapping[Column, ColumnEstimate]) -> tuple[Column, ColumnEstimate] | None:
     estimate = columns[column]
     if estimate.kind != "string":
         return None
@@ -417,7 +426,7 @@ def generic_selectivity(e: Expr, columns: Mapping[Column, ColumnEstimate], rows:
         s, note = _selectivity_of(e.args[0], columns, rows)
         return max(0.0, 1.0 - s), note
     if isinstance(e, Call) and e.name in FLIP and all(isinstance(a, ColumnRef) for a in e.args):
-        a, b = (columns.get(x.column) for x in e.args)  # type: ignore[attr-defined]
+        a, b = (columns.get(x.column) if isinstance(x, ColumnRef) else None for x in e.args)
         if e.name == "eq":
             da = a.distinct if a is not None else rows
             db = b.distinct if b is not None else rows
@@ -447,7 +456,7 @@ def generic_selectivity(e: Expr, columns: Mapping[Column, ColumnEstimate], rows:
 
 
 def _selectivity_of(e: Expr, columns: Mapping[Column, ColumnEstimate], rows: float) -> tuple[float, str | None]:
-    local: ChainMap[Column, ColumnEstimate] = ChainMap({}, columns)  # type: ignore[arg-type]
+    local: ChainMap[Column, ColumnEstimate] = layered({}, columns)
     total = 1.0
     note = None
     for part in conjuncts(e):

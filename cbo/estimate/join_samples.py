@@ -51,7 +51,8 @@ def _counted(members: Sequence[Column], leaves: Sequence[Leaf], leaf_of: dict[Co
         origins.append(origin)
     arrays = []
     for origin in origins:
-        found = origin.view.sample.column(origin.name)  # type: ignore[arg-type]
+        assert origin.name is not None   # (origins without a name were turned away above)
+        found = origin.view.sample.column(origin.name)
         if found is None:
             return None
         arrays.append(found)
@@ -216,7 +217,8 @@ def _foreign_keys_counted(a: Origin, b: Origin, arrays: Sequence[tuple[np.ndarra
         counted.append(_value_counts(origin, values, nulls))
     if min(fractions) <= 0:
         return None
-    common = [{value: rows for value, rows in origin.base.live.mcv} for origin in (a, b)]  # type: ignore[union-attr]
+    assert a.base is not None and b.base is not None   # (the caller asks only when both have statistics)
+    common = [{value: rows for value, rows in base.live.mcv} for base in (a.base, b.base)]
     busy = set(common[0]) | set(common[1])
     total = 0.0
     for value in busy:
@@ -749,6 +751,6 @@ def _base_tuples(origins: Sequence[Origin]) -> float:
     """Matching tuples of the unfiltered columns (the origins' statistics): kept on the first
     origin's sample by the columns' tables and names."""
     with_base = [o for o in origins if o.base is not None]
+    bases = [o.base for o in origins if o.base is not None]
     members = tuple((o.view.sample.table, o.name) for o in with_base)
-    return origins[0].view.sample.kept(("base tuples", members),
-                                       lambda: matching_tuples([o.base for o in with_base]))  # type: ignore[misc]
+    return origins[0].view.sample.kept(("base tuples", members), lambda: matching_tuples(bases))

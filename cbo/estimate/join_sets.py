@@ -70,7 +70,7 @@ from cbo.estimate.join_samples import EMPTY_NOTE, _counted, _from_base, _leaf_co
 from cbo.estimate.joins import matched_rows
 from cbo.estimate.matching import joint, matching_tuples
 from cbo.estimate.plan_facts import PlanFacts, leaf_facts
-from cbo.estimate.relation import DerivedColumns, JoinSet, Leaf, Origin, RelEstimate
+from cbo.estimate.relation import DerivedColumns, JoinSet, Leaf, Origin, RelEstimate, layered
 from cbo.estimate.upper_bound import join_bound
 from cbo.ir.expressions import Column, Expr, columns_of, conjuncts
 from cbo.ir.operators import Join, Plan, equated_columns
@@ -129,7 +129,7 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
     rows = 1.0
     for leaf in leaves:
         rows *= leaf.estimate.rows
-    combined: ChainMap[Column, ColumnEstimate] = ChainMap(*[leaf.estimate.columns for leaf in leaves])  # type: ignore[arg-type]
+    combined: ChainMap[Column, ColumnEstimate] = layered(*[leaf.estimate.columns for leaf in leaves])
     # each class member's class, filled when a column is first derived (a memo reads the
     # columns of few of its join sets)
     class_of: dict[Column, int] = {}
@@ -208,13 +208,13 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
         if k is None:
             index = leaf_of.get(c)
             own = leaves[index].estimate.rows if index is not None else 0.0
-            if own <= 0:
+            if index is None or own <= 0:
                 return e.scaled(0.0)
             # First the leaf's rows that find a match (their values thin out), then the
             # repetition by the matches (no new values).
-            share = kept.get(index)  # type: ignore[arg-type]
+            share = kept.get(index)
             if share is None:
-                share = kept[index] = _shared_match(index, classes, leaves, leaf_of)  # type: ignore[index,arg-type]
+                share = kept[index] = _shared_match(index, classes, leaves, leaf_of)
             if share <= 0:
                 return e.scaled(0.0)
             return e.scaled(share).scaled(total / (own * share))
@@ -406,8 +406,9 @@ def _find_classes(parts: Iterable[Expr], leaf_of: dict[Column, int]) -> tuple[li
         if in_a is None and in_b is None:
             owner[a] = owner[b] = [a, b]
         elif in_a is None:
-            in_b.append(a)  # type: ignore[union-attr]
-            owner[a] = in_b  # type: ignore[assignment]
+            assert in_b is not None
+            in_b.append(a)
+            owner[a] = in_b
         elif in_b is None:
             in_a.append(b)
             owner[b] = in_a

@@ -35,7 +35,7 @@ from cbo.estimate.aggregates import group_sizes
 from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.estimate.filters import generic_selectivity
 from cbo.estimate.matching import matched_histogram
-from cbo.estimate.relation import DerivedColumns, Origin, RelEstimate
+from cbo.estimate.relation import DerivedColumns, Origin, RelEstimate, layered
 from cbo.estimate.values import is_discrete, position
 from cbo.ir.expressions import Call, Column, ColumnRef, Expr, conjuncts
 from cbo.ir.operators import Join, Scan, key_columns
@@ -182,7 +182,7 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate) -> RelEstim
     paired = {frozenset(p) for p in pairs}
     residual = [c for c in conjuncts(node.condition)
                 if not ((pair := key_columns(c)) is not None and frozenset(pair) in paired)]
-    combined: ChainMap[Column, ColumnEstimate] = ChainMap({}, left.columns, right.columns)  # type: ignore[arg-type]
+    combined: ChainMap[Column, ColumnEstimate] = layered({}, left.columns, right.columns)
     residual_share, notes = 1.0, []
     for conjunct in residual:
         share, note = generic_selectivity(conjunct, combined, max(left.rows, right.rows))
@@ -262,7 +262,7 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate) -> RelEstim
             e = e.narrowed_to(other.column(partner).domain)
         return e
 
-    columns = DerivedColumns(ChainMap(dict(), left.columns, right.columns), derive)  # type: ignore[arg-type]
+    columns = DerivedColumns(layered(dict(), left.columns, right.columns), derive)
     groups = {**left.groups, **right.groups}
     origins = {**left.origins, **right.origins}
     return RelEstimate(rows, columns, groups, origins, None, left.notes | right.notes | frozenset(notes))
@@ -308,8 +308,9 @@ def _base_selectivity(a: Origin, b: Origin) -> float:
     """Selectivity of the two unfiltered columns (their statistics): kept on ``a``'s sample by
     the columns' tables and names."""
     assert a.base is not None and b.base is not None and a.sample is not None and b.sample is not None
+    base_a, base_b = a.base, b.base
     return a.sample.sample.kept(("base selectivity", a.name, b.sample.sample.table, b.name),
-                                lambda: matching_pairs(a.base, b.base) / (a.base_rows * b.base_rows))  # type: ignore[arg-type]
+                                lambda: matching_pairs(base_a, base_b) / (a.base_rows * b.base_rows))
 
 
 class _PairIndex:

@@ -393,10 +393,11 @@ def joint(columns: Sequence[ColumnEstimate]) -> ColumnEstimate:
                     break
             if product > 0.0:
                 mcv.append((v, product))
-        arrays = [_live_arrays(c) for c in columns]
-        if all(a is not None for a in arrays):
+        live = [_live_arrays(c) for c in columns]
+        arrays = [a for a in live if a is not None]
+        if len(arrays) == len(live):
             lists = [_discrete_lists(c) if c.factor == 1.0 and c.survival >= 1.0 else None for c in columns]
-            found = _pieces(arrays, lists)  # type: ignore[arg-type]
+            found = _pieces(arrays, lists)
             segments: tuple[Segment, ...] = () if found is None else tuple(
                 Segment(int(lo), int(hi), float(r), float(d), float(dom)) for lo, hi, r, d, dom in zip(*found))
         else:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -15,6 +16,17 @@ from cbo.ir.expressions import Column, Expr
 from cbo.ir.operators import ForeignKeyRef
 
 T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
+
+if TYPE_CHECKING:
+    def layered(*maps: Mapping[K, V]) -> ChainMap[K, V]:
+        """A ChainMap over column maps: lookups read them in order, and writes (where a caller
+        makes any, into a fresh dict it puts first) go to the first only; typeshed's ChainMap
+        asks every map to be mutable."""
+        ...
+else:
+    layered = ChainMap   # (the class itself: estimates build one per operator)
 
 
 class DerivedColumns(Mapping[Column, ColumnEstimate]):

@@ -15,13 +15,13 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
+from cbo.catalog_types import Catalog
 from cbo.engines.spark import default_parallelism, is_connect
 from cbo.errors import CboError
-from cbo.catalog_types import Catalog
 from cbo.exec.spark_adaptive import EXCLUDED_RULES, adaptive_settings
 from cbo.exec.spark_sql import SparkPlanSql, SparkViews
 from cbo.ir.operators import Plan
@@ -36,7 +36,7 @@ REORDER_RULES = "org.apache.spark.sql.catalyst.optimizer.ReorderJoin"
 
 
 class SparkExecutor:
-    def __init__(self, spark: "SparkSession", catalog: Catalog, partitions: int | None = None,
+    def __init__(self, spark: SparkSession, catalog: Catalog, partitions: int | None = None,
                  shuffle_partitions: int | None = None):
         self.spark = spark
         self.catalog = catalog
@@ -47,7 +47,7 @@ class SparkExecutor:
         self.persisted: list[DataFrame] = []   # CTEs computed once, until ``release``
 
     def for_plan(self, physical: PhysicalPlan | None, shuffle_partitions: int | None,
-                 adaptive: frozenset[AdaptiveFeature] = ADAPTIVE_OFF) -> "SparkExecutor":
+                 adaptive: frozenset[AdaptiveFeature] = ADAPTIVE_OFF) -> SparkExecutor:
         """An executor for one planned query: this one's views, that plan's physical operators
         (keyed by the logical node each runs, by identity), partition count and the parts of
         adaptive execution it runs with. The session's executor is never changed, so two plans
@@ -65,7 +65,7 @@ class SparkExecutor:
         CTE computed once is a persisted view, made here, that ``release`` frees)."""
         return SparkPlanSql(self.views, self.operators, self.persisted).statement(plan, names)
 
-    def dataframe(self, plan: Plan, names: tuple[str, ...]) -> "DataFrame":
+    def dataframe(self, plan: Plan, names: tuple[str, ...]) -> DataFrame:
         return self.spark.sql(self.statement(plan, names))
 
     def release(self) -> None:
@@ -115,11 +115,11 @@ class SparkExecutor:
         try:
             yield
         finally:
-            for key, value in saved.items():
-                if value is None:
+            for key, old in saved.items():
+                if old is None:
                     self.spark.conf.unset(key)
                 else:
-                    self.spark.conf.set(key, value)
+                    self.spark.conf.set(key, old)
 
 
 # Output types ``collect_together`` carries through JSON unchanged (a JSON number, string or

@@ -35,8 +35,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cbo.ir.expressions import TRUE
-from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort,
-                              Values, walk)
+from cbo.ir.operators import (
+    Aggregate,
+    CteAnchor,
+    CteConsumer,
+    Filter,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    Values,
+    walk,
+)
 from cbo.sqlgen import name_of
 
 # Spark operators that are not one of cbo's nodes: wrappers, exchanges, projections (cbo's

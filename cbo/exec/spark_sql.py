@@ -1,8 +1,8 @@
 """A plan as one Spark SQL statement that keeps the plan's shape.
 
-Spark builds a DataFrame from one statement in one parse and one analysis (7-65 ms for the
-TPC-H plans at SF 1); built operator by operator through PySpark, every step is a round trip
-to the JVM that re-analyzes the plan so far (30-340 ms), which is most of a small query's run.
+Spark builds a DataFrame from one statement in one parse and one analysis; built operator by
+operator through PySpark, every step is a round trip to the JVM that re-analyzes the plan so
+far, which costs several times more and is most of a small query's run.
 
 The statement is the shared renderer's (``cbo.sqlgen``: one SELECT per operator over derived
 tables, columns named by identity, identifiers quoted and literals escaped by sqlglot), with
@@ -58,12 +58,12 @@ _view_numbers = itertools.count()
 class SparkViews:
     """Temporary views over the catalog's tables and over remote queries, made once each.
 
-    A Parquet table's view lists its files and reads footers when made (about 80 ms a table at
-    SF 1), as Spark's own catalog tables do once; a rewritten directory (new mtime) gets a
+    A Parquet table's view lists its files and reads footers when made, as Spark's own catalog
+    tables do once; a rewritten directory (new mtime) gets a
     fresh view. View names are generated (``cbo_t3_lineitem``), so they never meet a user's nor
     another executor's."""
 
-    def __init__(self, spark: "SparkSession", catalog: Catalog, partitions: int):
+    def __init__(self, spark: SparkSession, catalog: Catalog, partitions: int):
         self.spark = spark
         self.catalog = catalog
         self.partitions = partitions
@@ -83,7 +83,7 @@ class SparkViews:
             known = self._tables[table.qualified_name] = (stamp, view)
         return known[1]
 
-    def persisted(self, statement: str) -> tuple[str, "DataFrame"]:
+    def persisted(self, statement: str) -> tuple[str, DataFrame]:
         """A view over ``statement``'s rows, persisted (memory, then disk): Spark computes them
         once, in the first job that reads the view, and every read after that scans the
         stored rows. The caller unpersists the frame when done."""
@@ -105,7 +105,7 @@ class SparkViews:
             self._remote_views[key] = view
         return self._remote_views[key]
 
-    def _read_remote(self, remote: RemoteScan) -> "DataFrame":
+    def _read_remote(self, remote: RemoteScan) -> DataFrame:
         from cbo.engines.spark import jdbc_reader
 
         # Spark would push the filters it infers (IS NOT NULL on join keys) into the remote query;
@@ -133,7 +133,7 @@ class SparkPlanSql(SqlRenderer):
     joins as a grouped left join, tables and remote queries through ``SparkViews``."""
 
     def __init__(self, views: SparkViews, operators: dict[int, PhysicalPlan] | None = None,
-                 persisted: list["DataFrame"] | None = None):
+                 persisted: list[DataFrame] | None = None):
         # The physical operator running each logical node, by the node's identity (two equal
         # joins of a self-join may run differently): its algorithm gives the join hint, or says
         # that a join runs as a scalar subquery.
@@ -159,7 +159,7 @@ class SparkPlanSql(SqlRenderer):
             if isinstance(node, Sort) and self._small_remote_read(node.input):
                 # A global sort range-partitions its input, and the range bounds come from a
                 # sampling job over that input: over a remote read, a second run of the remote
-                # query (TPC-H Q20 on all-postgres: the pushed query, 1.6 s, ran twice). A result
+                # query (a sorted result of one pushed query made PostgreSQL run it twice). A result
                 # read whole is small (RemoteScan.whole_result): gathered into its one partition
                 # without a shuffle, it is sorted there and read once.
                 select.set("hint", exp.Hint(expressions=[exp.Anonymous(this="COALESCE",
@@ -188,7 +188,7 @@ class SparkPlanSql(SqlRenderer):
         remote = self._pushed.get(node)
         return remote is not None and remote.whole_result and not remote.partition_column
 
-    def _table(self, scan: Scan) -> exp.Expression:
+    def _table(self, scan: Scan) -> exp.Expr:
         return exp.Table(this=exp.to_identifier(self.views.table(scan.table), quoted=True))
 
     def query(self, plan: Plan) -> exp.Query:
@@ -231,7 +231,7 @@ class SparkPlanSql(SqlRenderer):
         shuffled = bool(operator.inputs) and operator.inputs[0].is_enforcer
         return self.grouping_sets_union(node, repartition=shuffled)
 
-    def _hinted(self, select: exp.Select, node: Join, right: exp.Expression) -> exp.Select:
+    def _hinted(self, select: exp.Select, node: Join, right: exp.Expr) -> exp.Select:
         algorithm = self._algorithm(node)
         hint = algorithm.spark_hint if algorithm is not None else None
         if hint:

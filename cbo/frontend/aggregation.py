@@ -32,9 +32,9 @@ MAX_GROUPING_SETS = 4096   # as Spark's analyzer allows (a CUBE of 12 expression
 MAX_GROUPING_KEYS = 63     # a GROUPING of every key is a BIGINT
 
 
-def bind_aggregation(self: "Binder", select: exp.Select, scope: Scope, plan: Plan,
-                     items: list[tuple[str, Expr, exp.Expression]],
-                     having: Expr | None) -> tuple[Plan, "PostAggregation"]:
+def bind_aggregation(self: Binder, select: exp.Select, scope: Scope, plan: Plan,
+                     items: list[tuple[str, Expr, exp.Expr]],
+                     having: Expr | None) -> tuple[Plan, PostAggregation]:
     """The Aggregate (or GroupingSets) over a pre-projection for a grouped SELECT, and the
     rewriter for what follows it."""
     group = select.args.get("group")
@@ -80,7 +80,7 @@ def bind_aggregation(self: "Binder", select: exp.Select, scope: Scope, plan: Pla
     else:   # one set: a plain GROUP BY (of every key: each came from the one set)
         outputs = list(key_columns)
     aggregates = []
-    groupings = []
+    groupings: list[tuple[Column, tuple[int, ...]]] = []
     mapping: dict[Expr, Expr] = {expr: ColumnRef(outputs[key_index[expr]]) for expr in keys}
     for call in calls:
         if call.name == GROUPING:
@@ -105,7 +105,7 @@ def bind_aggregation(self: "Binder", select: exp.Select, scope: Scope, plan: Pla
 
 
 def _grouping(call: AggregateCall, key_index: dict[Expr, int], rollup: bool,
-              groupings: list[tuple[Column, tuple[int, ...]]], self: "Binder", node: exp.Expression) -> Expr:
+              groupings: list[tuple[Column, tuple[int, ...]]], self: Binder, node: exp.Expr) -> Expr:
     """What ``GROUPING(args)`` reads: a column of the GroupingSets, or 0 under a plain GROUP BY
     (every key in the one set). Its arguments must be grouping expressions."""
     if not key_index:
@@ -125,7 +125,7 @@ def _grouping(call: AggregateCall, key_index: dict[Expr, int], rollup: bool,
     return ColumnRef(column)
 
 
-def _grouping_sets(self: "Binder", group: exp.Group, scope: Scope, items: list[tuple[str, Expr, exp.Expression]],
+def _grouping_sets(self: Binder, group: exp.Group, scope: Scope, items: list[tuple[str, Expr, exp.Expr]],
                    keys: list[Expr]) -> list[tuple[int, ...]]:
     """The grouping sets of a GROUP BY, each as positions of ``keys`` (filled with the distinct
     grouping expressions): the product of its elements' sets, an element being an expression
@@ -135,13 +135,13 @@ def _grouping_sets(self: "Binder", group: exp.Group, scope: Scope, items: list[t
     set); an ``e_i`` may be a parenthesized list grouped as one. ``GROUP BY a, b WITH ROLLUP``
     is ``ROLLUP(a, b)``. A set listed twice is kept twice (its rows come out twice)."""
 
-    def position(node: exp.Expression) -> int:
+    def position(node: exp.Expr) -> int:
         expr = _group_expression(self, node, scope, items)
         if expr not in keys:
             keys.append(expr)
         return keys.index(expr)
 
-    def unit(node: exp.Expression) -> tuple[int, ...]:
+    def unit(node: exp.Expr) -> tuple[int, ...]:
         """One item of a ROLLUP or CUBE: an expression or a parenthesized list of them."""
         if isinstance(node, exp.Tuple):
             return tuple(position(e) for e in node.expressions)
@@ -149,7 +149,7 @@ def _grouping_sets(self: "Binder", group: exp.Group, scope: Scope, items: list[t
             raise error_at(node, f"{_name(node)} cannot be nested in ROLLUP or CUBE")
         return (position(node),)
 
-    def element(node: exp.Expression) -> list[tuple[int, ...]]:
+    def element(node: exp.Expr) -> list[tuple[int, ...]]:
         if isinstance(node, exp.Rollup):
             units = [unit(e) for e in node.expressions]
             return [tuple(p for u in units[:n] for p in u) for n in range(len(units), -1, -1)]
@@ -199,11 +199,12 @@ def _grouping_sets(self: "Binder", group: exp.Group, scope: Scope, items: list[t
     return sets
 
 
-def _name(node: exp.Expression) -> str:
-    return {exp.Rollup: "ROLLUP", exp.Cube: "CUBE", exp.GroupingSets: "GROUPING SETS"}[type(node)]
+def _name(node: exp.Expr) -> str:
+    names: dict[type[exp.Expr], str] = {exp.Rollup: "ROLLUP", exp.Cube: "CUBE", exp.GroupingSets: "GROUPING SETS"}
+    return names[type(node)]
 
-def _group_expression(self: "Binder", node: exp.Expression, scope: Scope,
-                      items: list[tuple[str, Expr, exp.Expression]]) -> Expr:
+def _group_expression(self: Binder, node: exp.Expr, scope: Scope,
+                      items: list[tuple[str, Expr, exp.Expr]]) -> Expr:
     if isinstance(node, exp.Literal) and not node.is_string:
         index = int(node.this)
         if not 1 <= index <= len(items):
@@ -237,7 +238,7 @@ class PostAggregation:
         self.groups = groups
         self.scope = scope
 
-    def rewrite(self, expr: Expr, node: exp.Expression, fallbacks: dict[Column, Expr] | None = None) -> Expr:
+    def rewrite(self, expr: Expr, node: exp.Expr, fallbacks: dict[Column, Expr] | None = None) -> Expr:
         """``fallbacks``: for a column neither grouped nor aggregated, a select-list alias of its
         name to read instead (HAVING, as DuckDB resolves it)."""
         local = set(self.scope.all_columns())
@@ -258,16 +259,16 @@ class PostAggregation:
         return transform(expr, visit)
 
 
-def has_aggregate(expr_or_node) -> bool:  # type: ignore[no-untyped-def]
-    if isinstance(expr_or_node, exp.Expression):
-        for node in expr_or_node.walk():
-            if isinstance(node, exp.AggFunc) and not _inside_subquery(node, expr_or_node):
-                return True
-        return False
-    return any(isinstance(n, AggregateCall) for n in walk(expr_or_node))
+def has_aggregate(expr_or_node: exp.Expr | Expr) -> bool:
+    if isinstance(expr_or_node, Expr):
+        return any(isinstance(n, AggregateCall) for n in walk(expr_or_node))
+    for node in expr_or_node.walk():
+        if isinstance(node, exp.AggFunc) and not _inside_subquery(node, expr_or_node):
+            return True
+    return False
 
 
-def _inside_subquery(node: exp.Expression, root: exp.Expression) -> bool:
+def _inside_subquery(node: exp.Expr, root: exp.Expr) -> bool:
     parent = node.parent
     while parent is not None and parent is not root:
         if isinstance(parent, (exp.Subquery, exp.Select, exp.Exists)):

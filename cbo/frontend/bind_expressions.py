@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final, Literal
 
 from sqlglot import exp
 
@@ -21,8 +22,9 @@ from cbo.frontend.scope import Scope
 from cbo.ir import types as T
 from cbo.ir.expressions import AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm, conjunction
 from cbo.ir.intervals import IntervalValue, add_interval
+from cbo.ir.kinds import AggregateName, Arithmetic, Comparison, FunctionName
 from cbo.ir.moments import is_moment
-from cbo.ir.operators import SubqueryExpr
+from cbo.ir.operators import Plan, SubqueryExpr
 
 if TYPE_CHECKING:
     from cbo.frontend.binder import Binder
@@ -31,18 +33,23 @@ if TYPE_CHECKING:
 INTERVAL_UNITS = {"YEAR": (12, 0, 0), "MONTH": (1, 0, 0), "DAY": (0, 1, 0), "WEEK": (0, 7, 0),
                   "HOUR": (0, 0, 3_600_000_000), "MINUTE": (0, 0, 60_000_000), "SECOND": (0, 0, 1_000_000)}
 
-COMPARISON_NODES = {exp.EQ: "eq", exp.NEQ: "neq", exp.LT: "lt", exp.LTE: "lte", exp.GT: "gt", exp.GTE: "gte"}
-ARITHMETIC_NODES = {exp.Add: ("add", "+"), exp.Sub: ("subtract", "-"), exp.Mul: ("multiply", "*"),
-                    exp.Div: ("divide", "/"), exp.Mod: ("modulus", "%")}
-AGGREGATE_NODES = {exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max", exp.Count: "count",
+COMPARISON_NODES: dict[type[exp.Binary], Comparison] = {
+    exp.EQ: "eq", exp.NEQ: "neq", exp.LT: "lt", exp.LTE: "lte", exp.GT: "gt", exp.GTE: "gte"}
+ARITHMETIC_NODES: dict[type[exp.Binary], tuple[Arithmetic, str]] = {
+    exp.Add: ("add", "+"), exp.Sub: ("subtract", "-"), exp.Mul: ("multiply", "*"), exp.Div: ("divide", "/"),
+    exp.Mod: ("modulus", "%")}
+AGGREGATE_NODES: dict[type[exp.AggFunc], AggregateName] = {
+                   exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max", exp.Count: "count",
                    exp.AnyValue: "any_value",
                    # SQL's stddev and variance are the sample forms (sqlglot reads var_samp as Variance)
                    exp.StddevSamp: "stddev_samp", exp.StddevPop: "stddev_pop", exp.Stddev: "stddev_samp",
                    exp.Variance: "var_samp", exp.VariancePop: "var_pop"}
-EXTRACT_FIELDS = ("YEAR", "MONTH", "DAY", "QUARTER")
+EXTRACT_FUNCTIONS: dict[str, FunctionName] = {"YEAR": "extract_year", "MONTH": "extract_month", "DAY": "extract_day",
+                                              "QUARTER": "extract_quarter"}
+EXTRACT_FIELDS = tuple(EXTRACT_FUNCTIONS)
 # GROUPING(k, ...) bound before the GROUP BY is known: a call of this name, replaced by the
 # aggregation binding (never an aggregate of a plan).
-GROUPING = "grouping"
+GROUPING: Final = "grouping"
 MAX_GROUPING_ARGUMENTS = 63   # its value is a BIGINT, one bit per argument
 
 
@@ -66,7 +73,7 @@ def literal_constant(node: exp.Literal) -> Constant:
 class ExpressionBinder:
     """Binds the expressions of one query block against its scope."""
 
-    def __init__(self, binder: "Binder", scope: Scope, clause: str, allow_aggregates: bool = False,
+    def __init__(self, binder: Binder, scope: Scope, clause: str, allow_aggregates: bool = False,
                  aliases: dict[str, Expr] | None = None):
         """``aliases``: select-list aliases (lowercase) a bare name may stand for (HAVING): a
         name that is no column reads the alias; a column of the FROM clause that has an alias
@@ -80,25 +87,25 @@ class ExpressionBinder:
         self.aliases = aliases or {}
         self.alias_fallbacks: dict[Column, Expr] = {}
 
-    def bind(self, node: exp.Expression) -> Expr:
+    def bind(self, node: exp.Expr) -> Expr:
         bound = self._bind(node)
         if node.args.get("negate"):  # sqlglot marks NOT LIKE, NOT BETWEEN ... with a flag
             return SpecialForm("NOT", (bound,), T.BOOLEAN)
         return bound
 
-    def _bind(self, node: exp.Expression) -> Expr:
-        handler: Callable[[exp.Expression], Expr] | None = getattr(self, f"_{type(node).__name__}", None)
+    def _bind(self, node: exp.Expr) -> Expr:
+        handler: Callable[[exp.Expr], Expr] | None = getattr(self, f"_{type(node).__name__}", None)
         if handler is not None:
             return handler(node)
-        for node_type, name in COMPARISON_NODES.items():
-            if isinstance(node, node_type):
-                return self._comparison(node, name)
-        for node_type, (name, symbol) in ARITHMETIC_NODES.items():
-            if isinstance(node, node_type):
-                return self._arithmetic(node, name, symbol)
-        for node_type, name in AGGREGATE_NODES.items():
-            if isinstance(node, node_type):
-                return self._aggregate(node, name)
+        for comparison_type, comparison in COMPARISON_NODES.items():
+            if isinstance(node, comparison_type):
+                return self._comparison(node, comparison)
+        for arithmetic_type, (arithmetic, symbol) in ARITHMETIC_NODES.items():
+            if isinstance(node, arithmetic_type):
+                return self._arithmetic(node, arithmetic, symbol)
+        for aggregate_type, aggregate in AGGREGATE_NODES.items():
+            if isinstance(node, aggregate_type):
+                return self._aggregate(node, aggregate)
         if isinstance(node, exp.Window):
             raise error_at(node, "window functions are not supported yet")
         if isinstance(node, (exp.Grouping, exp.GroupingId)):
@@ -185,7 +192,7 @@ class ExpressionBinder:
 
     # -- operators ---------------------------------------------------------------------------
 
-    def _comparison(self, node: exp.Binary, name: str) -> Expr:
+    def _comparison(self, node: exp.Binary, name: Comparison) -> Expr:
         right_node = node.expression
         if isinstance(right_node, (exp.Any, exp.All)):
             return self._quantified(node, name, right_node)
@@ -193,7 +200,7 @@ class ExpressionBinder:
         self._check_comparable(node, left, right)
         return Call(name, (left, right), T.BOOLEAN)
 
-    def _check_comparable(self, node: exp.Expression, left: Expr, right: Expr) -> None:
+    def _check_comparable(self, node: exp.Expr, left: Expr, right: Expr) -> None:
         if T.common_type(left.type, right.type) is None:
             raise error_at(node, f"cannot compare {left.type} with {right.type} in {node.sql()[:60]}")
 
@@ -205,7 +212,7 @@ class ExpressionBinder:
     def _NullSafeNEQ(self, node: exp.NullSafeNEQ) -> Expr:
         return SpecialForm("NOT", (self._NullSafeEQ(node),), T.BOOLEAN)  # type: ignore[arg-type]
 
-    def _arithmetic(self, node: exp.Binary, name: str, symbol: str) -> Expr:
+    def _arithmetic(self, node: exp.Binary, name: Arithmetic, symbol: str) -> Expr:
         left, right = self.bind(node.this), self.bind(node.expression)
         if name in ("add", "subtract") and (left.type == T.DATE and right.type.is_integer
                                             or name == "add" and left.type.is_integer and right.type == T.DATE):
@@ -240,7 +247,7 @@ class ExpressionBinder:
         """Spark's ``date_add(d, n)`` and ``date_sub(d, n)`` (read as adding ``n * -1``)."""
         return self._added_days(node, node.expression)
 
-    def _added_days(self, node: exp.Expression, amount_node: exp.Expression) -> Expr:
+    def _added_days(self, node: exp.Expr, amount_node: exp.Expr) -> Expr:
         date = self.bind(node.this)
         if isinstance(amount_node, exp.Interval):
             if date.type.is_temporal:
@@ -273,18 +280,18 @@ class ExpressionBinder:
     def _Or(self, node: exp.Or) -> Expr:
         return self._logical("OR", node)
 
-    def _logical(self, form: str, node: exp.Connector) -> Expr:
+    def _logical(self, form: Literal["AND", "OR"], node: exp.Connector) -> Expr:
         # The parser's chain of one connector (``a OR b OR c`` is a left-deep tree, a level per
         # term) gathered without recursion, so a chain of any length binds.
-        operands: list[exp.Expression] = []
-        stack: list[exp.Expression] = [node]
+        operands: list[exp.Expr] = []
+        stack: list[exp.Expr] = [node]
         while stack:
             current = stack.pop()
             if type(current) is type(node):
                 stack += [current.expression, current.this]
             else:
                 operands.append(current)
-        parts = []
+        parts: list[Expr] = []
         for side in operands:
             bound = self._boolean(side)
             if isinstance(bound, SpecialForm) and bound.form == form:
@@ -294,7 +301,7 @@ class ExpressionBinder:
         return SpecialForm(form, tuple(parts), T.BOOLEAN) if form == "OR" else conjunction(parts) \
             if len(parts) > 1 else parts[0]
 
-    def _boolean(self, node: exp.Expression) -> Expr:
+    def _boolean(self, node: exp.Expr) -> Expr:
         bound = self.bind(node)
         if bound.type not in (T.BOOLEAN, T.NULL):
             raise error_at(node, f"expected a boolean condition, got {bound.type}: {node.sql()[:60]}")
@@ -367,7 +374,7 @@ class ExpressionBinder:
         default = self.bind(node.args["false"]) if node.args.get("false") is not None else Constant(None, T.NULL)
         return SpecialForm("CASE", (condition, value, default), self._unify(node, value.type, default.type))
 
-    def _unify(self, node: exp.Expression, a: T.DataType, b: T.DataType) -> T.DataType:
+    def _unify(self, node: exp.Expr, a: T.DataType, b: T.DataType) -> T.DataType:
         common = T.common_type(a, b)
         if common is None:
             raise error_at(node, f"incompatible types {a} and {b} in {node.sql()[:60]}")
@@ -395,7 +402,7 @@ class ExpressionBinder:
             raise error_at(node, f"EXTRACT({field} ...) is not supported (supported: {', '.join(EXTRACT_FIELDS)})")
         if not value.type.is_temporal:
             raise error_at(node, f"EXTRACT needs a date or timestamp, got {value.type}")
-        return Call(f"extract_{field.lower()}", (value,), T.INTEGER)
+        return Call(EXTRACT_FUNCTIONS[field], (value,), T.INTEGER)
 
     def _Year(self, node: exp.Year) -> Expr:
         value = self.bind(node.this)
@@ -411,7 +418,7 @@ class ExpressionBinder:
             raise error_at(node, f"substring needs a string, got {value.type}")
         return Call("substring", tuple(args), T.VARCHAR)
 
-    def _string_function(self, node: exp.Func, name: str, result: T.DataType = T.VARCHAR) -> Expr:
+    def _string_function(self, node: exp.Func, name: FunctionName, result: T.DataType = T.VARCHAR) -> Expr:
         value = self.bind(node.this)
         if value.type not in (T.VARCHAR, T.NULL):
             raise error_at(node, f"{name} needs a string, got {value.type}")
@@ -455,7 +462,7 @@ class ExpressionBinder:
 
     # -- aggregates ----------------------------------------------------------------------------
 
-    def _aggregate(self, node: exp.AggFunc, name: str) -> Expr:
+    def _aggregate(self, node: exp.AggFunc, name: AggregateName) -> Expr:
         if not self.allow_aggregates:
             raise error_at(node, f"aggregate {node.sql()[:40]} is not allowed in {self.clause}")
         argument = node.this
@@ -473,7 +480,7 @@ class ExpressionBinder:
         self.outer_references |= inner.outer_references
         return AggregateCall(name, (value,), distinct, aggregate_type(node, name, value.type))
 
-    def _grouping(self, node: exp.Expression) -> Expr:
+    def _grouping(self, node: exp.Expr) -> Expr:
         """``GROUPING(k, ...)`` (and ``grouping_id(k, ...)``, the same function): which of the
         grouping expressions ``k`` the row's grouping set rolled up, one bit each, the first the
         highest. Bound as a call the aggregation binding replaces (``cbo.frontend.aggregation``):
@@ -502,9 +509,9 @@ class ExpressionBinder:
         return SubqueryExpr("scalar", plan, type=plan.output[0].type)
 
     def _Select(self, node: exp.Select) -> Expr:
-        return self._Subquery(exp.Subquery(this=node))  # type: ignore[arg-type]
+        return self._Subquery(exp.Subquery(this=node))
 
-    def _quantified(self, node: exp.Binary, name: str, quantifier: exp.Expression) -> Expr:
+    def _quantified(self, node: exp.Binary, name: Comparison, quantifier: exp.Expr) -> Expr:
         query = quantifier.this
         if isinstance(query, exp.Subquery):
             query = query.this
@@ -514,10 +521,9 @@ class ExpressionBinder:
         plan, _ = self.binder.bind_subquery(query, self.scope)
         self._check_single_column(node, plan)
         self._check_comparable(node, value, ColumnRef(plan.output[0]))
-        kind = "all" if isinstance(quantifier, exp.All) else "any"
-        return SubqueryExpr(kind, plan, value, name)
+        return SubqueryExpr("all" if isinstance(quantifier, exp.All) else "any", plan, value, name)
 
-    def _check_single_column(self, node: exp.Expression, plan) -> None:  # type: ignore[no-untyped-def]
+    def _check_single_column(self, node: exp.Expr, plan: Plan) -> None:
         if len(plan.output) != 1:
             raise error_at(node, f"subquery must return one column, it returns {len(plan.output)}")
 
@@ -536,7 +542,7 @@ def add_days(date: Expr, days: Expr, negate: bool) -> Expr:
     return Call("add_days", (date, days), T.DATE)
 
 
-def aggregate_type(node: exp.Expression, name: str, arg: T.DataType) -> T.DataType:
+def aggregate_type(node: exp.Expr, name: str, arg: T.DataType) -> T.DataType:
     if name == "count":
         return T.BIGINT
     if name in ("min", "max", "any_value"):

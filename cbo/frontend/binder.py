@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from sqlglot import exp
 
-from cbo.sources.catalog import Catalog
 from cbo.errors import CatalogError
 from cbo.frontend.aggregation import bind_aggregation, has_aggregate
 from cbo.frontend.bind_expressions import ExpressionBinder
@@ -23,12 +23,42 @@ from cbo.frontend.languages import QUERY_DIALECTS
 from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.frontend.scope import CteDefinition, Relation, Scope
 from cbo.ir import types as T
-from cbo.ir.expressions import (TRUE, Column, ColumnFactory, ColumnRef, Constant, Expr, SpecialForm, columns_of,
-                                compare, conjunction)
-from cbo.ir.operators import (Aggregate, AssumedKey, CteAnchor, CteConsumer, Filter, ForeignKeyRef, Join, Limit, Plan,
-                              Project, Scan, SetOp, Sort, SortKey, Values, free_columns)
+from cbo.ir.expressions import (
+    TRUE,
+    Column,
+    ColumnFactory,
+    ColumnRef,
+    Constant,
+    Expr,
+    SpecialForm,
+    columns_of,
+    compare,
+    conjunction,
+)
+from cbo.ir.kinds import JoinKind, SetOpKind
+from cbo.ir.operators import (
+    Aggregate,
+    AssumedKey,
+    CteAnchor,
+    CteConsumer,
+    Filter,
+    ForeignKeyRef,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    SortKey,
+    Values,
+    free_columns,
+)
+from cbo.sources.catalog import Catalog, TableDef
 from cbo.sources.schema import SchemaProvider
 
+_OUTER_JOINS: dict[str, JoinKind] = {"LEFT": "left", "RIGHT": "right", "FULL": "full"}
+_SET_OPERATIONS: dict[str, SetOpKind] = {"union": "union", "intersect": "intersect", "except": "except"}
 
 @dataclass(frozen=True)
 class BoundQuery:
@@ -62,7 +92,7 @@ class Binder:
 
     # -- entry points ----------------------------------------------------------------------------
 
-    def bind(self, statement: exp.Expression) -> BoundQuery:
+    def bind(self, statement: exp.Expr) -> BoundQuery:
         self._shared = []
         plan, names = self.bind_query(statement, None)
         # Each CTE bound once is computed before the statement (Orca puts its anchor where the
@@ -72,10 +102,10 @@ class Binder:
             plan = CteAnchor(number, name, producer, plan)
         return BoundQuery(plan, tuple(names))
 
-    def bind_subquery(self, query: exp.Expression, outer: Scope) -> tuple[Plan, list[str]]:
+    def bind_subquery(self, query: exp.Expr, outer: Scope) -> tuple[Plan, list[str]]:
         return self.bind_query(query, outer)
 
-    def bind_query(self, node: exp.Expression, outer: Scope | None) -> tuple[Plan, list[str]]:
+    def bind_query(self, node: exp.Expr, outer: Scope | None) -> tuple[Plan, list[str]]:
         scope = Scope(parent=outer)
         self._register_ctes(node, scope)
         if isinstance(node, exp.Subquery):
@@ -89,7 +119,7 @@ class Binder:
             return self._bind_values(node, scope)
         raise error_at(node, f"unsupported query form {node.key.upper()}")
 
-    def _register_ctes(self, node: exp.Expression, scope: Scope) -> None:
+    def _register_ctes(self, node: exp.Expr, scope: Scope) -> None:
         with_ = node.args.get("with_") or node.args.get("with")
         if not with_:
             return
@@ -133,10 +163,11 @@ class Binder:
         else:
             post = None
 
-        def finish(expr: Expr, node: exp.Expression, fallbacks: dict[Column, Expr] | None = None) -> Expr:
+        def finish(expr: Expr, node: exp.Expr, fallbacks: dict[Column, Expr] | None = None) -> Expr:
             return post.rewrite(expr, node, fallbacks) if post is not None else expr
 
         if having_expr is not None:
+            assert having is not None
             plan = Filter(plan, finish(having_expr, having, having_binder.alias_fallbacks))
 
         outputs: list[tuple[Column, Expr]] = []
@@ -172,8 +203,8 @@ class Binder:
             plan = Project(plan, tuple((c, ColumnRef(c)) for c, _ in outputs))
         return plan, names
 
-    def _select_items(self, select: exp.Select, scope: Scope) -> list[tuple[str, Expr, exp.Expression]]:
-        items: list[tuple[str, Expr, exp.Expression]] = []
+    def _select_items(self, select: exp.Select, scope: Scope) -> list[tuple[str, Expr, exp.Expr]]:
+        items: list[tuple[str, Expr, exp.Expr]] = []
         for position_, node in enumerate(select.expressions, start=1):
             if isinstance(node, exp.Star):
                 items += [(n, ColumnRef(c), node) for n, c in self._star(scope, None, node)]
@@ -189,7 +220,7 @@ class Binder:
             items.append((name, expr, node))
         return items
 
-    def _star(self, scope: Scope, qualifier: str | None, node: exp.Expression) -> list[tuple[str, Column]]:
+    def _star(self, scope: Scope, qualifier: str | None, node: exp.Expr) -> list[tuple[str, Column]]:
         if not scope.relations:
             raise error_at(node, "SELECT * needs a FROM clause")
         if qualifier is not None:
@@ -206,7 +237,7 @@ class Binder:
             result += [(n, c) for n, c in relation.columns if n.lower() not in using_names]
         return result
 
-    def _order_column(self, node: exp.Expression, scope: Scope, outputs: list[tuple[Column, Expr]],
+    def _order_column(self, node: exp.Expr, scope: Scope, outputs: list[tuple[Column, Expr]],
                       names: list[str], finish, hidden: list[tuple[Column, Expr]], distinct: bool) -> Column:
         if isinstance(node, exp.Literal) and not node.is_string:
             index = _position(node, len(outputs))
@@ -228,10 +259,11 @@ class Binder:
         hidden.append((column, value))
         return column
 
-    def _limit(self, node: exp.Expression, plan: Plan) -> Plan:
+    def _limit(self, node: exp.Expr, plan: Plan) -> Plan:
         limit, offset = node.args.get("limit"), node.args.get("offset")
         if limit is None and offset is None:
             return plan
+        count: int | None
         if isinstance(limit, exp.Fetch):
             count = self._fetch_count(limit)
         else:
@@ -251,7 +283,7 @@ class Binder:
         count = self._constant_int(fetch.args.get("count"), "FETCH FIRST")
         return 1 if count is None else count
 
-    def _constant_int(self, node: exp.Expression | None, clause: str) -> int | None:
+    def _constant_int(self, node: exp.Expr | None, clause: str) -> int | None:
         if node is None:
             return None
         if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
@@ -281,7 +313,7 @@ class Binder:
                                    "see (JOIN binds tighter than ','): join that table with JOIN ... ON instead")
         return plan
 
-    def _bind_relation(self, node: exp.Expression, scope: Scope) -> Plan:
+    def _bind_relation(self, node: exp.Expr, scope: Scope) -> Plan:
         if isinstance(node, exp.Table):
             return self._bind_table(node, scope)
         if _is_join_group(node):
@@ -313,7 +345,7 @@ class Binder:
         names = [name for relation in target.relations for name, _ in relation.columns]
         return self._add_relation(scope, plan, names, alias, "joined tables", node)
 
-    def _bind_member(self, node: exp.Expression, scope: Scope) -> Plan:
+    def _bind_member(self, node: exp.Expr, scope: Scope) -> Plan:
         """A FROM item inside parentheses with the joins that follow it (sqlglot hangs them on
         the item: ``(a JOIN b ON ...)`` is a Table ``a`` whose ``joins`` hold b)."""
         joins = node.args.get("joins") or []
@@ -326,7 +358,7 @@ class Binder:
         return plan
 
     def _add_relation(self, scope: Scope, plan: Plan, names: list[str], alias: exp.TableAlias | None,
-                      kind: str, node: exp.Expression) -> Plan:
+                      kind: str, node: exp.Expr) -> Plan:
         alias_name = alias.name if alias is not None and alias.name else None
         column_aliases = [c.name for c in alias.columns] if alias is not None and alias.columns else []
         if column_aliases:
@@ -337,7 +369,7 @@ class Binder:
         self._add_to_scope(scope, Relation(alias_name, list(zip(names, plan.output)), kind), node)
         return plan
 
-    def _add_to_scope(self, scope: Scope, relation: Relation, node: exp.Expression) -> None:
+    def _add_to_scope(self, scope: Scope, relation: Relation, node: exp.Expr) -> None:
         """A FROM item under its name. PostgreSQL rejects a name used twice in one FROM clause;
         Trino, Spark and DuckDB accept it and reject only a reference it makes ambiguous
         (``Scope.resolve``, ``a.*``)."""
@@ -367,13 +399,13 @@ class Binder:
         for key in ((table.primary_key,) if table.primary_key else ()) + table.unique_keys:
             if all(k.lower() in by_name for k in key):
                 keys.append(tuple(by_name[k.lower()] for k in key))
-        assumed = []
+        assumed: list[AssumedKey] = []
         for names, source in self.assumed_keys.get(table.qualified_name, ()):
-            key = tuple(by_name[k.lower()] for k in names if k.lower() in by_name)
+            assumed_columns = tuple(by_name[k.lower()] for k in names if k.lower() in by_name)
             # A declared key within it already makes it unique: nothing to assume.
-            if len(key) == len(names) and not any(set(k) <= set(key) for k in keys) \
-                    and not any(set(a.columns) <= set(key) for a in assumed):
-                assumed.append(AssumedKey(key, source))
+            if len(assumed_columns) == len(names) and not any(set(k) <= set(assumed_columns) for k in keys) \
+                    and not any(set(a.columns) <= set(assumed_columns) for a in assumed):
+                assumed.append(AssumedKey(assumed_columns, source))
         scan = Scan(table.qualified_name, columns, tuple(info.name for info in columns_info), tuple(keys),
                     self._references(table, by_name), tuple(assumed))
         alias = node.alias or name
@@ -381,7 +413,7 @@ class Binder:
                                            table.qualified_name), node)
         return scan
 
-    def _references(self, table, by_name: dict[str, Column]) -> tuple[ForeignKeyRef, ...]:  # type: ignore[no-untyped-def]
+    def _references(self, table: TableDef, by_name: dict[str, Column]) -> tuple[ForeignKeyRef, ...]:
         """The table's declared foreign keys, on its columns, to the referenced table's qualified
         name (an unqualified reference names a table of the same source)."""
         found = []
@@ -437,7 +469,7 @@ class Binder:
             raise error_at(join, "OUTER JOIN needs LEFT, RIGHT or FULL before it")
         left_relations = list(scope.relations)
         right = self._bind_relation(join.this, scope)
-        join_kind = {"LEFT": "left", "RIGHT": "right", "FULL": "full"}.get(side, "inner")
+        join_kind: JoinKind = _OUTER_JOINS.get(side, "inner")
         on = join.args.get("on")
         using = join.args.get("using")
         if on is not None:
@@ -470,7 +502,7 @@ class Binder:
 
     def _coalesce_using(self, plan: Plan, scope: Scope) -> Plan:
         pairs = scope.using_pairs
-        assignments = [(c, ColumnRef(c)) for c in plan.output]
+        assignments: list[tuple[Column, Expr]] = [(c, ColumnRef(c)) for c in plan.output]
         for name, (lcol, rcol) in pairs.items():
             merged = self.columns.new(name, T.common_type(lcol.type, rcol.type) or lcol.type)
             assignments.append((merged, SpecialForm("COALESCE", (ColumnRef(lcol), ColumnRef(rcol)), merged.type)))
@@ -519,7 +551,7 @@ class Binder:
         left = self._cast_to(left, types)
         right = self._cast_to(right, types)
         columns = tuple(self.columns.new(n, t) for n, t in zip(names, types))
-        kind = {"union": "union", "intersect": "intersect", "except": "except"}[node.key]
+        kind = _SET_OPERATIONS[node.key]
         distinct = node.args.get("distinct") is not False
         plan: Plan = SetOp(kind, distinct, (left, right), columns, (left.output, right.output))
         return self._order_limit_of_set(node, plan, names, scope)
@@ -527,7 +559,7 @@ class Binder:
     def _cast_to(self, plan: Plan, types: list[T.DataType]) -> Plan:
         if all(c.type == t for c, t in zip(plan.output, types)):
             return plan
-        assignments = []
+        assignments: list[tuple[Column, Expr]] = []
         for column, type_ in zip(plan.output, types):
             if column.type == type_:
                 assignments.append((column, ColumnRef(column)))
@@ -536,7 +568,7 @@ class Binder:
                 assignments.append((cast, SpecialForm("CAST", (ColumnRef(column),), type_)))
         return Project(plan, tuple(assignments))
 
-    def _order_limit_of_set(self, node: exp.Expression, plan: Plan, names: list[str],
+    def _order_limit_of_set(self, node: exp.Expr, plan: Plan, names: list[str],
                             scope: Scope) -> tuple[Plan, list[str]]:
         order = node.args.get("order")
         if order is not None:
@@ -563,7 +595,7 @@ def _is_comma(join: exp.Join) -> bool:
     return not any(key != "this" for key in join.args)
 
 
-def _select_aliases(select: exp.Select, items: list[tuple[str, Expr, exp.Expression]]) -> dict[str, Expr]:
+def _select_aliases(select: exp.Select, items: list[tuple[str, Expr, exp.Expr]]) -> dict[str, Expr]:
     """The select list's aliases (``AS name``) that name one item each, lowercase."""
     named: dict[str, list[Expr]] = {}
     for name, expr, node in items:
@@ -572,7 +604,7 @@ def _select_aliases(select: exp.Select, items: list[tuple[str, Expr, exp.Express
     return {name: exprs[0] for name, exprs in named.items() if len(exprs) == 1}
 
 
-def _is_join_group(node: exp.Expression) -> bool:
+def _is_join_group(node: exp.Expr) -> TypeGuard[exp.Subquery]:
     """Whether ``node`` is a parenthesized join tree in FROM (not a derived table): sqlglot reads
     ``(a CROSS JOIN b)`` as a Subquery around a Table."""
     if not isinstance(node, exp.Subquery):
@@ -593,7 +625,7 @@ def _position(node: exp.Literal, outputs: int) -> int:
 __all__ = ["Binder", "BoundQuery", "SqlError"]
 
 
-def _references(query: exp.Expression, cte: exp.CTE, name: str) -> int:
+def _references(query: exp.Expr, cte: exp.CTE, name: str) -> int:
     """How many table references of ``query`` (the statement owning the WITH) name CTE ``name``,
     outside its own definition. A nested WITH of the same name would be counted too: the count
     only decides whether the CTE is bound once, and a CTE bound once is right for any count."""

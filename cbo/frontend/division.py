@@ -34,7 +34,6 @@ from cbo.ir import types as T
 from cbo.ir.expressions import Call, Expr
 
 
-
 def refused(dialect: QueryDialect, name: str, left: Expr, right: Expr) -> str | None:
     """Why ``dialect`` has no such operation (None: it has): PostgreSQL's ``%`` takes integers
     and numerics only."""

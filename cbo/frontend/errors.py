@@ -9,7 +9,7 @@ from cbo.errors import SqlError
 __all__ = ["SqlError", "error_at", "position"]
 
 
-def position(node: exp.Expression | None) -> str:
+def position(node: exp.Expr | None) -> str:
     """'line L, column C: ' for a node that carries a position (identifiers do), else ''."""
     if node is None:
         return ""
@@ -21,5 +21,5 @@ def position(node: exp.Expression | None) -> str:
     return ""
 
 
-def error_at(node: exp.Expression | None, message: str) -> SqlError:
+def error_at(node: exp.Expr | None, message: str) -> SqlError:
     return SqlError(f"{position(node)}{message}")

@@ -1,7 +1,7 @@
-"""Query hints: seed 001's ``/* #distinct@ tab = col1,col2 # */``, a unique key the user vouches for.
+"""Query hints: table pushdown's ``/* #distinct@ tab = col1,col2 # */``, a unique key the user vouches for.
 
 Table pushdown (``cbo.memo.rules.table_pushdown``) needs the joined table's columns to be
-unique, and Presto's connectors could not say so; the seed lets the query say it in a comment::
+unique, and Presto's connectors could not say so; the design lets the query say it in a comment::
 
     /* #distinct@ tab1 = col1,col2#*/
 
@@ -9,15 +9,15 @@ with the regex (Java)::
 
     ^.*\\/*\\s*#distinct\\@*\\s*(\\p{Alnum}+|\\s*=\\s*(\\p{Alnum}+)(\\s*,\\s*\\p{Alnum}+)*)\\s*#\\s*\\/*.*$
 
-Taken as the seed means it, not letter for letter, in two places, both stated here:
+Taken as the design means it, not letter for letter, in two places, both stated here:
 
 * the regex's alternation binds loosest, so read literally it accepts ``#distinct@ tab#`` or
-  ``#distinct@ = col1#`` but not the seed's own example ``tab1 = col1,col2``: here the table,
+  ``#distinct@ = col1#`` but not the design's own example ``tab1 = col1,col2``: here the table,
   ``=`` and the column list are one sequence, as the example writes them;
 * ``\\p{Alnum}`` has no underscore, so it would refuse every TPC-H column (``p_partkey``): names
   here are SQL identifiers (letters, digits, ``_``), and the table may be qualified (``lake.part``).
 
-The rest is the seed's: ``@`` optional (``\\@*``), blanks allowed around every part, the closing
+The rest is the design's: ``@`` optional (``\\@*``), blanks allowed around every part, the closing
 ``#`` required, case as written (``#distinct``; other cases are reported, not ignored).
 Placement: the regex is anchored by ``^.*`` and ``.*$``, so the hint may sit anywhere in the
 query; here it is looked for in every comment (``/* */`` or ``--``) wherever it is, and never
@@ -100,7 +100,7 @@ def read_hints(texts: Iterable[str]) -> tuple[list[Hint], list[str]]:
     return hints, warnings
 
 
-def resolve(statement: exp.Expression, sql: str, dialect: str, catalog: Catalog,
+def resolve(statement: exp.Expr, sql: str, dialect: str, catalog: Catalog,
             schemas: SchemaProvider) -> Hints:
     """The query's hints as unique keys of the catalog tables it reads."""
     found, warnings = read_hints(comments(sql, dialect))

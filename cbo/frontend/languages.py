@@ -23,9 +23,10 @@ class AdjacentStrings(enum.Enum):
 
 @dataclass(frozen=True)
 class QueryDialect:
-    """``name``: sqlglot's; ``title``: what messages call it. ``integer_division``: ``int / int`` truncates to an integer (else it is
-    fractional). ``ieee_double_division``: ``/`` and ``%`` with a DOUBLE operand follow IEEE 754
-    (a zero divisor gives ±Infinity or NaN) rather than raising. ``ieee_division``: every ``/``
+    """``name``: sqlglot's; ``title``: what messages call it. ``integer_division``: ``int / int``
+    truncates to an integer (else it is fractional). ``ieee_double_division``: ``/`` and ``%``
+    with a DOUBLE operand follow IEEE 754 (a zero divisor gives ±Infinity or NaN) rather than
+    raising. ``ieee_division``: every ``/``
     is a division in doubles that never raises (DuckDB's). ``double_modulus``: ``%`` takes
     doubles. ``unique_from_names``: a name used twice in one FROM clause is an error.
     ``date_plus_days``: ``date + integer`` adds days. ``trailing_comma``: a comma may end the

@@ -55,7 +55,7 @@ _MISSING = {"Where": "WHERE needs a condition", "Having": "HAVING needs a condit
 _REQUIRED = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
 
 
-def parse(sql: str, dialect: str = DEFAULT_DIALECT) -> exp.Expression:
+def parse(sql: str, dialect: str = DEFAULT_DIALECT) -> exp.Expr:
     """Parse exactly one SELECT statement."""
     if dialect not in DIALECTS:
         raise SqlError(f"unknown SQL dialect {dialect!r} (expected one of: {', '.join(DIALECTS)})")
@@ -113,7 +113,7 @@ def _at(token: Token) -> str:
 
 
 def _reject_trailing_commas(tokens: list[Token]) -> None:
-    for comma, following in zip(tokens, tokens[1:] + [None]):  # type: ignore[operator]
+    for comma, following in zip(tokens, tokens[1:] + [None]):
         if comma.token_type != TokenType.COMMA:
             continue
         if following is None:
@@ -132,7 +132,8 @@ _LIST_STARTS = {TokenType.COMMA, TokenType.L_PAREN, TokenType.SELECT, TokenType.
 def _reject_empty_items(tokens: list[Token]) -> None:
     """sqlglot skips an empty item of a list (``in ('13', , '29')`` parses as a two-item list);
     every engine rejects it."""
-    for previous, comma in zip([None] + tokens, tokens):  # type: ignore[operator]
+    previous_tokens: list[Token | None] = [None, *tokens]
+    for previous, comma in zip(previous_tokens, tokens):
         if comma.token_type == TokenType.COMMA and (previous is None or previous.token_type in _LIST_STARTS):
             raise SqlError(f"syntax error: {_at(comma)}: an item of the list is missing before this comma")
 
@@ -152,11 +153,11 @@ def _reject_adjacent_strings(sql: str, tokens: list[Token], language: QueryDiale
             else "without a line break between them"
         line = sql.count("\n", 0, second.start) + 1
         column = second.start - (sql.rfind("\n", 0, second.start) + 1) + 1
-        raise SqlError(f"syntax error: line {line}, column {column}: two string literals in a row are not joined {rule} "
-                       "(write 'a' || 'b', or one literal)")
+        raise SqlError(f"syntax error: line {line}, column {column}: two string literals in a row are not "
+                       f"joined {rule} (write 'a' || 'b', or one literal)")
 
 
-def _reject_clause_words_as_aliases(statement: exp.Expression) -> None:
+def _reject_clause_words_as_aliases(statement: exp.Expr) -> None:
     for identifier in statement.find_all(exp.Identifier):
         parent = identifier.parent
         if identifier.quoted or not isinstance(parent, (exp.TableAlias, exp.Alias)) or parent.this is not identifier:
@@ -172,7 +173,7 @@ def _reject_clause_words_as_aliases(statement: exp.Expression) -> None:
                        f"{_CLAUSE_WORDS[word]} (write \"{identifier.name}\" to use it as a name)")
 
 
-def _reject_sampling(statement: exp.Expression, tokens: list[Token]) -> None:
+def _reject_sampling(statement: exp.Expr, tokens: list[Token]) -> None:
     """TABLESAMPLE (and DuckDB's USING SAMPLE): sqlglot reads it, but cbo has no sampling
     operator, and dropping it would answer over every row."""
     if statement.find(exp.TableSample) is None:
@@ -182,7 +183,7 @@ def _reject_sampling(statement: exp.Expression, tokens: list[Token]) -> None:
     raise SqlError(f"{where}TABLESAMPLE is not supported: cbo has no sampling operator, and would read every row")
 
 
-def _reject_empty_lists(statement: exp.Expression, tokens: list[Token]) -> None:
+def _reject_empty_lists(statement: exp.Expr, tokens: list[Token]) -> None:
     """``... group by`` with nothing after BY parses as an empty GROUP BY; SELECT without a
     column parses too."""
     for group in statement.find_all(exp.Group):

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from cbo.frontend.errors import error_at
-from cbo.ir.operators import Plan
 from cbo.ir.expressions import Column
+from cbo.ir.operators import Plan
 
 
 @dataclass
@@ -28,24 +28,24 @@ class Relation:
 @dataclass
 class CteDefinition:
     name: str
-    query: exp.Expression
+    query: exp.Expr
     column_aliases: list[str]
-    scope: "Scope | None"  # the scope that sees the CTEs defined before this one
+    scope: Scope | None  # the scope that sees the CTEs defined before this one
     references: int = 0     # how many table references in the query name it (outside itself)
     # Bound once when referenced more than once (``Binder.share_ctes``): its number, plan and
     # column names; False when it cannot be shared (it reads an enclosing query's columns).
-    shared: "tuple[int, Plan, list[str]] | bool | None" = None
+    shared: tuple[int, Plan, list[str]] | bool | None = None
 
 
 @dataclass
 class Scope:
     relations: list[Relation] = field(default_factory=list)
-    parent: "Scope | None" = None
+    parent: Scope | None = None
     ctes: dict[str, CteDefinition] = field(default_factory=dict)
     using: dict[str, Column] = field(default_factory=dict)  # USING columns: one column per name
     using_pairs: dict[str, tuple[Column, Column]] = field(default_factory=dict)  # name -> (left, right)
 
-    def beside(self) -> "Scope":
+    def beside(self) -> Scope:
         """The scope a derived table of this query's FROM clause is bound in: it sees this
         query's CTEs and the enclosing queries' columns, but not the other FROM items (a derived
         table is not LATERAL)."""

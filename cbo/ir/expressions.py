@@ -18,10 +18,11 @@ Kinds:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
+from cbo.ir.kinds import AggregateName, Comparison, FormName, FunctionName
 from cbo.ir.types import BIGINT as BIGINT_TYPE
 from cbo.ir.types import BOOLEAN, DataType
 
@@ -127,7 +128,7 @@ class ColumnRef(Expr):
 @cache_hash
 @dataclass(frozen=True)
 class Call(Expr):
-    name: str
+    name: FunctionName
     args: tuple[Expr, ...]
     type: DataType
 
@@ -147,13 +148,13 @@ class Call(Expr):
 INFIX = {"eq": "=", "neq": "<>", "lt": "<", "lte": "<=", "gt": ">", "gte": ">=", "add": "+", "subtract": "-",
          "multiply": "*", "divide": "/", "modulus": "%", "like": "LIKE",
          "is_not_distinct_from": "IS NOT DISTINCT FROM"}
-NEGATED = {"eq": "neq", "neq": "eq", "lt": "gte", "lte": "gt", "gt": "lte", "gte": "lt"}
+NEGATED: dict[Comparison, Comparison] = {"eq": "neq", "neq": "eq", "lt": "gte", "lte": "gt", "gt": "lte", "gte": "lt"}
 
 
 @cache_hash
 @dataclass(frozen=True)
 class SpecialForm(Expr):
-    form: str  # AND OR NOT IN BETWEEN CASE COALESCE IS_NULL CAST
+    form: FormName
     args: tuple[Expr, ...]
     type: DataType
 
@@ -186,7 +187,7 @@ class SpecialForm(Expr):
 @cache_hash
 @dataclass(frozen=True)
 class AggregateCall(Expr):
-    name: str  # count_star count sum avg min max any_value, and cbo.ir.moments.MOMENTS
+    name: AggregateName
     args: tuple[Expr, ...]
     distinct: bool
     type: DataType
@@ -243,7 +244,7 @@ def columns_of(expr: Expr) -> frozenset[Column]:
     return frozenset(found)
 
 
-def substitute(expr: Expr, mapping: dict[Column, Expr]) -> Expr:
+def substitute(expr: Expr, mapping: Mapping[Column, Expr]) -> Expr:
     if not mapping:
         return expr
     return transform(expr, lambda e: mapping.get(e.column) if isinstance(e, ColumnRef) else None)
@@ -280,7 +281,7 @@ def is_null(expr: Expr) -> Expr:
     return SpecialForm("IS_NULL", (expr,), BOOLEAN)
 
 
-def compare(op: str, left: Expr, right: Expr) -> Call:
+def compare(op: Comparison, left: Expr, right: Expr) -> Call:
     return Call(op, (left, right), BOOLEAN)
 
 
@@ -293,7 +294,7 @@ def can_raise(expr: Expr) -> bool:
     return any(isinstance(e, Call) and e.name == "raise_error" for e in walk(expr))
 
 
-ROW_ID = "row_id"
+ROW_ID: Final = "row_id"
 
 
 def row_id() -> Call:

@@ -35,16 +35,17 @@ from cbo.ir.expressions import (
     uses_row_id,
 )
 from cbo.ir.expressions import walk as walk_expr
+from cbo.ir.kinds import JOIN_KINDS as JOIN_KINDS  # re-exported: the join kinds' tuple, read from here too
+from cbo.ir.kinds import Comparison, JoinKind, SetOpKind, SubqueryKind
 from cbo.ir.types import BOOLEAN, DataType
 
 MAX_KEYS = 8   # unique keys kept per node
 
-JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti", "null_aware_anti", "mark")
 # Joins whose output is their left input's rows (filters of the left side by the right side).
 # ``null_aware_anti`` is single-column ``x NOT IN (SELECT y ...)``: its condition is ``x = y``,
 # and it keeps no row when the right side has a NULL y, every row when the right side is empty,
 # and otherwise the rows whose x is not NULL and equals no y.
-FILTERING_KINDS = ("semi", "anti", "null_aware_anti")
+FILTERING_KINDS: tuple[JoinKind, ...] = ("semi", "anti", "null_aware_anti")
 
 
 class Plan:
@@ -241,14 +242,14 @@ class Project(UnaryPlan):
 @_cache_hash
 @dataclass(frozen=True)
 class Join(Plan):
-    kind: str
+    kind: JoinKind
     left: Plan
     right: Plan
     condition: Expr = TRUE
     mark: Column | None = None            # mark joins only: the boolean output column
     mark_predicate: Expr | None = None    # mark joins only: the three-valued comparison
 
-    def __init__(self, kind: str, left: Plan, right: Plan, condition: Expr = TRUE, mark: Column | None = None,
+    def __init__(self, kind: JoinKind, left: Plan, right: Plan, condition: Expr = TRUE, mark: Column | None = None,
                  mark_predicate: Expr | None = None):
         # The dataclass's constructor, with the fields set at once rather than through a frozen
         # dataclass's setter one by one, and its hash taken at once (``cache_hash``): a join
@@ -521,7 +522,7 @@ class Limit(UnaryPlan):
 class SetOp(Plan):
     """UNION / INTERSECT / EXCEPT, ALL or DISTINCT. ``inputs_columns[i]`` maps input i to ``columns``."""
 
-    kind: str  # union intersect except
+    kind: SetOpKind
     distinct: bool
     inputs: tuple[Plan, ...]
     columns: tuple[Column, ...]
@@ -666,7 +667,7 @@ def consumers_of(plan: Plan, cte: int) -> list[CteConsumer]:
 # Analysis helpers
 
 
-def enumerated_join(kind: str, left: Plan, right: Plan, condition: Expr,
+def enumerated_join(kind: JoinKind, left: Plan, right: Plan, condition: Expr,
                     equi_keys: tuple[tuple[Column, Column], ...] | None) -> Join:
     """``Join(kind, left, right, condition)`` with its ``equi_keys`` known, when not None: a join
     enumeration knows the keys of each join it builds, which the join would find again in its
@@ -708,10 +709,10 @@ class SubqueryExpr(Expr):
     ``any`` / ``all`` (operand <comparison> ANY/ALL subquery).
     """
 
-    kind: str
+    kind: SubqueryKind
     plan: Plan
     operand: Expr | None = None
-    comparison: str | None = None
+    comparison: Comparison | None = None
     type: DataType = field(default=BOOLEAN)
     holds_plan: ClassVar[bool] = True
 

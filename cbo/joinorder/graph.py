@@ -36,10 +36,11 @@ from typing import Generic, Protocol, TypeVar
 
 from cbo.ir import types as T
 from cbo.ir.expressions import TRUE, Call, Column, ColumnRef, Expr, and_of_distinct, columns_of
+from cbo.ir.kinds import JoinKind
 from cbo.ir.operators import Join, equated_columns
 from cbo.joinorder.dphyp import Hypergraph
 
-MOVABLE_KINDS = ("left", "semi", "anti")
+MOVABLE_KINDS: tuple[JoinKind, ...] = ("left", "semi", "anti")
 
 
 class Relation(Protocol):
@@ -54,7 +55,7 @@ R = TypeVar("R", bound=Relation)
 
 @dataclass
 class NonInnerEdge:
-    kind: str
+    kind: JoinKind
     tes: int              # relations on the left that the condition reads
     right: int            # the bit of the right side's relation
     condition: Expr
@@ -131,7 +132,7 @@ class JoinGraph(Generic[R]):
 
     # -- joining two sets ------------------------------------------------------------------------
 
-    def join_kind(self, s1: int, s2: int) -> tuple[str, bool]:
+    def join_kind(self, s1: int, s2: int) -> tuple[JoinKind, bool]:
         """The kind of join between ``s1`` and ``s2`` and whether the sides must be swapped
         (a non-inner join keeps its right side on the right)."""
         edge = self.non_inner.get(s2)
@@ -167,12 +168,12 @@ class JoinGraph(Generic[R]):
             self._meeting[relations] = found
         return found
 
-    def condition(self, left: int, right: int, kind: str) -> Expr:
+    def condition(self, left: int, right: int, kind: JoinKind) -> Expr:
         """The conjuncts that join ``left`` and ``right``: those first covered by their union."""
         return self.condition_and_keys(left, right, kind)[0]
 
     def condition_and_keys(self, left: int, right: int,
-                           kind: str) -> tuple[Expr, tuple[tuple[Column, Column], ...] | None]:
+                           kind: JoinKind) -> tuple[Expr, tuple[tuple[Column, Column], ...] | None]:
         """The joining conjuncts and, for an inner join, the pairs (left column, right column)
         its equalities equate, in conjunct order: what ``Join.equi_keys`` would find in the
         condition, known here without reading it again (None for other kinds)."""

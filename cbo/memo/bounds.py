@@ -284,7 +284,7 @@ class SearchBounds:
         state = self.state.expr(expr)
         known = state.deliverables
         if known is not UNKNOWN:
-            return known  # type: ignore[return-value]
+            return known
         found: list[Delivered] | None
         if isinstance(expr, Deferred):
             found = self._join_deliverables(expr.kind, expr.keys(), expr.inputs)

@@ -55,7 +55,7 @@ from cbo.memo.bounds import TIE, SearchBounds
 from cbo.memo.context import SearchContext
 from cbo.memo.delivery import deliver
 from cbo.memo.dispatch import PatternDispatch
-from cbo.memo.memo import UNPREDICTED, Deferred, Group, PhysicalExpr, Winner, current, group_of
+from cbo.memo.memo import UNPREDICTED, Deferred, Group, PhysicalExpr, Winner, current, group_of, inputs_of
 from cbo.memo.pattern import bindings
 from cbo.memo.rules.base import RuleSet, TransformationRule
 from cbo.memo.state import UNKNOWN, CostTable, SearchState
@@ -97,7 +97,7 @@ class CascadesSearch:
                         if child.id not in seen:
                             stack.append(child)
                 else:
-                    stack.extend([child.group for child in entry.children])   # type: ignore[attr-defined]   # (group references)
+                    stack.extend([child.group for child in inputs_of(entry)])
 
     def explore_group(self, group: Group) -> None:
         """Apply every transformation rule to every binding of its patterns at every expression
@@ -209,7 +209,7 @@ class CascadesSearch:
         known = winners.get(required, UNKNOWN)
         if known is UNKNOWN:
             known = winners[required] = self._winner(group, required)
-        return known  # type: ignore[return-value]
+        return known
 
     def _winner(self, group: Group, required: Required) -> Winner | None:
         table = self.table(group)
@@ -266,7 +266,7 @@ class CascadesSearch:
                         # the expressions before any is implemented (in a star, most of them).
                         if out is None:
                             out = size(group)
-                        joins.append((a.cost + b.cost, index, expr))   # type: ignore[union-attr]   # (winners)
+                        joins.append((a.cost + b.cost, index, expr))
                         left_rows.append((left.size or size(left))[0])
                         right_rows.append((right.size or size(right))[0])
                         continue

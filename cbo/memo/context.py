@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from cbo.ir.expressions import Column
 from cbo.ir.operators import Scan
@@ -48,7 +48,7 @@ class SearchContext:
         found = self.rule_state.get(key)
         if found is None:
             found = self.rule_state[key] = make()
-        return found  # type: ignore[return-value]
+        return cast(S, found)   # (what make() made for this key)
 
     def size(self, group: Group) -> tuple[float, float]:
         """(estimated rows, bytes per row) of a group's result."""

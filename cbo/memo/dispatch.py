@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 from cbo.ir.operators import Join, Plan
 from cbo.memo.context import SearchContext
-from cbo.memo.memo import Deferred, Group
+from cbo.memo.memo import Deferred, Group, inputs_of
 from cbo.memo.pattern import Pattern, Where
 from cbo.memo.rules.base import ImplementationRule, TransformationRule
 
@@ -166,7 +166,7 @@ class PatternDispatch:
     def could_bind_any(self, expr: Plan, inputs: Inputs) -> bool:
         """Whether some pattern of a run, each patterning one input, could bind ``expr``
         (``could_bind_groups`` over its input groups)."""
-        return self.could_bind_groups([child.group for child in expr.children], inputs)  # type: ignore[attr-defined]   # (group references)
+        return self.could_bind_groups([child.group for child in inputs_of(expr)], inputs)
 
 
 def _single_inputs(entries: list[tuple[TransformationRule, Pattern, bool]]) -> Inputs | None:

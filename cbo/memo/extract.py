@@ -5,38 +5,51 @@ estimate, delivered properties, cost quantities and cost."""
 from __future__ import annotations
 
 from cbo.memo.cascades import CascadesSearch
-from cbo.memo.memo import Group, Winner, with_inputs
+from cbo.memo.memo import Group, PhysicalExpr, Winner, with_inputs
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
-from cbo.physical.properties import Required
+from cbo.physical.properties import Delivered, Required
 
 
 def extract(search: CascadesSearch, winner: Winner, group: Group) -> PhysicalPlan:
     """The physical plan of ``winner``, the best plan of ``group`` under some requirement."""
-    model = search.cost_model
-    rows, width = search.size(group)
     if winner.physical is None:
         assert winner.base is not None and winner.enforcer is not None
-        below = extract(search, winner.base, group)
-        need = winner.enforcer
-        if need.ordering:
-            algorithm, quantities = Algorithm.LOCAL_SORT, model.sort((rows, width))
-            detail = "sort(" + ", ".join(_names(group, need.ordering)) + ")"
-        else:
-            algorithm, quantities = _exchange(need), model.distribute(need, (rows, width))
-            detail = _exchange_name(need, group)
-        cost = model.price(quantities)
-        return PhysicalPlan(algorithm, below.logical, (below,), rows, width, cost, below.total + cost,
-                            (), winner.delivered, quantities, group, None, detail)
+        return enforcer_node(search, group, winner.enforcer, extract(search, winner.base, group), winner.delivered)
     physical = winner.physical
-    sizes = [search.size(g) for g in physical.inputs]
-    quantities = model.quantities(physical.node, physical.algorithm, (rows, width), sizes)
     inputs = tuple(extract(search, child.winner(need), child)
                    for child, need in zip(physical.inputs, physical.required_inputs))
+    return operator_node(search, group, physical, inputs, winner.delivered)
+
+
+def enforcer_node(search: CascadesSearch, group: Group, need: Required, below: PhysicalPlan,
+                  delivered: Delivered) -> PhysicalPlan:
+    """The enforcer making ``below`` (a plan of ``group``) deliver ``need``: a sort when an
+    ordering is required, else an exchange (``CascadesSearch.enforce`` prices the same)."""
+    model = search.cost_model
+    rows, width = search.size(group)
+    if need.ordering:
+        algorithm, quantities = Algorithm.LOCAL_SORT, model.sort((rows, width))
+        detail = "sort(" + ", ".join(_names(group, need.ordering)) + ")"
+    else:
+        algorithm, quantities = _exchange(need), model.distribute(need, (rows, width))
+        detail = _exchange_name(need, group)
+    cost = model.price(quantities)
+    return PhysicalPlan(algorithm, below.logical, (below,), rows, width, cost, below.total + cost,
+                        (), delivered, quantities, group, None, detail)
+
+
+def operator_node(search: CascadesSearch, group: Group, physical: PhysicalExpr, inputs: tuple[PhysicalPlan, ...],
+                  delivered: Delivered) -> PhysicalPlan:
+    """The physical alternative ``physical`` of ``group`` over the plans ``inputs`` of its input groups."""
+    model = search.cost_model
+    rows, width = search.size(group)
+    sizes = [search.size(g) for g in physical.inputs]
+    quantities = model.quantities(physical.node, physical.algorithm, (rows, width), sizes)
     logical = with_inputs(physical.node, tuple(i.logical for i in inputs)) if inputs else physical.node
     cost = model.price(quantities)
     return PhysicalPlan(physical.algorithm, logical, inputs, rows, width, cost,
-                        cost + sum(i.total for i in inputs), physical.required_inputs, winner.delivered,
+                        cost + sum(i.total for i in inputs), physical.required_inputs, delivered,
                         quantities, group, physical.rule, "", physical.logical)
 
 

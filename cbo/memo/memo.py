@@ -26,9 +26,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Protocol
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from cbo.ir.expressions import Column, ColumnFactory
+from cbo.ir.kinds import JoinKind
 from cbo.ir.operators import ForeignKeyRef, Join, Plan, walk
 
 if TYPE_CHECKING:
@@ -78,6 +80,17 @@ def group_of(plan: Plan) -> Group:
     """The group a memo expression's input stands for (its inputs are group references)."""
     assert isinstance(plan, GroupRef), f"a memo expression's input is a group, not a {type(plan).__name__}"
     return plan.group
+
+
+if TYPE_CHECKING:
+    def inputs_of(expr: Plan) -> tuple[GroupRef, ...]:
+        """A memo expression's children, which are group references: the memo's ``add``
+        replaces each child of an expression it holds by its group's ``GroupRef``."""
+        ...
+else:
+    # The children themselves, read without a check: the search reads them for each of the
+    # tens of thousands of expressions a join enumeration adds.
+    inputs_of = attrgetter("children")
 
 
 def current(plan: Plan) -> Plan:
@@ -198,7 +211,7 @@ class Deferred:
     __slots__ = ("kind", "inputs", "source", "args", "group", "position", "rule", "made", "parts", "sides")
     operator = Join
 
-    def __init__(self, kind: str, inputs: tuple[Group, ...], source: JoinSource, args: tuple,
+    def __init__(self, kind: JoinKind, inputs: tuple[Group, ...], source: JoinSource, args: tuple,
                  group: Group, position: int, rule: str | None):
         self.kind = kind
         self.inputs = inputs
@@ -254,16 +267,16 @@ class Group:
         """Every expression of the group, in order, deferred ones made first (``Memo.make``)."""
         if self.deferred:
             self.memo.make_group(self)
-        return self.entries  # type: ignore[return-value]   # (none deferred now)
+        return cast("list[Plan]", self.entries)   # (none deferred now)
 
     @expressions.setter
-    def expressions(self, value: list[Plan]) -> None:
-        self.entries = value  # type: ignore[assignment]
+    def expressions(self, value: list[Plan | Deferred]) -> None:
+        self.entries = value
         self.deferred = sum(type(e) is Deferred for e in value)
 
     @property
     def first(self) -> Plan:
-        return self.entries[0]  # type: ignore[return-value]   # (the first is always made)
+        return cast(Plan, self.entries[0])   # (the first is always made)
 
     def holds(self, operator: type) -> bool:
         """Whether some expression of the group is an ``operator`` (or of a subclass): what a
@@ -388,7 +401,7 @@ class Memo:
         # does not apply rules twice to a join the rules saw while it was deferred
         self.made_from: dict[int, Deferred] = {}
 
-    def defer(self, group: Group, kind: str, inputs: tuple[Group, Group], source: JoinSource, args: tuple,
+    def defer(self, group: Group, kind: JoinKind, inputs: tuple[Group, Group], source: JoinSource, args: tuple,
               rule: str | None = None) -> bool:
         """Add to ``group`` a join of ``kind`` over ``inputs``, made by ``source.make_join(*args)``
         only when read. False (nothing added) when the memo already holds a join over the same
@@ -471,7 +484,7 @@ class Memo:
 
     def new_column(self, name: str, type_: DataType, nullable: bool = True) -> Column:
         """A column no expression of the memo uses yet, for a rule that computes a new value
-        (3.1's row id, eager aggregation's partial results): one numbering per memo, started
+        (the DISTINCT-above rewrite's row id, eager aggregation's partial results): one numbering per memo, started
         above every id the memo's plans define or read, shared by all rules."""
         if self._columns is None:
             largest = 0
@@ -524,8 +537,8 @@ class Memo:
             self.additions += 1
         self._index[expr] = group
         parents = self._parents
-        for child in expr.children:
-            gid = child.group.id   # type: ignore[attr-defined]   # (group references: see _canonical)
+        for child in inputs_of(expr):
+            gid = child.group.id
             readers = parents.get(gid)
             if readers is None:
                 parents[gid] = [expr]

@@ -28,8 +28,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cbo.ir.expressions import TRUE, Constant
-from cbo.ir.operators import JOIN_KINDS, Plan
-from cbo.memo.memo import current, group_of
+from cbo.ir.kinds import JOIN_KINDS, JoinKind
+from cbo.ir.operators import Plan
+from cbo.memo.memo import current, group_of, inputs_of
 
 if TYPE_CHECKING:
     from cbo.memo.memo import Deferred, Group
@@ -59,7 +60,7 @@ class Joins:
     """Joins of one of ``kinds``; ``conditioned``: whose condition is not TRUE (not a cross
     product); ``equi_keyed``: some conjunct of whose equates a left column with a right one."""
 
-    kinds: frozenset[str]
+    kinds: frozenset[JoinKind]
     conditioned: bool = False
     equi_keyed: bool = False
 
@@ -176,11 +177,11 @@ class Pattern:
 
     def could_bind_inputs(self, expr: Plan, explore: Callable[[Group], None] | None = None) -> bool:
         """``could_bind`` for an expression whose operator is known to match."""
-        children = expr.children
+        children = inputs_of(expr)
         for index, operator in self.patterned_inputs:
             if index >= len(children):
                 continue
-            group = children[index].group.find()   # type: ignore[attr-defined]   # (a group reference)
+            group = children[index].group.find()
             if explore is not None and not group.explored:
                 explore(group)
                 group = group.find()

@@ -38,6 +38,7 @@ from cbo.memo.rules.semijoin_distinct_above import SemiJoinToInnerDistinctAbove
 from cbo.memo.rules.semijoin_distinct_below import SemiJoinToInnerDistinctBelow
 from cbo.memo.rules.table_copy import CopyTableIntoAggregate
 from cbo.memo.rules.table_pushdown import PushTableIntoAggregate
+from cbo.memo.space import PlanSpace
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
 from cbo.physical.properties import ANY
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from cbo.estimate.oracle import OracleEstimator
 
 __all__ = ["Optimized", "Optimizer", "RemoteSource", "SearchContext", "default_rules", "draw_plan",
-           "restore_output_order"]
+           "in_written_order", "restore_output_order"]
 
 
 def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset()) -> RuleSet:
@@ -84,6 +85,14 @@ class Optimized:
     def expression_bounds(self) -> dict[tuple[int, int], float]:
         """Lower bounds of the expressions never costed (they could not beat the winner): see render."""
         return self.search.expression_bounds() if self.search is not None else {}
+
+    @cached_property
+    def space(self) -> PlanSpace:
+        """Every plan the memo holds: counted, numbered, drawn uniformly, cheapest first
+        (``cbo.memo.space``)."""
+        if self.search is None:
+            raise ValueError("this result keeps no search: its plan space cannot be read")
+        return PlanSpace(self.search, self.root)
 
     @property
     def plan(self) -> Plan:
@@ -147,7 +156,7 @@ class Optimizer:
                 raise CboError("the search found no plan with the rules disabled ("
                                f"{', '.join(sorted(self.rules.disabled))}): enable them")
             raise AssertionError("the search found no plan (the written plan is always one)")
-        chosen = _in_written_order(extract(search, winner, root), plan, cost_model)
+        chosen = in_written_order(extract(search, winner, root), plan, cost_model)
         note_pushdown_costs(context, chosen)
         note_cte_costs(context, search, chosen)
         pushdown = pushdown_choices(context, chosen, search.physicals)
@@ -208,8 +217,9 @@ def restore_output_order(chosen: Plan, written: Plan) -> Plan:
     return Project(chosen, tuple((c, ColumnRef(c)) for c in written.output))
 
 
-def _in_written_order(chosen: PhysicalPlan, written: Plan, model: CostModel) -> PhysicalPlan:
-    """``restore_output_order`` on the physical plan: the projection is an operator of its own."""
+def in_written_order(chosen: PhysicalPlan, written: Plan, model: CostModel) -> PhysicalPlan:
+    """``restore_output_order`` on the physical plan: the projection is an operator of its own
+    (``written``: any plan with the query's output columns in their order)."""
     project = restore_output_order(chosen.logical, written)
     if project is chosen.logical:
         return chosen

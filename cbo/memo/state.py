@@ -16,8 +16,9 @@ EXPLAIN and the memo dump read it after the search.
 
 from __future__ import annotations
 
+import enum
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from cbo.ir.operators import Plan
 from cbo.memo.memo import Counters, Deferred, PhysicalExpr, Winner
@@ -25,7 +26,15 @@ from cbo.memo.memo import Counters, Deferred, PhysicalExpr, Winner
 if TYPE_CHECKING:
     from cbo.physical.properties import Delivered, Required
 
-UNKNOWN = object()   # not worked out yet (an answer may be None)
+
+class Unknown(enum.Enum):
+    """Not worked out yet (an answer may be None): a type of its own, so that ``is UNKNOWN``
+    narrows a looked-up answer to the answer's type."""
+
+    UNKNOWN = "unknown"
+
+
+UNKNOWN: Final = Unknown.UNKNOWN
 
 
 class CostTable:
@@ -68,7 +77,7 @@ class ExprState:
     def __init__(self, expr: Plan | Deferred):
         self.expr = expr   # (held: its id stays its own)
         self.physicals: list[PhysicalExpr] | None = None    # its implementation rules' alternatives
-        self.deliverables: object = UNKNOWN                 # SearchBounds.deliverables
+        self.deliverables: list[Delivered] | None | Unknown = UNKNOWN   # SearchBounds.deliverables
         # ``_evaluate_any`` passed it unimplemented: every alternative it would have had was
         # beaten, as if each had been floored
         self.skipped = False

@@ -31,11 +31,41 @@ from dataclasses import dataclass, field
 
 from cbo.errors import SqlError
 from cbo.ir import types as T
-from cbo.ir.expressions import (FALSE, NEGATED, TRUE, AggregateCall, Call, Column, ColumnFactory, ColumnRef,
-                                Constant, Expr, SpecialForm, columns_of, compare, conjunction, conjuncts, is_null,
-                                negate, substitute, transform)
-from cbo.ir.operators import (Aggregate, Filter, Join, Limit, Plan, Project, SetOp, Sort, SubqueryExpr,
-                              contains_subquery, free_columns)
+from cbo.ir.expressions import (
+    FALSE,
+    NEGATED,
+    TRUE,
+    AggregateCall,
+    Call,
+    Column,
+    ColumnFactory,
+    ColumnRef,
+    Constant,
+    Expr,
+    SpecialForm,
+    columns_of,
+    compare,
+    conjunction,
+    conjuncts,
+    is_null,
+    negate,
+    substitute,
+    transform,
+)
+from cbo.ir.kinds import Comparison, JoinKind, SubqueryKind
+from cbo.ir.operators import (
+    Aggregate,
+    Filter,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    SetOp,
+    Sort,
+    SubqueryExpr,
+    contains_subquery,
+    free_columns,
+)
 
 MORE_THAN_ONE_ROW = "scalar subquery returned more than one row"
 
@@ -48,6 +78,9 @@ def decorrelate(plan: Plan, columns: ColumnFactory) -> Plan:
     """Rewrite every subquery expression of ``plan`` into joins."""
     return _Decorrelator(columns).rewrite(plan)
 
+
+# NOT (x IN S) = x NOT IN S = x <> ALL S; NOT (x op ANY S) = x (not op) ALL S, and the reverse.
+_NEGATED_QUANTIFIER: dict[SubqueryKind, SubqueryKind] = {"in": "all", "any": "all", "all": "any"}
 
 @dataclass
 class _Pulled:
@@ -116,16 +149,17 @@ class _Decorrelator:
     # -- subqueries as filter conjuncts -------------------------------------------------------------
 
     def _filter_conjunct(self, outer: Plan, conjunct: Expr) -> Plan | None:
-        negated = isinstance(conjunct, SpecialForm) and conjunct.form == "NOT" and isinstance(conjunct.args[0], SubqueryExpr)
-        sub = conjunct.args[0] if negated else conjunct  # type: ignore[union-attr]
+        negated = (isinstance(conjunct, SpecialForm) and conjunct.form == "NOT"
+                   and isinstance(conjunct.args[0], SubqueryExpr))
+        sub = conjunct.args[0] if negated and isinstance(conjunct, SpecialForm) else conjunct
         if not isinstance(sub, SubqueryExpr) or sub.kind == "scalar":
             return None
         if sub.kind == "exists":
             return self._exists_join(outer, sub, "anti" if negated else "semi")
-        kind = sub.kind
-        comparison = sub.comparison or "eq"
+        kind: SubqueryKind = sub.kind
+        comparison: Comparison = sub.comparison or "eq"
         if negated:  # NOT (x IN S) = x NOT IN S; NOT (x op ANY S) = x (not op) ALL S
-            kind = {"in": "all", "any": "all", "all": "any"}[kind]
+            kind = _NEGATED_QUANTIFIER[kind]
             comparison = NEGATED[comparison]
         pulled, y = self._prepare(outer, sub)
         assert sub.operand is not None
@@ -153,7 +187,7 @@ class _Decorrelator:
         join = Join("null_aware_anti", widened, inner, compare("eq", ColumnRef(key), ColumnRef(y)))
         return Project(join, tuple((c, ColumnRef(c)) for c in outer.output))
 
-    def _exists_join(self, outer: Plan, sub: SubqueryExpr, kind: str) -> Plan:
+    def _exists_join(self, outer: Plan, sub: SubqueryExpr, kind: JoinKind) -> Plan:
         if _is_scalar_aggregate(sub.plan):
             # An aggregate without GROUP BY always yields one row: EXISTS is TRUE.
             return outer if kind == "semi" else Filter(outer, FALSE)
@@ -251,7 +285,8 @@ class _Decorrelator:
             return _Pulled(plan, [])
         if isinstance(plan, Filter):
             below = self._pull(plan.input, outer)
-            local, correlated = [], []
+            local: list[Expr] = []
+            correlated: list[Expr] = []
             produced = set(below.plan.output)
             for conjunct in conjuncts(substitute(plan.predicate, below.computed)):
                 (local if columns_of(conjunct) <= produced else correlated).append(conjunct)
@@ -316,7 +351,7 @@ class _Decorrelator:
                 return self._pull_aggregate_with_domain(plan, below, outer)
             equalities.append(pair)
         group_by = list(plan.group_by)
-        predicates = []
+        predicates: list[Expr] = []
         for inner_column, outer_expr in equalities:
             if inner_column not in group_by:
                 group_by.append(inner_column)
@@ -337,7 +372,7 @@ class _Decorrelator:
         condition = conjunction(substitute(p, mapping) for p in below.predicates)
         joined = Join("inner", domain, below.plan, condition)
         grouped = Aggregate(joined, tuple(copies[c] for c in outer_columns) + plan.group_by, plan.aggregates)
-        predicates = [Call("is_not_distinct_from", (ColumnRef(copies[c]), ColumnRef(c)), T.BOOLEAN)
+        predicates: list[Expr] = [Call("is_not_distinct_from", (ColumnRef(copies[c]), ColumnRef(c)), T.BOOLEAN)
                       for c in outer_columns]
         return _Pulled(grouped, predicates)
 
@@ -367,7 +402,8 @@ def _existential(plan: Plan) -> Plan:
     def removable(node: Plan) -> bool:
         return isinstance(node, Sort) or isinstance(node, Aggregate) and not node.aggregates and bool(node.group_by)
 
-    while removable(plan) or isinstance(plan, Project) and removable(plan.input):
+    while isinstance(plan, (Sort, Aggregate, Project)) and \
+            (removable(plan) or isinstance(plan, Project) and removable(plan.input)):
         plan = plan.input
     return plan
 

@@ -33,7 +33,7 @@ def factor_or(expr: Expr) -> Expr:
     rests = [conjunction([c for c in p if c not in common]) for p in parts]
     if any(rest == TRUE for rest in rests):
         return conjunction(common)
-    remaining = rests[0] if len(rests) == 1 else SpecialForm("OR", tuple(rests), expr.type)  # type: ignore[attr-defined]
+    remaining = rests[0] if len(rests) == 1 else SpecialForm("OR", tuple(rests), expr.type)
     return conjunction([*common, remaining])
 
 

@@ -11,8 +11,21 @@ counts (``count(*)``) stay right.
 from __future__ import annotations
 
 from cbo.ir.expressions import Column, columns_of
-from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, GroupingSets, Join, Limit, Plan, Project, Scan,
-                              SetOp, Sort, Values)
+from cbo.ir.operators import (
+    Aggregate,
+    CteAnchor,
+    CteConsumer,
+    Filter,
+    GroupingSets,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    Values,
+)
 
 
 def prune_columns(plan: Plan) -> Plan:

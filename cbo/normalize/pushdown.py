@@ -35,8 +35,22 @@ equivalence on bags of rows; where one does not hold the conjunct stays put as a
 from __future__ import annotations
 
 from cbo.ir.expressions import TRUE, Column, ColumnRef, Expr, can_raise, columns_of, conjunction, substitute
-from cbo.ir.operators import (Aggregate, CteAnchor, CteConsumer, Filter, GroupingSets, Join, Limit, Plan, Project, Scan,
-                              SetOp, Sort, Values, null_rejected_columns)
+from cbo.ir.operators import (
+    Aggregate,
+    CteAnchor,
+    CteConsumer,
+    Filter,
+    GroupingSets,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    Values,
+    null_rejected_columns,
+)
 from cbo.normalize.factor_or import factored_conjuncts
 
 

@@ -12,8 +12,9 @@ with a match in ``B`` and one in ``C``; ``A EXCEPT B EXCEPT C`` (left-associativ
 Equivalence: a row of the result is a distinct row of ``A`` that some row of ``B`` equals
 (INTERSECT) or none does (EXCEPT), column by column with NULLs equal: the semi (anti) join keeps
 exactly those rows of ``A``, each as often as ``A`` has it, and the DISTINCT (grouping, which
-puts NULLs in one group) keeps one of each. Once joins, the memo's semi-join alternatives (3.1,
-3.2, 3.3, with the byte-reduction threshold) and join reordering apply to them, and the keys
+puts NULLs in one group) keeps one of each. Once joins, the memo's semi-join alternatives (a
+DISTINCT above or below an inner join, or the semi join, with the byte-reduction threshold) and
+join reordering apply to them, and the keys
 let the joins run hashed.
 
 Not rewritten: INTERSECT ALL and EXCEPT ALL (they count duplicates: min(m, n) and max(m - n, 0)
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 from cbo.ir import types as T
 from cbo.ir.expressions import Call, Column, ColumnRef, Expr, compare, conjunction
+from cbo.ir.kinds import JoinKind
 from cbo.ir.operators import Aggregate, Join, Plan, Project, SetOp
 
 
@@ -41,7 +43,7 @@ def set_ops_as_joins(plan: Plan) -> Plan:
 def _as_joins(node: SetOp) -> Plan:
     first, *others = node.inputs
     first_columns, *others_columns = node.inputs_columns
-    kind = "semi" if node.kind == "intersect" else "anti"
+    kind: JoinKind = "semi" if node.kind == "intersect" else "anti"
     if any(set(first.output) & set(other.output) for other in others):
         return node
     plan: Plan = first

@@ -18,8 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Literal, get_args
 
-DISTRIBUTIONS = ("any", "single", "hash", "clustered", "broadcast")
+# How a plan's rows are spread over partitions (a Literal, not an enum, for the reason
+# cbo.ir.kinds gives): see Required and Delivered.
+Distribution = Literal["any", "single", "hash", "clustered", "broadcast"]
+DISTRIBUTIONS: tuple[Distribution, ...] = get_args(Distribution)
 
 
 @dataclass(frozen=True, eq=False)
@@ -29,7 +33,7 @@ class Required:
     partitioning on a subset of them, or a single partition (aggregations). ``ordering``: sorted
     ascending on these columns within each partition (sort-merge join inputs)."""
 
-    distribution: str = "any"
+    distribution: Distribution = "any"
     partitioning: tuple[int, ...] = ()   # column ids, for "hash" and "clustered"
     ordering: tuple[int, ...] = ()       # column ids, ascending
 
@@ -38,7 +42,7 @@ class Required:
             raise ValueError(f"unknown distribution {self.distribution!r}")
 
     def __str__(self) -> str:
-        parts = [self.distribution]
+        parts: list[str] = [self.distribution]
         if self.partitioning:
             parts.append("on " + ",".join(f"c{c}" for c in self.partitioning))
         if self.ordering:
@@ -68,7 +72,7 @@ class Requirements:
     def __init__(self) -> None:
         self._known = {(r.distribution, r.partitioning, r.ordering): r for r in (ANY, BROADCAST, SINGLE)}
 
-    def __call__(self, distribution: str = "any", partitioning: tuple[int, ...] = (),
+    def __call__(self, distribution: Distribution = "any", partitioning: tuple[int, ...] = (),
                  ordering: tuple[int, ...] = ()) -> Required:
         key = (distribution, partitioning, ordering)
         found = self._known.get(key)
@@ -89,7 +93,7 @@ class Delivered:
     position: columns a join made equal are interchangeable (a join on ``a = b`` partitioned on
     ``a`` is also partitioned on ``b``, as Spark's ``PartitioningCollection`` says)."""
 
-    distribution: str = "any"        # any | single | hash | broadcast
+    distribution: Distribution = "any"   # any, single, hash or broadcast
     partitioning: Classes = ()
     ordering: Classes = ()
 

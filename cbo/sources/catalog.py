@@ -63,8 +63,9 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from cbo.catalog_types import (  # noqa: F401  (the catalog's value types, imported from here by callers)
     Catalog,
@@ -197,7 +198,8 @@ class _Validator:
         return SparkSettings(
             master=self.string(at + ("master",), body.get("master", "local[*]")),
             driver_memory=body.get("driver_memory") and self.string(at + ("driver_memory",), body["driver_memory"]),
-            executor_memory=body.get("executor_memory") and self.string(at + ("executor_memory",), body["executor_memory"]),
+            executor_memory=(body.get("executor_memory")
+                             and self.string(at + ("executor_memory",), body["executor_memory"])),
             conf={k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in conf.items()},
             remote=remote or None,
             **lists,
@@ -209,7 +211,8 @@ class _Validator:
             raise self.fail(at, f"source '{name}' has no type (expected one of: {', '.join(SOURCE_TYPES)})")
         kind = body["type"]
         if kind not in SOURCE_TYPES:
-            raise self.fail(at + ("type",), f"unknown source type {kind!r} (expected one of: {', '.join(SOURCE_TYPES)})")
+            raise self.fail(at + ("type",),
+                            f"unknown source type {kind!r} (expected one of: {', '.join(SOURCE_TYPES)})")
         if "password" in body:
             raise self.fail(at + ("password",), "passwords are not stored in catalog files; "
                             "name an environment variable with password_env or a file with password_file")
@@ -260,7 +263,8 @@ class _Validator:
             url=url,
             user=body.get("user") and self.string(at + ("user",), body["user"]),
             password_env=body.get("password_env") and self.string(at + ("password_env",), body["password_env"]),
-            password_file=self.file_path(self.string(at + ("password_file",), password_file)) if password_file else None,
+            password_file=(self.file_path(self.string(at + ("password_file",), password_file))
+                           if password_file else None),
             connector=connector,
             schema=schema,
         )
@@ -353,10 +357,12 @@ class _Validator:
     def table(self, source: str, kind: str, name: str, body: dict[str, Any]) -> TableDef:
         at = ("sources", source, "tables", name)
         key_fields = ["primary_key", "unique_keys", "foreign_keys"]
+        location: dict[str, Any]
         if kind == "spark":
             self.check_keys(at, body, ["path", "table", "format", *key_fields])
             if ("path" in body) == ("table" in body):
-                raise self.fail(at, f"table '{name}' needs exactly one of path (files) or table (a Spark catalog table)")
+                raise self.fail(at, f"table '{name}' needs exactly one of path (files) "
+                                "or table (a Spark catalog table)")
             location = dict(
                 path=self.file_path(self.string(at + ("path",), body["path"])) if "path" in body else None,
                 spark_table=self.string(at + ("table",), body["table"]) if "table" in body else None,
@@ -388,7 +394,8 @@ class _Validator:
         self.check_keys(at, body, ["columns", "references", "referenced_columns"])
         for needed in ("columns", "references", "referenced_columns"):
             if needed not in body:
-                raise self.fail(at, f"a foreign key needs columns, references and referenced_columns; {needed} is missing")
+                raise self.fail(at, "a foreign key needs columns, references and referenced_columns; "
+                                f"{needed} is missing")
         fk = ForeignKey(columns=self.names(at, body["columns"]),
                         references=self.string(at, body["references"]),
                         referenced_columns=self.names(at, body["referenced_columns"]))

@@ -60,7 +60,7 @@ def _parquet_columns(table: TableDef, path: Path) -> tuple[ColumnInfo, ...]:
 
     try:
         dataset = ds.dataset(str(path), format="parquet")
-        dataset.schema   # read now: a file that is not Parquet fails here, named
+        _ = dataset.schema   # read now: a file that is not Parquet fails here, named
     except (pa.ArrowException, OSError) as exc:
         raise CboError(f"table '{table.qualified_name}': {path} is not readable as Parquet "
                        f"({str(exc).strip().splitlines()[0][:200]})") from None

@@ -14,10 +14,11 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from cbo.catalog_types import Catalog, TableDef
 from cbo.connectors import NotSupported, connector_of

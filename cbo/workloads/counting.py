@@ -29,7 +29,9 @@ def count(connection: duckdb.DuckDBPyConnection, sql: str, seconds: float) -> in
     timer = threading.Timer(seconds, connection.interrupt)
     timer.start()
     try:
-        (value,) = connection.execute(f"select count(*) from ({sql}) as counted").fetchone()  # type: ignore[misc]
+        row = connection.execute(f"select count(*) from ({sql}) as counted").fetchone()
+        assert row is not None   # (a count has one row)
+        (value,) = row
     except duckdb.InterruptException:
         raise TimedOut(sql) from None
     finally:

@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING
 
 import duckdb
 import tomli_w
 
 from cbo.catalog_types import ForeignKey, TableKeys
-from cbo.errors import CboError
 from cbo.connectors.postgres.loader import load_parquet_schema
+from cbo.errors import CboError
+
+if TYPE_CHECKING:
+    from cbo.connectors.postgres.server import ServerInfo
 
 TABLES = ("users", "posts", "badges", "postLinks", "tags")
 SCHEMA = "stats_data"
@@ -44,7 +48,8 @@ def source_directory() -> Path:
     return SHIPPED
 
 
-def prepare(out: Path, postgres_info=None, progress: Callable[[str], None] = lambda _: None) -> dict[str, Path]:  # type: ignore[no-untyped-def]
+def prepare(out: Path, postgres_info: ServerInfo | None = None,
+            progress: Callable[[str], None] = lambda _: None) -> dict[str, Path]:
     """Parquet copies in ``out``, PostgreSQL loaded when ``postgres_info`` (a local ServerInfo) is given."""
     source = source_directory()
     suffix = "parquet" if all((source / f"{t}.parquet").exists() for t in TABLES) else "csv"

@@ -78,7 +78,7 @@ def generate(parquet_dir: Path, count: int = 200, seed: int = SEED, time_limit: 
     return queries
 
 
-def _query(rng: random.Random, size: int, values: dict[str, dict[str, list]]) -> str:  # type: ignore[type-arg]
+def _query(rng: random.Random, size: int, values: dict[str, dict[str, list]]) -> str:
     tables = _connected_tables(rng, size)
     predicates = []
     for pair, choices in EDGES.items():
@@ -107,11 +107,11 @@ def _connected_tables(rng: random.Random, size: int) -> list[str]:
     return chosen
 
 
-def _filter(rng: random.Random, table: str, column: str, kind: str, pool: list) -> str:  # type: ignore[type-arg]
+def _filter(rng: random.Random, table: str, column: str, kind: str, pool: list) -> str:
     return filter_on(rng, f'{ALIASES[table]}."{column}"', kind, pool)
 
 
-def filter_on(rng: random.Random, ref: str, kind: str, pool: list) -> str:  # type: ignore[type-arg]
+def filter_on(rng: random.Random, ref: str, kind: str, pool: list) -> str:
     """A filter on ``ref`` with constants drawn from the column's values ``pool``: equality on
     small domains (``kind`` "eq"), else a one-sided range or a BETWEEN (both workloads)."""
     if kind == "eq":
@@ -123,7 +123,7 @@ def filter_on(rng: random.Random, ref: str, kind: str, pool: list) -> str:  # ty
     return f"{ref} {shape} {literal(rng.choice(pool))}"
 
 
-def literal(value) -> str:  # type: ignore[no-untyped-def]
+def literal(value) -> str:
     if isinstance(value, dt.datetime):
         return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
     if isinstance(value, dt.date):

@@ -103,7 +103,7 @@ def generate(parquet_dir: Path, count: int = 200, seed: int = SEED, time_limit: 
     return queries
 
 
-def _query(rng: random.Random, template: Template, values: dict[str, dict[str, list]],  # type: ignore[type-arg]
+def _query(rng: random.Random, template: Template, values: dict[str, dict[str, list]],
            user_value: Callable[[str], object]) -> str:
     aliases, conditions = template
     predicates = [rng.choice(choices) for choices in conditions]

@@ -27,16 +27,20 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import tomli_w
 
-from cbo.errors import CboError, SetupError
-from cbo.paths import scale_factor_identifier
 from cbo.catalog_types import ForeignKey, TableKeys
 from cbo.connectors.postgres.loader import load_parquet_schema
+from cbo.errors import CboError, SetupError
+from cbo.paths import scale_factor_identifier
 from cbo.workloads.tpch import PostgresTarget
+
+if TYPE_CHECKING:
+    import psycopg
 
 FACT_TABLES = ("store_sales", "store_returns", "catalog_sales", "catalog_returns", "web_sales", "web_returns",
                "inventory")
@@ -225,7 +229,8 @@ def postgres_schema(sf: float) -> str:
     return "tpcds_" + scale_factor_identifier(sf).removeprefix("tpch_")
 
 
-def load_postgres(dataset: Dataset, conn, progress: Callable[[str], None] = lambda _: None) -> bool:  # type: ignore[no-untyped-def]
+def load_postgres(dataset: Dataset, conn: psycopg.Connection,
+                  progress: Callable[[str], None] = lambda _: None) -> bool:
     """Load every table with primary and foreign keys, then ANALYZE; False if already there."""
     manifest = {"dataset": dataset.manifest, "loader": "cbo/1"}
     return load_parquet_schema(conn, postgres_schema(dataset.sf), dataset.tables, KEYS, manifest, progress)

@@ -20,18 +20,22 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import tomli_w
 
 from cbo.catalog_types import ForeignKey, TableKeys
-from cbo.errors import CboError, SetupError
 from cbo.connectors.postgres.loader import load_parquet_schema
+from cbo.errors import CboError, SetupError
 from cbo.paths import scale_factor_identifier
+
+if TYPE_CHECKING:
+    import pymysql
 
 TABLES = ("region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem")
 FEDERATED_IN_POSTGRES = ("customer", "orders", "nation", "region")
@@ -165,7 +169,8 @@ def mariadb_database(sf: float) -> str:
     return scale_factor_identifier(sf)
 
 
-def load_mariadb(dataset: Dataset, conn, progress: Callable[[str], None] = lambda _: None) -> bool:  # type: ignore[no-untyped-def]
+def load_mariadb(dataset: Dataset, conn: pymysql.Connection,
+                 progress: Callable[[str], None] = lambda _: None) -> bool:
     """Load the federated3 MariaDB tables with their keys; False if already there."""
     from cbo.connectors.mariadb.loader import load_parquet_database
 

@@ -1,10 +1,14 @@
-"""Plans drawn from the memo (``Planner.draw``, the plan-space benchmark's draws): complete,
+"""The plan space of a memo (``cbo.memo.space``): counted exactly (checked against enumerating
+every plan), numbered (unranking inverts ranking), drawn uniformly, listed cheapest first (the
+first is the chosen plan); plans drawn from it (the plan-space benchmark's draws) complete,
 costed by the same model as the chosen plan, never cheaper than it, and answering as it does;
 and the benchmark's rank statistics."""
 
 from __future__ import annotations
 
+import itertools
 import random
+from collections import Counter
 
 import pytest
 
@@ -13,6 +17,7 @@ from benchmarks.plan_space.stats import median, ranks, spearman
 from cbo.engines.duckdb_engine import DuckDBEngine
 from cbo.errors import CboError
 from cbo.estimate import Estimator
+from cbo.physical.properties import ANY
 from cbo.planner import PlannedQuery, Planner
 from cbo.sources.catalog import load_catalog
 from cbo.sqlgen import to_sql
@@ -47,8 +52,77 @@ def test_a_plan_without_a_memo_cannot_be_drawn_from(setup):
     planner, _ = setup
     planned = planner.plan("select 1")
     bare = PlannedQuery(planned.sql, planned.bound, planned.plan, planned.names)
-    with pytest.raises(CboError, match="no memo to draw from"):
+    with pytest.raises(CboError, match="no plan space"):
         planner.draw(bare, random.Random(1))
+
+
+def _every_plan(space, group, required, known=None):  # type: ignore[no-untyped-def]
+    """Every plan of the space, enumerated (the yardstick of the counts): each option over every
+    combination of its inputs' plans, each input's plans listed once."""
+    from cbo.memo.space import Choice
+
+    known = {} if known is None else known
+    key = (group.id, required)
+    if key not in known:
+        found = []
+        for option in space.options(group, required):
+            below = [[c for c in _every_plan(space, child, need, known) if c.delivered == d]
+                     for child, need, d in option.inputs]
+            for combination in itertools.product(*below):
+                found.append(Choice(option, tuple(combination)))
+        known[key] = found
+    return known[key]
+
+
+@pytest.mark.parametrize("name", ["q03", "q10"])
+def test_counting_ranking_and_the_cheapest_agree_with_enumerating_every_plan(setup, name):
+    planner, _ = setup
+    planned = planner.plan(select([name])[0].sql)
+    space = planned.optimized.space
+    every = _every_plan(space, space.root, ANY)
+    count = planner.plan_count(planned)
+    assert count == len(every) > 1
+    # numbers are the enumeration's order, and unranking inverts ranking
+    assert [space.rank(c) for c in every] == list(range(count))
+    for number in range(count):
+        assert space.rank(space.unrank(number)) == number
+    assert [_signature(space.unrank(n)) for n in range(count)] == [_signature(c) for c in every]
+    # the k cheapest are the cheapest of all, and the first is the search's own plan
+    by_cost = sorted(every, key=lambda c: c.cost)
+    cheapest = planner.cheapest_plans(planned, 5)
+    assert [p.optimized.cost for p in cheapest] == pytest.approx([c.cost for c in by_cost[:5]], rel=1e-12)
+    assert cheapest[0].optimized.cost == pytest.approx(planned.optimized.cost, rel=1e-12)
+    assert cheapest[0].number == planner.plan_rank(planned)
+    # a plan's physical tree costs what its choice costs
+    for plan in cheapest:
+        projection = planned.physical.total - planned.optimized.cost   # the output-order projection's
+        assert plan.physical.total == pytest.approx(plan.optimized.cost + projection, rel=1e-9)
+    with pytest.raises(CboError, match=f"the memo holds {count:,} plans"):
+        planner.plan_number(planned, count)
+
+
+def _signature(choice):  # type: ignore[no-untyped-def]
+    return (id(choice.option), tuple(_signature(c) for c in choice.children))
+
+
+def test_draws_are_uniform_over_the_plans(setup):
+    # q03's space is small enough to draw each plan many times: the counts per plan pass a
+    # chi-squared test of uniformity (a draw per group, as before, fails it by far)
+    planner, _ = setup
+    planned = planner.plan(select(["q03"])[0].sql)
+    count = planner.plan_count(planned)
+    rng = random.Random(11)
+    draws = 40 * count
+    seen = Counter(planned.optimized.space.sample(rng)[0] for _ in range(draws))
+    expected = draws / count
+    chi2 = sum((seen.get(n, 0) - expected) ** 2 / expected for n in range(count))
+    # the 99.9th percentile of chi-squared with count - 1 degrees of freedom, by Wilson-Hilferty
+    dof = count - 1
+    limit = dof * (1 - 2 / (9 * dof) + 3.09 * (2 / (9 * dof)) ** 0.5) ** 3
+    assert chi2 < limit, (chi2, limit)
+    drawn = planner.draw(planned, random.Random(2))
+    assert drawn.number is not None
+    assert planner.plan_number(planned, drawn.number).physical.text() == drawn.physical.text()
 
 
 def test_rank_statistics():

@@ -26,6 +26,7 @@ if __name__ == "__main__" and sys.path and sys.path[0].endswith("workload"):
 
 import datetime as dt  # noqa: E402
 import decimal  # noqa: E402
+import enum  # noqa: E402
 import json  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
@@ -44,6 +45,16 @@ def _value(value: Any) -> Any:
     return value
 
 
+def _plain(value: Any) -> Any:
+    """A setting as JSON holds it (written here, not imported: the checkout under test may predate
+    ``cbo.settings.settings_record``)."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (frozenset, set)):
+        return sorted((_plain(v) for v in value), key=str)
+    return value
+
+
 class Worker:
     def __init__(self) -> None:
         self.sessions: dict[str, Any] = {}
@@ -58,8 +69,7 @@ class Worker:
         described = {}
         for label, session in self.sessions.items():
             settings = session.planner.settings
-            described[label] = {"settings": {k: sorted(v) if isinstance(v, frozenset) else v
-                                             for k, v in vars(settings).items()}}
+            described[label] = {"settings": {k: _plain(v) for k, v in vars(settings).items()}}
         # the package imported (the checkout under test): the parent of this module's package
         return {"configurations": described, "cbo": getattr(sys.modules["cbo"], "__file__", None)}
 

@@ -29,9 +29,9 @@ from cbo.app.workload import manifest as manifests
 from cbo.app.workload import registry
 from cbo.app.workload.configs import Config, Kind
 from cbo.app.workload.engines import Engines, Reference
+from cbo.app.workload.registry import resolve
 from cbo.app.workload.results import ResultFolder, read_records
 from cbo.app.workload.timing import Failure, ParseFailure, TimingRules, fail, first_line, measure, new_record
-from cbo.app.workload.registry import resolve
 from cbo.app.workload.workloads import Workload, WorkloadOptions, WorkloadQuery
 from cbo.errors import CboError
 from cbo.sources.catalog import Catalog, load_catalog

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -28,6 +27,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cbo.settings import settings_record
 from cbo.sources.catalog import Catalog
 
 if TYPE_CHECKING:
@@ -204,9 +204,7 @@ def cbo_configuration(session: Session) -> dict[str, Any]:
     """A cbo session's optimizer settings (all of them) and its cost profile."""
     from cbo.cost.cluster import describe_profile
 
-    # (a set of enum members, e.g. spark_adaptive's features, as their values)
-    settings = {k: sorted(getattr(x, "value", x) for x in v) if isinstance(v, frozenset) else v
-                for k, v in dataclasses.asdict(session.planner.settings).items()}
+    settings = settings_record(session.planner.settings)
     profile = session.planner.profile()
     constants = dict(sorted(profile.constants.items()))
     digest = hashlib.sha256(json.dumps(constants, sort_keys=True).encode()).hexdigest()[:16]

@@ -24,11 +24,14 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cbo.connectors.mariadb.client import Connection, identifier
 from stats.model import Bucket, ColumnStats, TableStats, now_utc
 from stats.sample import SAMPLE_SIZE, SEED, RowSample, choose_rows
+
+if TYPE_CHECKING:
+    pass
 
 HISTOGRAM_BUCKETS = 254  # JSON_HB takes at most 255
 

@@ -6,15 +6,15 @@ the physical alternatives that could run it. Every rule is a small class whose d
 states its pattern, the equivalence it relies on and when that holds; ``RuleSet`` lists them
 by name and enables or disables them.
 
-Connectors add their own rules per source type (seed 004: a connector rewrites the largest
-subplan it owns): ``register_connector_rules("jdbc", MyRule())`` makes the rule part of every
+Connectors add their own rules per source type (as in Presto's federation planner, a connector
+rewrites the largest subplan it owns): ``register_connector_rules("jdbc", MyRule())`` makes the rule part of every
 rule set built for a catalog that has a source of that type.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 from cbo.errors import CboError
 from cbo.ir.operators import Plan
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
 
 class Rule:
-    name: ClassVar[str]
-    kind: ClassVar[str]  # "transformation" | "implementation"
+    name: str   # a class attribute, but ImplementRule names each instance by its operator
+    kind: ClassVar[Literal["transformation", "implementation"]]
 
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
         return True
@@ -195,12 +195,12 @@ class RuleSet:
                 for r in self._rules.values()]
 
     def transformations(self) -> list[TransformationRule]:
-        return [r for r in self._rules.values()  # type: ignore[misc]
-                if r.kind == "transformation" and r.name not in self.disabled]
+        return [r for r in self._rules.values()
+                if isinstance(r, TransformationRule) and r.name not in self.disabled]
 
     def implementations(self) -> list[ImplementationRule]:
-        return [r for r in self._rules.values()  # type: ignore[misc]
-                if r.kind == "implementation" and r.name not in self.disabled]
+        return [r for r in self._rules.values()
+                if isinstance(r, ImplementationRule) and r.name not in self.disabled]
 
     def implementation_only(self) -> RuleSet:
         """The same rules with every transformation disabled: a search that only implements

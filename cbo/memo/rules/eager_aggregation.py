@@ -45,13 +45,13 @@ grouped on ``G_S ∪ K_S`` or finer (its group holds such an aggregation: nothin
 the rule would otherwise apply to its own result again).
 
 The byte-reduction threshold (``push_aggregation_below_join_byte_reduction_threshold``, as for
-3.2): the partial aggregation enters the memo only when the join is not byte-reducing, i.e. its
-estimated output bytes times the threshold exceed the bytes of ``S``, the input the aggregation
-is pushed onto (0 never pushes, infinity always does). The decision is noted at the
-aggregation's group where it pushes, and for the join as written. Cost then picks between the
-aggregation above the join and the one below: a revenue per customer over lineitem ⋈ orders,
-say, summed per ``o_custkey`` before customer and nation join it, instead of grouping the join's
-rows by seven customer columns, two of them long strings.
+the DISTINCT below a semi join's inner join): the partial aggregation enters the memo only when
+the join is not byte-reducing, i.e. its estimated output bytes times the threshold exceed the
+bytes of ``S``, the input the aggregation is pushed onto (0 never pushes, infinity always does).
+The decision is noted at the aggregation's group where it pushes, and for the join as written.
+Cost then picks between the aggregation above the join and the one below: a revenue per customer
+over lineitem ⋈ orders, say, summed per ``o_custkey`` before customer and nation join it,
+instead of grouping the join's rows by seven customer columns, two of them long strings.
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from cbo.ir.expressions import AggregateCall, Column, ColumnRef, Expr, columns_of
+from cbo.ir.kinds import AggregateName
 from cbo.ir.moments import split
 from cbo.ir.operators import Aggregate, Join, Plan, Project
 from cbo.memo.memo import Group, group_of
@@ -72,7 +73,8 @@ if TYPE_CHECKING:
     from cbo.memo.context import SearchContext
 
 # partial function -> the function combining partial results
-COMBINE = {"sum": "sum", "count": "sum", "count_star": "sum", "min": "min", "max": "max"}
+COMBINE: dict[AggregateName, AggregateName] = {"sum": "sum", "count": "sum", "count_star": "sum", "min": "min",
+                                               "max": "max"}
 
 _INNER = Pattern(Join, where=Joins(frozenset({"inner"}), conditioned=True))
 
@@ -124,16 +126,17 @@ class _Reading:
     def __init__(self, aggregate: Aggregate, assignments: tuple[tuple[Column, Expr], ...] | None):
         self.group_by, self.aggregates, self.assignments = aggregate.group_by, aggregate.aggregates, assignments
         computed: dict[Column, Expr] = dict(assignments) if assignments is not None else {}
-        calls: list[tuple[Column, AggregateCall, frozenset[Column]]] | None = []
+        calls: list[tuple[Column, AggregateCall, frozenset[Column]]] = []
         for column, call in aggregate.aggregates:
             if (call.name not in COMBINE and split(call) is None) or \
                     (call.distinct and call.name not in ("min", "max")):
-                calls = None
+                self.calls = None
                 break
             args = tuple(_through(a, computed) for a in call.args)
             read: frozenset[Column] = frozenset().union(*[columns_of(a) for a in args])
-            calls.append((column, AggregateCall(call.name, args, call.distinct, call.type), read))   # type: ignore[union-attr]
-        self.calls = calls
+            calls.append((column, AggregateCall(call.name, args, call.distinct, call.type), read))
+        else:
+            self.calls = calls
         self.grouping: list[tuple[Column, Expr, frozenset[Column]]] = []
         for g in aggregate.group_by:
             e = computed[g] if assignments is not None else ColumnRef(g)
@@ -153,7 +156,7 @@ def _push(aggregate: Aggregate, reading: _Reading, join: Join, condition_reads: 
             return None
         calls.append((column, call))
     if not calls:
-        return None   # a DISTINCT: 3.2 and table pushdown place those
+        return None   # a DISTINCT: the DISTINCT-below rewrite and table pushdown place those
     computed: dict[Column, Expr] = {}   # the grouping columns' expressions over the join's columns
     grouped_here, grouped_there = [], []
     for g, e, grouping in reading.grouping:
@@ -209,7 +212,8 @@ def _push(aggregate: Aggregate, reading: _Reading, join: Join, condition_reads: 
     finished: list[tuple[Column, Expr]] = []   # the moments, computed above the combining aggregation
     by_partial = dict(partials)
     for column, call, made_here in pieces:
-        if len(made_here) == 1 and split(call) is None:
+        moment = split(call)
+        if len(made_here) == 1 and moment is None:
             finals.append((column, AggregateCall(COMBINE[call.name], (ColumnRef(made_here[0]),), False, call.type)))
             continue
         combined = []
@@ -218,7 +222,8 @@ def _push(aggregate: Aggregate, reading: _Reading, join: Join, condition_reads: 
                                                           by_partial[partial].type), "combined")
             finals.append((total, AggregateCall("sum", (ColumnRef(partial),), False, total.type)))
             combined.append(ColumnRef(total))
-        finished.append((column, split(call).finish(tuple(combined))))   # type: ignore[union-attr]
+        assert moment is not None   # (only a second moment is combined from several partials)
+        finished.append((column, moment.finish(tuple(combined))))
     combining = Aggregate(top, aggregate.group_by, tuple(finals))
     if not finished:
         return combining

@@ -1,9 +1,10 @@
 """ForcedExistentialForm: the filter that makes ``existential_form`` force one form of a semi join.
 
 With ``existential_form = DISTINCT_ABOVE`` (or ``DISTINCT_BELOW``), a group holding a semi join
-that the forced rewrite (seed 003's 3.1, ``SemiJoinToInnerDistinctAbove``, or 3.2,
-``SemiJoinToInnerDistinctBelow``) rewrote runs the rewritten form only: the semi join itself and
-the other rewrite's expressions get no physical alternative there. Where the forced rewrite
+that the forced rewrite (the inner join under a DISTINCT, ``SemiJoinToInnerDistinctAbove``, or
+over a DISTINCT of the filtering side, ``SemiJoinToInnerDistinctBelow``) rewrote runs the
+rewritten form only: the semi join itself and the other rewrite's expressions get no physical
+alternative there. Where the forced rewrite
 does not apply (no equality to key the DISTINCT on), the group keeps its other forms. It
 changes no equivalence: it only narrows which equivalent expressions may run.
 """

@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 from cbo.ir import types as T
 from cbo.ir.expressions import AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm
+from cbo.ir.kinds import AggregateName
 from cbo.ir.moments import split
 from cbo.ir.operators import Aggregate, GroupingSets, Plan, Project
 from cbo.memo.memo import Group, group_of
@@ -65,7 +66,8 @@ if TYPE_CHECKING:
     from cbo.memo.memo import Deferred
 
 # partial function -> the function combining partial results
-COMBINE = {"sum": "sum", "count": "sum", "count_star": "sum", "min": "min", "max": "max", "any_value": "any_value"}
+COMBINE: dict[AggregateName, AggregateName] = {"sum": "sum", "count": "sum", "count_star": "sum", "min": "min",
+                                               "max": "max", "any_value": "any_value"}
 DECOMPOSABLE = frozenset(COMBINE) | {"avg"}
 _STATE = "PartialAggregateBelowGroupingSets"
 

@@ -48,9 +48,9 @@ _ANY_INPUTS = {arity: (ANY,) * arity for arity in range(4)}
 # left side of a join only for inner and right outer joins (``JoinSelectionHelper``:
 # ``canBuildBroadcastLeft`` and ``canBuildShuffledHashJoinLeft``), never for a LEFT SEMI or LEFT
 # ANTI join, and has no right semi join; so no semi join building its outer (left) side is
-# costed, since Spark could not run it. A small outer side of a semi join is hashed through seed
-# 003's 3.1 and 3.2 rewrites (``semijoin_distinct_above``, ``semijoin_distinct_below``), whose
-# inner join builds either side.
+# costed, since Spark could not run it. A small outer side of a semi join is hashed through the
+# rewrites to an inner join with a DISTINCT above or below (``semijoin_distinct_above``,
+# ``semijoin_distinct_below``), whose inner join builds either side.
 BUILD_RIGHT_KINDS = ("inner", "left", "semi", "anti", "mark")
 _SHUFFLED_HASH_KINDS = BUILD_RIGHT_KINDS + ("full",)   # Spark builds right for full joins too
 
@@ -189,7 +189,7 @@ class ImplementOperator(ImplementationRule):
     def __init__(self, operator: type, algorithm: Algorithm):
         self.operator = operator
         self.algorithm = algorithm
-        self.name = f"Implement{operator.__name__}"  # type: ignore[misc]
+        self.name = f"Implement{operator.__name__}"
 
     @property
     def summary(self) -> str:

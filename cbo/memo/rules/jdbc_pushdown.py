@@ -1,4 +1,4 @@
-"""JDBC pushdown as memo alternatives (seeds 000 and 004): a subplan of one source as one query.
+"""JDBC pushdown as memo alternatives (connector-owned subplans): a subplan of one source as one query.
 
 ``PushSubplanToPostgres``, ``PushSubplanToMariaDB`` and ``PushSubplanToSQLite`` are connector
 rules (``register_connector_rules("jdbc", ...)``), one per connector that pushes work
@@ -232,11 +232,7 @@ class PushSubplanToSource(ImplementationRule):
             yield found
 
     def _state(self, context: SearchContext) -> PushdownState:
-        key = ("jdbc_pushdown", self.dialect)
-        state = context.rule_state.get(key)
-        if state is None:
-            state = context.rule_state[key] = PushdownState()
-        return state  # type: ignore[return-value]
+        return context.state(("jdbc_pushdown", self.dialect), PushdownState)
 
     def _alternative(self, group: Group, context: Any, state: PushdownState) -> PhysicalExpr | None:
         pushable = self.pushable(group, context, state)
@@ -343,8 +339,8 @@ def _sharing(pushable: Pushable) -> tuple[float, float, frozenset[Hashable]]:
     """The pushed query's work (rows, aggregated) and the repeated joins it computes once.
 
     A query with a CTE runs in PostgreSQL without parallel workers outside the CTE (a CTE scan
-    is parallel-restricted): TPC-H Q11's repeated supplier-nation join (400 rows) shared took
-    0.54 s instead of 0.22 s, the partsupp scans around it serial. A repeated join is shared
+    is parallel-restricted): sharing a small repeated join (TPC-H's important-stock query, whose
+    supplier-nation join appears twice) made the query slower, the scans around it serial. A repeated join is shared
     only where the work it saves is at least the rest of the query's (Q17: the lineitem-part
     join is nearly all of it); otherwise it is computed at each occurrence and charged so."""
     rows, aggregated = pushable.rows, pushable.aggregated

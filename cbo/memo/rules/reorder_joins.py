@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
 from cbo.ir.expressions import Column, Expr, conjunction
+from cbo.ir.kinds import JoinKind
 from cbo.ir.operators import Filter, Join, Plan, enumerated_join
 from cbo.joinorder.dphyp import DPhyp
 from cbo.joinorder.graph import MOVABLE_KINDS, JoinGraph
@@ -128,21 +129,21 @@ class RegionBuilder:
 
     # -- making the joins of deferred pairs (``cbo.memo.memo.JoinSource``) --
 
-    def make_join(self, kind: str, left: int, right: int,
+    def make_join(self, kind: JoinKind, left: int, right: int,
                   parts: tuple[Expr, tuple[tuple[Column, Column], ...]] | None = None) -> Join:
         """The join, from its ``join_parts`` when already known (most are asked for first)."""
         condition, keys = parts or self.graph.condition_and_keys(left, right, kind)
         # (keys known from the graph: the search would read them from the condition)
         return enumerated_join(kind, self.sets[left].ref, self.sets[right].ref, condition, keys)
 
-    def join_parts(self, kind: str, left: int, right: int) -> tuple[Expr, tuple[tuple[Column, Column], ...]]:
+    def join_parts(self, kind: JoinKind, left: int, right: int) -> tuple[Expr, tuple[tuple[Column, Column], ...]]:
         """An inner join's condition and equi-join keys (the keys are what the search asks of
         deferred joins the most)."""
         condition, keys = self.graph.condition_and_keys(left, right, kind)
         assert keys is not None, "a deferred join is an inner join"
         return condition, keys
 
-    def has_condition(self, kind: str, left: int, right: int) -> bool:
+    def has_condition(self, kind: JoinKind, left: int, right: int) -> bool:
         """Whether the join has a condition (what patterns of conditioned joins ask first)."""
         return self.graph.has_condition(left, right)
 
@@ -158,6 +159,7 @@ class RegionBuilder:
             # The first pair of a set is made at once: it makes the group, whose logical
             # properties are read from it; non-inner joins (few) are made at once too.
             # (a region of inner joins only, the common case, asks no edge)
+            kind: JoinKind
             if not self.graph.non_inner:
                 left, right, kind = a, b, "inner"
             else:

@@ -41,8 +41,8 @@ reduces rows) is the cost model's call; the semi join stays as an alternative.
 The row-id reorder limitation: without a key, the numbering projection sits over all of ``A``.
 When ``A`` is one table (or any single relation) this costs nothing: the projection is a leaf
 of the early-out join's region. ``ReorderJoins`` also moves semi joins, so a semi join whose
-condition reads one table of a region is placed on that table alone too, and 3.1 of that
-placement numbers the table and reorders with the rest (``tests/testdata/rules/
+condition reads one table of a region is placed on that table alone too, and this rewrite of
+that placement numbers the table and reorders with the rest (``tests/testdata/rules/
 semijoin_distinct_above.test``). But when ``p`` reads two or more tables of ``A`` (``EXISTS
 (... WHERE o.x = c.x AND o.y > n.y)`` over ``c JOIN n``), ``A`` is their join, the projection
 numbers its rows, and ``B`` meets only the finished ``A``: the region below the projection is

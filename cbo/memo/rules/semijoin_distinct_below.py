@@ -19,7 +19,7 @@ nothing) and is the same on every pair a row of ``A`` is in. NULLs: ``a = b`` is
 a NULL, before or after the DISTINCT (which keeps one NULL group, that matches nothing);
 ``a IS NOT DISTINCT FROM b`` matches a NULL ``a`` with that one NULL group, once.
 
-Refused (the semi join stays, and rule 3.1 may still apply):
+Refused (the semi join stays, and the DISTINCT above the join may still apply):
 
 * a conjunct that reads both sides and is not a plain column equality: ``a < b``, ``a <> b``,
   ``a = b + 1``, ``a = b OR ...``; the DISTINCT would have to keep
@@ -32,9 +32,10 @@ needed: the result is the inner join alone, projected.
 The byte-reduction threshold (``push_aggregation_below_join_byte_reduction_threshold``, as in
 Presto's ``TransformDistinctInnerJoinToRightEarlyOutJoin``): the inner join ``A ⋈ B`` is
 *byte-reducing* when its estimated output bytes are at most threshold × the bytes of ``B``, its
-probe side in the seed's plan (the filtering side, the input the DISTINCT would be pushed
-onto). Then the DISTINCT stays above the join (3.1) and this rewrite does not enter the memo;
-otherwise it does, and cost picks among 3.1, 3.2 and the semi join. A larger threshold counts
+probe side in Presto's plan (the filtering side, the input the DISTINCT would be pushed
+onto). Then the DISTINCT stays above the join (``SemiJoinToInnerDistinctAbove``) and this
+rewrite does not enter the memo; otherwise it does, and cost picks among the DISTINCT above, the
+DISTINCT below and the semi join. A larger threshold counts
 more joins as reducing, so it pushes less: 0 pushes below every join that outputs any byte, an
 infinite threshold never pushes. The decision, with the estimated ratio, is noted at the semi
 join's group (``cbo explain``, ``cbo explain --memo``). Enabled by
@@ -130,7 +131,7 @@ def _pushes(join: Join, group: Group, context: SearchContext) -> bool:
     # Byte-reducing: the join's output is at most the probe side's bytes divided by the
     # threshold. So 0 never pushes (every join counts as reducing), a very large value always
     # pushes, and at the default 1.0 the aggregation goes below a join that outputs more bytes
-    # than its probe side reads (the seed's "the join does not reduce cardinality").
+    # than its probe side reads (Presto's design: "the join does not reduce cardinality").
     # An infinite threshold always pushes, even over an empty join (inf × 0 is not a number).
     reducing = not math.isinf(threshold) and threshold * output_bytes <= probe_bytes
     decision = "byte-reducing, not pushed" if reducing else "not byte-reducing, pushed"

@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 def extract(out: Path) -> int:
     """Inside the side environment: write every query the extension holds; return how many."""
     import duckdb
-    import duckdb_ext  # type: ignore[import-not-found]  # the extension package's namespace
+    import duckdb_ext  # the extension package's namespace
 
     found = [p for root in duckdb_ext.__path__ for p in Path(root).glob("extensions/v1.4.4/*/tpcds.duckdb_extension")]
     if not found:
