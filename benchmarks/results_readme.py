@@ -12,7 +12,7 @@ two markers naming what draws it and from which files (a glob, relative to the r
 Kinds: ``files`` (every saved JSON: what it is and when it was measured), ``native``,
 ``stats-collection``, ``cardinality``, ``join-enumeration``, ``tpch-run``, ``calibration``,
 ``existential``, ``tpch-scale``, ``equivalence``, ``plan-space``, ``build-overhead``,
-``spark-adaptive``. A new result
+``spark-adaptive``, ``perror``. A new result
 gets a table by adding a marker (and, for a new kind of JSON, a function in ``KINDS``); a marker
 names a file that exists. ``--readme`` and ``--results`` point at another page and results folder.
 """
@@ -325,13 +325,41 @@ def sqllogictest_table(paths: list[Path]) -> str:
     return "\n".join(lines + [""] + notes)
 
 
+def perror_table(paths: list[Path]) -> str:
+    """P-error per query and system (``benchmarks.cardinality.perror``), with cbo's q-errors and
+    the measured runtime ratio cbo / cbo-oracle where the run had one; then a summary row."""
+    parts = []
+    for path in paths:
+        body = _load(path)
+        systems = body["systems"]
+        header = ["query", *systems, "q-error cbo root", "q-error cbo max", "runtime cbo / cbo-oracle"]
+        lines = [f"TPC-H SF {body['sf']:g} (`{path.name}`; distortions: median over seeds "
+                 f"{', '.join(map(str, body['seeds']))}):", "", "| " + " | ".join(header) + " |",
+                 "|" + "---|" * len(header)]
+        for record in body["records"]:
+            cells = [record["query"]]
+            cells += [f"{record[s]:.3f}" if record.get(s) is not None else "error" for s in systems]
+            runs = record.get("cbo_runs") or [{}]
+            cells.append(f"{record['cbo_root_q_error']:.2f}" if "cbo_root_q_error" in record else "")
+            cells.append(f"{runs[0]['q_error_max']:.1f}" if "q_error_max" in runs[0] else "")
+            ratio = record.get("runtime_cbo_over_oracle")
+            cells.append(f"{ratio:.3f}" if ratio is not None else "")
+            lines.append("| " + " | ".join(cells) + " |")
+        summary = body["summary"]
+        cells = ["geomean (queries > 1.01)"]
+        cells += [f"{summary[s]['geomean']:.3f} ({summary[s]['above_1_01']})" if summary.get(s) else "" for s in systems]
+        lines.append("| " + " | ".join(cells + ["", "", ""]) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
 KINDS: dict[str, Callable[[list[Path]], str]] = {
     "files": files_table, "native": native_table, "stats-collection": stats_collection_table,
     "cardinality": cardinality_table, "join-enumeration": join_enumeration_table, "tpch-run": tpch_run_table,
     "calibration": calibration_table, "existential": existential_table, "tpch-scale": tpch_scale_table,
     "equivalence": equivalence_table, "plan-space": plan_space_table, "build-overhead": build_overhead_table,
     "spark-adaptive": spark_adaptive_table,
-    "sqllogictest": sqllogictest_table,
+    "sqllogictest": sqllogictest_table, "perror": perror_table,
 }
 
 

@@ -56,6 +56,7 @@ def deep(function: Callable[..., T], *args: object, **kwargs: object) -> T:
     if getattr(_local, "deep", False):
         return function(*args, **kwargs)
     outcome: list[tuple[bool, Any]] = []
+    finished = threading.Event()
 
     def run() -> None:
         _local.deep = True
@@ -63,41 +64,64 @@ def deep(function: Callable[..., T], *args: object, **kwargs: object) -> T:
             outcome.append((True, function(*args, **kwargs)))
         except BaseException as exc:  # re-raised on the calling thread
             outcome.append((False, exc))
+        finally:
+            finished.set()
 
     global _running, _saved_limit
-    with _lock:
-        if _running == 0:
-            _saved_limit = sys.getrecursionlimit()
-            sys.setrecursionlimit(max(RECURSION_LIMIT, _saved_limit))
-        _running += 1
-        previous = threading.stack_size()
-        thread = threading.Thread(target=run, name="cbo-deep", daemon=True)
-        worker: threading.Thread | None = thread
-        try:
-            threading.stack_size(STACK_BYTES)
-            thread.start()
-        except (RuntimeError, ValueError, MemoryError):
-            worker = None    # no room for such a stack (ulimit -v): the caller's thread, as before
-        finally:
-            threading.stack_size(previous)
-    if worker is None:
-        with _lock:
-            _running -= 1
-            if _running == 0:
-                sys.setrecursionlimit(_saved_limit)
-        return function(*args, **kwargs)
+    thread = threading.Thread(target=run, name="cbo-deep", daemon=True)
+    entered = False
     try:
-        while worker.is_alive():
-            worker.join(0.2)   # a short wait keeps Ctrl-C working on the calling thread
-    finally:
         with _lock:
-            _running -= 1
             if _running == 0:
-                sys.setrecursionlimit(_saved_limit)
+                _saved_limit = sys.getrecursionlimit()
+                sys.setrecursionlimit(max(RECURSION_LIMIT, _saved_limit))
+            _running += 1
+            entered = True
+            previous = threading.stack_size()
+            try:
+                threading.stack_size(STACK_BYTES)
+                thread.start()
+            except (RuntimeError, ValueError, MemoryError):
+                pass   # no room for such a stack (ulimit -v): the caller's thread, as before
+            finally:
+                threading.stack_size(previous)
+        if thread.ident is None:
+            entered = False
+            _leave()
+            return function(*args, **kwargs)
+        while thread.is_alive():
+            thread.join(0.2)   # a short wait keeps Ctrl-C working on the calling thread
+    except KeyboardInterrupt:
+        if thread.ident is not None and not finished.is_set():
+            # Ctrl-C reaches only the main thread: pass it on, so the work stops at its next
+            # Python step instead of running on (in a notebook, holding a core) after we return.
+            _raise_in(thread, KeyboardInterrupt)
+            finished.wait(5)
+        raise
+    finally:
+        if entered:
+            _leave()
     ok, value = outcome[0]
     if ok:
         return cast(T, value)
     raise value
+
+
+def _leave() -> None:
+    global _running
+    with _lock:
+        _running -= 1
+        if _running == 0:
+            sys.setrecursionlimit(_saved_limit)
+
+
+def _raise_in(thread: threading.Thread, kind: type[BaseException]) -> None:
+    """Raise ``kind`` on ``thread`` when it next runs Python code (a wait inside C code, such
+    as a lock or an engine's query, is not cut short)."""
+    import ctypes
+
+    if thread.ident is not None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(kind))
 
 
 def on_deep_stack(function: Callable[..., T]) -> Callable[..., T]:

@@ -22,6 +22,7 @@ from cbo.connectors import connector_of
 from cbo.connectors.capabilities import with_overrides
 from cbo.cost.cluster import ClusterShape
 from cbo.errors import CboError
+from cbo.estimate.plugin import CardinalityEstimator
 from cbo.frontend.binder import Binder
 from cbo.frontend.hints import resolve as resolve_hints
 from cbo.frontend.parse import DEFAULT_DIALECT, parse
@@ -34,15 +35,19 @@ from cbo.normalize.ctes import with_producers
 from cbo.normalize.decorrelate import decorrelate
 from cbo.physical.plan import PhysicalPlan
 from cbo.physical.properties import ANY
-from cbo.settings import OptimizerSettings
+from cbo.settings import OptimizerSettings, parse_distortion
 from cbo.sources.schema import SchemaProvider
 
 if TYPE_CHECKING:
     from cbo.cost import CostProfile
+    from cbo.cost.plugin import CostFunction
     from cbo.estimate import Estimator
     from cbo.estimate.oracle import OracleEstimator
+    from cbo.estimate.plugin import Coverage, FileCardinalities, PluggedEstimator
     from cbo.estimate.relation import RelEstimate
+    from cbo.memo.rules.base import Rule
     from cbo.memo.space import Choice, PlanSpace
+    from cbo.perror import PError
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,15 @@ class PlannedQuery:
         """The shuffle partition count the plan was costed with (Spark runs with it)."""
         return self.optimized.partitions if self.optimized else None
 
+    @property
+    def coverage(self) -> Coverage | None:
+        """Who answered each sub-plan the search asked about, when a cardinality plug-in, a
+        file or a distortion was in front of cbo's estimator (``cbo.estimate.plugin``)."""
+        from cbo.estimate.plugin import PluggedContext
+
+        estimator = self.optimized.memo.estimator if self.optimized is not None else None
+        return estimator.coverage if isinstance(estimator, PluggedContext) else None
+
     def estimate(self, node: Plan, estimator: Estimator | OracleEstimator | None = None) -> RelEstimate:
         """The estimate of a node of the chosen plan: its memo group's, the one number per group
         that EXPLAIN, the plan files, the memo dump and the drawings all show. A node the search
@@ -100,17 +114,66 @@ EstimatorSource = Callable[[], 'Estimator']
 ClusterSource = Callable[[], "ClusterShape | None"]
 
 
+@dataclass(frozen=True)
+class RuleChanges:
+    """Transformation rules added to or removed from the search, for one planner (a session):
+    ``add`` holds rule objects (``cbo.memo.rules.base.TransformationRule``), applied after cbo's
+    own; ``remove`` names rules (``cbo rules`` lists them). A removed rule stays off whatever
+    ``disabled_rules`` says."""
+
+    add: tuple[Rule, ...] = ()
+    remove: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, value: RuleChanges | dict[str, object] | None) -> RuleChanges:
+        if value is None:
+            return cls()
+        if isinstance(value, RuleChanges):
+            return value
+        if isinstance(value, dict):
+            unknown = set(value) - {"add", "remove"}
+            if unknown:
+                raise CboError(f"rules= takes add and remove, not {', '.join(sorted(unknown))}")
+            add = value.get("add", ())
+            remove = value.get("remove", ())
+            adds = tuple(add) if isinstance(add, (list, tuple)) else ()
+            removes = frozenset([remove]) if isinstance(remove, str) else \
+                frozenset(remove) if isinstance(remove, (list, tuple, set, frozenset)) else frozenset()
+            return cls(adds, removes)
+        raise CboError(f"rules= takes RuleChanges(add=..., remove=...) or a dict of them, not {type(value).__name__}")
+
+
 class Planner:
     """``cluster`` says what the plans will run on (``cbo.cost.cluster``): a shape, or a callable
-    giving it when first needed (the session starts Spark for it), or None for local mode."""
+    giving it when first needed (the session starts Spark for it), or None for local mode.
+
+    The research plug-ins (``docs/guide/research.md``): ``estimator`` may be a cardinality
+    plug-in (``cbo.estimate.plugin.CardinalityEstimator``) instead of cbo's estimator;
+    ``cost_model`` a cost function (``cbo.cost.plugin.CostFunction``); ``rules`` transformation
+    rules to add or remove (``RuleChanges``). With a plug-in, ``statistics`` is cbo's own
+    estimator (or a callable giving it), which answers what the plug-in leaves."""
 
     def __init__(self, catalog: Catalog, dialect: str = DEFAULT_DIALECT, schemas: SchemaProvider | None = None,
-                 estimator: Estimator | EstimatorSource | None = None, settings: OptimizerSettings | None = None,
-                 cluster: ClusterShape | ClusterSource | None = None):
+                 estimator: Estimator | EstimatorSource | CardinalityEstimator | None = None,
+                 settings: OptimizerSettings | None = None,
+                 cluster: ClusterShape | ClusterSource | None = None, cost_model: CostFunction | None = None,
+                 rules: RuleChanges | dict[str, object] | None = None,
+                 statistics: Estimator | EstimatorSource | None = None):
+        from cbo.estimate.plugin import CardinalityEstimator as Plugin
+
         self.catalog = catalog
         self.dialect = dialect
         self.schemas = schemas or SchemaProvider(catalog)
-        self._estimator = estimator
+        self.plugin: CardinalityEstimator | None = None
+        if estimator is not None and isinstance(estimator, Plugin):
+            self.plugin, estimator = estimator, None
+        self._estimator = estimator if estimator is not None else statistics
+        self.cost_function = cost_model
+        if cost_model is not None and not callable(cost_model):
+            raise CboError(f"cost_model= takes a cost function (cbo.cost.plugin.CostFunction), "
+                           f"not {type(cost_model).__name__}")
+        self.rule_changes = RuleChanges.of(rules)
+        self._files: dict[tuple[str, float], FileCardinalities] = {}
         self.settings = settings or OptimizerSettings()
         self._oracle: OracleEstimator | None = None
         self._upper: Estimator | None = None
@@ -215,7 +278,9 @@ class Planner:
 
     def optimizer(self) -> Optimizer:
         source_types = tuple(sorted({s.type for s in self.catalog.sources.values()}))
-        rules = default_rules(source_types, self.settings.rules_off)
+        rules = default_rules(source_types, self.settings.rules_off, self.rule_changes.add)
+        for name in sorted(self.rule_changes.remove):
+            rules.disable(name)
         profile = self.profile()
         settings = self.settings
         shape = self.cluster
@@ -237,9 +302,45 @@ class Planner:
             found = by_source.get(table.source)
             if found is not None:
                 sources[table.name] = sources[table.qualified_name] = found
-        estimator: Estimator | OracleEstimator = self.oracle() if self.settings.cardinalities == "oracle" else \
-            self.upper_estimator() if self.settings.cardinalities == "upper" else self.estimator
-        return Optimizer(estimator, settings, rules, profile, remote, remote_sources=sources)
+        return Optimizer(self.search_estimator(), settings, rules, profile, remote, remote_sources=sources,
+                         cost_function=self.cost_function)
+
+    def search_estimator(self, record: bool = False) -> Estimator | OracleEstimator | PluggedEstimator:
+        """What the search estimates with: cbo's estimator, the oracle or the pessimistic mode
+        (``cardinalities``), with the plug-in, the file (``cardinalities=file:PATH``) and the
+        distortion (``cardinality_distortion``) in front when there are any. ``record``: in front
+        anyway, to keep which sub-plans were asked (``Planner.subplans``)."""
+        from cbo.estimate.plugin import Distortion, PluggedEstimator
+
+        mode = self.settings.cardinalities
+        base: Estimator | OracleEstimator = self.oracle() if mode == "oracle" else \
+            self.upper_estimator() if mode == "upper" else self.estimator
+        plugin = self.plugin
+        path = self.settings.cardinality_file
+        if path is not None:
+            if plugin is not None:
+                raise CboError(f"cardinalities=file:{path} and a cardinality plug-in ({plugin.name}): give one of them")
+            plugin = self.cardinality_file(path)
+        text = self.settings.cardinality_distortion
+        distortion = Distortion(text, *parse_distortion(text)) if text else None
+        if plugin is None and distortion is None and not record:
+            return base
+        return PluggedEstimator(base, plugin, distortion)
+
+    def cardinality_file(self, path: str) -> FileCardinalities:
+        """The file's rows per key, read again when the file changes."""
+        from pathlib import Path
+
+        from cbo.estimate.plugin import FileCardinalities
+
+        try:
+            stamp = Path(path).expanduser().stat().st_mtime
+        except OSError:
+            stamp = -1.0
+        found = self._files.get((path, stamp))
+        if found is None:
+            found = self._files[(path, stamp)] = FileCardinalities.load(path)
+        return found
 
     def upper_estimator(self) -> Estimator:
         """The pessimistic estimator (``cardinalities=upper``): the same statistics, inner-join
@@ -264,6 +365,44 @@ class Planner:
 
             self._oracle = OracleEstimator(self.estimator, count)
         return self._oracle
+
+    def with_true_cardinalities(self) -> Planner:
+        """A planner like this one (catalog, statistics, profile, cluster, cost function, rules)
+        that plans with true cardinalities (``cardinalities=oracle``, sharing this planner's
+        counts) and no plug-in, file or distortion: the denominator of P-error."""
+        other = Planner(self.catalog, self.dialect, self.schemas, estimator=lambda: self.estimator,
+                        settings=self.settings.with_values({"cardinalities": "oracle", "cardinality_distortion": None}),
+                        cluster=lambda: self.cluster, cost_model=self.cost_function, rules=self.rule_changes)
+        other.use_oracle(self.oracle())
+        other.base_profile = self.base_profile
+        return other
+
+    def use_oracle(self, oracle: OracleEstimator) -> None:
+        """Count true rows with ``oracle`` (another planner's, over the same catalog): each
+        sub-plan is then counted once for both."""
+        self._oracle = oracle
+
+    def p_error(self, sql: str) -> PError:
+        """``sql``'s P-error (``cbo.perror``): its plan with this planner's estimates against
+        its plan with true cardinalities, both costed with true rows."""
+        from cbo.perror import p_error
+
+        chosen = self.plan(sql)
+        optimal = self.with_true_cardinalities().plan(sql)
+        return p_error(chosen, optimal, self.oracle().true_rows)
+
+    @on_deep_stack
+    def subplans(self, sql: str) -> tuple[PlannedQuery, Coverage]:
+        """``sql`` planned with its sub-plans recorded: every sub-plan the search asked an
+        estimate of, in the order first asked, with cbo's (or the plug-in's) answer."""
+        bound, normalized, names, warnings = self._logical(sql)
+        optimizer = self.optimizer()
+        optimizer.estimator = self.search_estimator(record=True)
+        optimized = optimizer.optimize(normalized)
+        planned = PlannedQuery(sql, bound, optimized.plan, names, optimized, warnings, optimizer.profile, self.cluster)
+        coverage = planned.coverage
+        assert coverage is not None
+        return planned, coverage
 
     @on_deep_stack
     def plan(self, sql: str) -> PlannedQuery:

@@ -28,6 +28,12 @@
   ``upper``: pessimistic, every inner-join set estimated by an upper bound from its leaves'
   largest value frequencies (``cbo.estimate.upper_bound``), so that no join is planned as
   smaller than it can be.
+  ``file:PATH``: rows per sub-plan read from a file (``cbo subplans`` writes one to fill in);
+  a sub-plan the file lacks keeps cbo's estimate, and EXPLAIN's notes say which were used
+  (``cbo.estimate.plugin``, [Research](docs/guide/research.md)).
+* ``cardinality_distortion``: scale every sub-plan's rows (cbo's, the oracle's or the file's):
+  a positive factor (``4``, ``0.25``) or ``lognormal:SIGMA:SEED``, a factor ``exp(N(0, SIGMA))``
+  drawn per sub-plan from the seed and the sub-plan's key; off by default.
 * ``cost_profile``: a profile file of cost constants (``python -m benchmarks.calibrate`` writes
   one); by default the shipped profile, or ``$CBO_COST_PROFILE``.
 
@@ -127,6 +133,7 @@ class OptimizerSettings:
     broadcast_limit_bytes: int = 64 * 2**20
     shuffle_partitions: int | None = None
     cardinalities: str = "estimated"
+    cardinality_distortion: str | None = None
     cost_profile: str | None = None
     in_predicates_as_inner_joins_enabled: bool = True
     push_aggregation_below_join_byte_reduction_threshold: float = 1.0
@@ -156,10 +163,19 @@ class OptimizerSettings:
         if self.shuffle_partitions is not None and (not isinstance(self.shuffle_partitions, int)
                                                     or self.shuffle_partitions < 1):
             raise CboError(f"shuffle_partitions must be a positive integer, not {self.shuffle_partitions!r}")
-        cardinalities = str(self.cardinalities).lower()
-        if cardinalities not in CARDINALITIES:
-            raise CboError(f"cardinalities must be one of {', '.join(CARDINALITIES)}, not {self.cardinalities!r}")
+        cardinalities = str(self.cardinalities)
+        if cardinalities[:5].lower() == "file:":
+            if not cardinalities[5:].strip():
+                raise CboError("cardinalities=file:PATH needs a path after file:")
+            cardinalities = "file:" + cardinalities[5:].strip()
+        elif cardinalities.lower() not in CARDINALITIES:
+            raise CboError(f"cardinalities must be one of {', '.join(CARDINALITIES)} or file:PATH, "
+                           f"not {self.cardinalities!r}")
+        else:
+            cardinalities = cardinalities.lower()
         object.__setattr__(self, "cardinalities", cardinalities)
+        if self.cardinality_distortion is not None:
+            parse_distortion(str(self.cardinality_distortion))   # a clear error now, not at the first plan
         form = str(self.existential_form).upper()
         if form not in EXISTENTIAL_FORMS:
             raise CboError(f"existential_form must be one of {', '.join(EXISTENTIAL_FORMS)}, "
@@ -182,6 +198,11 @@ class OptimizerSettings:
         for name in BOOLEANS:
             if not isinstance(getattr(self, name), bool):
                 raise CboError(f"{name} must be true or false, not {getattr(self, name)!r}")
+
+    @property
+    def cardinality_file(self) -> str | None:
+        """The path of ``cardinalities=file:PATH``, else None."""
+        return self.cardinalities[5:] if self.cardinalities.startswith("file:") else None
 
     @property
     def rules_off(self) -> frozenset[str]:
@@ -235,8 +256,8 @@ def _convert(name: str, value: Any) -> Any:
         if lowered in ("false", "off", "0", "no"):
             return False
         raise CboError(f"setting {name} is true or false, not {value!r}")
-    if name == "cost_profile":
-        return None if text.lower() in ("", "none", "default") else text
+    if name in ("cost_profile", "cardinality_distortion"):
+        return None if text.lower() in ("", "none", "default", "off") else text
     if name == "disabled_rules":
         return frozenset(part.strip() for part in text.split(",") if part.strip())
     if name == "spark_adaptive":
@@ -280,6 +301,31 @@ def describe_adaptive(features: frozenset[AdaptiveFeature]) -> str:
     if features == PRESERVING:
         return "preserving"
     return "+".join(f.value for f in AdaptiveFeature if f in features)
+
+
+def parse_distortion(text: str) -> tuple[float | None, float, int]:
+    """``cardinality_distortion``'s value as (factor, sigma, seed): ``"4"`` is (4.0, 0, 0),
+    ``"lognormal:1.5:7"`` is (None, 1.5, 7)."""
+    import math
+
+    parts = text.strip().split(":")
+    try:
+        if parts[0].lower() == "lognormal":
+            if len(parts) != 3:
+                raise ValueError
+            sigma, seed = float(parts[1]), int(parts[2])
+            if not (sigma >= 0 and math.isfinite(sigma)):
+                raise ValueError
+            return None, sigma, seed
+        if len(parts) != 1:
+            raise ValueError
+        factor = float(parts[0])
+        if not (factor > 0 and math.isfinite(factor)):
+            raise ValueError
+        return factor, 0.0, 0
+    except ValueError:
+        raise CboError(f"cardinality_distortion is a positive factor or lognormal:SIGMA:SEED "
+                       f"(SIGMA >= 0, SEED an integer), not {text!r}") from None
 
 
 def parse_assignments(items: list[str]) -> dict[str, str]:

@@ -63,6 +63,7 @@ from cbo.ir.expressions import (
     Constant,
     Expr,
     SpecialForm,
+    WindowCall,
     columns_of,
 )
 from cbo.ir.intervals import IntervalValue
@@ -83,9 +84,12 @@ from cbo.ir.operators import (
     SortKey,
     SubqueryExpr,
     Values,
+    Window,
     walk,
 )
 from cbo.ir.shape import shape
+from cbo.ir.windows import BoundKind, Frame, FrameBound
+from cbo.ir.windows import is_aggregate as is_window_aggregate
 from cbo.limits import on_deep_stack
 
 TableRenderer = Callable[[Scan], exp.Expr]
@@ -134,7 +138,9 @@ class SqlDialect:
     argument cast to DOUBLE (PostgreSQL's of an integer or numeric is numeric).
     ``ieee_division``: ``/`` never raises, following IEEE 754 (a zero divisor gives Infinity or
     NaN), and ``%`` of doubles gives NaN (DuckDB); otherwise every zero divisor raises (Spark's
-    ANSI mode, PostgreSQL). Subclasses override ``function`` for functions spelled their own way.
+    ANSI mode, PostgreSQL). ``nulls_order``: ORDER BY takes NULLS FIRST / NULLS LAST (MariaDB's
+    does not: it puts NULLs first in ascending order, last in descending). Subclasses override
+    ``function`` for functions spelled their own way.
     """
 
     name: str
@@ -146,6 +152,7 @@ class SqlDialect:
     add_days: AddDays = AddDays.PLUS
     double_moments: bool = False
     ieee_division: bool = False
+    nulls_order: bool = True
 
     def function(self, call: Call, args: list[exp.Expr]) -> exp.Expr | None:
         """The dialect's own rendering of ``call`` (its arguments rendered), or None for the
@@ -523,6 +530,76 @@ class SqlRenderer:
         if node.offset:
             select = select.offset(node.offset, copy=False)
         return select
+
+    def _Window(self, node: Window) -> exp.Query:
+        """``SELECT <input columns>, f(...) OVER (PARTITION BY ... ORDER BY ... frame) ...`` over
+        the input: each order key with its NULL order spelled out, so every engine orders NULLs
+        as the query's dialect did (Spark puts them first in ascending order, DuckDB and
+        PostgreSQL last)."""
+        partition = self._columns(node.partition_by)
+        order = self._window_order(node.order_by)
+        columns = self._columns(node.input.output)
+        for column, call in node.functions:
+            window = exp.Window(this=self.window_function(call), partition_by=[p.copy() for p in partition] or None,
+                                order=exp.Order(expressions=[o.copy() for o in order]) if order else None,
+                                spec=self._frame(call.frame, bool(node.order_by)), over="OVER")
+            if not order and self.dialect == "spark" and call.frame is None:
+                # Spark refuses a ranking or offset function over an unordered window; with
+                # every row a peer of every other, ordering by a constant is the same window.
+                window.set("order", exp.Order(expressions=[exp.Ordered(this=exp.Literal.number(0))]))
+            columns.append(exp.alias_(window, ident(column), copy=False))
+        return _select(columns, self._derived(node.input))
+
+    def _window_order(self, keys: tuple[SortKey, ...]) -> list[exp.Expr]:
+        """A window's order keys. Where ORDER BY takes no NULLS FIRST/LAST (MariaDB: NULLs
+        first in ascending order, last in descending), a key whose NULL order differs is
+        preceded by ``x IS NULL`` in the direction that puts them where they belong (peers stay
+        peers)."""
+        found: list[exp.Expr] = []
+        for key in keys:
+            if not self.sql_dialect.nulls_order:
+                if key.nulls_first != key.ascending:
+                    found.append(exp.Ordered(this=exp.Is(this=exp.column(ident(key.column)), expression=exp.Null()),
+                                             desc=key.nulls_first, nulls_first=not key.nulls_first))
+                # (written as MariaDB orders: nothing for sqlglot to translate)
+                found.append(exp.Ordered(this=exp.column(ident(key.column)), desc=not key.ascending,
+                                         nulls_first=key.ascending))
+            else:
+                found.append(self._ordered(key))
+        return found
+
+    def _frame(self, frame: Frame | None, ordered: bool) -> exp.WindowSpec | None:
+        if frame is None or (frame.whole_partition and not ordered):
+            return None   # the whole partition: every engine's frame without ORDER BY
+
+        def bound(b: FrameBound) -> tuple[object, str | None]:
+            if b.kind is BoundKind.CURRENT_ROW:
+                return "CURRENT ROW", None
+            side = "PRECEDING" if b.kind in (BoundKind.UNBOUNDED_PRECEDING, BoundKind.PRECEDING) else "FOLLOWING"
+            if b.offset is None:
+                return "UNBOUNDED", side
+            return exp.Literal.number(str(b.offset)), side
+
+        start, start_side = bound(frame.start)
+        end, end_side = bound(frame.end)
+        return exp.WindowSpec(kind=frame.unit.value, start=start, start_side=start_side, end=end, end_side=end_side)
+
+    def window_function(self, call: WindowCall) -> exp.Expr:
+        args = [_paren(self.expr(a)) for a in call.args]
+        simple = {"row_number": exp.RowNumber, "rank": exp.Rank, "dense_rank": exp.DenseRank,
+                  "percent_rank": exp.PercentRank, "cume_dist": exp.CumeDist}
+        if call.name in simple:
+            return simple[call.name]()
+        if call.name == "ntile":
+            return exp.Ntile(this=args[0])
+        if call.name in ("lag", "lead"):
+            builder = exp.Lag if call.name == "lag" else exp.Lead
+            return builder(this=args[0], offset=args[1], default=args[2])
+        if call.name in ("first_value", "last_value"):
+            return (exp.FirstValue if call.name == "first_value" else exp.LastValue)(this=args[0])
+        if is_window_aggregate(call.name):
+            return self.aggregate(AggregateCall(call.name, call.args, False, call.type))
+        raise AssertionError(f"no SQL for window function {call.name}")
 
     def _SetOp(self, node: SetOp) -> exp.Query:
         branches = []

@@ -9,8 +9,8 @@ forces out of the memo checked against a reference engine and against TLP.
 Families (``benchmarks.equivalence.families``; ``pushdown`` in ``benchmarks.equivalence.pushdown``;
 ``fuzz`` and ``mutants`` in ``benchmarks.equivalence.fuzz``; ``cert`` in
 ``benchmarks.equivalence.cert``): ``decorrelation``, ``reorder``,
-``semijoin``, ``table-pushdown``, ``eager-aggregation``, ``grouping-sets``, ``pushdown``, ``fuzz`` (random valid
-queries over TPC-H's schema), ``mutants`` (token mutations of valid queries) and ``cert`` (no
+``semijoin``, ``table-pushdown``, ``eager-aggregation``, ``windows``, ``grouping-sets``, ``pushdown``, ``fuzz``
+(random valid queries over TPC-H's schema), ``mutants`` (token mutations of valid queries) and ``cert`` (no
 engine: a strictly more restrictive variant of a query must never get a larger estimate at any
 memo group, after Ba and Rigger's CERT). Cases are
 drawn by hypothesis, not derandomized (``--seed`` reproduces a run),
@@ -60,8 +60,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
 CORPUS = ROOT / "tests" / "data" / "equivalence_regressions.txt"
 SERVERS = ROOT / ".cache" / "equivalence"   # the benchmark's own throwaway servers, never the user's
-FAMILY_NAMES = ("decorrelation", "reorder", "semijoin", "table-pushdown", "eager-aggregation", "grouping-sets",
-                "pushdown", "fuzz", "mutants", "cert")
+FAMILY_NAMES = ("decorrelation", "reorder", "semijoin", "table-pushdown", "eager-aggregation", "windows",
+                "grouping-sets", "pushdown", "fuzz", "mutants", "cert")
 BATCH = 500   # cases per hypothesis run (each run starts over from the simplest cases)
 
 

@@ -103,6 +103,8 @@ FAMILIES = {f.name: f for f in [
     Family("eager-aggregation", "aggregations over 2-3 joined tables: the partial aggregation below the join "
            "forced wherever it holds", TWO_COLUMNS, g.aggregate_queries(), g.table_rows, _eager,
            lambda case: INFINITE_THRESHOLD),
+    Family("windows", "window functions over a table, a join or a grouping, under filters and top-k: "
+           "memo draws", TWO_COLUMNS, g.window_queries(), g.table_rows, _draws(3)),
     Family("grouping-sets", "ROLLUP, CUBE and GROUPING SETS with GROUPING(): the sets over the partial "
            "aggregation forced, and not, each rendered as GROUPING SETS and as a union of aggregations",
            {t: ("a", "b") for t in ("t0", "t1")}, g.grouping_set_queries(), g.grouping_set_rows, _grouping_sets,

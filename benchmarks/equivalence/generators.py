@@ -299,6 +299,75 @@ def pushed_forms(root: Group) -> int:
                for e in g.expressions if not isinstance(e, Join))
 
 
+# -- windows: the windows family ------------------------------------------------------------------
+
+# Functions whose value depends only on the partition and the order's peers (any order will do)
+# and those that read the rows' positions (the order must tell apart every two rows that are
+# not equal, which ordering by every column of the window's input does: rows it ties are equal,
+# and numbering them either way gives the same rows).
+PEER_WINDOW_FUNCTIONS = ("rank()", "dense_rank()", "percent_rank()", "cume_dist()", "sum({b})", "count(*)",
+                         "count({b})", "min({b})", "max({a})", "avg({b})", "stddev_samp({b})")
+POSITION_WINDOW_FUNCTIONS = ("row_number()", "ntile(2)", "lag({b})", "lead({b}, 2, -1)", "first_value({b})",
+                             "last_value({a})", "sum({b})", "count({b})", "max({b})")
+FRAMES = ("", "", "rows between unbounded preceding and current row", "rows between 1 preceding and 1 following",
+          "rows between 2 preceding and 1 preceding", "rows between current row and unbounded following",
+          "range between 1 preceding and current row", "range between current row and 2 following")
+
+
+@st.composite
+def window_queries(draw):  # type: ignore[no-untyped-def]
+    """Windows (ranking, offset, value and aggregate functions; ROWS and RANGE frames; NULL
+    orders) over a table, a join or a grouping, alone, under a filter on their partition
+    columns or their values (``rank <= k``: a per-partition top-k), or two windows stacked."""
+    source = draw(st.sampled_from(["t0", "t0", "join", "group"]))
+    if source == "join":
+        columns, base = ["t0.a", "t0.b", "t1.b"], "t0 join t1 on t0.a = t1.a"
+    elif source == "group":
+        columns, base = ["t0.a", "sum(t0.b)", "count(*)"], "t0"
+    else:
+        columns, base = ["t0.a", "t0.b"], "t0"
+    where = draw(st.sampled_from(["", "", " where t0.b is not null", " where t0.a > 0"]))
+    group = " group by t0.a" if source == "group" else ""
+    a, b = columns[0], columns[1]
+
+    def window() -> str:
+        partition = draw(st.sampled_from(["", f"partition by {a}", f"partition by {b}", f"partition by {a}, {b}"]))
+        positional = draw(st.booleans())
+        nulls = draw(st.sampled_from(["", " nulls first", " nulls last", " desc", " desc nulls last"]))
+        if positional:
+            function = draw(st.sampled_from(POSITION_WINDOW_FUNCTIONS))
+            order = ", ".join(f"{c}{nulls}" for c in columns)   # every column: no two unequal rows tie
+        else:
+            function = draw(st.sampled_from(PEER_WINDOW_FUNCTIONS))
+            order = draw(st.sampled_from(["", f"{b}{nulls}", f"{a}{nulls}, {b}"]))
+        frame = ""
+        if function.split("(")[0] in ("sum", "count", "min", "max", "avg", "first_value", "last_value") and order:
+            frame = draw(st.sampled_from(FRAMES))
+            if frame.startswith("range") and "," in order or not positional and frame.startswith("rows") \
+                    and frame != FRAMES[2]:
+                frame = ""   # RANGE offsets need one key; ROWS frames need a total order
+        spec = " ".join(p for p in (partition, f"order by {order}" if order else "", frame) if p)
+        return f"{function.format(a=a, b=b)} over ({spec})"
+
+    first = window()
+    second = window() if draw(st.booleans()) else None
+    select = ", ".join(f"{c} as c{i}" for i, c in enumerate(columns)) + f", {first} as w0" + \
+        (f", {second} as w1" if second else "")
+    query = f"select {select} from {base}{where}{group}"
+    outer = draw(st.sampled_from(["", "", "top", "partition", "value"]))
+    if outer == "top":
+        k = draw(st.integers(1, 3))
+        return (f"select * from (select {', '.join(f'{c} as c{i}' for i, c in enumerate(columns))}, "
+                f"{draw(st.sampled_from(['rank()', 'row_number()', 'dense_rank()']))} over "
+                f"(partition by {a} order by {', '.join(columns)}) as r from {base}{where}{group}) q "
+                f"where r {draw(st.sampled_from(['<=', '<', '=']))} {k}")
+    if outer == "partition":
+        return f"select * from ({query}) q where q.c0 {draw(st.sampled_from(['=', '>', 'is null and 1 =']))} 1"
+    if outer == "value":
+        return f"select * from ({query}) q where q.w0 > 1"
+    return query
+
+
 # -- grouping sets: tests/testdata/rules/grouping_sets.test ---------------------------------------
 
 GROUPING_SETS_RULE = "PartialAggregateBelowGroupingSets"

@@ -78,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     run_plan.add_argument("--engine", choices=("spark", "duckdb"), default="spark")
     run_plan.add_argument("--format", choices=("table", "csv", "json"), default="table")
 
+    subplans = commands.add_parser("subplans", help="write every sub-plan the search estimates, with a canonical "
+                                   "key and SQL counting it, to fill in for --set cardinalities=file:FILE")
+    _sql_arguments(subplans)
+    subplans.add_argument("--out", type=Path, required=True, help="JSON file to write")
+
     analyze = commands.add_parser("analyze", help="collect statistics of a catalog's tables into the store")
     analyze.add_argument("tables", nargs="*", metavar="TABLE", help="tables to analyze (default: all)")
     analyze.add_argument("--catalog", type=Path, help="catalog file (default as for query)")
@@ -250,6 +255,29 @@ def cmd_run_plan(args: argparse.Namespace) -> int:
         names, rows = session.run_plan(args.plan)
     _warn(session.warnings)
     write_result(names, rows, args.format, sys.stdout)
+    return 0
+
+
+def cmd_subplans(args: argparse.Namespace) -> int:
+    import json
+
+    from cbo.app.session import Session
+    from cbo.app.subplans import export
+
+    session = Session(_catalog_path(args), dialect=args.dialect, settings=_settings(args))
+    document = export(session.planner, _query_text(args))
+    out: Path = args.out
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        temporary = out.with_name(out.name + ".tmp")
+        temporary.write_text(json.dumps(document, indent=1, default=str) + "\n")
+        temporary.replace(out)
+    except OSError as exc:
+        raise CboError(f"cannot write {out}: {exc.strerror or exc}") from None
+    asked = sum(1 for s in document["subplans"] if s["asked"])
+    print(f"{len(document['subplans'])} sub-plans ({asked} asked by the search) written to {out}")
+    for reason in document["value_dependent"]:
+        print(f"note: the set of sub-plans may change with the rows given: {reason}")
     return 0
 
 
@@ -441,6 +469,8 @@ def dispatch(args: argparse.Namespace) -> int:
         return cmd_query(args)
     if args.command == "explain":
         return cmd_explain(args)
+    if args.command == "subplans":
+        return cmd_subplans(args)
     if args.command == "plans":
         return cmd_plans(args)
     if args.command == "run-plan":
@@ -475,6 +505,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from cbo.limits import deep
 
+        if args.command == "workload":
+            # A run stops at Ctrl-C itself (the engines' queries cancelled, what was measured kept),
+            # which needs the signal on its own thread; its planning goes through the session,
+            # which takes the deep stack by itself.
+            return dispatch(args)
         return deep(dispatch, args)
     except CboError as exc:   # the user's input or environment, or the engine's cause
         _traceback_if(args.debug)

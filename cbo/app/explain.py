@@ -46,6 +46,7 @@ from cbo.ir.operators import (
     SetOp,
     Sort,
     Values,
+    Window,
     operator_name,
 )
 from cbo.svg import FONT_SIZE, box_size, svg_box, wrap
@@ -114,6 +115,9 @@ DETAILS.register(SetOp)(lambda plan: {"columns": _columns(plan.columns)})
 DETAILS.register(Values)(lambda plan: {"columns": _columns(plan.columns), "rows": len(plan.rows)})
 DETAILS.register(CteAnchor)(lambda plan: {"cte": plan.name, "number": plan.cte})
 DETAILS.register(CteConsumer)(lambda plan: {"cte": plan.name, "number": plan.cte, "columns": _columns(plan.columns)})
+DETAILS.register(Window)(lambda plan: {"partition_by": _columns(plan.partition_by),
+                                       "order_by": [str(k) for k in plan.order_by],
+                                       "functions": {str(c): str(f) for c, f in plan.functions}})
 
 
 @DETAILS.register(Join)
@@ -154,6 +158,11 @@ def _headline(info: NodeInfo) -> str:
         inside = f"{d['cte']}: producer, then body"
     elif op == "CteConsumer":
         inside = f"{d['cte']}: " + ", ".join(d["columns"])
+    elif op == "Window":
+        parts = [f"partition by [{', '.join(d['partition_by'])}]"] if d["partition_by"] else []
+        parts += [f"order by [{', '.join(d['order_by'])}]"] if d["order_by"] else []
+        parts += [f"{k} := {v}" for k, v in d["functions"].items()]
+        inside = ", ".join(parts)
     else:
         inside = ", ".join(d.get("columns", []))
     rows = [d["strategy"]] if d.get("strategy") else []

@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING, Any
 from cbo.app.explain import NodeInfo, add_estimate, add_physical_details, describe, to_svg, to_text
 from cbo.app.failures import engine_failure
 from cbo.app.output import json_safe
+from cbo.cost.plugin import CostFunction
 from cbo.errors import CboError
+from cbo.estimate.plugin import CardinalityEstimator
 from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.ir.operators import Plan
 from cbo.limits import on_deep_stack
-from cbo.planner import PlannedQuery, Planner
+from cbo.planner import PlannedQuery, Planner, RuleChanges
 from cbo.settings import OptimizerSettings, describe_adaptive
 from cbo.sources.catalog import Catalog, load_catalog
 from cbo.sources.metadata import with_database_keys
@@ -56,13 +58,18 @@ class PlanView:
         return self.planned.plan
 
     def text(self) -> str:
-        return "\n".join([to_text(self.info)] + [f"Warning: {w}" for w in self.planned.warnings])
+        coverage = self.planned.coverage
+        lines = [to_text(self.info)] + ([coverage.summary()] if coverage is not None else [])
+        return "\n".join(lines + [f"Warning: {w}" for w in self.planned.warnings])
 
     def json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"sql": self.planned.sql, "dialect": self.dialect, "plan": self.info.to_json(),
                                 "columns": list(self.planned.names)}
         if self.planned.number is not None:
             body["plan_number"] = self.planned.number
+        coverage = self.planned.coverage
+        if coverage is not None:
+            body["cardinalities"] = coverage.to_json()
         if self.planned.warnings:
             body["warnings"] = list(self.planned.warnings)
         return body
@@ -90,9 +97,17 @@ def _reason(exc: BaseException) -> str:
 
 class Session:
     def __init__(self, catalog: Catalog | str | os.PathLike[str] | None = None, engine: str = "spark",
-                 dialect: str = DEFAULT_DIALECT, settings: OptimizerSettings | dict[str, Any] | None = None):
+                 dialect: str = DEFAULT_DIALECT, settings: OptimizerSettings | dict[str, Any] | None = None,
+                 estimator: CardinalityEstimator | None = None, cost_model: CostFunction | None = None,
+                 rules: RuleChanges | dict[str, Any] | None = None):
         """``catalog``: a loaded catalog or its file; without one, the CLI's default
-        (``$CBO_CATALOG``, else the demo's catalog), or a CboError saying how to get one."""
+        (``$CBO_CATALOG``, else the demo's catalog), or a CboError saying how to get one.
+
+        The research plug-ins ([Research](docs/guide/research.md)): ``estimator``, a cardinality
+        plug-in (``cbo.estimate.plugin.CardinalityEstimator``) answering rows of the sub-plans it
+        chooses, cbo's estimator the rest; ``cost_model``, a cost function
+        (``cbo.cost.plugin.CostFunction``); ``rules``, transformation rules added or removed
+        for this session (``cbo.planner.RuleChanges`` or ``{"add": [...], "remove": [...]}``)."""
         if catalog is None:
             from cbo.paths import default_catalog
 
@@ -112,8 +127,13 @@ class Session:
         # The planner reads statistics only when it first estimates (the session's estimator).
         # On a cluster the plans are costed for its shape, read from the running session: the
         # planner asks for it when it first plans, and Spark starts then (``cluster_shape``).
-        self.planner = Planner(self.catalog, dialect, schemas=schemas, estimator=lambda: self.estimator,
-                               settings=settings, cluster=self.cluster_shape)
+        if estimator is not None and not isinstance(estimator, CardinalityEstimator):
+            raise CboError(f"estimator= takes a cardinality plug-in (name, answers, rows(subplan): "
+                           f"cbo.estimate.plugin.CardinalityEstimator), not {type(estimator).__name__}")
+        self.planner = Planner(self.catalog, dialect, schemas=schemas,
+                               estimator=estimator if estimator is not None else lambda: self.estimator,
+                               statistics=lambda: self.estimator, settings=settings, cluster=self.cluster_shape,
+                               cost_model=cost_model, rules=rules)
         self._spark_executor: SparkExecutor | None = None
         self._duckdb: DuckDBEngine | None = None
         self._estimator: Estimator | None = None

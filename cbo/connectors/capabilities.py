@@ -8,7 +8,10 @@ collation makes ``like`` compare otherwise than Spark, or an old version without
 names (``NAMES``):
 
 * operators: ``join`` (every join), ``aggregate`` (GROUP BY, DISTINCT), ``limit`` (LIMIT and
-  ORDER BY ... LIMIT), ``grouping_sets`` (ROLLUP, CUBE, GROUPING SETS and GROUPING(): PostgreSQL
+  ORDER BY ... LIMIT), ``window`` (window functions: PostgreSQL's are SQL's, with ROWS and
+  RANGE frames and each key's NULL order as cbo writes it; MariaDB has no NULLS FIRST/LAST and
+  SQLite is not checked against Spark for them, so their windows stay in Spark unless a catalog
+  enables them), ``grouping_sets`` (ROLLUP, CUBE, GROUPING SETS and GROUPING(): PostgreSQL
   9.5+; MariaDB has only ``WITH ROLLUP`` and no GROUPING(), SQLite neither);
 * join kinds: ``inner_join``, ``left_join``, ``right_join``, ``full_join``, ``semi_join``,
   ``anti_join``, ``null_aware_anti_join`` (NOT IN);
@@ -53,7 +56,7 @@ class Capabilities:
 # A double holds every decimal of at most 15 significant digits exactly (DBL_DIG).
 FLOAT_DECIMAL_DIGITS = 15
 
-OPERATORS = ("join", "aggregate", "limit", "grouping_sets")
+OPERATORS = ("join", "aggregate", "limit", "window", "grouping_sets")
 JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti", "null_aware_anti")
 # Every name cbo can render for some source (``cbo.sqlgen``); a connector's are among them.
 COMMON_FUNCTIONS = frozenset({"eq", "neq", "lt", "lte", "gt", "gte", "add", "subtract", "multiply", "divide",

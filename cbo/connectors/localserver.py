@@ -26,11 +26,49 @@ import socket
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from cbo.errors import SetupError
+
+
+@dataclass(frozen=True)
+class ServerAddress:
+    """Where one of cbo's local servers is and how to reach it; the password is only in
+    ``password_file``. Subclasses name their URL scheme."""
+
+    scheme: ClassVar[str]    # the URL scheme: postgresql, mariadb
+
+    host: str
+    port: int
+    user: str
+    database: str
+    data_dir: str
+    password_file: str
+    os_user: str
+
+    @property
+    def url(self) -> str:
+        """A URL without the password."""
+        return f"{self.scheme}://{self.user}@{self.host}:{self.port}/{self.database}"
+
+    @property
+    def jdbc_url(self) -> str:
+        return f"jdbc:{self.scheme}://{self.host}:{self.port}/{self.database}"
+
+    def password(self) -> str:
+        return Path(self.password_file).read_text().strip()
+
+    def describe(self) -> list[str]:
+        """What ``cbo postgres start`` (or ``mariadb``) prints (never the password)."""
+        return [f"running: {self.url}", f"  jdbc url:       {self.jdbc_url}",
+                f"  password file:  {self.password_file}",
+                f"  data directory: {self.data_dir} (server runs as {self.os_user})"]
+
+    def summary(self) -> str:
+        """What ``status`` prints of a running server."""
+        return f"running: {self.url} (data directory {self.data_dir})"
 
 
 def free_port() -> int:

@@ -35,7 +35,9 @@ from cbo.ir.operators import (
     SetOp,
     Sort,
     Values,
+    Window,
 )
+from cbo.ir.windows import BoundKind
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.properties import Required
 from cbo.physical.remote_work import remote_work
@@ -75,6 +77,17 @@ class CostModel:
     def price(self, quantities: Quantities) -> float:
         k = self.k
         return sum(k[name] * value for name, value in quantities.items())
+
+    def operator_price(self, node: Plan, algorithm: Algorithm, quantities: Quantities, out: Size,
+                       inputs: list[Size]) -> float:
+        """An operator's cost from its quantities (``local``'s value, given the quantities made
+        already: the chosen plan's nodes carry both). A cost function overrides it
+        (``cbo.cost.plugin``)."""
+        return self.price(quantities)
+
+    def enforcer_price(self, algorithm: Algorithm, quantities: Quantities, size: Size) -> float:
+        """An enforcer's cost (a sort or an exchange of rows of ``size``) from its quantities."""
+        return self.price(quantities)
 
     def local(self, node: Plan, algorithm: Algorithm, out: Size, inputs: list[Size]) -> float:
         if algorithm is REMOTE:
@@ -201,7 +214,35 @@ class CostModel:
         return {"scan_row": rows, "scan_byte": rows * width, "task": max(1.0, rows * width / (128 * 2**20))}
 
     def _per_input_row(self, node: Plan, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
+        if algorithm is Algorithm.WINDOW_TOP_K:
+            return self._window_top_k(node, out, inputs)
+        if algorithm is Algorithm.WINDOW_TOP_K_SORTED:
+            # over input clustered and sorted already: each partition cut to its first k rows,
+            # then the window and the filter over those
+            assert isinstance(node, Filter) and isinstance(node.input, Window)
+            return {"cpu_row": inputs[0][0] + out[0] * (1.0 + window_passes(node.input))}
         return {"cpu_row": inputs[0][0]}
+
+    def _window(self, node: Window, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
+        """A window over input already clustered and sorted (the exchange and the sort are
+        enforcers): each row is buffered with its partition and passes each function once; a
+        frame bounded on both sides re-reads its rows for each row (Spark's sliding frame)."""
+        rows = inputs[0][0]
+        return {"cpu_row": rows * window_passes(node)}
+
+    def _window_top_k(self, node: Plan, out: Size, inputs: list[Size]) -> Quantities:
+        """A filter ``rank <= k`` over a window run as Spark's WindowGroupLimit: each input task
+        sorts its rows and keeps each partition's first k, so at most k rows of a partition per
+        task are shuffled (``out``, the rows the filter keeps, times the tasks, bounds them),
+        sorted, and limited to k again; then the window and the filter read what is left."""
+        assert isinstance(node, Filter) and isinstance(node.input, Window)
+        in_rows, width = inputs[0]
+        shuffled = min(in_rows, out[0] * self.partitions)
+        # (without partition columns the rows left are gathered into one task)
+        found = self.exchange(shuffled, width, None if node.input.partition_by else 1)
+        found["sort_row"] = self._comparisons(in_rows) + self._comparisons(shuffled)
+        found["cpu_row"] = in_rows + shuffled * (1.0 + window_passes(node.input))
+        return found
 
     def _sort(self, node: Sort, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         in_rows, in_width = inputs[0]
@@ -379,3 +420,21 @@ QUANTITIES.register(SetOp)(CostModel._set_op)
 QUANTITIES.register(Values)(CostModel._values)
 QUANTITIES.register(CteAnchor)(CostModel._cte_anchor)
 QUANTITIES.register(CteConsumer)(CostModel._cte_consumer)
+QUANTITIES.register(Window)(CostModel._window)
+
+
+def window_passes(node: Window) -> float:
+    """How many times a window reads each of its rows: once to buffer it, once per function,
+    and for a function whose frame does not start at the partition's first row, once per row
+    of its frame (Spark's sliding and shrinking frames aggregate each row's frame anew),
+    counted up to ``SLIDING_ROWS``."""
+    passes = 1.0
+    for _, call in node.functions:
+        frame = call.frame
+        passes += 1.0
+        if frame is not None and frame.start.kind is not BoundKind.UNBOUNDED_PRECEDING:
+            passes += min(frame.end.position - frame.start.position + 1.0, SLIDING_ROWS)
+    return passes
+
+
+SLIDING_ROWS = 64.0

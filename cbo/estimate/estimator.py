@@ -36,6 +36,7 @@ from cbo.estimate.joins import estimate_join
 from cbo.estimate.plan_facts import PlanFacts
 from cbo.estimate.relation import DerivedColumns, JoinSet, Origin, RelEstimate, SampleView, layered
 from cbo.estimate.samples import TableSample
+from cbo.estimate.windows import estimate_window
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ROW_ID, Call, Column, ColumnRef, Constant, Expr, SpecialForm, columns_of
 from cbo.ir.operators import (
@@ -52,6 +53,7 @@ from cbo.ir.operators import (
     SetOp,
     Sort,
     Values,
+    Window,
     equated_columns,
 )
 from stats.model import TableStats
@@ -535,3 +537,4 @@ ESTIMATES.register(CteConsumer)(lambda est, plan, inputs: _consumer(plan, est.es
 def _consumer(plan: CteConsumer, producer: RelEstimate) -> RelEstimate:
     renaming = Project(plan.producer, tuple((c, ColumnRef(p)) for c, p in zip(plan.columns, plan.producer.output)))
     return _project(renaming, producer)
+ESTIMATES.register(Window)(lambda est, plan, inputs: estimate_window(plan, inputs[0], group_count))

@@ -45,7 +45,7 @@ from cbo.exec.remote_join_order import driving_order
 from cbo.exec.remote_partitions import ROWS_PER_PARTITION, Partitioning, choose
 from cbo.ir import types as T
 from cbo.ir.expressions import Column, Expr, can_raise, uses_row_id
-from cbo.ir.operators import Aggregate, Filter, Plan, Project, Scan, walk
+from cbo.ir.operators import Aggregate, Filter, Plan, Project, Scan, Window, walk
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.remote_work import remote_work
 from cbo.sqlgen import InputOrder, SqlRenderer, ident, name_of
@@ -178,8 +178,10 @@ class RemoteQueries:
         # Aggregates come back in the source's types (PostgreSQL's sum of a decimal is an
         # unbounded numeric, MariaDB's sum of integers a DECIMAL): cast to cbo's. Other computed
         # columns keep the source's type (cbo's decimal type of a quotient, e.g. decimal(38,38),
-        # need not hold the source's value; Spark reads it as a decimal either way).
+        # need not hold the source's value; Spark reads it as a decimal either way). Window
+        # functions likewise (their aggregates, and PostgreSQL's INTEGER ntile).
         aggregated = {c for n in walk(plan) if isinstance(n, Aggregate) for c, _ in n.aggregates}
+        aggregated |= {c for n in walk(plan) if isinstance(n, Window) for c, _ in n.functions}
         columns = []
         for column in plan.output:
             value: exp.Expr = exp.column(ident(column))

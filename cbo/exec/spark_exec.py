@@ -7,7 +7,10 @@ Spark's join reordering is excluded, its size-based broadcasting is off (every j
 cbo's strategy: ``broadcast``, ``shuffle_hash``, ``merge``), and every shuffle has the
 partition count the plan was costed with. Adaptive query execution keeps only the parts that
 leave cbo's join order and strategies alone (``spark_adaptive``; ``cbo.exec.spark_adaptive``),
-or is off. Output columns get the query's names.
+or is off. Windows run in cbo's order (Spark's ``TransposeWindow`` is excluded), and a filter
+on a rank runs as a per-partition top-k (Spark's ``InferWindowGroupLimit``) only where cbo
+chose one: where cbo's plan runs such a filter as a plain window, the inference is excluded
+for the statement. Output columns get the query's names.
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ from cbo.engines.spark import default_parallelism, is_connect
 from cbo.errors import CboError
 from cbo.exec.spark_adaptive import EXCLUDED_RULES, adaptive_settings
 from cbo.exec.spark_sql import SparkPlanSql, SparkViews
-from cbo.ir.operators import Plan
+from cbo.ir.operators import Filter, Plan, Window
+from cbo.physical.algorithm import Algorithm
+from cbo.physical.group_limit import group_limit
 from cbo.physical.plan import PhysicalPlan
 from cbo.settings import ADAPTIVE_OFF, AdaptiveFeature
 
@@ -33,6 +38,10 @@ if TYPE_CHECKING:
 
 # Spark's rule that moves inner joins around to avoid cross products; cbo decides the order.
 REORDER_RULES = "org.apache.spark.sql.catalyst.optimizer.ReorderJoin"
+# Spark's rule that swaps stacked windows (cbo's TransposeWindows weighs both orders), and the
+# one that runs a filter on a rank as a per-partition top-k (cbo's WindowTopK).
+TRANSPOSE_WINDOWS = "org.apache.spark.sql.catalyst.optimizer.TransposeWindow"
+WINDOW_GROUP_LIMIT = "org.apache.spark.sql.catalyst.optimizer.InferWindowGroupLimit"
 
 
 class SparkExecutor:
@@ -103,7 +112,8 @@ class SparkExecutor:
         count. Restored afterwards."""
         excluded = "spark.sql.optimizer.excludedRules"
         before = self.spark.conf.get(excluded, None)
-        values = {excluded: ",".join(r for r in (before, REORDER_RULES) if r),
+        ours = [REORDER_RULES, TRANSPOSE_WINDOWS] + ([WINDOW_GROUP_LIMIT] if self._declines_group_limit() else [])
+        values = {excluded: ",".join(r for r in (before, *ours) if r),
                   "spark.sql.autoBroadcastJoinThreshold": "-1"}
         values.update(adaptive_settings(self.adaptive, self.shuffle_partitions,
                                         self.spark.conf.get(EXCLUDED_RULES, None)))
@@ -120,6 +130,20 @@ class SparkExecutor:
                     self.spark.conf.unset(key)
                 else:
                     self.spark.conf.set(key, old)
+
+
+    def _declines_group_limit(self) -> bool:
+        """Whether the plan runs as a plain window a filter on a rank that Spark would run as a
+        per-partition top-k, and chose no top-k (Spark's inference is all or nothing per
+        statement: a plan with both keeps it)."""
+        declined = chosen = False
+        for node in self.operators.values():
+            if node.algorithm in (Algorithm.WINDOW_TOP_K, Algorithm.WINDOW_TOP_K_SORTED):
+                chosen = True
+            elif isinstance(node.logical, Filter) and isinstance(node.logical.input, Window) \
+                    and group_limit(node.logical.predicate, node.logical.input) is not None:
+                declined = True
+        return declined and not chosen
 
 
 # Output types ``collect_together`` carries through JSON unchanged (a JSON number, string or

@@ -48,6 +48,7 @@ from cbo.ir.operators import (
     SetOp,
     Sort,
     Values,
+    Window,
     walk,
 )
 from cbo.sqlgen import name_of
@@ -280,6 +281,18 @@ class _Matcher:
             self._descend(actual, node.body, op)
         elif isinstance(node, CteConsumer):
             self._leaf(node, op, actual, ("InMemoryTableScanExec",), "the read of the CTE's stored rows")
+        elif isinstance(node, Window):
+            if op.kind != "WindowExec":
+                return self.unmatched(node, f"expected a window, Spark's plan has {op.name}: not measured")
+            actual.source = "a window keeps its input's rows"
+            self._attribute(actual, op)
+            below_op = self._skip(op.children[0], actual)
+            # a per-partition top-k below it (WindowGroupLimit, final and partial, with their
+            # sorts and the exchange between them) is the window's work
+            while below_op.kind == "WindowGroupLimitExec" and below_op.children:
+                self._attribute(actual, below_op)
+                below_op = self._skip(below_op.children[0], actual)
+            self.match(node.input, below_op)
         elif isinstance(node, SetOp) and node.kind == "union" and not node.distinct and op.kind == "UnionExec":
             actual.source = "a UNION ALL has its inputs' rows"
             for child, child_op in zip(node.children, op.children):
@@ -418,7 +431,8 @@ class _Matcher:
         actual = self._actual(node)
         if actual.rows is not None:
             return actual.rows
-        if isinstance(node, (Project, Sort, Join)) and child_rows[0] is not None and "keeps its" in actual.source:
+        if isinstance(node, (Project, Sort, Join, Window)) and child_rows[0] is not None \
+                and "keeps its" in actual.source:
             actual.rows = child_rows[0]
         elif isinstance(node, Limit) and child_rows[0] is not None and actual.source.startswith("a limit"):
             available = max(0, child_rows[0] - node.offset)

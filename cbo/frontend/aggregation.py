@@ -34,9 +34,10 @@ MAX_GROUPING_KEYS = 63     # a GROUPING of every key is a BIGINT
 
 def bind_aggregation(self: Binder, select: exp.Select, scope: Scope, plan: Plan,
                      items: list[tuple[str, Expr, exp.Expr]],
-                     having: Expr | None) -> tuple[Plan, PostAggregation]:
+                     conditions: list[Expr]) -> tuple[Plan, PostAggregation]:
     """The Aggregate (or GroupingSets) over a pre-projection for a grouped SELECT, and the
-    rewriter for what follows it."""
+    rewriter for what follows it (the select list, ORDER BY, and ``conditions``: HAVING and
+    QUALIFY)."""
     group = select.args.get("group")
     keys: list[Expr] = []                 # the distinct grouping expressions, in order of appearance
     sets: list[tuple[int, ...]] = [()]    # each grouping set: positions in keys
@@ -51,14 +52,15 @@ def bind_aggregation(self: Binder, select: exp.Select, scope: Scope, plan: Plan,
 
     for _, expr, _ in items:
         collect(expr)
-    if having is not None:
-        collect(having)
+    for condition in conditions:
+        collect(condition)
     order = select.args.get("order")
     if order is not None:
         for ordered in order.expressions:
             if not (isinstance(ordered.this, exp.Literal) or isinstance(ordered.this, exp.Column)
                     and not ordered.this.table and any(n.lower() == ordered.this.name.lower() for n, _, _ in items)):
-                collect(ExpressionBinder(self, scope, "ORDER BY", allow_aggregates=True).bind(ordered.this))
+                collect(ExpressionBinder(self, scope, "ORDER BY", allow_aggregates=True, allow_windows=True)
+                        .bind(ordered.this))
 
     # Pre-projection: the columns the Aggregate reads, computing non-column expressions.
     pre: dict[Expr, Column] = {}
@@ -260,12 +262,23 @@ class PostAggregation:
 
 
 def has_aggregate(expr_or_node: exp.Expr | Expr) -> bool:
+    """Whether an expression (bound, or SQL) aggregates: calls an aggregate outside its
+    subqueries that is not itself a window function (``sum(x) OVER ()`` aggregates nothing;
+    ``sum(sum(x)) OVER ()`` does)."""
     if isinstance(expr_or_node, Expr):
         return any(isinstance(n, AggregateCall) for n in walk(expr_or_node))
     for node in expr_or_node.walk():
-        if isinstance(node, exp.AggFunc) and not _inside_subquery(node, expr_or_node):
+        if isinstance(node, exp.AggFunc) and not _inside_subquery(node, expr_or_node) and not _windowed(node):
             return True
     return False
+
+
+def _windowed(node: exp.Expr) -> bool:
+    """Whether the aggregate is the function of a window (``sum(x) OVER (...)``)."""
+    parent = node.parent
+    while isinstance(parent, (exp.RespectNulls, exp.IgnoreNulls, exp.Filter)):
+        node, parent = parent, parent.parent
+    return isinstance(parent, exp.Window) and parent.this is node
 
 
 def _inside_subquery(node: exp.Expr, root: exp.Expr) -> bool:

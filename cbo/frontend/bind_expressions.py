@@ -19,6 +19,7 @@ from sqlglot import exp
 from cbo.frontend.division import division, refused
 from cbo.frontend.errors import SqlError, error_at
 from cbo.frontend.scope import Scope
+from cbo.frontend.windows import bind_window
 from cbo.ir import types as T
 from cbo.ir.expressions import AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm, conjunction
 from cbo.ir.intervals import IntervalValue, add_interval
@@ -74,7 +75,7 @@ class ExpressionBinder:
     """Binds the expressions of one query block against its scope."""
 
     def __init__(self, binder: Binder, scope: Scope, clause: str, allow_aggregates: bool = False,
-                 aliases: dict[str, Expr] | None = None):
+                 allow_windows: bool = False, aliases: dict[str, Expr] | None = None):
         """``aliases``: select-list aliases (lowercase) a bare name may stand for (HAVING): a
         name that is no column reads the alias; a column of the FROM clause that has an alias
         of its name is recorded in ``alias_fallbacks``, read instead when the column turns out
@@ -83,6 +84,7 @@ class ExpressionBinder:
         self.scope = scope
         self.clause = clause
         self.allow_aggregates = allow_aggregates
+        self.allow_windows = allow_windows   # the SELECT list, ORDER BY and QUALIFY (cbo.frontend.windows)
         self.outer_references = False
         self.aliases = aliases or {}
         self.alias_fallbacks: dict[Column, Expr] = {}
@@ -106,8 +108,6 @@ class ExpressionBinder:
         for aggregate_type, aggregate in AGGREGATE_NODES.items():
             if isinstance(node, aggregate_type):
                 return self._aggregate(node, aggregate)
-        if isinstance(node, exp.Window):
-            raise error_at(node, "window functions are not supported yet")
         if isinstance(node, (exp.Grouping, exp.GroupingId)):
             return self._grouping(node)
         if isinstance(node, exp.Anonymous):   # a name sqlglot does not know either
@@ -460,11 +460,23 @@ class ExpressionBinder:
         digits = self.bind(node.args["decimals"]) if node.args.get("decimals") is not None else Constant(0, T.INTEGER)
         return Call("round", (value, digits), value.type)
 
+    # -- windows -------------------------------------------------------------------------------
+
+    def _Window(self, node: exp.Window) -> Expr:
+        if not self.allow_windows:
+            raise error_at(node, f"window functions are not allowed in {self.clause}")
+        return bind_window(self, node)
+
     # -- aggregates ----------------------------------------------------------------------------
 
     def _aggregate(self, node: exp.AggFunc, name: AggregateName) -> Expr:
         if not self.allow_aggregates:
             raise error_at(node, f"aggregate {node.sql()[:40]} is not allowed in {self.clause}")
+        return self._aggregate_call(node, name)
+
+    def _aggregate_call(self, node: exp.AggFunc, name: AggregateName, allow_nested: bool = False) -> AggregateCall:
+        """The aggregate ``node`` calls; its argument may itself aggregate only when
+        ``allow_nested`` (a window aggregate over a grouped query's aggregate: ``sum(sum(x)) OVER``)."""
         argument = node.this
         distinct = False
         if isinstance(argument, exp.Distinct):
@@ -475,7 +487,7 @@ class ExpressionBinder:
             return AggregateCall("count_star", (), False, T.BIGINT)
         if argument is None:
             raise error_at(node, f"{name} needs an argument")
-        inner = ExpressionBinder(self.binder, self.scope, f"the argument of {name}", allow_aggregates=False)
+        inner = ExpressionBinder(self.binder, self.scope, f"the argument of {name}", allow_aggregates=allow_nested)
         value = inner.bind(argument)
         self.outer_references |= inner.outer_references
         return AggregateCall(name, (value,), distinct, aggregate_type(node, name, value.type))

@@ -22,6 +22,7 @@ from cbo.frontend.errors import SqlError, error_at
 from cbo.frontend.languages import QUERY_DIALECTS
 from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.frontend.scope import CteDefinition, Relation, Scope
+from cbo.frontend.windows import named_windows, plan_windows, replace_windows
 from cbo.ir import types as T
 from cbo.ir.expressions import (
     TRUE,
@@ -137,11 +138,10 @@ class Binder:
     # -- SELECT ----------------------------------------------------------------------------------
 
     def _bind_select(self, select: exp.Select, scope: Scope) -> tuple[Plan, list[str]]:
-        if select.args.get("windows") or select.args.get("qualify"):
-            raise error_at(select, "window functions are not supported yet")
         for key in ("connect", "prewhere", "settings", "cluster", "distribute", "sort"):
             if select.args.get(key):
                 raise error_at(select, f"{key.upper()} clauses are not supported")
+        scope.windows = named_windows(select)
         plan = self._bind_from(select, scope)
         where = select.args.get("where")
         if where is not None:
@@ -152,14 +152,18 @@ class Binder:
         group = select.args.get("group")
         having = select.args.get("having")
         order = select.args.get("order")
+        qualify = select.args.get("qualify")
         aggregating = group is not None or any(has_aggregate(e) for _, e, _ in items) or \
-            (having is not None) or (order is not None and any(has_aggregate(o.this) for o in order.expressions))
+            (having is not None) or (order is not None and any(has_aggregate(o.this) for o in order.expressions)) \
+            or (qualify is not None and has_aggregate(qualify.this))
         having_binder = ExpressionBinder(self, scope, "HAVING", allow_aggregates=True,
                                          aliases=_select_aliases(select, items))
         having_expr = having_binder._boolean(having.this) if having is not None else None
+        qualify_expr = self._qualify(qualify.this, scope, items) if qualify is not None else None
 
         if aggregating:
-            plan, post = bind_aggregation(self, select, scope, plan, items, having_expr)
+            plan, post = bind_aggregation(self, select, scope, plan, items,
+                                          [e for e in (having_expr, qualify_expr) if e is not None])
         else:
             post = None
 
@@ -170,26 +174,38 @@ class Binder:
             assert having is not None
             plan = Filter(plan, finish(having_expr, having, having_binder.alias_fallbacks))
 
+        # The SELECT list's values and ORDER BY's, windows still in them (an ORDER BY key equal
+        # to a select-list value reads its column).
+        values = [finish(expr, node) for _, expr, node in items]
+        names = [name for name, _, _ in items]
+        hidden_values: list[Expr] = []
+        targets: list[int] = []   # per ORDER BY key: its value's index in values + hidden_values
+        if order is not None:
+            for ordered in order.expressions:
+                targets.append(self._order_target(ordered.this, scope, values, names, finish, hidden_values,
+                                                  distinct=bool(select.args.get("distinct"))))
+        qualify_value = finish(qualify_expr, qualify) if qualify_expr is not None and qualify is not None else None
+
+        # Windows run after grouping and HAVING, before QUALIFY and the SELECT list.
+        plan, windows = plan_windows(self, plan, values + hidden_values + ([qualify_value] if qualify_value else []))
+        if qualify_value is not None:
+            plan = Filter(plan, replace_windows(qualify_value, windows))
+
         outputs: list[tuple[Column, Expr]] = []
-        names: list[str] = []
         produced = set(plan.output)
-        for name, expr, node in items:
-            value = finish(expr, node)
+        for name, value in zip(names, values):
+            value = replace_windows(value, windows)
             # A column of the input passes through under its own id; anything else (an outer
             # query's column included: a correlated subquery's select list) is a new column.
             column = value.column if isinstance(value, ColumnRef) and value.column in produced \
                 and value.column not in [c for c, _ in outputs] else self.columns.new(name, value.type)
             outputs.append((column, value))
-            names.append(name)
-
-        hidden: list[tuple[Column, Expr]] = []
-        sort_keys: list[SortKey] = []
-        if order is not None:
-            for ordered in order.expressions:
-                column = self._order_column(ordered.this, scope, outputs, names, finish, hidden,
-                                            distinct=bool(select.args.get("distinct")))
-                sort_keys.append(SortKey(column, ascending=not ordered.args.get("desc"),
-                                         nulls_first=bool(ordered.args.get("nulls_first"))))
+        hidden = [(self.columns.new(f"_order{i}", v.type), replace_windows(v, windows))
+                  for i, v in enumerate(hidden_values)]
+        columns = [c for c, _ in outputs + hidden]
+        sort_keys = [SortKey(columns[target], ascending=not ordered.args.get("desc"),
+                             nulls_first=bool(ordered.args.get("nulls_first")))
+                     for target, ordered in zip(targets, order.expressions if order is not None else [])]
 
         plan = Project(plan, tuple(outputs + hidden))
         if select.args.get("distinct"):
@@ -203,6 +219,22 @@ class Binder:
             plan = Project(plan, tuple((c, ColumnRef(c)) for c, _ in outputs))
         return plan, names
 
+    def _qualify(self, node: exp.Expr, scope: Scope, items: list[tuple[str, Expr, exp.Expr]]) -> Expr:
+        """QUALIFY's condition: a filter after the windows, which may name select-list aliases
+        (as DuckDB allows) where no column of the query has that name."""
+        aliases = {name.lower(): item for name, _, item in items if isinstance(item, exp.Alias)}
+
+        def by_alias(found: exp.Expr) -> exp.Expr:
+            if isinstance(found, exp.Column) and not found.table and found.name.lower() in aliases:
+                try:
+                    scope.resolve(found)
+                except SqlError:
+                    return aliases[found.name.lower()].this.copy()
+            return found
+
+        rewritten = node.copy().transform(by_alias) if aliases else node
+        return ExpressionBinder(self, scope, "QUALIFY", allow_aggregates=True, allow_windows=True)._boolean(rewritten)
+
     def _select_items(self, select: exp.Select, scope: Scope) -> list[tuple[str, Expr, exp.Expr]]:
         items: list[tuple[str, Expr, exp.Expr]] = []
         for position_, node in enumerate(select.expressions, start=1):
@@ -213,7 +245,7 @@ class Binder:
                 items += [(n, ColumnRef(c), node) for n, c in self._star(scope, node.table, node)]
                 continue
             inner = node.this if isinstance(node, exp.Alias) else node
-            binder = ExpressionBinder(self, scope, "SELECT", allow_aggregates=True)
+            binder = ExpressionBinder(self, scope, "SELECT", allow_aggregates=True, allow_windows=True)
             expr = binder.bind(inner)
             name = node.alias if isinstance(node, exp.Alias) else (
                 inner.name if isinstance(inner, exp.Column) else f"_col{position_ - 1}")
@@ -237,27 +269,28 @@ class Binder:
             result += [(n, c) for n, c in relation.columns if n.lower() not in using_names]
         return result
 
-    def _order_column(self, node: exp.Expr, scope: Scope, outputs: list[tuple[Column, Expr]],
-                      names: list[str], finish, hidden: list[tuple[Column, Expr]], distinct: bool) -> Column:
+    def _order_target(self, node: exp.Expr, scope: Scope, values: list[Expr], names: list[str], finish,
+                      hidden: list[Expr], distinct: bool) -> int:
+        """The index (in ``values`` then ``hidden``) of the value an ORDER BY key orders by: a
+        select-list position or name, a value equal to a select-list one, or a new hidden one."""
         if isinstance(node, exp.Literal) and not node.is_string:
-            index = _position(node, len(outputs))
-            if not 1 <= index <= len(outputs):
-                raise error_at(node, f"ORDER BY position {index} is not in the select list (1..{len(outputs)})")
-            return outputs[index - 1][0]
+            index = _position(node, len(values))
+            if not 1 <= index <= len(values):
+                raise error_at(node, f"ORDER BY position {index} is not in the select list (1..{len(values)})")
+            return index - 1
         if isinstance(node, exp.Column) and not node.table:
             matches = [i for i, n in enumerate(names) if n.lower() == node.name.lower()]
-            if len(matches) == 1 or (matches and len({outputs[i][1] for i in matches}) == 1):
-                return outputs[matches[0]][0]
-        binder = ExpressionBinder(self, scope, "ORDER BY", allow_aggregates=True)
+            if len(matches) == 1 or (matches and len({values[i] for i in matches}) == 1):
+                return matches[0]
+        binder = ExpressionBinder(self, scope, "ORDER BY", allow_aggregates=True, allow_windows=True)
         value = finish(binder.bind(node), node)
-        for column, expr in outputs + hidden:
-            if expr == value:
-                return column
+        for index, known in enumerate(values + hidden):
+            if known == value:
+                return index
         if distinct:
             raise error_at(node, "with SELECT DISTINCT, ORDER BY expressions must appear in the select list")
-        column = self.columns.new(f"_order{len(hidden)}", value.type)
-        hidden.append((column, value))
-        return column
+        hidden.append(value)
+        return len(values) + len(hidden) - 1
 
     def _limit(self, node: exp.Expr, plan: Plan) -> Plan:
         limit, offset = node.args.get("limit"), node.args.get("offset")

@@ -44,6 +44,7 @@ class Scope:
     ctes: dict[str, CteDefinition] = field(default_factory=dict)
     using: dict[str, Column] = field(default_factory=dict)  # USING columns: one column per name
     using_pairs: dict[str, tuple[Column, Column]] = field(default_factory=dict)  # name -> (left, right)
+    windows: dict[str, exp.Window] = field(default_factory=dict)  # the WINDOW clause's, by name
 
     def beside(self) -> Scope:
         """The scope a derived table of this query's FROM clause is bound in: it sees this

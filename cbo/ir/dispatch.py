@@ -27,6 +27,7 @@ from cbo.ir.operators import (
     SetOp,
     Sort,
     Values,
+    Window,
 )
 
 LOGICAL_OPERATORS: tuple[type[Plan], ...] = (
@@ -42,6 +43,7 @@ LOGICAL_OPERATORS: tuple[type[Plan], ...] = (
     Values,
     CteAnchor,
     CteConsumer,
+    Window,
 )
 
 H = TypeVar("H")

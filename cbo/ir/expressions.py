@@ -12,6 +12,7 @@ Kinds:
 * :class:`SpecialForm` — forms whose evaluation is not a plain function of evaluated arguments:
   AND, OR, NOT, IN, BETWEEN, CASE, COALESCE, IS_NULL, CAST;
 * :class:`AggregateCall` — an aggregate inside an Aggregate node;
+* :class:`WindowCall` — a window function inside a Window node (``cbo.ir.windows``);
 * a subquery (``cbo.ir.operators.SubqueryExpr``), an expression holding a plan, lives with the
   plans: only between binding and decorrelation; never reaches a planner.
 """
@@ -25,6 +26,7 @@ from typing import Any, ClassVar, Final
 from cbo.ir.kinds import AggregateName, Comparison, FormName, FunctionName
 from cbo.ir.types import BIGINT as BIGINT_TYPE
 from cbo.ir.types import BOOLEAN, DataType
+from cbo.ir.windows import Frame
 
 
 @dataclass(frozen=True)
@@ -202,6 +204,30 @@ class AggregateCall(Expr):
         if self.name == "count_star":
             return "count(*)"
         return f"{self.name}({'DISTINCT ' if self.distinct else ''}{', '.join(map(str, self.args))})"
+
+
+@cache_hash
+@dataclass(frozen=True)
+class WindowCall(Expr):
+    """A window function (``cbo.ir.windows``): a ranking, offset or value function, or an
+    aggregate's name, over its arguments; ``frame`` the rows it reads (None for functions that
+    read none). Its partition and order are its Window node's."""
+
+    name: str
+    args: tuple[Expr, ...]
+    frame: Frame | None
+    type: DataType
+
+    def children(self) -> tuple[Expr, ...]:
+        return self.args
+
+    def with_children(self, children: tuple[Expr, ...]) -> Expr:
+        return WindowCall(self.name, children, self.frame, self.type)
+
+    def __str__(self) -> str:
+        args = "*" if self.name == "count_star" else ", ".join(map(str, self.args))
+        name = "count" if self.name == "count_star" else self.name
+        return f"{name}({args})" + (f" {self.frame}" if self.frame is not None else "")
 
 
 TRUE = Constant(True, BOOLEAN)

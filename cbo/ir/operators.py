@@ -29,6 +29,7 @@ from cbo.ir.expressions import (
     Constant,
     Expr,
     SpecialForm,
+    WindowCall,
     cache_hash,
     columns_of,
     conjuncts,
@@ -501,6 +502,47 @@ class Sort(UnaryPlan):
 
     def expressions(self) -> tuple[Expr, ...]:
         return tuple(ColumnRef(k.column) for k in self.keys)
+
+
+@_cache_hash
+@dataclass(frozen=True)
+class Window(UnaryPlan):
+    """Window functions over the input's rows (``cbo.ir.windows``): every input row passes
+    through once, unchanged, and gains one column per function, computed over the rows of its
+    partition (equal ``partition_by`` values, NULLs equal) in ``order_by``'s order. No partition
+    columns: the input is one partition. The functions share the partition and the order; each
+    has its own frame."""
+
+    input: Plan
+    partition_by: tuple[Column, ...]
+    order_by: tuple[SortKey, ...]
+    functions: tuple[tuple[Column, WindowCall], ...]
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        return self.input.output + tuple(c for c, _ in self.functions)
+
+    def expressions(self) -> tuple[Expr, ...]:
+        return (tuple(f for _, f in self.functions) + tuple(ColumnRef(c) for c in self.partition_by)
+                + tuple(ColumnRef(k.column) for k in self.order_by))
+
+    @property
+    def unique_keys(self) -> frozenset[frozenset[Column]]:
+        # row_number() numbers the rows of each partition 1, 2, 3 ...: with the partition
+        # columns it is a key.
+        numbered = frozenset(frozenset(self.partition_by) | {c} for c, f in self.functions if f.name == "row_number")
+        return self.input.unique_keys | numbered if numbered else self.input.unique_keys
+
+    @property
+    def not_null(self) -> frozenset[Column]:
+        # Ranks and counts are never NULL; the other functions are NULL for an empty frame, a
+        # missing offset row or NULL values.
+        counted = frozenset(c for c, f in self.functions if f.name in NEVER_NULL_WINDOW_FUNCTIONS)
+        return self.input.not_null | counted
+
+
+NEVER_NULL_WINDOW_FUNCTIONS = ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile",
+                               "count", "count_star")
 
 
 @_cache_hash

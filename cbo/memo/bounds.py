@@ -201,11 +201,11 @@ class SearchBounds:
         if need is ANY or cheapest.delivered.satisfies(need):
             return cheapest.cost
         model, size = self.cost_model, self.size(group)
-        if need.distribution == "clustered":
-            enforced = math.inf   # no enforcer makes it: a final-only aggregation needs it delivered
-        elif need.ordering:
+        if need.ordering:
             weaker = self.context.required.without_ordering(need)
             enforced = model.price(model.sort(size)) + self.input_floor(group, weaker)
+        elif need.distribution == "clustered":
+            enforced = math.inf   # no enforcer makes it: a final-only aggregation needs it delivered
         else:
             enforced = cheapest.cost + model.price(model.distribute(need, size))
         return max(cheapest.cost, self.natural_floor(group, need, enforced))
@@ -240,7 +240,7 @@ class SearchBounds:
             candidates.append(index.get("single", math.inf))
         elif need.distribution == "hash":
             candidates.append(index.get(("hash", len(need.partitioning), need.partitioning[0]), math.inf))
-        elif need.distribution == "clustered":
+        elif need.distribution in ("clustered", "partitioned"):
             candidates.append(index.get("single", math.inf))
             candidates += [index.get(("part", c), math.inf) for c in need.partitioning]
         elif need.distribution == "any" and need.ordering:

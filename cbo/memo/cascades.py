@@ -59,7 +59,8 @@ from cbo.memo.memo import UNPREDICTED, Deferred, Group, PhysicalExpr, Winner, cu
 from cbo.memo.pattern import bindings
 from cbo.memo.rules.base import RuleSet, TransformationRule
 from cbo.memo.state import UNKNOWN, CostTable, SearchState
-from cbo.physical.properties import ANY, Required
+from cbo.physical.algorithm import Algorithm
+from cbo.physical.properties import ANY, Required, exchange_algorithm
 
 
 class CascadesSearch:
@@ -217,9 +218,10 @@ class CascadesSearch:
         if required is ANY:
             return table.cheapest(ANY)
         enforced = None
-        if required.distribution != "clustered":
-            # "clustered" is only asked for by a final-only aggregation, the alternative for
-            # input that already is; where it is not, Spark aggregates partially first.
+        if required.distribution != "clustered" or required.ordering:
+            # "clustered" is only asked for where the input already is (a final-only
+            # aggregation; where it is not, Spark aggregates partially first): no exchange
+            # makes it, but a sort may order what already is clustered.
             enforced = self.enforce(group, required)
         self._evaluate_for(table, group, required, enforced.cost if enforced is not None else math.inf)
         best = table.cheapest(required)
@@ -313,7 +315,7 @@ class CascadesSearch:
         implemented for it."""
         pending, bounds = table.pending, self.bounds
         for position in range(len(pending)):
-            if pending[position][0] >= threshold * TIE:
+            if self.prune and pending[position][0] >= threshold * TIE:
                 return
             if not bounds.may_deliver(pending[position][2], group, required):
                 continue
@@ -326,7 +328,7 @@ class CascadesSearch:
                     predicted = physical.predicted = bounds.predict(physical)
                 if predicted is not None and not predicted.satisfies(required):  # type: ignore[attr-defined]
                     continue
-                if bounds.floor(physical, group) < threshold * TIE:
+                if not self.prune or bounds.floor(physical, group) < threshold * TIE:
                     self._cost(physical, group, table)
 
     def _pending(self, table: CostTable, position: int) -> Plan:
@@ -395,15 +397,19 @@ class CascadesSearch:
         a broadcast over the group's best plan for "any"."""
         if required.ordering:
             weaker = self.context.required.without_ordering(required)
-            step = self.cost_model.price(self.cost_model.sort(self.size(group)))
+            step = self.cost_model.enforcer_price(Algorithm.LOCAL_SORT, self.cost_model.sort(self.size(group)),
+                                                  self.size(group))
         else:
             weaker = ANY
-            step = self.cost_model.price(self.cost_model.distribute(required, self.size(group)))
+            step = self.cost_model.enforcer_price(exchange_algorithm(required),
+                                                  self.cost_model.distribute(required, self.size(group)),
+                                                  self.size(group))
         base = self.optimize_group(group, weaker)
         if base is None:
             return None
         if required.ordering:
-            delivered = replace(base.delivered, ordering=tuple(frozenset({c}) for c in required.ordering))
+            delivered = replace(base.delivered, ordering=tuple(frozenset({c}) for c in required.ordering),
+                                directions=required.directions)
         else:
             delivered = required.enforced
         return Winner(None, base.cost + step, delivered, required, base)

@@ -4,7 +4,9 @@ These follow Spark's ``outputPartitioning`` and ``outputOrdering`` of each physi
 that the search's enforcers sit where Spark's ``EnsureRequirements`` puts exchanges and sorts:
 
 * scans deliver no known partitioning (files are split by size, not by value);
-* filters pass their input's properties on; projections too, for the columns they keep;
+* filters pass their input's properties on; projections too, for the columns they keep; so
+  do windows (Spark's WindowExec keeps its input's partitioning and order), but for a
+  per-partition top-k with its own exchange, which delivers what the window requires;
 * a broadcast join (null-aware anti joins included) keeps its probe (left) side's properties;
 * shuffled hash and sort-merge joins deliver hash partitioning on the join keys (for inner joins
   either side's key, for left/semi/anti/mark joins the left key, for full joins nothing); a
@@ -39,8 +41,10 @@ from cbo.ir.operators import (
     SetOp,
     Sort,
     Values,
+    Window,
 )
 from cbo.memo.memo import PhysicalExpr
+from cbo.memo.rules.window_requirement import window_delivery
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.properties import UNKNOWN, Delivered
 
@@ -72,6 +76,16 @@ def _cte_anchor(node: CteAnchor, algorithm: Algorithm, inputs: list[Delivered]) 
 
 @DELIVERY.register(Filter)
 def _filter(node: Filter, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
+    if algorithm is Algorithm.WINDOW_TOP_K:
+        # its own exchange and sort: what the window requires, made
+        window = node.input
+        assert isinstance(window, Window)
+        return window_delivery(window)
+    return inputs[0]
+
+
+@DELIVERY.register(Window)
+def _window(node: Window, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
     return inputs[0]
 
 

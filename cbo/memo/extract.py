@@ -8,7 +8,7 @@ from cbo.memo.cascades import CascadesSearch
 from cbo.memo.memo import Group, PhysicalExpr, Winner, with_inputs
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
-from cbo.physical.properties import Delivered, Required
+from cbo.physical.properties import ASC, Delivered, Required
 
 
 def extract(search: CascadesSearch, winner: Winner, group: Group) -> PhysicalPlan:
@@ -30,11 +30,14 @@ def enforcer_node(search: CascadesSearch, group: Group, need: Required, below: P
     rows, width = search.size(group)
     if need.ordering:
         algorithm, quantities = Algorithm.LOCAL_SORT, model.sort((rows, width))
-        detail = "sort(" + ", ".join(_names(group, need.ordering)) + ")"
+        names = _names(group, need.ordering)
+        if need.directions:
+            names = [n if d is ASC else f"{n} {d.value}" for n, d in zip(names, need.directions)]
+        detail = "sort(" + ", ".join(names) + ")"
     else:
         algorithm, quantities = _exchange(need), model.distribute(need, (rows, width))
         detail = _exchange_name(need, group)
-    cost = model.price(quantities)
+    cost = model.enforcer_price(algorithm, quantities, (rows, width))
     return PhysicalPlan(algorithm, below.logical, (below,), rows, width, cost, below.total + cost,
                         (), delivered, quantities, group, None, detail)
 
@@ -47,7 +50,7 @@ def operator_node(search: CascadesSearch, group: Group, physical: PhysicalExpr, 
     sizes = [search.size(g) for g in physical.inputs]
     quantities = model.quantities(physical.node, physical.algorithm, (rows, width), sizes)
     logical = with_inputs(physical.node, tuple(i.logical for i in inputs)) if inputs else physical.node
-    cost = model.price(quantities)
+    cost = model.operator_price(physical.node, physical.algorithm, quantities, (rows, width), sizes)
     return PhysicalPlan(physical.algorithm, logical, inputs, rows, width, cost,
                         cost + sum(i.total for i in inputs), physical.required_inputs, delivered,
                         quantities, group, physical.rule, "", physical.logical)

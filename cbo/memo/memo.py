@@ -36,6 +36,7 @@ from cbo.ir.operators import ForeignKeyRef, Join, Plan, walk
 if TYPE_CHECKING:
     from cbo.estimate import Estimator
     from cbo.estimate.oracle import OracleEstimator
+    from cbo.estimate.plugin import PluggedEstimator
     from cbo.estimate.relation import RelEstimate
     from cbo.ir.types import DataType
     from cbo.physical.algorithm import Algorithm
@@ -377,7 +378,7 @@ class Memo:
     ``defer`` refuses (the caller adds the expression) when a join over those groups is held.
     """
 
-    def __init__(self, estimator: Estimator | OracleEstimator):
+    def __init__(self, estimator: Estimator | OracleEstimator | PluggedEstimator):
         # one estimation context for the search: the groups' estimates, and what join sets
         # derive from them, live as long as the memo
         self.estimator = estimator.context()

@@ -16,18 +16,21 @@ from typing import TYPE_CHECKING
 
 from cbo.cost import CostModel, CostProfile, default_profile
 from cbo.cost.model import Quantities
+from cbo.cost.plugin import CostFunction, FunctionCostModel
 from cbo.errors import CboError
+from cbo.estimate.plugin import PluggedContext
 from cbo.ir.expressions import ColumnRef
 from cbo.ir.operators import CteAnchor, CteConsumer, Plan, Project, Scan, walk
 from cbo.memo.cascades import CascadesSearch
 from cbo.memo.context import SearchContext
 from cbo.memo.extract import extract
 from cbo.memo.memo import Counters, Group, Memo, group_of
-from cbo.memo.rules.base import RuleSet, connector_rules
+from cbo.memo.rules.base import Rule, RuleSet, TransformationRule, connector_rules
 from cbo.memo.rules.eager_aggregation import EagerAggregation
 from cbo.memo.rules.eager_pushdown import EagerPushdown
 from cbo.memo.rules.eliminate_join import EliminateForeignKeyJoin
 from cbo.memo.rules.existential_form import ForcedExistentialForm
+from cbo.memo.rules.filter_below_window import PushFilterBelowWindow
 from cbo.memo.rules.grouping_sets_partial import PartialAggregateBelowGroupingSets
 from cbo.memo.rules.implement import implementation_rules
 from cbo.memo.rules.inline_cte import InlineCte, note_cte_costs
@@ -38,6 +41,7 @@ from cbo.memo.rules.semijoin_distinct_above import SemiJoinToInnerDistinctAbove
 from cbo.memo.rules.semijoin_distinct_below import SemiJoinToInnerDistinctBelow
 from cbo.memo.rules.table_copy import CopyTableIntoAggregate
 from cbo.memo.rules.table_pushdown import PushTableIntoAggregate
+from cbo.memo.rules.transpose_windows import TransposeWindows
 from cbo.memo.space import PlanSpace
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
@@ -47,16 +51,23 @@ from cbo.settings import OptimizerSettings
 if TYPE_CHECKING:
     from cbo.estimate import Estimator
     from cbo.estimate.oracle import OracleEstimator
+    from cbo.estimate.plugin import PluggedEstimator
 
 __all__ = ["Optimized", "Optimizer", "RemoteSource", "SearchContext", "default_rules", "draw_plan",
            "in_written_order", "restore_output_order"]
 
 
-def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset()) -> RuleSet:
+def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] = frozenset(),
+                  extra: tuple[Rule, ...] = ()) -> RuleSet:
+    """cbo's rules, and ``extra`` transformation rules (a session's, ``Planner(rules=...)``) after its own."""
+    for rule in extra:
+        if not isinstance(rule, TransformationRule):
+            raise CboError(f"an added rule must be a transformation rule (cbo.memo.rules.base.TransformationRule), "
+                           f"not {type(rule).__name__}")
     rules = [InlineCte(), ReorderJoins(), PushTableIntoAggregate(), CopyTableIntoAggregate(), EagerAggregation(),
              EliminateForeignKeyJoin(), SemiJoinToInnerDistinctAbove(), SemiJoinToInnerDistinctBelow(),
-             PartialAggregateBelowGroupingSets(), *implementation_rules(), ScalarSubqueryJoin(),
-             *connector_rules(source_types)]
+             PushFilterBelowWindow(), TransposeWindows(), PartialAggregateBelowGroupingSets(), *extra,
+             *implementation_rules(), ScalarSubqueryJoin(), *connector_rules(source_types)]
     return RuleSet(rules, disabled, [ForcedExistentialForm(), EagerPushdown()])
 
 
@@ -110,11 +121,18 @@ class Optimized:
 
 
 class Optimizer:
-    def __init__(self, estimator: Estimator | OracleEstimator, settings: OptimizerSettings | None = None,
+    def __init__(self, estimator: Estimator | OracleEstimator | PluggedEstimator,
+                 settings: OptimizerSettings | None = None,
                  rules: RuleSet | None = None, profile: CostProfile | None = None,
                  remote_tables: frozenset[str] = frozenset(), prune: bool = True,
-                 remote_sources: dict[str, RemoteSource] | None = None):
+                 remote_sources: dict[str, RemoteSource] | None = None, cost_function: CostFunction | None = None):
         self.estimator = estimator
+        # A cost function (``cbo.cost.plugin``) prices every alternative instead of the profile.
+        # The search's bounds are lower bounds of the profile's costs, not of the function's,
+        # so with one the search costs every alternative (``prune`` off).
+        self.cost_function = cost_function
+        if cost_function is not None:
+            prune = False
         # prune=False costs every physical alternative of every expression: slower, and the
         # yardstick a test holds the pruned search to (the same cost, always).
         self.prune = prune
@@ -139,13 +157,18 @@ class Optimizer:
     def _optimize(self, plan: Plan) -> Optimized:
         started = time.perf_counter()
         memo = Memo(self.estimator)
+        if isinstance(memo.estimator, PluggedContext):
+            memo.estimator.seed(plan)   # tables' aliases from the query, before anything is estimated
         root = memo.insert(plan)
         context = SearchContext(memo, self.settings, self.remote_sources)
         # Shuffles are sized from what the query reads (cbo sets Spark's partition count to it).
         scanned = _scanned_bytes(plan, memo, context)
         partitions = self.settings.shuffle_partitions or self.profile.partitions(scanned)
-        cost_model = CostModel(self.profile, self.remote_tables, partitions, context.column_width,
-                               {table: source.dialect for table, source in self.remote_sources.items()})
+        dialects = {table: source.dialect for table, source in self.remote_sources.items()}
+        cost_model = CostModel(self.profile, self.remote_tables, partitions, context.column_width, dialects) \
+            if self.cost_function is None else \
+            FunctionCostModel(self.cost_function, self.profile, self.remote_tables, partitions, context.column_width,
+                              dialects)
         context.remote_price = cost_model.remote_price   # which form of a subplan to push
         search = CascadesSearch(context, self.rules, cost_model, self.prune)
         search.explore_all(root)
@@ -225,6 +248,6 @@ def in_written_order(chosen: PhysicalPlan, written: Plan, model: CostModel) -> P
         return chosen
     size = (chosen.rows, chosen.width)
     quantities = model.quantities(project, Algorithm.PROJECT, size, [size])
-    cost = model.price(quantities)
+    cost = model.operator_price(project, Algorithm.PROJECT, quantities, size, [size])
     return PhysicalPlan(Algorithm.PROJECT, project, (chosen,), chosen.rows, chosen.width, cost, chosen.total + cost,
                         (ANY,), chosen.delivered, quantities, None, None)

@@ -2,10 +2,11 @@
 
 Removing a column nobody reads never changes an answer: projections drop unread assignments,
 aggregates drop unread aggregate calls (a grouping column always stays: it defines the
-groups; so do grouping sets), scans read only needed columns. Set operations keep all their columns, because
-DISTINCT compares whole rows; so do a CTE's producer and its consumers (``cbo.normalize.ctes``).
-A scan from which nothing is read keeps one column, so row
-counts (``count(*)``) stay right.
+groups; so do grouping sets), windows drop unread functions (a window none of whose functions
+is read goes: it passes every row through unchanged), scans read only needed columns. Set
+operations keep all their columns, because DISTINCT compares whole rows; so do a CTE's producer
+and its consumers (``cbo.normalize.ctes``). A scan from which nothing is read keeps one column,
+so row counts (``count(*)``) stay right.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from cbo.ir.operators import (
     SetOp,
     Sort,
     Values,
+    Window,
 )
 
 
@@ -75,6 +77,15 @@ def _prune(plan: Plan, required: set[Column]) -> Plan:
         return GroupingSets(_prune(plan.input, needed), plan.keys, plan.outputs, plan.sets, aggregates, groupings)
     if isinstance(plan, Sort):
         return Sort(_prune(plan.input, required | {k.column for k in plan.keys}), plan.keys)
+    if isinstance(plan, Window):
+        functions = tuple((c, f) for c, f in plan.functions if c in required)
+        passed = required & set(plan.input.output)
+        if not functions:
+            return _prune(plan.input, passed)
+        needed = passed | set(plan.partition_by) | {k.column for k in plan.order_by}
+        for _, function in functions:
+            needed |= columns_of(function)
+        return Window(_prune(plan.input, needed), plan.partition_by, plan.order_by, functions)
     if isinstance(plan, Limit):
         return Limit(_prune(plan.input, required), plan.count, plan.offset)
     if isinstance(plan, SetOp):

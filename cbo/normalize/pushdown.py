@@ -30,6 +30,9 @@ equivalence on bags of rows; where one does not hold the conjunct stays put as a
 * Sort passes conjuncts through; Limit, INTERSECT/EXCEPT ALL and VALUES keep them above, and so does
   a CTE's consumer (the rows it reads are shared: ``cbo.normalize.ctes``). A CTE's anchor
   passes them to its body.
+* Window: conjuncts stay above it. One that reads only the partition columns holds for whole
+  partitions and may filter the input instead; the memo rule ``PushFilterBelowWindow``
+  (``cbo.memo.rules.filter_below_window``) moves it, and carries it on down with this pass.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from cbo.ir.operators import (
     SetOp,
     Sort,
     Values,
+    Window,
     null_rejected_columns,
 )
 from cbo.normalize.factor_or import factored_conjuncts
@@ -101,7 +105,7 @@ def _push(plan: Plan, predicates: list[Expr]) -> Plan:
                                        for p in predicates])
                          for child, columns in zip(plan.inputs, plan.inputs_columns))
         return plan.with_children(children)
-    if isinstance(plan, (Aggregate, Limit, SetOp)):
+    if isinstance(plan, (Aggregate, Limit, SetOp, Window)):
         children = tuple(_push(child, []) for child in plan.children)
         return _filter(plan.with_children(children), predicates)
     if isinstance(plan, (Scan, Values, CteConsumer)):

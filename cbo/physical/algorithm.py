@@ -38,6 +38,15 @@ class Algorithm(Enum):
     HASH_AGGREGATE = ("partial_final", None, False)
     # the final aggregation alone, over input already clustered on the grouping columns
     FINAL_AGGREGATE = ("final_only", None, False)
+    # window functions over input clustered on the partition columns and sorted within each
+    # partition (Spark's WindowExec; the exchange and sort are enforcers below it)
+    WINDOW = ("window", None, False)
+    # a filter keeping ranks <= k over a window, run as Spark's WindowGroupLimit: each task
+    # sorts its rows and keeps each partition's first k, only those are shuffled, sorted and cut
+    # to k again, then the window and the filter run (cbo.memo.rules.window_top_k)
+    WINDOW_TOP_K = ("window_group_limit", None, False)
+    # the same over input already clustered and sorted as the window reads it: no exchange
+    WINDOW_TOP_K_SORTED = ("window_group_limit_sorted", None, False)
     # grouping sets: each row copied once per set with the keys it rolls up NULL (Spark's
     # Expand), then one partial aggregation, an exchange and a final one, grouped by the keys
     # and the set's number

@@ -169,3 +169,29 @@ def test_analyze_takes_actuals_from_one_run(spark, tpch_catalogs, placement, que
         in_source = [n for n in shown if "runs in the source" in n["actual_rows_from"]]
         assert measured + len(in_source) == len(shown), [n["actual_rows_from"] for n in shown]
     assert body["plan"]["actual_rows"] == body["plan"]["analyze"]["rows"]
+
+
+@pytest.mark.parametrize("sql", [
+    # a plain window over an aggregation, and a per-partition top-k over a window (Spark's
+    # WindowGroupLimit below its WindowExec)
+    "select o_custkey, n, rank() over (partition by o_orderpriority order by n desc) r from "
+    "(select o_custkey, o_orderpriority, count(*) n from orders group by o_custkey, o_orderpriority) t",
+    "select * from (select s_nationkey, s_suppkey, row_number() over (partition by s_nationkey "
+    "order by s_acctbal desc) rn from supplier) t where rn <= 2",
+])
+def test_analyze_measures_windows(spark, tpch_catalogs, sql):
+    from cbo.engines.duckdb_engine import DuckDBEngine
+    from cbo.ir.operators import Window, walk
+    from cbo.sqlgen import to_sql
+
+    session = cbo.Session(tpch_catalogs["all-spark"])
+    body = json.loads(session.explain(sql, format="json", analyze=True))
+    windows = [n for n in _nodes(body["plan"]) if n["operator"].startswith("Window")]
+    planned = session.planner.plan(sql)
+    plans = [n for n in walk(planned.plan) if isinstance(n, Window)]
+    assert len(windows) == len(plans) == 1
+    assert windows[0]["actual_rows"] is not None, windows[0]["actual_rows_from"]
+    duck = DuckDBEngine(session.catalog)
+    names = tuple(f"c{i}" for i in range(len(plans[0].output)))
+    _, rows, _ = duck.run(f"SELECT count(*) FROM ({to_sql(plans[0], names, 'duckdb')}) AS sub")
+    assert windows[0]["actual_rows"] == rows[0][0]

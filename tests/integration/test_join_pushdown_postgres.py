@@ -146,3 +146,35 @@ def test_a_sorted_remote_result_is_read_once(spark, tpch_catalogs, duckdb):
     assert len(runs) == 1, f"the pushed query ran {len(runs)} times:\n" + "\n".join(runs)
     verdict = compare(duckdb.run(sql)[1], rows, ordered=True)
     assert verdict.matches, verdict.detail
+
+
+WINDOW_QUERIES = {
+    # ranking over a join and an aggregation, with a top-k filter and NULL order spelled out
+    "top k": "select * from (select n_name, c_custkey, sum(o_totalprice) spent, rank() over (partition by n_name "
+             "order by sum(o_totalprice) desc nulls last, c_custkey) r from customer, orders, nation "
+             "where c_custkey = o_custkey and c_nationkey = n_nationkey group by n_name, c_custkey) t "
+             "where r <= 3 order by n_name, r",
+    # frames, offsets and the functions whose types differ in PostgreSQL (numeric sums, INTEGER ntile)
+    "frames": "select o_orderkey, sum(o_totalprice) over (partition by o_custkey order by o_orderdate, o_orderkey "
+              "rows between 2 preceding and current row) s, avg(o_totalprice) over (partition by o_orderstatus) a, "
+              "lag(o_orderdate, 1) over (partition by o_custkey order by o_orderkey) prev, "
+              "ntile(4) over (order by o_orderkey) q, percent_rank() over (order by o_totalprice, o_orderkey) p "
+              "from orders where o_custkey < 200 order by o_orderkey",
+}
+
+
+@pytest.mark.parametrize("strategy", ["EAGER", "NONE"])
+@pytest.mark.parametrize("name", list(WINDOW_QUERIES))
+def test_windows_pushed_and_local_answer_as_duckdb(spark, tpch_catalogs, duckdb, strategy, name):
+    from cbo.ir.operators import Window
+
+    sql = WINDOW_QUERIES[name]
+    session = _session(tpch_catalogs, "all-postgres", join_pushdown_strategy=strategy)
+    pushed_windows = any(isinstance(n, Window) for r in _remote(session, sql) for n in walk(r.logical))
+    assert pushed_windows == (strategy == "EAGER"), session.explain(sql)
+    if strategy == "EAGER":
+        body = json.loads(session.explain(sql, format="json"))
+        assert any(" OVER (" in n["pushed_sql"] for n in _nodes(body["plan"]) if "pushed_sql" in n)
+    _, rows = session.query(sql)
+    verdict = compare(duckdb.run(sql)[1], rows, ordered=True)
+    assert verdict.matches, (name, strategy, verdict.detail)

@@ -69,3 +69,33 @@ def test_nested_in_keeps_the_memo_linear_in_its_depth(catalog):
     planner = Planner(catalog)
     pairs = {n: planner.plan(deep.nested_in(n)).optimized.memo.counters.join_pairs for n in (4, 8, 16)}
     assert pairs[16] <= 4 * pairs[8] <= 16 * pairs[4] and pairs[16] < 200, pairs
+
+
+def test_ctrl_c_stops_the_work_on_the_deep_stack():
+    """Ctrl-C reaches only the main thread; the planning on the deep stack stops too, rather
+    than running on after the caller has given up."""
+    import _thread
+    import threading
+    import time
+
+    started, finished = threading.Event(), threading.Event()
+
+    def busy() -> None:
+        started.set()
+        try:
+            while True:   # pure Python work, as planning is
+                sum(range(1_000))
+        finally:
+            finished.set()
+
+    def interrupt() -> None:
+        started.wait(30)
+        _thread.interrupt_main()
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    deadline = time.monotonic() + 60
+    with pytest.raises(KeyboardInterrupt):
+        while time.monotonic() < deadline:   # the interrupt may land just before the call
+            limits.deep(busy)
+    assert finished.wait(10), "the work on the deep stack went on after Ctrl-C"
+    assert not [t for t in threading.enumerate() if t.name == "cbo-deep"]

@@ -89,15 +89,6 @@ def test_a_derived_table_does_not_see_its_sibling_from_items(tpch_parquet_catalo
     assert "unknown column 'n_name'" in message
 
 
-@pytest.mark.parametrize("sql, expected", [
-    ("select rank() over (order by n_name) from nation", "window functions are not supported yet"),
-])
-def test_windows_are_refused_in_one_line(tpch_parquet_catalog, sql, expected):
-    # grouping sets: tests/quick/test_grouping_sets.py
-    message = refused(tpch_parquet_catalog, sql)
-    assert message.startswith("line 1, column") and expected in message
-
-
 # Groups of several values, of one value (the sample forms are NULL), of only NULLs and of
 # NULLs beside one value; decimal, integer and double arguments.
 MOMENT_DATA = ("with t(g, x, d, i) as (values (1, 1.5, 1.5e0, 1), (1, 2.25, 2.25e0, 4), (1, null, null, null), "

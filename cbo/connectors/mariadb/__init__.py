@@ -46,7 +46,7 @@ class MariaDBConnector(Connector):
     dialect = "mysql"
     title = "MariaDB"
     subprotocols = ("mariadb", "mysql")
-    sql = SqlDialect("mysql", like=LikeEscape.DOUBLE_BACKSLASH, add_days=AddDays.INTERVAL)
+    sql = SqlDialect("mysql", like=LikeEscape.DOUBLE_BACKSLASH, add_days=AddDays.INTERVAL, nulls_order=False)
     capabilities = Capabilities(
         join_kinds=frozenset({"inner", "left", "right", "semi", "anti", "null_aware_anti"}),
         functions=COMMON_FUNCTIONS,

@@ -31,7 +31,15 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from cbo.connectors.localserver import LocalServerState, accepts_connections, first_line, free_port, port_is_free, tail
+from cbo.connectors.localserver import (
+    LocalServerState,
+    ServerAddress,
+    accepts_connections,
+    first_line,
+    free_port,
+    port_is_free,
+    tail,
+)
 from cbo.errors import SetupError, SourceUnreachable
 from cbo.paths import cache_dir
 
@@ -57,40 +65,13 @@ SERVER_OPTIONS = (
 
 
 @dataclass(frozen=True)
-class MariaDBInfo:
-    """Where the local MariaDB is and how to reach it. The password is only in ``password_file``."""
+class MariaDBInfo(ServerAddress):
+    """Where the local MariaDB is and how to reach it, its server binary and process."""
 
-    host: str
-    port: int
-    user: str
-    database: str
-    data_dir: str
-    password_file: str
-    os_user: str
+    scheme = "mariadb"
+
     server_binary: str
     pid: int = 0
-
-    @property
-    def url(self) -> str:
-        """A URL without the password."""
-        return f"mariadb://{self.user}@{self.host}:{self.port}/{self.database}"
-
-    @property
-    def jdbc_url(self) -> str:
-        return f"jdbc:mariadb://{self.host}:{self.port}/{self.database}"
-
-    def password(self) -> str:
-        return Path(self.password_file).read_text().strip()
-
-    def describe(self) -> list[str]:
-        """What ``cbo mariadb start`` prints (never the password)."""
-        return [f"running: {self.url}", f"  jdbc url:       {self.jdbc_url}",
-                f"  password file:  {self.password_file}",
-                f"  data directory: {self.data_dir} (server runs as {self.os_user})"]
-
-    def summary(self) -> str:
-        """What ``status`` prints of a running server."""
-        return f"running: {self.url} (data directory {self.data_dir})"
 
     @property
     def socket_path(self) -> str:

@@ -54,8 +54,8 @@ class PostgresConnector(Connector):
         functions=COMMON_FUNCTIONS | {"length", "concat"},
         forms=COMMON_FORMS | {"CAST"},
         aggregates=COMMON_AGGREGATES | MOMENTS | {"any_value"},
-        boolean_output=True, operators=frozenset({"join", "aggregate", "limit", "grouping_sets"}),
-        shares_repeated=True)
+        boolean_output=True, shares_repeated=True,
+        operators=frozenset({"join", "aggregate", "limit", "window", "grouping_sets"}))
     rule_name = "PushSubplanToPostgres"
     # Measured (Spark <- PostgreSQL, TPC-H SF 1): Q3 as one remote query in 1.09 s, its
     # operators reading about 8 million rows. The shipped profile's calibrated values replace these.

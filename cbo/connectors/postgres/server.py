@@ -25,7 +25,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from cbo.connectors.localserver import LocalServerState, accepts_connections, first_line, free_port, port_is_free, tail
+from cbo.connectors.localserver import (
+    LocalServerState,
+    ServerAddress,
+    accepts_connections,
+    first_line,
+    free_port,
+    port_is_free,
+    tail,
+)
 from cbo.errors import SetupError, SourceUnreachable
 from cbo.paths import cache_dir
 
@@ -49,39 +57,12 @@ max_parallel_workers_per_gather = 2
 
 
 @dataclass(frozen=True)
-class ServerInfo:
-    """Where the local server is and how to reach it. The password is only in ``password_file``."""
+class ServerInfo(ServerAddress):
+    """Where the local PostgreSQL is and how to reach it, and its binaries' directory."""
 
-    host: str
-    port: int
-    user: str
-    database: str
-    data_dir: str
-    password_file: str
-    os_user: str
+    scheme = "postgresql"
+
     bindir: str
-
-    @property
-    def url(self) -> str:
-        """A libpq URL without the password."""
-        return f"postgresql://{self.user}@{self.host}:{self.port}/{self.database}"
-
-    @property
-    def jdbc_url(self) -> str:
-        return f"jdbc:postgresql://{self.host}:{self.port}/{self.database}"
-
-    def password(self) -> str:
-        return Path(self.password_file).read_text().strip()
-
-    def describe(self) -> list[str]:
-        """What ``cbo postgres start`` prints (never the password)."""
-        return [f"running: {self.url}", f"  jdbc url:       {self.jdbc_url}",
-                f"  password file:  {self.password_file}",
-                f"  data directory: {self.data_dir} (server runs as {self.os_user})"]
-
-    def summary(self) -> str:
-        """What ``status`` prints of a running server."""
-        return f"running: {self.url} (data directory {self.data_dir})"
 
     def conninfo(self, database: str | None = None) -> dict[str, Any]:
         """Keyword arguments for ``psycopg.connect``."""

@@ -31,9 +31,12 @@ from cbo.ir.operators import (
     SetOp,
     Sort,
     Values,
+    Window,
 )
 from cbo.memo.memo import Deferred, Group, PhysicalExpr, group_of
 from cbo.memo.rules.base import Bounds, ImplementationRule
+from cbo.memo.rules.window_requirement import window_requirement
+from cbo.memo.rules.window_top_k import WindowTopK
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.properties import ANY, BROADCAST, Required
 
@@ -391,6 +394,31 @@ class TopN(ImplementationRule):
                 yield PhysicalExpr(Limit(sort, expr.count, expr.offset), Algorithm.TOP_N, (ANY,), expr, self.name)
 
 
+class WindowImplementation(ImplementationRule):
+    """Window functions as Spark's WindowExec runs them: over input clustered on the partition
+    columns (one partition without them) and sorted, within each partition, on the partition
+    columns (ascending, NULLs first) and then on the window's order keys, each in its own
+    direction and NULL order.
+
+    Pattern: any window. Requires those properties of its input, so the search puts the exchange
+    and the sort below it where its input does not deliver them, and shares them: an aggregation
+    or a join on the partition columns already clusters its output; a window below on a subset
+    of the partition columns, or on the same ones ordered by a longer order, leaves its input's
+    partitioning and order as they were (``cbo.memo.rules.transpose_windows``). Equivalence:
+    identity.
+    """
+
+    name = "ImplementWindow"
+    operator = Window
+
+    def matches(self, expr: Plan, group: Group, context: object) -> bool:
+        return isinstance(expr, Window)
+
+    def implement(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[PhysicalExpr]:
+        assert isinstance(expr, Window)
+        yield _physical(expr, Algorithm.WINDOW, expr, self.name, (window_requirement(expr, context.required),))
+
+
 def implementation_rules() -> list[ImplementationRule]:
     # (imported here: each grouping-set form's module imports this one's neighbours)
     from cbo.memo.rules.grouping_sets_expand import ExpandGroupingSets
@@ -402,4 +430,5 @@ def implementation_rules() -> list[ImplementationRule]:
             HashAggregate(), ExpandGroupingSets(), UnionGroupingSets(),
             ImplementOperator(Sort, Algorithm.GLOBAL_SORT), ImplementOperator(Limit, Algorithm.LIMIT),
             TopN(), ImplementOperator(SetOp, Algorithm.SET_OP), ImplementOperator(Values, Algorithm.VALUES),
-            ImplementOperator(CteAnchor, Algorithm.SHARED_SUBPLAN), ImplementOperator(CteConsumer, Algorithm.CTE_SCAN)]
+            ImplementOperator(CteAnchor, Algorithm.SHARED_SUBPLAN), ImplementOperator(CteConsumer, Algorithm.CTE_SCAN),
+            WindowImplementation(), WindowTopK()]

@@ -21,7 +21,9 @@ everything above it, local). Pushed: scans, filters, projections, joins (inner, 
 right, full where the dialect has it, semi and anti as [NOT] EXISTS, NOT IN), aggregations
 (DISTINCT is an aggregation), grouping sets where the dialect has them (PostgreSQL: ``GROUP BY
 GROUPING SETS``, the source's work its input's rows once per set), LIMIT and ORDER BY ... LIMIT
-(a sort alone is not: rows read through JDBC lose their order).
+(a sort alone is not: rows read through JDBC lose their order), and windows where the dialect
+has them (PostgreSQL): their aggregates as the dialect's aggregates, ranking, offset and value
+functions as SQL's.
 
 Settings (``cbo.settings``, named as Presto and Trino name them): ``join_pushdown_strategy``
 ``AUTOMATIC`` (cost), ``EAGER`` (the remote query always wins where it exists: the filter
@@ -42,9 +44,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from cbo.connectors import CONNECTORS, Connector, by_dialect
 from cbo.connectors.capabilities import FLOAT_DECIMAL_DIGITS, Capabilities
 from cbo.ir import types as T
-from cbo.ir.expressions import AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, walk
-from cbo.ir.operators import Aggregate, Filter, GroupingSets, Join, Limit, Plan, Project, Scan, Sort
+from cbo.ir.expressions import AggregateCall, Call, ColumnRef, Constant, Expr, SpecialForm, WindowCall, walk
+from cbo.ir.operators import Aggregate, Filter, GroupingSets, Join, Limit, Plan, Project, Scan, Sort, Window
 from cbo.ir.shape import shape
+from cbo.ir.windows import AGGREGATES as WINDOW_AGGREGATES
 from cbo.memo.memo import Group, PhysicalExpr, group_of
 from cbo.memo.rules.base import ImplementationRule, register_connector_rules
 from cbo.physical.algorithm import Algorithm
@@ -150,6 +153,13 @@ def _cannot(expr: Expr, caps: Capabilities) -> str | None:
                 return f"DISTINCT {e.name}"
             if caps.float_decimals and e.name in ("sum", "avg") and _decimal(*(a.type for a in e.args)):
                 return f"decimal {e.name} (the source computes it in binary floating point)"
+        elif isinstance(e, WindowCall):
+            # (count(*) is the aggregate count_star; ranking, offset and value functions are
+            # SQL's in every dialect with windows)
+            if e.name in WINDOW_AGGREGATES and e.name not in caps.aggregates:
+                return f"window aggregate {e.name}"
+            if caps.float_decimals and e.name in ("sum", "avg") and _decimal(*(a.type for a in e.args)):
+                return f"decimal {e.name} (the source computes it in binary floating point)"
         elif not isinstance(e, (ColumnRef, Constant)):
             return type(e).__name__
         if caps.float_decimals and _wide_decimal(e.type):
@@ -181,6 +191,9 @@ def _node_cannot(node: Plan, caps: Capabilities) -> str | None:
     elif isinstance(node, Limit):
         if "limit" not in caps.operators:
             return "LIMIT (disabled for the source)"
+    elif isinstance(node, Window):
+        if "window" not in caps.operators:
+            return "window functions"
     elif not isinstance(node, (Filter, Project)):
         return f"operator {type(node).__name__}"
     for e in node.expressions():
