@@ -35,7 +35,7 @@ from cbo.normalize.ctes import with_producers
 from cbo.normalize.decorrelate import decorrelate
 from cbo.physical.plan import PhysicalPlan
 from cbo.physical.properties import ANY
-from cbo.settings import OptimizerSettings, parse_distortion
+from cbo.settings import CteStrategy, OptimizerSettings, parse_distortion
 from cbo.sources.schema import SchemaProvider
 
 if TYPE_CHECKING:
@@ -211,7 +211,7 @@ class Planner:
         for table, names in self._counted_unique(statement).items():
             assumed.setdefault(table, []).extend(((name,), "statistics") for name in names)
         bound = Binder(self.catalog, self.schemas, columns, assumed, self.dialect,
-                       share_ctes=self.settings.cte_strategy != "INLINE").bind(statement)
+                       share_ctes=self.settings.cte_strategy is not CteStrategy.INLINE).bind(statement)
         normalized = with_producers(normalize(decorrelate(bound.plan, columns)))
         return bound.plan, normalized, bound.names, tuple(hints.warnings)
 

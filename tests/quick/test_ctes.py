@@ -7,6 +7,8 @@ Spark's run of the shared form is checked in ``tests/integration/test_cte_on_spa
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from cbo.answers import compare
@@ -125,3 +127,16 @@ def test_each_subplan_of_a_shared_plan_runs_alone_on_duckdb(catalog, duckdb):
 def test_an_unknown_cte_strategy_is_named():
     with pytest.raises(CboError, match="cte_strategy must be one of AUTOMATIC, INLINE, SHARE, not 'sometimes'"):
         OptimizerSettings().with_values({"cte_strategy": "sometimes"})
+
+
+def test_the_strategy_is_an_enum_recorded_by_its_value():
+    # a manifest holds settings as JSON (settings_record); read back, the record gives the same settings
+    from cbo.settings import CteStrategy, settings_record
+
+    settings = OptimizerSettings().with_values({"cte_strategy": " share"})
+    assert settings.cte_strategy is CteStrategy.SHARE and "InlineCte" in settings.rules_off
+    record = settings_record(settings)
+    assert record["cte_strategy"] == "SHARE"
+    assert json.loads(json.dumps(record))["cte_strategy"] == "SHARE"
+    assert OptimizerSettings().with_values({"cte_strategy": record["cte_strategy"]}) == settings
+    assert OptimizerSettings(cte_strategy=CteStrategy.INLINE).cte_strategy is CteStrategy.INLINE
