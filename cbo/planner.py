@@ -31,10 +31,11 @@ from cbo.ir.operators import Plan
 from cbo.limits import on_deep_stack
 from cbo.memo.search import Optimized, Optimizer, RemoteSource, default_rules, in_written_order
 from cbo.normalize import normalize
+from cbo.normalize.ctes import with_producers
 from cbo.normalize.decorrelate import decorrelate
 from cbo.physical.plan import PhysicalPlan
 from cbo.physical.properties import ANY
-from cbo.settings import OptimizerSettings, parse_distortion
+from cbo.settings import CteStrategy, OptimizerSettings, parse_distortion
 from cbo.sources.schema import SchemaProvider
 
 if TYPE_CHECKING:
@@ -209,8 +210,10 @@ class Planner:
             assumed.setdefault(table, []).extend((key, "hint") for key in keys)
         for table, names in self._counted_unique(statement).items():
             assumed.setdefault(table, []).extend(((name,), "statistics") for name in names)
-        bound = Binder(self.catalog, self.schemas, columns, assumed, self.dialect).bind(statement)
-        return bound.plan, normalize(decorrelate(bound.plan, columns)), bound.names, tuple(hints.warnings)
+        bound = Binder(self.catalog, self.schemas, columns, assumed, self.dialect,
+                       share_ctes=self.settings.cte_strategy is not CteStrategy.INLINE).bind(statement)
+        normalized = with_producers(normalize(decorrelate(bound.plan, columns)))
+        return bound.plan, normalized, bound.names, tuple(hints.warnings)
 
     def _counted_unique(self, statement: exp.Expr) -> dict[str, list[str]]:
         """Columns of the query's tables that exact statistics prove unique

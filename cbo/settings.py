@@ -79,6 +79,13 @@ JDBC pushdown (Presto's JDBC join pushdown, RFC-0004, and Trino's names):
   the inputs to work in Spark), ``EAGER`` (push whenever the source can evaluate the subplan,
   the RFC's behaviour) or ``NONE`` (only the per-table fold of filters and projections into
   the table's read).
+
+Common table expressions (Orca's producer and consumers, El-Helw et al., VLDB 2015):
+
+* ``cte_strategy``: for a CTE the query names more than once, ``AUTOMATIC`` (the memo holds it
+  computed once, its references reading the result, and inlined at each reference
+  (``InlineCte``); cost picks), ``INLINE`` (every reference is the CTE's own copy, as a view
+  is expanded) or ``SHARE`` (always computed once).
 """
 
 from __future__ import annotations
@@ -97,6 +104,14 @@ BOOLEANS = ("in_predicates_as_inner_joins_enabled", "exploit_constraints", "push
 CARDINALITIES = ("estimated", "oracle", "upper")
 JOIN_PUSHDOWN_STRATEGIES = ("AUTOMATIC", "EAGER", "NONE")
 EXISTENTIAL_FORMS = ("AUTOMATIC", "SEMI_JOIN", "DISTINCT_ABOVE", "DISTINCT_BELOW")
+
+
+class CteStrategy(Enum):
+    """What becomes of a CTE the query names more than once (``cte_strategy``)."""
+
+    AUTOMATIC = "AUTOMATIC"   # computed once and inlined, both in the memo: cost picks
+    INLINE = "INLINE"         # every reference the CTE's own copy, as a view is expanded
+    SHARE = "SHARE"           # always computed once
 
 
 class AdaptiveFeature(Enum):
@@ -134,6 +149,7 @@ class OptimizerSettings:
     existential_form: str = "AUTOMATIC"
     enable_join_query_pushdown: bool = True
     join_pushdown_strategy: str = "AUTOMATIC"
+    cte_strategy: CteStrategy = CteStrategy.AUTOMATIC
     spark_adaptive: frozenset[AdaptiveFeature] = PRESERVING
 
     def __post_init__(self) -> None:
@@ -181,6 +197,13 @@ class OptimizerSettings:
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not threshold >= 0:
             raise CboError("push_aggregation_below_join_byte_reduction_threshold must be a non-negative number, "
                            f"not {threshold!r}")
+        if not isinstance(self.cte_strategy, CteStrategy):
+            try:
+                cte = CteStrategy(str(self.cte_strategy).strip().upper())
+            except ValueError:
+                raise CboError(f"cte_strategy must be one of {', '.join(s.value for s in CteStrategy)}, "
+                               f"not {self.cte_strategy!r}") from None
+            object.__setattr__(self, "cte_strategy", cte)
         object.__setattr__(self, "spark_adaptive", adaptive_features(self.spark_adaptive))
         for name in BOOLEANS:
             if not isinstance(getattr(self, name), bool):
@@ -202,6 +225,8 @@ class OptimizerSettings:
             implied |= {"PushTableIntoAggregate", "CopyTableIntoAggregate"}
         if not self.exploit_constraints:
             implied.add("EliminateForeignKeyJoin")
+        if self.cte_strategy is CteStrategy.SHARE:
+            implied.add("InlineCte")
         return self.disabled_rules | implied
 
     def with_values(self, values: Mapping[str, Any]) -> OptimizerSettings:

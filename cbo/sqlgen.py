@@ -70,6 +70,8 @@ from cbo.ir.intervals import IntervalValue
 from cbo.ir.moments import is_moment
 from cbo.ir.operators import (
     Aggregate,
+    CteAnchor,
+    CteConsumer,
     Filter,
     GroupingSets,
     Join,
@@ -83,6 +85,7 @@ from cbo.ir.operators import (
     SubqueryExpr,
     Values,
     Window,
+    walk,
 )
 from cbo.ir.shape import shape
 from cbo.ir.windows import BoundKind, Frame, FrameBound
@@ -608,6 +611,19 @@ class SqlRenderer:
         combined = builder(this=branches[0], expression=branches[1], distinct=node.distinct)
         return _select(self._columns(node.output), exp.Subquery(this=combined, alias=self._next_alias()))
 
+    def _CteAnchor(self, node: CteAnchor) -> exp.Query:
+        # The producer as a common table expression the body's consumers read; materialized
+        # where the dialect says so (PostgreSQL would otherwise inline it again).
+        producer = self.query(node.producer)
+        select = _select(self._columns(node.output), self._derived(node.body))
+        return select.with_(cte_name(node.cte), as_=producer, materialized=self.sql_dialect.materialized_ctes,
+                            copy=False)
+
+    def _CteConsumer(self, node: CteConsumer) -> exp.Query:
+        renamed = [exp.alias_(exp.column(ident(src)), ident(dst), copy=False)
+                   for src, dst in zip(node.producer.output, node.columns)]
+        return _select(renamed, exp.Table(this=exp.to_identifier(cte_name(node.cte))))
+
     def _Values(self, node: Values) -> exp.Query:
         if not node.columns:
             return exp.select(exp.alias_(exp.Literal.number(1), "_empty", copy=False), copy=False)
@@ -903,7 +919,35 @@ def repeated_subtrees(plan: Plan, joins: frozenset[Hashable] | None = None) -> s
 @on_deep_stack
 def to_sql(plan: Plan, names: tuple[str, ...] | None = None, dialect: SqlDialect | str = DUCKDB,
            tables: TableRenderer = default_tables, grouping_sets_as_union: bool = False) -> str:
-    return SqlRenderer(dialect, tables, grouping_sets_as_union=grouping_sets_as_union).statement(plan, names)
+    """SQL for ``plan``; a subplan that reads a CTE whose anchor is above it (EXPLAIN ANALYZE
+    on DuckDB counts each subplan's rows) defines that CTE itself, from its consumers' producer."""
+    renderer = SqlRenderer(dialect, tables, grouping_sets_as_union=grouping_sets_as_union)
+    outside = _outside_ctes(plan)
+    if not outside:
+        return renderer.statement(plan, names)
+    select = renderer.statement_ast(plan, names)
+    for number, producer in outside:
+        body = SqlRenderer(dialect, tables, grouping_sets_as_union=grouping_sets_as_union).query(producer)
+        select = select.with_(cte_name(number), as_=body, materialized=renderer.sql_dialect.materialized_ctes,
+                              append=True, copy=False)
+    return select.sql(dialect=renderer.dialect, copy=False)
+
+
+def _outside_ctes(plan: Plan) -> list[tuple[int, Plan]]:
+    """The CTEs ``plan`` reads but does not compute (no anchor of theirs in it), each with its
+    producer, a CTE before those whose producers read it."""
+    defined = {node.cte for node in walk(plan) if isinstance(node, CteAnchor)}
+    found: list[tuple[int, Plan]] = []
+
+    def visit(subplan: Plan) -> None:
+        for node in walk(subplan):
+            if isinstance(node, CteConsumer) and node.cte not in defined and all(n != node.cte for n, _ in found):
+                visit(node.producer)   # the CTEs it reads first
+                if all(n != node.cte for n, _ in found):
+                    found.append((node.cte, node.producer))
+
+    visit(plan)
+    return found
 
 
 def null_aware_key(node: Join) -> tuple[Expr, Expr]:
@@ -914,3 +958,8 @@ def null_aware_key(node: Join) -> tuple[Expr, Expr]:
     if columns_of(x) <= set(node.left.output):
         return x, y
     return y, x
+
+
+def cte_name(number: int) -> str:
+    """The name a plan's CTE number ``number`` has in rendered SQL."""
+    return f"cte{number}"

@@ -34,6 +34,8 @@ from typing import Any
 from cbo.ir.dispatch import OperatorTable
 from cbo.ir.operators import (
     Aggregate,
+    CteAnchor,
+    CteConsumer,
     Filter,
     GroupingSets,
     Join,
@@ -111,6 +113,8 @@ def _grouping_sets_details(plan: GroupingSets) -> dict[str, Any]:
 DETAILS.register(Limit)(lambda plan: {"count": plan.count, "offset": plan.offset})
 DETAILS.register(SetOp)(lambda plan: {"columns": _columns(plan.columns)})
 DETAILS.register(Values)(lambda plan: {"columns": _columns(plan.columns), "rows": len(plan.rows)})
+DETAILS.register(CteAnchor)(lambda plan: {"cte": plan.name, "number": plan.cte})
+DETAILS.register(CteConsumer)(lambda plan: {"cte": plan.name, "number": plan.cte, "columns": _columns(plan.columns)})
 DETAILS.register(Window)(lambda plan: {"partition_by": _columns(plan.partition_by),
                                        "order_by": [str(k) for k in plan.order_by],
                                        "functions": {str(c): str(f) for c, f in plan.functions}})
@@ -150,6 +154,10 @@ def _headline(info: NodeInfo) -> str:
         inside = ", ".join(d["keys"])
     elif op == "Limit":
         inside = f"{d['count']}" + (f" offset {d['offset']}" if d["offset"] else "")
+    elif op == "CteAnchor":
+        inside = f"{d['cte']}: producer, then body"
+    elif op == "CteConsumer":
+        inside = f"{d['cte']}: " + ", ".join(d["columns"])
     elif op == "Window":
         parts = [f"partition by [{', '.join(d['partition_by'])}]"] if d["partition_by"] else []
         parts += [f"order by [{', '.join(d['order_by'])}]"] if d["order_by"] else []

@@ -442,14 +442,17 @@ class Session:
         if is_connect(executor.spark):
             raise CboError("explain --analyze reads Spark's executed plan from the driver's JVM, which a Spark "
                            "Connect session does not have: use a catalog with [spark] master for it")
-        with executor.own_join_order():
-            frame = executor.dataframe(planned.plan, planned.names)
-            started = time.perf_counter()
-            rows = [tuple(row) for row in frame.collect()]
-            elapsed = time.perf_counter() - started
-        # The executed plan is the object that ran, metrics filled in (under adaptive execution,
-        # its final plan: ``read_plan``).
-        executed = read_plan(frame._jdf.queryExecution().executedPlan())
+        try:
+            with executor.own_join_order():
+                frame = executor.dataframe(planned.plan, planned.names)
+                started = time.perf_counter()
+                rows = [tuple(row) for row in frame.collect()]
+                elapsed = time.perf_counter() - started
+            # The executed plan is the object that ran, metrics filled in (under adaptive
+            # execution, its final plan: ``read_plan``).
+            executed = read_plan(frame._jdf.queryExecution().executedPlan())
+        finally:
+            executor.release()   # the CTEs computed once (their metrics are read)
         scalar = frozenset(id(n.logical) for n in planned.physical.operators()
                            if n.algorithm is Algorithm.SCALAR_SUBQUERY) if planned.physical else frozenset()
         pushed = executor.views.remote.pushed(planned.plan, planned.operators)

@@ -86,11 +86,9 @@ def export(planner: Planner, sql: str) -> dict[str, Any]:
 
 
 def _settings(planner: Planner) -> dict[str, Any]:
-    from dataclasses import asdict
+    from cbo.settings import settings_record
 
-    found = asdict(planner.settings)
-    return {name: sorted(map(str, value)) if isinstance(value, (set, frozenset)) else value
-            for name, value in found.items()}
+    return settings_record(planner.settings)
 
 
 __all__ = ["FORMAT", "export", "value_dependence"]

@@ -23,6 +23,8 @@ from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import Column
 from cbo.ir.operators import (
     Aggregate,
+    CteAnchor,
+    CteConsumer,
     Filter,
     GroupingSets,
     Join,
@@ -276,6 +278,17 @@ class CostModel:
     def _values(self, node: Values, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         return {"cpu_row": out[0]}
 
+    def _cte_anchor(self, node: CteAnchor, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
+        # The producer's rows written once into memory (Spark's cached relation, a materialized
+        # CTE elsewhere): each row encoded, its bytes stored, a job of its own.
+        rows, width = inputs[0]
+        return {"cpu_row": rows, "scan_byte": rows * width, "task": float(self.partitions)}
+
+    def _cte_consumer(self, node: CteConsumer, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
+        # the stored rows read back: no file to open, no column to decode from Parquet
+        rows, width = out
+        return {"cpu_row": rows, "scan_byte": rows * width}
+
     def _join(self, node: Join, algorithm: Algorithm, out: Size, inputs: list[Size]) -> Quantities:
         return self._join_quantities(node.kind, algorithm, out, inputs)
 
@@ -405,6 +418,8 @@ QUANTITIES.register(Sort)(CostModel._sort)
 QUANTITIES.register(Limit)(CostModel._limit)
 QUANTITIES.register(SetOp)(CostModel._set_op)
 QUANTITIES.register(Values)(CostModel._values)
+QUANTITIES.register(CteAnchor)(CostModel._cte_anchor)
+QUANTITIES.register(CteConsumer)(CostModel._cte_consumer)
 QUANTITIES.register(Window)(CostModel._window)
 
 

@@ -41,6 +41,8 @@ from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ROW_ID, Call, Column, ColumnRef, Constant, Expr, SpecialForm, columns_of
 from cbo.ir.operators import (
     Aggregate,
+    CteAnchor,
+    CteConsumer,
     Filter,
     GroupingSets,
     Join,
@@ -527,4 +529,12 @@ ESTIMATES.register(Sort)(lambda est, plan, inputs: inputs[0])
 ESTIMATES.register(Limit)(lambda est, plan, inputs: _limit(plan, inputs[0]))
 ESTIMATES.register(SetOp)(lambda est, plan, inputs: _set_op(plan, inputs))
 ESTIMATES.register(Values)(lambda est, plan, inputs: _values(plan))
+# A CTE's anchor returns its body's rows; a consumer reads the producer's, under its own names.
+ESTIMATES.register(CteAnchor)(lambda est, plan, inputs: inputs[1])
+ESTIMATES.register(CteConsumer)(lambda est, plan, inputs: _consumer(plan, est.estimate(plan.producer)))
+
+
+def _consumer(plan: CteConsumer, producer: RelEstimate) -> RelEstimate:
+    renaming = Project(plan.producer, tuple((c, ColumnRef(p)) for c, p in zip(plan.columns, plan.producer.output)))
+    return _project(renaming, producer)
 ESTIMATES.register(Window)(lambda est, plan, inputs: estimate_window(plan, inputs[0], group_count))

@@ -18,7 +18,14 @@ process that made it, so its ``key`` names the same sub-plan in every run.
 * A table's alias is its name without the source (``lineitem``); a table read more than once in
   the query is numbered in the order its columns were bound (``nation_1``, ``nation_2``, the
   first written first). Columns are ``alias.column``; a computed column keeps its name.
-* A projection or sort does not change the rows: it is described (and keyed) as its input is.
+* A projection or sort does not change the rows: it is described (and keyed) as its input is;
+  nor does a CTE's anchor (``CteAnchor``), described as its body.
+* A read of a CTE computed once (``CteConsumer``) is a relation of its own, aliased by the CTE's
+  name as a table is (``year_total_1``, ``year_total_2``: a CTE joined with itself reads two
+  relations), of the producer's operator class, with the producer's description nested; its
+  tables are the producer's. Its ``plan`` inlines the CTE (``cbo.ir.shape.without_ctes``), so
+  that its SQL runs on its own. The same query planned with every CTE inlined
+  (``cte_strategy=INLINE``) reads copies of the tables instead, described as the tables are.
 
 The key is a SHA-256 digest of the description as sorted JSON, prefixed by the operator class:
 ``join-3f09c2a1b4d5e6f7``. Nothing in it comes from Python's per-process string hashing.
@@ -37,6 +44,8 @@ from typing import Any
 from cbo.ir.expressions import Column, ColumnRef, Expr, columns_of, conjuncts, substitute
 from cbo.ir.operators import (
     Aggregate,
+    CteAnchor,
+    CteConsumer,
     Filter,
     GroupingSets,
     Join,
@@ -51,6 +60,7 @@ from cbo.ir.operators import (
     equated_columns,
     walk,
 )
+from cbo.ir.shape import without_ctes
 
 
 class OperatorClass(Enum):
@@ -128,7 +138,8 @@ class Describer:
             self.seed(query)
 
     def seed(self, query: Plan) -> None:
-        scans = sorted({(s.table, _first_id(s)) for s in walk(query) if isinstance(s, Scan)},
+        scans = sorted({(s.table, _first_id(s)) for s in walk(query) if isinstance(s, Scan)} |
+                       {(_cte_table(c), _first_id(c)) for c in walk(query) if isinstance(c, CteConsumer)},
                        key=lambda item: (item[0], item[1]))
         by_table: dict[str, list[int]] = {}
         for table, first in scans:
@@ -138,13 +149,14 @@ class Describer:
                 self._aliases[(table, first)] = _short(table) if len(firsts) == 1 else f"{_short(table)}_{number}"
             self._counts[table] = len(firsts)
 
-    def alias(self, scan: Scan) -> str:
-        key = (scan.table, _first_id(scan))
+    def alias(self, scan: Scan | CteConsumer) -> str:
+        table = scan.table if isinstance(scan, Scan) else _cte_table(scan)
+        key = (table, _first_id(scan))
         found = self._aliases.get(key)
         if found is None:
-            number = self._counts.get(scan.table, 0) + 1
-            self._counts[scan.table] = number
-            found = self._aliases[key] = _short(scan.table) if number == 1 else f"{_short(scan.table)}_{number}"
+            number = self._counts.get(table, 0) + 1
+            self._counts[table] = number
+            found = self._aliases[key] = _short(table) if number == 1 else f"{_short(table)}_{number}"
         return found
 
     def describe(self, plan: Plan) -> SubPlan:
@@ -159,7 +171,7 @@ class Describer:
             key = f"{operator.value}-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
             found = SubPlan(key, operator, tuple(sorted(tables)), tuple(description.get("filters", ())),
                             tuple(description.get("joins", ())), tuple(description.get("grouping", ())),
-                            description, plan)
+                            description, without_ctes(plan))
             self._described[plan] = found
         return found
 
@@ -167,10 +179,10 @@ class Describer:
 
     def _node(self, plan: Plan, names: dict[Column, str], tables: set[tuple[str, str]]) -> dict[str, Any]:
         projections: list[Project] = []
-        while isinstance(plan, (Project, Sort)):
+        while isinstance(plan, (Project, Sort, CteAnchor)):
             if isinstance(plan, Project):
                 projections.append(plan)
-            plan = plan.input
+            plan = plan.body if isinstance(plan, CteAnchor) else plan.input
         found = self._operator(plan, names, tables)
         for projection in reversed(projections):   # bottom up: a projection reads the one below
             for column, expr in projection.assignments:
@@ -187,6 +199,13 @@ class Describer:
             return {"operator": OperatorClass.SCAN.value, "relations": [alias], "tables": {alias: plan.table}}
         if isinstance(plan, Filter) or (isinstance(plan, Join) and plan.kind == "inner"):
             return self._region(plan, names, tables)
+        if isinstance(plan, CteConsumer):
+            alias = self.alias(plan)
+            producer = self.describe(plan.producer)
+            tables.update(producer.tables)
+            for column in plan.columns:
+                names[column] = f"{alias}.{column.name}"
+            return {"operator": producer.operator.value, "cte": alias, "producer": producer.description}
         if isinstance(plan, Join):
             left = self._node(plan.left, names, tables)
             right = self._node(plan.right, names, tables)
@@ -249,7 +268,7 @@ class Describer:
             described = self._node(leaf, names, tables)
             for column in leaf.output:
                 owner[column] = index
-            if described["operator"] == OperatorClass.SCAN.value:
+            if described["operator"] == OperatorClass.SCAN.value and "cte" not in described:
                 relations.extend(described["relations"])
             else:
                 nested.append(described)
@@ -327,12 +346,17 @@ def _name_outputs(plan: Plan, names: dict[Column, str]) -> None:
         names.setdefault(column, column.name)
 
 
-def _first_id(scan: Scan) -> int:
+def _first_id(scan: Scan | CteConsumer) -> int:
     return min((c.id for c in scan.columns), default=0)
 
 
+def _cte_table(consumer: CteConsumer) -> str:
+    # a CTE's reads are numbered apart from any table's (a CTE may be named as a table is)
+    return f"cte:{consumer.name}"
+
+
 def _short(table: str) -> str:
-    return table.split(".", 1)[-1]
+    return table.split(":", 1)[-1].split(".", 1)[-1]
 
 
 def keys_of(subplans: Iterable[SubPlan]) -> list[str]:

@@ -53,6 +53,7 @@ class SparkExecutor:
         self.shuffle_partitions = shuffle_partitions
         self.adaptive: frozenset[AdaptiveFeature] = ADAPTIVE_OFF   # the AQE features a run keeps
         self.views = SparkViews(spark, catalog, partitions or default_parallelism(spark))
+        self.persisted: list[DataFrame] = []   # CTEs computed once, until ``release``
 
     def for_plan(self, physical: PhysicalPlan | None, shuffle_partitions: int | None,
                  adaptive: frozenset[AdaptiveFeature] = ADAPTIVE_OFF) -> SparkExecutor:
@@ -64,20 +65,31 @@ class SparkExecutor:
         planned = copy.copy(self)
         planned.operators = physical.by_logical() if physical is not None else {}
         planned.shuffle_partitions = shuffle_partitions
+        planned.persisted = []
         planned.adaptive = adaptive
         return planned
 
     def statement(self, plan: Plan, names: tuple[str, ...]) -> str:
-        """The Spark SQL statement that runs ``plan`` (over this executor's temporary views)."""
-        return SparkPlanSql(self.views, self.operators).statement(plan, names)
+        """The Spark SQL statement that runs ``plan`` (over this executor's temporary views; a
+        CTE computed once is a persisted view, made here, that ``release`` frees)."""
+        return SparkPlanSql(self.views, self.operators, self.persisted).statement(plan, names)
 
     def dataframe(self, plan: Plan, names: tuple[str, ...]) -> DataFrame:
         return self.spark.sql(self.statement(plan, names))
 
+    def release(self) -> None:
+        """Unpersist the CTEs computed once for the statements made so far (their rows are
+        collected)."""
+        while self.persisted:
+            self.persisted.pop().unpersist()
+
     def collect(self, plan: Plan, names: tuple[str, ...]) -> tuple[list[tuple[Any, ...]], float]:
         started = time.perf_counter()
-        with self.own_join_order():
-            rows = [tuple(r) for r in self.dataframe(plan, names).collect()]
+        try:
+            with self.own_join_order():
+                rows = [tuple(r) for r in self.dataframe(plan, names).collect()]
+        finally:
+            self.release()
         return rows, time.perf_counter() - started
 
     def physical_plan(self, plan: Plan, names: tuple[str, ...]) -> str:
@@ -86,9 +98,12 @@ class SparkExecutor:
         if is_connect(self.spark):
             raise CboError("Spark's physical plan is read from the driver's JVM, which a Spark Connect "
                            "session does not have: use a catalog with [spark] master for this")
-        with self.own_join_order():
-            frame = self.dataframe(plan, names)
-            return str(frame._jdf.queryExecution().executedPlan().toString())
+        try:
+            with self.own_join_order():
+                frame = self.dataframe(plan, names)
+                return str(frame._jdf.queryExecution().executedPlan().toString())
+        finally:
+            self.release()
 
     @contextmanager
     def own_join_order(self) -> Iterator[None]:
@@ -162,7 +177,9 @@ def collect_together(runs: Sequence[tuple[SparkExecutor, Plan, tuple[str, ...]]]
         if not can_collect_together(plan):
             raise CboError(f"query {number} returns a type a batch cannot carry "
                            f"({', '.join(str(c.type) for c in plan.output)}): run it alone")
-        of_run.append(branches.setdefault(executor.statement(plan, names), len(branches)))
+        # (under the batch's settings: a CTE computed once is planned as it is made)
+        with runs[0][0].own_join_order():
+            of_run.append(branches.setdefault(executor.statement(plan, names), len(branches)))
     selects = []
     for statement, branch in branches.items():
         width = len(runs[of_run.index(branch)][1].output)
@@ -175,8 +192,12 @@ def collect_together(runs: Sequence[tuple[SparkExecutor, Plan, tuple[str, ...]]]
         first = copy.copy(first)
         first.shuffle_partitions = shuffle_partitions
     found: list[list[tuple[Any, ...]]] = [[] for _ in branches]
-    with first.own_join_order():
-        for branch, row in first.spark.sql("\nUNION ALL\n".join(selects)).collect():
-            values = json.loads(row)
-            found[branch].append(tuple(values[f"c{i}"] for i in range(len(values))))
+    try:
+        with first.own_join_order():
+            for branch, row in first.spark.sql("\nUNION ALL\n".join(selects)).collect():
+                values = json.loads(row)
+                found[branch].append(tuple(values[f"c{i}"] for i in range(len(values))))
+    finally:
+        for executor, _, _ in runs:
+            executor.release()
     return [list(found[branch]) for branch in of_run]

@@ -35,7 +35,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cbo.ir.expressions import TRUE
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, Window, walk
+from cbo.ir.operators import (
+    Aggregate,
+    CteAnchor,
+    CteConsumer,
+    Filter,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    Values,
+    Window,
+    walk,
+)
 from cbo.sqlgen import name_of
 
 # Spark operators that are not one of cbo's nodes: wrappers, exchanges, projections (cbo's
@@ -259,6 +274,13 @@ class _Matcher:
                 self.unmatched(node, f"expected a sort, Spark's plan has {op.name}: not measured")
         elif isinstance(node, Limit):
             self._limit(node, op, actual)
+        elif isinstance(node, CteAnchor):
+            # the body runs here; the producer ran once, inside the cached relation its consumers read
+            actual.source = "a CTE's anchor has its body's rows"
+            self.unmatched(node.producer, "a CTE computed once: runs inside Spark's cached relation, not measured")
+            self._descend(actual, node.body, op)
+        elif isinstance(node, CteConsumer):
+            self._leaf(node, op, actual, ("InMemoryTableScanExec",), "the read of the CTE's stored rows")
         elif isinstance(node, Window):
             if op.kind != "WindowExec":
                 return self.unmatched(node, f"expected a window, Spark's plan has {op.name}: not measured")
@@ -417,6 +439,8 @@ class _Matcher:
             actual.rows = available if node.count is None else min(node.count, available)
         elif isinstance(node, SetOp) and actual.source.startswith("a UNION ALL") and None not in child_rows:
             actual.rows = sum(child_rows)  # type: ignore[arg-type]
+        elif isinstance(node, CteAnchor) and child_rows[1] is not None:
+            actual.rows = child_rows[1]   # the body's
         return actual.rows
 
 

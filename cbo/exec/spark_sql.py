@@ -20,6 +20,14 @@ three differences that keep Spark to cbo's plan:
 Tables are read through temporary views the executor registers once per table (``SparkViews``);
 each remote query the search chose (a pushed subplan, or a JDBC table's [Project] [Filter] Scan;
 ``cbo.exec.remote``) is read through a view of its own.
+
+A CTE the search chose to compute once (``CteAnchor``) cannot be one part of the statement:
+Spark inlines every deterministic CTE of a statement (its ``InlineCTE`` rule), and a reused
+exchange needs the references' subplans identical after Spark's own filter pushdown and column
+pruning, which differ per reference. So its producer is a DataFrame of its own, persisted
+(Spark's cached relation: computed by the first job that reads it, then read from memory) and
+registered as a view that each consumer reads (``SparkViews.persisted``); the executor
+unpersists it once the statement's rows are collected.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from sqlglot import exp
 from cbo.catalog_types import Catalog
 from cbo.connectors import connector_of
 from cbo.exec.remote import RemoteQueries, RemoteScan
-from cbo.ir.operators import GroupingSets, Join, Limit, Plan, Project, Scan, Sort
+from cbo.ir.operators import CteAnchor, CteConsumer, GroupingSets, Join, Limit, Plan, Project, Scan, Sort
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
 from cbo.sqlgen import SqlRenderer, _select, ident
@@ -75,6 +83,17 @@ class SparkViews:
             known = self._tables[table.qualified_name] = (stamp, view)
         return known[1]
 
+    def persisted(self, statement: str) -> tuple[str, DataFrame]:
+        """A view over ``statement``'s rows, persisted (memory, then disk): Spark computes them
+        once, in the first job that reads the view, and every read after that scans the
+        stored rows. The caller unpersists the frame when done."""
+        from pyspark import StorageLevel
+
+        view = f"cbo_cte{next(_view_numbers)}"
+        frame = self.spark.sql(statement).persist(StorageLevel.MEMORY_AND_DISK)
+        frame.createOrReplaceTempView(view)
+        return view, frame
+
     def remote_view(self, remote: RemoteScan) -> str:
         """The view reading one remote query (``RemoteQueries.pushed`` says which)."""
         key = hashlib.sha256(repr((remote.source, remote.sql, remote.partition_column, remote.bounds,
@@ -113,7 +132,8 @@ class SparkPlanSql(SqlRenderer):
     """Renders a plan for Spark to run as planned: join hints, explicit semi/anti joins, mark
     joins as a grouped left join, tables and remote queries through ``SparkViews``."""
 
-    def __init__(self, views: SparkViews, operators: dict[int, PhysicalPlan] | None = None):
+    def __init__(self, views: SparkViews, operators: dict[int, PhysicalPlan] | None = None,
+                 persisted: list[DataFrame] | None = None):
         # The physical operator running each logical node, by the node's identity (two equal
         # joins of a self-join may run differently): its algorithm gives the join hint, or says
         # that a join runs as a scalar subquery.
@@ -121,6 +141,9 @@ class SparkPlanSql(SqlRenderer):
         self.views = views
         self.operators = operators or {}
         self._pushed: dict[Plan, RemoteScan] = {}
+        # the frames of the CTEs computed once, persisted while this statement was built
+        self.persisted = persisted if persisted is not None else []
+        self._cte_views: dict[int, str] = {}
 
     def statement_ast(self, plan: Plan, names: tuple[str, ...] | None = None) -> exp.Select:
         # The subtrees that run as remote queries, decided once for the whole plan by the
@@ -256,6 +279,25 @@ class SparkPlanSql(SqlRenderer):
         if node.kind == "inner":
             select = select.where(self.expr(node.condition))
         return select
+
+    def _CteAnchor(self, node: CteAnchor) -> exp.Query:
+        # The producer as a persisted view of its own statement, rendered with this plan's
+        # strategies; the body reads it through its consumers.
+        producer = SparkPlanSql(self.views, self.operators, self.persisted)
+        producer._cte_views = self._cte_views   # a producer may read an earlier CTE
+        names = tuple(ident(c).name for c in node.producer.output)
+        view, frame = self.views.persisted(producer.statement(node.producer, names))
+        self.persisted.append(frame)
+        self._cte_views[node.cte] = view
+        return exp.select(*self._columns(node.output)).from_(self._derived(node.body))
+
+    def _CteConsumer(self, node: CteConsumer) -> exp.Query:
+        view = self._cte_views.get(node.cte)
+        if view is None:
+            raise AssertionError(f"CTE {node.name} is read outside its anchor")
+        renamed = [exp.alias_(exp.column(ident(src)), ident(dst))
+                   for src, dst in zip(node.producer.output, node.columns)]
+        return exp.select(*renamed).from_(exp.Table(this=exp.to_identifier(view, quoted=True)))
 
     def _wrap(self, query: exp.Query) -> exp.Subquery:
         return exp.Subquery(this=query, alias=self._next_alias())

@@ -40,6 +40,8 @@ from cbo.ir.kinds import JoinKind, SetOpKind
 from cbo.ir.operators import (
     Aggregate,
     AssumedKey,
+    CteAnchor,
+    CteConsumer,
     Filter,
     ForeignKeyRef,
     Join,
@@ -51,6 +53,7 @@ from cbo.ir.operators import (
     Sort,
     SortKey,
     Values,
+    free_columns,
 )
 from cbo.sources.catalog import Catalog, TableDef
 from cbo.sources.schema import SchemaProvider
@@ -70,12 +73,17 @@ class Binder:
     def __init__(self, catalog: Catalog, schemas: SchemaProvider | None = None,
                  columns: ColumnFactory | None = None,
                  assumed_keys: Mapping[str, Sequence[tuple[tuple[str, ...], str]]] | None = None,
-                 dialect: str = DEFAULT_DIALECT):
+                 dialect: str = DEFAULT_DIALECT, share_ctes: bool = True):
         """``assumed_keys``: by qualified table name, unique keys the catalog does not declare
         (column names, and what vouches for them: ``"hint"`` or ``"statistics"``). ``dialect``:
         the SQL dialect the statement was written in, whose rules the binder applies where
         dialects differ (``date + integer`` is days in DuckDB, PostgreSQL and Spark, an error in
-        Trino; division; FETCH; duplicate aliases)."""
+        Trino; division; FETCH; duplicate aliases).
+        ``share_ctes``: a CTE the query names more than once is bound once, as a producer under a
+        ``CteAnchor`` at the statement's root, each reference a ``CteConsumer`` of it (the search
+        then inlines it or computes it once, by cost); off, each reference binds it afresh."""
+        self.share_ctes = share_ctes
+        self._shared: list[tuple[int, str, Plan]] = []   # CTEs bound once, in dependency order
         self.catalog = catalog
         self.dialect = dialect
         self.language = QUERY_DIALECTS[dialect]
@@ -86,7 +94,13 @@ class Binder:
     # -- entry points ----------------------------------------------------------------------------
 
     def bind(self, statement: exp.Expr) -> BoundQuery:
+        self._shared = []
         plan, names = self.bind_query(statement, None)
+        # Each CTE bound once is computed before the statement (Orca puts its anchor where the
+        # WITH is; at the root, the producer, which reads no enclosing query's columns, is the
+        # same). A CTE that reads an earlier one is bound after it: its anchor goes inside.
+        for number, name, producer in reversed(self._shared):
+            plan = CteAnchor(number, name, producer, plan)
         return BoundQuery(plan, tuple(names))
 
     def bind_subquery(self, query: exp.Expr, outer: Scope) -> tuple[Plan, list[str]]:
@@ -119,7 +133,7 @@ class Binder:
             aliases = [c.name for c in (cte.args.get("alias").columns if cte.args.get("alias") else [])]
             # A CTE sees the ones defined before it: bind it in a scope that holds only those.
             visible = Scope(parent=scope.parent, ctes=dict(scope.ctes))
-            scope.ctes[name] = CteDefinition(name, cte.this, aliases, visible)
+            scope.ctes[name] = CteDefinition(name, cte.this, aliases, visible, _references(node, cte, name))
 
     # -- SELECT ----------------------------------------------------------------------------------
 
@@ -499,8 +513,7 @@ class Binder:
         return tuple(found)
 
     def _bind_cte_reference(self, cte: CteDefinition, node: exp.Table, scope: Scope) -> Plan:
-        # Each reference binds the CTE afresh: its columns get ids of their own, as two scans would.
-        plan, names = self.bind_query(cte.query, cte.scope)
+        plan, names = self._cte_plan(cte)
         names = self._aliased_names(node, f"CTE {cte.name}", names, cte.column_aliases)
         table_alias = node.args.get("alias")
         names = self._aliased_names(node, node.alias or node.name, names,
@@ -508,6 +521,24 @@ class Binder:
         alias = node.alias or node.name
         self._add_to_scope(scope, Relation(alias, list(zip(names, plan.output)), f"cte {cte.name}"), node)
         return plan
+
+    def _cte_plan(self, cte: CteDefinition) -> tuple[Plan, list[str]]:
+        """A reference's plan: a consumer of the CTE bound once, or the CTE bound afresh (its
+        columns get ids of their own, as two scans of a table would)."""
+        if not self.share_ctes or cte.references < 2 or cte.shared is False:
+            return self.bind_query(cte.query, cte.scope)
+        if cte.shared is None:
+            producer, names = self.bind_query(cte.query, cte.scope)
+            if free_columns(producer):
+                # it reads an enclosing query's columns: a value per outer row, not one result
+                cte.shared = False
+                return producer, names
+            cte.shared = (len(self._shared) + 1, producer, names)
+            self._shared.append((len(self._shared) + 1, cte.name, producer))
+        assert isinstance(cte.shared, tuple)
+        number, producer, names = cte.shared
+        columns = tuple(self.columns.new(c.name, c.type, c.nullable) for c in producer.output)
+        return CteConsumer(number, cte.name, columns, producer), list(names)
 
     def _bind_join(self, left: Plan, join: exp.Join, scope: Scope) -> Plan:
         side = (join.args.get("side") or "").upper()
@@ -675,3 +706,18 @@ def _position(node: exp.Literal, outputs: int) -> int:
 
 
 __all__ = ["Binder", "BoundQuery", "SqlError"]
+
+
+def _references(query: exp.Expr, cte: exp.CTE, name: str) -> int:
+    """How many table references of ``query`` (the statement owning the WITH) name CTE ``name``,
+    outside its own definition. A nested WITH of the same name would be counted too: the count
+    only decides whether the CTE is bound once, and a CTE bound once is right for any count."""
+    count = 0
+    for table in query.find_all(exp.Table):
+        if table.db or table.name.lower() != name:
+            continue
+        parent = table.parent
+        while parent is not None and parent is not cte:
+            parent = parent.parent
+        count += parent is None
+    return count

@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from cbo.frontend.errors import error_at
 from cbo.ir.expressions import Column
+from cbo.ir.operators import Plan
 
 
 @dataclass
@@ -30,6 +31,10 @@ class CteDefinition:
     query: exp.Expr
     column_aliases: list[str]
     scope: Scope | None  # the scope that sees the CTEs defined before this one
+    references: int = 0     # how many table references in the query name it (outside itself)
+    # Bound once when referenced more than once (``Binder.share_ctes``): its number, plan and
+    # column names; False when it cannot be shared (it reads an enclosing query's columns).
+    shared: tuple[int, Plan, list[str]] | bool | None = None
 
 
 @dataclass

@@ -15,6 +15,8 @@ from typing import Generic, TypeVar
 from cbo.errors import CboError
 from cbo.ir.operators import (
     Aggregate,
+    CteAnchor,
+    CteConsumer,
     Filter,
     GroupingSets,
     Join,
@@ -39,6 +41,8 @@ LOGICAL_OPERATORS: tuple[type[Plan], ...] = (
     Limit,
     SetOp,
     Values,
+    CteAnchor,
+    CteConsumer,
     Window,
 )
 

@@ -618,6 +618,93 @@ class Values(Plan):
         return frozenset(c for i, c in enumerate(self.columns) if all(constant(r[i]) for r in self.rows))
 
 
+@_cache_hash
+@dataclass(frozen=True)
+class CteConsumer(Plan):
+    """A read of common table expression ``cte``'s rows, computed once by the ``CteAnchor`` of
+    the same number above it (Orca's CTEConsumer): ``columns[i]`` holds the producer's output
+    column ``i``. ``producer`` is the producer's plan, for estimation and keys only: a consumer
+    is a leaf, never a parent of the producer (it is not compared, so equal reads are equal)."""
+
+    cte: int
+    name: str                            # the CTE's name in the query, for EXPLAIN
+    columns: tuple[Column, ...]
+    producer: Plan = field(compare=False, repr=False)
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        return self.columns
+
+    def _renamed(self) -> dict[Column, Column]:
+        return dict(zip(self.producer.output, self.columns))
+
+    @property
+    def unique_keys(self) -> frozenset[frozenset[Column]]:
+        renamed = self._renamed()
+        return frozenset(frozenset(renamed[c] for c in key) for key in self.producer.unique_keys
+                         if all(c in renamed for c in key))
+
+    @property
+    def not_null(self) -> frozenset[Column]:
+        renamed = self._renamed()
+        return frozenset(renamed[c] for c in self.producer.not_null if c in renamed) | frozenset(
+            c for c in self.columns if not c.nullable)
+
+    @property
+    def foreign_keys(self) -> frozenset[ForeignKeyRef]:
+        return _kept_foreign_keys(self.producer.foreign_keys, self._renamed())
+
+
+@_cache_hash
+@dataclass(frozen=True)
+class CteAnchor(Plan):
+    """Compute ``producer`` once and run ``body``, whose ``CteConsumer`` nodes numbered ``cte``
+    read its rows (Orca's CTEAnchor and Sequence in one node). The output is ``body``'s; the
+    producer's columns are seen only through the consumers. ``cbo.memo.rules.inline_cte`` puts
+    the body with each consumer replaced by a copy of the producer beside it in the memo."""
+
+    cte: int
+    name: str
+    producer: Plan
+    body: Plan
+
+    @property
+    def children(self) -> tuple[Plan, ...]:
+        return (self.producer, self.body)
+
+    def with_children(self, children: tuple[Plan, ...]) -> Plan:
+        return CteAnchor(self.cte, self.name, children[0], children[1])
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        return self.body.output
+
+    @property
+    def unique_keys(self) -> frozenset[frozenset[Column]]:
+        return self.body.unique_keys
+
+    @property
+    def not_null(self) -> frozenset[Column]:
+        return self.body.not_null
+
+    @property
+    def foreign_keys(self) -> frozenset[ForeignKeyRef]:
+        return self.body.foreign_keys
+
+
+def consumers_of(plan: Plan, cte: int) -> list[CteConsumer]:
+    """The consumers of CTE ``cte`` in ``plan`` (in subquery expressions too)."""
+    found = []
+    for node in walk(plan):
+        if isinstance(node, CteConsumer) and node.cte == cte:
+            found.append(node)
+        for expr in node.expressions():
+            for e in walk_expr(expr):
+                if isinstance(e, SubqueryExpr):
+                    found.extend(consumers_of(e.plan, cte))
+    return found
+
+
 # --------------------------------------------------------------------------------------------
 # Analysis helpers
 

@@ -17,8 +17,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import fields, is_dataclass
 from typing import Any
 
-from cbo.ir.expressions import Column
-from cbo.ir.operators import Plan
+from cbo.ir.expressions import Column, ColumnRef
+from cbo.ir.operators import CteAnchor, CteConsumer, Plan, Project, walk
 from cbo.ir.types import DataType
 
 
@@ -58,7 +58,10 @@ def fresh_copy(plan: Plan, new_column: Callable[[str, DataType, bool], Column]) 
         if isinstance(value, DataType):
             return value
         if is_dataclass(value) and not isinstance(value, type):
-            return type(value)(**{f.name: of(getattr(value, f.name)) for f in fields(value) if f.init})
+            # A field not compared is no part of what the node computes (a CTE consumer's
+            # producer, which another node computes under its own ids): kept as it is.
+            return type(value)(**{f.name: of(getattr(value, f.name)) if f.compare else getattr(value, f.name)
+                                  for f in fields(value) if f.init})
         if isinstance(value, (tuple, list)):
             return type(value)(of(v) for v in value)
         if isinstance(value, (set, frozenset)):
@@ -68,3 +71,42 @@ def fresh_copy(plan: Plan, new_column: Callable[[str, DataType, bool], Column]) 
         return value
 
     return of(plan), renamed
+
+
+def without_ctes(plan: Plan) -> Plan:
+    """``plan`` with every common table expression inlined: each ``CteConsumer`` replaced by a
+    fresh copy of its producer (itself without CTEs) under a projection that gives the copy's
+    output the consumer's ids, each ``CteAnchor`` by its body. A consumer's rows are its
+    producer's, column for column, so the result computes ``plan``'s rows; it reads no CTE
+    computed elsewhere, so it renders and runs on its own. ``plan`` itself when it has no CTE.
+    The copies' ids are numbered above every id ``plan`` (producers included) names."""
+    if not any(isinstance(node, (CteAnchor, CteConsumer)) for node in walk(plan)):
+        return plan
+    next_id = [_max_id(plan) + 1]
+
+    def new_column(name: str, type_: DataType, nullable: bool) -> Column:
+        next_id[0] += 1
+        return Column(next_id[0] - 1, name, type_, nullable)
+
+    def inline(node: Plan) -> Plan:
+        if isinstance(node, CteAnchor):
+            return inline(node.body)
+        if isinstance(node, CteConsumer):
+            copy, _ = fresh_copy(inline(node.producer), new_column)
+            return Project(copy, tuple((c, ColumnRef(p)) for c, p in zip(node.columns, copy.output)))
+        children = tuple(inline(child) for child in node.children)
+        return node.with_children(children) if any(a is not b for a, b in zip(children, node.children)) else node
+
+    return inline(plan)
+
+
+def _max_id(value: Any) -> int:
+    """The largest column id anywhere in ``value`` (fields not compared included: a consumer's
+    producer), -1 when there is none."""
+    if isinstance(value, Column):
+        return value.id
+    if is_dataclass(value) and not isinstance(value, type):
+        return max((_max_id(getattr(value, f.name)) for f in fields(value)), default=-1)
+    if isinstance(value, (tuple, list, set, frozenset)):
+        return max((_max_id(v) for v in value), default=-1)
+    return -1

@@ -14,6 +14,8 @@ that the search's enforcers sit where Spark's ``EnsureRequirements`` puts exchan
 * an aggregation's partial/final form delivers hash partitioning on its grouping columns (one
   partition without them); its final-only form keeps its input's partitioning;
 * grouping sets deliver nothing a parent can use;
+* a CTE's consumer delivers nothing known (rows read back from storage); its anchor, its
+  body's properties;
 * a global sort is range-partitioned (not a hash partitioning any parent can use); a limit
   and a top-N gather to one partition.
 """
@@ -27,6 +29,8 @@ from cbo.ir.dispatch import OperatorTable
 from cbo.ir.expressions import ColumnRef
 from cbo.ir.operators import (
     Aggregate,
+    CteAnchor,
+    CteConsumer,
     Filter,
     GroupingSets,
     Join,
@@ -57,12 +61,17 @@ def deliver(physical: PhysicalExpr, inputs: list[Delivered]) -> Delivered:
 DELIVERY: OperatorTable[Callable[[Any, Algorithm, list[Delivered]], Delivered]] = OperatorTable("delivered properties")
 
 
-@DELIVERY.register(Scan, Sort, SetOp, GroupingSets)
+@DELIVERY.register(Scan, Sort, SetOp, GroupingSets, CteConsumer)
 def _nothing_known(node: Plan, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
     # Files split by size; a global sort's range partitioning no parent can use; a union's
     # inputs side by side; grouping sets partitioned on the keys and the set's number (Expand),
     # which no parent names, or stacked per set (a union).
     return UNKNOWN
+
+
+@DELIVERY.register(CteAnchor)
+def _cte_anchor(node: CteAnchor, algorithm: Algorithm, inputs: list[Delivered]) -> Delivered:
+    return inputs[1]   # the body's rows, as the body delivers them
 
 
 @DELIVERY.register(Filter)

@@ -14,6 +14,8 @@ from typing import Any
 from cbo.ir.expressions import TRUE
 from cbo.ir.operators import (
     Aggregate,
+    CteAnchor,
+    CteConsumer,
     Filter,
     GroupingSets,
     Join,
@@ -53,6 +55,8 @@ def label(expr: Plan, width: int = 90) -> str:
         detail = f"{expr.count}"
     elif isinstance(expr, SetOp):
         detail = expr.kind
+    elif isinstance(expr, (CteAnchor, CteConsumer)):
+        detail = expr.name
     text = operator_name(expr) + (f" ({inputs})" if inputs else "") + (f" {detail}" if detail else "")
     return text if len(text) <= width else text[: width - 1] + "…"
 

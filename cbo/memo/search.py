@@ -20,7 +20,7 @@ from cbo.cost.plugin import CostFunction, FunctionCostModel
 from cbo.errors import CboError
 from cbo.estimate.plugin import PluggedContext
 from cbo.ir.expressions import ColumnRef
-from cbo.ir.operators import Plan, Project, Scan
+from cbo.ir.operators import CteAnchor, CteConsumer, Plan, Project, Scan, walk
 from cbo.memo.cascades import CascadesSearch
 from cbo.memo.context import SearchContext
 from cbo.memo.extract import extract
@@ -33,6 +33,7 @@ from cbo.memo.rules.existential_form import ForcedExistentialForm
 from cbo.memo.rules.filter_below_window import PushFilterBelowWindow
 from cbo.memo.rules.grouping_sets_partial import PartialAggregateBelowGroupingSets
 from cbo.memo.rules.implement import implementation_rules
+from cbo.memo.rules.inline_cte import InlineCte, note_cte_costs
 from cbo.memo.rules.jdbc_pushdown import PushdownChoice, RemoteSource, note_pushdown_costs, pushdown_choices
 from cbo.memo.rules.reorder_joins import ReorderJoins
 from cbo.memo.rules.scalar_subquery import ScalarSubqueryJoin
@@ -63,7 +64,7 @@ def default_rules(source_types: tuple[str, ...] = (), disabled: frozenset[str] =
         if not isinstance(rule, TransformationRule):
             raise CboError(f"an added rule must be a transformation rule (cbo.memo.rules.base.TransformationRule), "
                            f"not {type(rule).__name__}")
-    rules = [ReorderJoins(), PushTableIntoAggregate(), CopyTableIntoAggregate(), EagerAggregation(),
+    rules = [InlineCte(), ReorderJoins(), PushTableIntoAggregate(), CopyTableIntoAggregate(), EagerAggregation(),
              EliminateForeignKeyJoin(), SemiJoinToInnerDistinctAbove(), SemiJoinToInnerDistinctBelow(),
              PushFilterBelowWindow(), TransposeWindows(), PartialAggregateBelowGroupingSets(), *extra,
              *implementation_rules(), ScalarSubqueryJoin(), *connector_rules(source_types)]
@@ -161,7 +162,7 @@ class Optimizer:
         root = memo.insert(plan)
         context = SearchContext(memo, self.settings, self.remote_sources)
         # Shuffles are sized from what the query reads (cbo sets Spark's partition count to it).
-        scanned = sum(context.size_bytes(g) for g in memo if isinstance(g.first, Scan))
+        scanned = _scanned_bytes(plan, memo, context)
         partitions = self.settings.shuffle_partitions or self.profile.partitions(scanned)
         dialects = {table: source.dialect for table, source in self.remote_sources.items()}
         cost_model = CostModel(self.profile, self.remote_tables, partitions, context.column_width, dialects) \
@@ -180,6 +181,7 @@ class Optimizer:
             raise AssertionError("the search found no plan (the written plan is always one)")
         chosen = in_written_order(extract(search, winner, root), plan, cost_model)
         note_pushdown_costs(context, chosen)
+        note_cte_costs(context, search, chosen)
         pushdown = pushdown_choices(context, chosen, search.physicals)
         memo.counters.elapsed_ms = (time.perf_counter() - started) * 1000.0
         return Optimized(chosen, winner.cost, memo, root, partitions, pushdown, search)
@@ -195,6 +197,32 @@ class Optimizer:
             return self.optimize(plan)
         finally:
             self.rules = rules
+
+
+def _scanned_bytes(plan: Plan, memo: Memo, context: SearchContext) -> float:
+    """The bytes of the tables ``plan`` reads (each distinct scan once), a CTE's read as often as
+    it is named: the partition count is the same whether the search computes the CTE once or
+    inlines it, as it was when every reference was the CTE's own copy."""
+    producers: dict[int, Plan] = {}
+    node = plan
+    while isinstance(node, CteAnchor):
+        producers[node.cte] = node.producer
+        node = node.body
+
+    def read(subplan: Plan) -> float:
+        seen: set[int] = set()
+        total = 0.0
+        for found in walk(subplan):
+            if isinstance(found, Scan):
+                group = memo.insert(found)
+                if group.id not in seen:
+                    seen.add(group.id)
+                    total += context.size_bytes(group)
+            elif isinstance(found, CteConsumer) and found.cte in producers:
+                total += read(producers[found.cte])
+        return total
+
+    return read(node)
 
 
 def draw_plan(group: Group, rng: random.Random) -> Plan:

@@ -4,8 +4,9 @@ Removing a column nobody reads never changes an answer: projections drop unread 
 aggregates drop unread aggregate calls (a grouping column always stays: it defines the
 groups; so do grouping sets), windows drop unread functions (a window none of whose functions
 is read goes: it passes every row through unchanged), scans read only needed columns. Set
-operations keep all their columns, because DISTINCT compares whole rows. A scan from which
-nothing is read keeps one column, so row counts (``count(*)``) stay right.
+operations keep all their columns, because DISTINCT compares whole rows; so do a CTE's producer
+and its consumers (``cbo.normalize.ctes``). A scan from which nothing is read keeps one column,
+so row counts (``count(*)``) stay right.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 from cbo.ir.expressions import Column, columns_of
 from cbo.ir.operators import (
     Aggregate,
+    CteAnchor,
+    CteConsumer,
     Filter,
     GroupingSets,
     Join,
@@ -88,8 +91,12 @@ def _prune(plan: Plan, required: set[Column]) -> Plan:
     if isinstance(plan, SetOp):
         children = tuple(_prune(child, set(cols)) for child, cols in zip(plan.inputs, plan.inputs_columns))
         return plan.with_children(children)
-    if isinstance(plan, Values):
+    if isinstance(plan, (Values, CteConsumer)):
         return plan
+    if isinstance(plan, CteAnchor):
+        # the producer keeps every column: each consumer reads the producer's whole row
+        return CteAnchor(plan.cte, plan.name, _prune(plan.producer, set(plan.producer.output)),
+                         _prune(plan.body, required))
     raise AssertionError(f"unknown operator {type(plan).__name__}")
 
 

@@ -25,7 +25,11 @@ equivalence on bags of rows; where one does not hold the conjunct stays put as a
 * Grouping sets: the same for a conjunct over the keys every set groups by (read through their
   outputs, which hold the keys' values in every row); keys some set rolls up are NULL there,
   and a conjunct on them stays above. With an empty set among the sets no key is in every set.
-* Sort passes conjuncts through; Limit, set operations and VALUES keep them above.
+* Union (ALL or DISTINCT): σ_p(R ∪ S) = σ_{p[R]}(R) ∪ σ_{p[S]}(S), p[X] reading the branch's
+  columns: each row of a union is a row of a branch, so the same rows pass.
+* Sort passes conjuncts through; Limit, INTERSECT/EXCEPT ALL and VALUES keep them above, and so does
+  a CTE's consumer (the rows it reads are shared: ``cbo.normalize.ctes``). A CTE's anchor
+  passes them to its body.
 * Window: conjuncts stay above it. One that reads only the partition columns holds for whole
   partitions and may filter the input instead; the memo rule ``PushFilterBelowWindow``
   (``cbo.memo.rules.filter_below_window``) moves it, and carries it on down with this pass.
@@ -36,6 +40,8 @@ from __future__ import annotations
 from cbo.ir.expressions import TRUE, Column, ColumnRef, Expr, can_raise, columns_of, conjunction, substitute
 from cbo.ir.operators import (
     Aggregate,
+    CteAnchor,
+    CteConsumer,
     Filter,
     GroupingSets,
     Join,
@@ -92,11 +98,20 @@ def _push(plan: Plan, predicates: list[Expr]) -> Plan:
         return _filter(plan.with_children((_push(plan.input, below),)), above)
     if isinstance(plan, Sort):
         return Sort(_push(plan.input, predicates), plan.keys)
+    if isinstance(plan, SetOp) and plan.kind == "union":
+        # Each output row is a row of one branch (UNION ALL), or stands for equal rows of some
+        # branches (DISTINCT): filtering each branch keeps exactly the rows that pass.
+        children = tuple(_push(child, [substitute(p, {c: ColumnRef(b) for c, b in zip(plan.columns, columns)})
+                                       for p in predicates])
+                         for child, columns in zip(plan.inputs, plan.inputs_columns))
+        return plan.with_children(children)
     if isinstance(plan, (Aggregate, Limit, SetOp, Window)):
         children = tuple(_push(child, []) for child in plan.children)
         return _filter(plan.with_children(children), predicates)
-    if isinstance(plan, (Scan, Values)):
+    if isinstance(plan, (Scan, Values, CteConsumer)):
         return _filter(plan, predicates)
+    if isinstance(plan, CteAnchor):
+        return CteAnchor(plan.cte, plan.name, _push(plan.producer, []), _push(plan.body, predicates))
     raise AssertionError(f"unknown operator {type(plan).__name__}")
 
 

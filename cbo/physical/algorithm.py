@@ -57,6 +57,10 @@ class Algorithm(Enum):
     # a subplan of one JDBC source run there as one query (cbo.memo.rules.jdbc_pushdown): the
     # operator's logical node is the whole pushed subplan, which has no memo inputs
     REMOTE_QUERY = ("remote_query", None, False)
+    # a CTE computed once (its anchor: the producer's rows stored, then the body run) and a
+    # read of the stored rows (its consumer); on Spark a persisted DataFrame read through a view
+    SHARED_SUBPLAN = ("computed_once", None, False)
+    CTE_SCAN = ("cte_read", None, False)
     # enforcers: what the search puts between an operator and an input that does not deliver
     # what the operator requires (where Spark's EnsureRequirements puts exchanges and sorts)
     SHUFFLE = ("shuffle", None, True)

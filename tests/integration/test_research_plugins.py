@@ -87,3 +87,23 @@ def test_sample_estimates_scale_counts_on_the_samples(spark_stats):
             raise AssertionError("no customer sub-plan answered from the samples")
     finally:
         plugin.close()
+
+
+def test_sample_estimates_answer_the_reads_of_a_cte_computed_once(spark_stats):
+    # q15's revenue0, computed once, is read twice: a join of supplier with one read is a
+    # sub-plan the samples answer, its SQL inlining the CTE (no WITH of the statement's)
+    from cbo.estimate import Estimator
+    from cbo.settings import OptimizerSettings
+
+    catalog, stats = spark_stats
+    plugin = SampleEstimates(stats)
+    try:
+        planned = Planner(catalog, estimator=plugin, statistics=Estimator(stats),
+                          settings=OptimizerSettings(cte_strategy="SHARE")).plan(QUERIES["q15"])
+        reads = [a for a in planned.coverage.answers.values() if "revenue0_1" in str(a.subplan.description)]
+        assert reads, "no sub-plan reads the CTE"
+        answered = [a for a in reads if a.source == "samples"]
+        assert answered, "the samples answered no sub-plan that reads the CTE"
+        assert all(a.rows >= 0 for a in answered)
+    finally:
+        plugin.close()

@@ -67,6 +67,8 @@ ALLOWED: dict[str, set[str]] = {
     "cbo.cost": BOTTOM | {"cbo.paths", "cbo.ir", "cbo.connectors", "cbo.physical"},
     "cbo.physical": {"cbo.ir"},
     "cbo.joinorder": {"cbo.ir"},
+    # (normalize: InlineCte normalizes the copies it makes, so each reference's filters reach its
+    # own; PushFilterBelowWindow carries a filter on down as normalization pushes filters)
     "cbo.memo": BOTTOM | {"cbo.ir", "cbo.settings", "cbo.svg", "cbo.connectors", "cbo.normalize", "cbo.estimate",
                           "cbo.cost", "cbo.physical", "cbo.joinorder"},
     "cbo.engines": BOTTOM | {"cbo.limits", "cbo.paths", "cbo.catalog_types", "cbo.connectors", "cbo.cost"},

@@ -131,3 +131,37 @@ def test_rank_statistics():
     assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
     assert spearman([1, 1, 1], [1, 2, 3]) is None and spearman([1, 2], [1, 2]) is None
     assert median([3.0, 1.0, 2.0]) == 2.0 and median([1.0, 2.0]) == 1.5 and median([]) is None
+
+
+@pytest.mark.parametrize("strategy", ["AUTOMATIC", "SHARE"])
+def test_a_cte_read_twice_is_counted_numbered_and_drawn(setup, strategy):
+    # q15 reads its revenue CTE twice: computed once, its anchor's plans are the producer's
+    # plans times the body's (each read a leaf); inlined beside it (AUTOMATIC), the copies'
+    # plans add to them. Counting agrees with enumerating, numbers invert, and plans drawn
+    # from either form answer as the chosen plan does.
+    planner, duck = setup
+    from cbo.ir.operators import CteAnchor, CteConsumer, walk
+    from cbo.settings import OptimizerSettings
+
+    sharing = Planner(planner.catalog, estimator=planner.estimator,
+                      settings=OptimizerSettings().with_values({"cte_strategy": strategy}))
+    planned = sharing.plan(select(["q15"])[0].sql)
+    space = planned.optimized.space
+    anchors = [g for g in space.groups() if any(isinstance(e, CteAnchor) for e in g.expressions)]
+    assert anchors, "no group computes the CTE once"
+    inlined = any(not isinstance(e, CteAnchor) for g in anchors for e in g.expressions)
+    assert inlined == (strategy == "AUTOMATIC")
+    every = _every_plan(space, space.root, ANY)
+    count = sharing.plan_count(planned)
+    assert count == len(every) > 1
+    assert [space.rank(c) for c in every] == list(range(count))
+    _, expected, _ = duck.run(to_sql(planned.plan, planned.names, "duckdb"))
+    rng = random.Random(5)
+    forms = set()
+    for number in sorted(rng.sample(range(count), min(count, 6))) + [0, count - 1]:
+        taken = sharing.plan_number(planned, number)
+        forms.add(any(isinstance(n, CteConsumer) for n in walk(taken.plan)))
+        _, rows, _ = duck.run(to_sql(taken.plan, taken.names, "duckdb"))
+        assert sorted(map(repr, rows)) == sorted(map(repr, expected)), number
+    # plan 0 and the last come from different expressions of the anchor's group when both forms are there
+    assert forms == ({True, False} if inlined else {True})

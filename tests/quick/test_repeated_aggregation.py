@@ -3,7 +3,9 @@
 ``cbo.ir.shape`` finds the two copies of the view (equal up to column ids); a pushed query in
 PostgreSQL reads them from one ``WITH ... AS MATERIALIZED`` CTE (``cbo.sqlgen``), and the remote
 cost charges the view's work once (``cbo.memo.rules.jdbc_pushdown``). Planned only, at SF 1
-statistics; the shared rendering runs on DuckDB against the inlined one.
+statistics; the shared rendering runs on DuckDB against the inlined one. The CTE is inlined
+(``cte_strategy=INLINE``): the source's own sharing of the copies is what is tested here; the
+search's choice of computing it once in Spark is ``tests/quick/test_ctes.py``'s.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from cbo.ir.shape import shape
 from cbo.physical.remote_work import remote_work
 from cbo.physical.algorithm import Algorithm
 from cbo.planner import Planner
+from cbo.settings import OptimizerSettings
 from cbo.sources.catalog import load_catalog
 from cbo.sqlgen import SqlRenderer, repeated_subtrees
 from cbo.workloads.tpch_queries import QUERY_DIR
@@ -38,7 +41,8 @@ Q15_OTHER_QUARTER = Q15.replace("total_revenue = (\n        select\n            
 
 @pytest.fixture(scope="module")
 def planner(tpch_parquet_catalog):
-    return Planner(load_catalog(tpch_parquet_catalog), estimator=Estimator(_stored("tpch-sf1")))
+    return Planner(load_catalog(tpch_parquet_catalog), estimator=Estimator(_stored("tpch-sf1")),
+                   settings=OptimizerSettings(cte_strategy="INLINE"))
 
 
 def test_the_two_copies_of_a_view_have_one_shape(planner):
@@ -72,7 +76,7 @@ def _remote_root(planned):  # type: ignore[no-untyped-def]
 
 def test_pushed_q15_computes_the_view_once_and_is_charged_once(tpch_parquet_catalog, monkeypatch):
     tables = ("lineitem", "supplier")
-    planned, records = plan(tpch_parquet_catalog, Q15, tables, join_pushdown_strategy="EAGER")
+    planned, records = plan(tpch_parquet_catalog, Q15, tables, join_pushdown_strategy="EAGER", cte_strategy="INLINE")
     (record,) = [r for r in records if r.pushed]
     parsed = sqlglot.parse_one(record.sql, read="postgres")
     assert [t.name for t in parsed.find_all(sqlglot.exp.Table)].count("lineitem") == 1
@@ -80,7 +84,8 @@ def test_pushed_q15_computes_the_view_once_and_is_charged_once(tpch_parquet_cata
     shared = remote_work(_remote_root(planned).logical)
 
     monkeypatch.setattr(POSTGRES, "capabilities", dataclasses.replace(POSTGRES.capabilities, shares_repeated=False))
-    planned_twice, records_twice = plan(tpch_parquet_catalog, Q15, tables, join_pushdown_strategy="EAGER")
+    planned_twice, records_twice = plan(tpch_parquet_catalog, Q15, tables, join_pushdown_strategy="EAGER",
+                                        cte_strategy="INLINE")
     (record_twice,) = [r for r in records_twice if r.pushed]
     parsed = sqlglot.parse_one(record_twice.sql, read="postgres")
     assert [t.name for t in parsed.find_all(sqlglot.exp.Table)].count("lineitem") == 2

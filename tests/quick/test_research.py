@@ -130,6 +130,31 @@ def test_windows_are_described_with_partition_order_and_functions(catalog, estim
     assert len(described["functions"]) == 1 and "rank" in described["functions"][0]
 
 
+def test_a_cte_read_twice_is_two_relations_whose_sql_runs_alone(catalog, estimator, tpch_parquet_catalog):
+    # Computed once, each read of q15's revenue CTE is a relation of its own (aliased by the
+    # CTE's name, numbered as a self-joined table is), of its producer's class, the producer
+    # nested; its SQL inlines the CTE, so a plug-in can run it without the statement's WITH.
+    from cbo.engines.duckdb_engine import DuckDBEngine
+
+    _, coverage = planner(catalog, estimator, cte_strategy="SHARE").subplans(QUERIES["q15"])
+    reads = [a.subplan for a in coverage.answers.values() if "cte" in a.subplan.description]
+    assert {s.description["cte"] for s in reads} == {"revenue0_1", "revenue0_2"}
+    assert all(s.operator is OperatorClass.AGGREGATE and s.tables == (("lineitem", "lake.lineitem"),)
+               for s in reads)
+    assert reads[0].description["producer"] == reads[1].description["producer"]
+    joined = [a.subplan for a in coverage.answers.values() if a.subplan.operator is OperatorClass.JOIN
+              and "revenue0_1" in json.dumps(a.subplan.description)]
+    assert joined, "the join of supplier with a read of the CTE was not asked about"
+    document = json.loads(json.dumps(export(planner(catalog, estimator, cte_strategy="SHARE"), QUERIES["q15"])))
+    assert document["settings"]["cte_strategy"] == "SHARE"
+    assert {e["key"] for e in document["subplans"]} == {s.key for s in (a.subplan for a in coverage.answers.values())}
+    duck = DuckDBEngine(load_catalog(tpch_parquet_catalog))
+    for subplan in reads + joined:
+        assert "cte" not in subplan.sql.lower().replace("cte\"", "")
+        _, rows, _ = duck.run(subplan.count_sql)
+        assert rows[0][0] >= 0
+
+
 def test_keys_are_the_same_in_another_process(tpch_parquet_catalog, tmp_path):
     # Python salts string hashes per process: a key must not depend on it.
     outputs = []

@@ -18,7 +18,21 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, Window
+from cbo.ir.operators import (
+    Aggregate,
+    CteAnchor,
+    CteConsumer,
+    Filter,
+    Join,
+    Limit,
+    Plan,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    Values,
+    Window,
+)
 from cbo.memo.memo import Deferred, Group, PhysicalExpr, group_of
 from cbo.memo.rules.base import Bounds, ImplementationRule
 from cbo.memo.rules.grouping_sets_expand import ExpandGroupingSets
@@ -414,4 +428,5 @@ def implementation_rules() -> list[ImplementationRule]:
             HashAggregate(), ExpandGroupingSets(), UnionGroupingSets(),
             ImplementOperator(Sort, Algorithm.GLOBAL_SORT), ImplementOperator(Limit, Algorithm.LIMIT),
             TopN(), ImplementOperator(SetOp, Algorithm.SET_OP), ImplementOperator(Values, Algorithm.VALUES),
+            ImplementOperator(CteAnchor, Algorithm.SHARED_SUBPLAN), ImplementOperator(CteConsumer, Algorithm.CTE_SCAN),
             WindowImplementation(), WindowTopK()]
