@@ -10,7 +10,8 @@ Families (``benchmarks.equivalence.families``; ``pushdown`` in ``benchmarks.equi
 ``fuzz`` and ``mutants`` in ``benchmarks.equivalence.fuzz``; ``cert`` in
 ``benchmarks.equivalence.cert``): ``decorrelation``, ``reorder``,
 ``semijoin``, ``table-pushdown``, ``eager-aggregation``, ``windows``, ``grouping-sets``, ``pushdown``, ``fuzz``
-(random valid queries over TPC-H's schema), ``mutants`` (token mutations of valid queries) and ``cert`` (no
+(random valid queries over TPC-H's schema; ``fuzz-tpcds`` over TPC-DS's store star), ``mutants`` (token
+mutations of valid queries) and ``cert`` (no
 engine: a strictly more restrictive variant of a query must never get a larger estimate at any
 memo group, after Ba and Rigger's CERT). Cases are
 drawn by hypothesis, not derandomized (``--seed`` reproduces a run),
@@ -61,7 +62,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 CORPUS = ROOT / "tests" / "data" / "equivalence_regressions.txt"
 SERVERS = ROOT / ".cache" / "equivalence"   # the benchmark's own throwaway servers, never the user's
 FAMILY_NAMES = ("decorrelation", "reorder", "semijoin", "table-pushdown", "eager-aggregation", "windows",
-                "grouping-sets", "pushdown", "fuzz", "mutants", "cert")
+                "grouping-sets", "pushdown", "fuzz", "fuzz-tpcds", "mutants", "cert")
 BATCH = 500   # cases per hypothesis run (each run starts over from the simplest cases)
 
 
@@ -188,7 +189,7 @@ def append_to_corpus(family: str, failure: dict) -> bool:
 def make_checker(family: str, workdir: Path, timeout: float | None = None,  # type: ignore[no-untyped-def]
                  spark_every: int = 0, variants: str | None = None):
     """The checker of ``family`` and what to close when the run ends."""
-    if family in ("fuzz", "mutants"):
+    if family in ("fuzz", "fuzz-tpcds", "mutants"):
         from benchmarks.equivalence.fuzz import FUZZ_FAMILIES, FuzzChecker
 
         fuzz_checker = FuzzChecker(FUZZ_FAMILIES[family], workdir, timeout, spark_every)

@@ -199,6 +199,8 @@ class FuzzFamily:
 FUZZ_FAMILIES = {f.name: f for f in [
     FuzzFamily("fuzz", "random valid queries over TPC-H's schema (joins, subqueries, set operations, grouping, "
                "ORDER BY/LIMIT, NULLs and edge values) on tiny tables that keep its keys: cbo's answer is DuckDB's"),
+    FuzzFamily("fuzz-tpcds", "the fuzz family's queries over TPC-DS's store star (store_sales, store_returns and "
+               "their date, item, customer and store dimensions; decimal(7, 2) prices)", schema="tpcds"),
     FuzzFamily("mutants", "TPC-H's 22 and generated queries with 1-3 token mutations: a correct answer or a "
                "one-line error, never an internal error, a wrong answer or a hang", mutants=True),
 ]}

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from benchmarks.equivalence.schemas import Kind, Schema
 
-NUMERIC = (Kind.INT, Kind.SMALLINT, Kind.DECIMAL)
+NUMERIC = (Kind.INT, Kind.SMALLINT, Kind.DECIMAL, Kind.PRICE)
 COMMON = ["case", "case", "coalesce", "coalesce", "scalar", "scalar"]
 
 
@@ -47,6 +47,7 @@ LITERALS: dict[Kind, list[str]] = {
     Kind.INT: ["0", "1", "-1", "2", "3", "42", "2147483647", "-100", "NULL"],
     Kind.SMALLINT: ["0", "1", "2", "7", "-1", "NULL"],
     Kind.DECIMAL: ["0.00", "1.50", "-2.25", "99.99", "0.01", "NULL"],
+    Kind.PRICE: ["0.00", "19.99", "-1.50", "99999.99", "0.01", "NULL"],
     Kind.TEXT: ["''", "'a'", "'A'", "'abc'", "'BUILDING'", "'R'", "' a'", "'é'", "NULL"],
     Kind.DATE: ["DATE '1995-03-15'", "DATE '1970-01-01'", "DATE '1998-12-01'", "DATE '2000-02-29'", "NULL"],
 }

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from hypothesis import strategies as st
 
-from cbo.catalog_types import TableKeys
+from cbo.catalog_types import ForeignKey, TableKeys
 
 
 class Kind(Enum):
@@ -34,17 +34,18 @@ class Kind(Enum):
     INT = "int"          # 64-bit integer
     SMALLINT = "int32"   # 32-bit integer (kept to modest values: arithmetic on it may overflow)
     DECIMAL = "decimal"  # decimal(15, 2)
+    PRICE = "price"      # decimal(7, 2): TPC-DS's prices and amounts
     TEXT = "text"
     DATE = "date"
 
     @property
     def numeric(self) -> bool:
-        return self in (Kind.INT, Kind.SMALLINT, Kind.DECIMAL)
+        return self in (Kind.INT, Kind.SMALLINT, Kind.DECIMAL, Kind.PRICE)
 
     @property
     def arrow(self) -> pa.DataType:
         return {Kind.INT: pa.int64(), Kind.SMALLINT: pa.int32(), Kind.DECIMAL: pa.decimal128(15, 2),
-                Kind.TEXT: pa.string(), Kind.DATE: pa.date32()}[self]
+                Kind.PRICE: pa.decimal128(7, 2), Kind.TEXT: pa.string(), Kind.DATE: pa.date32()}[self]
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def empty_arrow(table: Table) -> pa.Table:
 def _value(text: object, kind: Kind) -> object:
     if text is None:
         return None
-    if kind is Kind.DECIMAL:
+    if kind in (Kind.DECIMAL, Kind.PRICE):
         return decimal.Decimal(str(text))
     if kind is Kind.DATE:
         return dt.date.fromisoformat(str(text))
@@ -117,6 +118,7 @@ EDGE_VALUES: dict[Kind, list[object]] = {
     Kind.INT: [0, 1, -1, 2, 3, 7, 42, -100, 2147483647, -2147483648, 10 ** 12],
     Kind.SMALLINT: [0, 1, -1, 2, 3, 7, 42, -100, 100000],
     Kind.DECIMAL: ["0.00", "0.01", "-1.50", "2.25", "99.99", "-1000.00", "1234567.89"],
+    Kind.PRICE: ["0.00", "0.01", "-1.50", "2.25", "99.99", "-4321.09", "99999.99"],
     Kind.TEXT: ["", "a", "A", "abc", "ABC", " a", "a b", "é", "BUILDING", "R", "F", "O", "1-URGENT", "x%y", "a_b"],
     Kind.DATE: ["1970-01-01", "1992-01-01", "1994-06-30", "1995-03-15", "1998-12-01", "2000-02-29", "2024-12-31"],
 }
@@ -139,16 +141,15 @@ def table_data(draw, schema: Schema, max_rows: int = 4):
             parent = schema.table(fk.references)
             positions = [[name for name, _ in parent.columns].index(c) for c in fk.referenced_columns]
             referenced[",".join(fk.columns)] = [tuple(row[p] for p in positions) for row in data[parent.name]]
-        # a key column that is also a foreign key takes the parent's keys; the rest small integers
-        pk_sources: list[st.SearchStrategy[object]] = []
-        for column in primary:
-            parents = [keys for cols, keys in referenced.items() if cols.split(",") == [column]]
-            pk_sources.append(st.sampled_from([k[0] for k in parents[0]]) if parents and parents[0]
-                              else st.nothing() if parents else st.sampled_from(KEY_VALUES))
-        if any(s.is_empty for s in pk_sources):
-            data[table.name] = []
-            continue
-        keys = draw(st.lists(st.tuples(*pk_sources), max_size=max_rows, unique=True))
+        # a primary key that is a foreign key as a whole (a return's (item, ticket), the sale it
+        # returns) takes keys of the parent's rows
+        whole = next((fk for fk in table.keys.foreign_keys if sorted(fk.columns) == sorted(primary)), None)
+        if whole is not None:
+            choices = [tuple(k[list(whole.columns).index(c)] for c in primary)
+                       for k in referenced[",".join(whole.columns)]]
+            keys = draw(st.lists(st.sampled_from(choices), max_size=max_rows, unique=True)) if choices else []
+        else:
+            keys = draw(_keys(primary, referenced, max_rows))
         rows = []
         for key in keys:
             row: dict[str, object] = dict(zip(primary, key))
@@ -172,10 +173,23 @@ def table_data(draw, schema: Schema, max_rows: int = 4):
     return data
 
 
+def _keys(primary: tuple[str, ...], referenced: dict[str, list[tuple[object, ...]]], max_rows: int):
+    """Unique primary keys: a key column that is also a foreign key takes the parent's keys (no
+    rows when the parent has none); the rest small integers."""
+    pk_sources: list[st.SearchStrategy[object]] = []
+    for column in primary:
+        parents = [keys for cols, keys in referenced.items() if cols.split(",") == [column]]
+        pk_sources.append(st.sampled_from([k[0] for k in parents[0]]) if parents and parents[0]
+                          else st.nothing() if parents else st.sampled_from(KEY_VALUES))
+    if any(s.is_empty for s in pk_sources):
+        return st.just([])
+    return st.lists(st.tuples(*pk_sources), max_size=max_rows, unique=True)
+
+
 # -- TPC-H ----------------------------------------------------------------------------------------------
 
 def _columns(spec: str) -> tuple[tuple[str, Kind], ...]:
-    kinds = {"i": Kind.INT, "s": Kind.SMALLINT, "d": Kind.DECIMAL, "t": Kind.TEXT, "D": Kind.DATE}
+    kinds = {"i": Kind.INT, "s": Kind.SMALLINT, "d": Kind.DECIMAL, "p": Kind.PRICE, "t": Kind.TEXT, "D": Kind.DATE}
     return tuple((word.split(":")[0], kinds[word.split(":")[1]]) for word in spec.split())
 
 
@@ -198,4 +212,37 @@ def tpch() -> Schema:
     return Schema("tpch", tuple(Table(name, _columns(spec), KEYS[name]) for name, spec in specs.items()))
 
 
-SCHEMAS = {"tpch": tpch}
+# -- TPC-DS ---------------------------------------------------------------------------------------------
+
+def tpcds() -> Schema:
+    """TPC-DS's store star: store_sales with its date, item, customer and store dimensions, and
+    store_returns, whose (item, ticket) key is the sale it returns. A few columns of each, with
+    TPC-DS's types: integer surrogate keys, decimal(7, 2) prices, dates, short strings. The keys
+    are the workload's, kept where both ends are among these tables (customer's first sale date
+    is one more way to date_dim)."""
+    from cbo.workloads.tpcds import KEYS
+
+    specs = {
+        "date_dim": "d_date_sk:i d_date:D d_year:s d_moy:s d_day_name:t",
+        "item": "i_item_sk:i i_item_id:t i_brand:t i_category:t i_current_price:p i_manufact_id:s",
+        "customer": "c_customer_sk:i c_customer_id:t c_first_name:t c_last_name:t c_birth_year:s "
+                    "c_first_sales_date_sk:i",
+        "store": "s_store_sk:i s_store_id:t s_store_name:t s_state:t s_number_employees:s s_tax_percentage:p",
+        "store_sales": "ss_sold_date_sk:i ss_item_sk:i ss_customer_sk:i ss_store_sk:i ss_ticket_number:i "
+                       "ss_quantity:s ss_sales_price:p ss_ext_discount_amt:p ss_net_profit:p",
+        "store_returns": "sr_returned_date_sk:i sr_item_sk:i sr_customer_sk:i sr_store_sk:i sr_ticket_number:i "
+                         "sr_return_quantity:s sr_return_amt:p sr_net_loss:p",
+    }
+    tables = []
+    for name, spec in specs.items():
+        columns = _columns(spec)
+        names = {c for c, _ in columns}
+        keys = KEYS[name]
+        foreign = tuple(fk for fk in keys.foreign_keys if fk.references in specs and set(fk.columns) <= names)
+        if name == "customer":
+            foreign += (ForeignKey(("c_first_sales_date_sk",), "date_dim", ("d_date_sk",)),)
+        tables.append(Table(name, columns, TableKeys(keys.primary_key, foreign)))
+    return Schema("tpcds", tuple(tables))
+
+
+SCHEMAS = {"tpch": tpch, "tpcds": tpcds}

@@ -18,7 +18,8 @@ from typing import Final, Literal
 from sqlglot import exp
 
 from cbo.frontend.division import division, refused
-from cbo.frontend.errors import SqlError, error_at
+from cbo.frontend.errors import SqlError, error_at, position
+from cbo.frontend.languages import RowComparison
 from cbo.frontend.query_context import QueryContext
 from cbo.frontend.scope import Scope
 from cbo.ir import types as T
@@ -192,9 +193,49 @@ class ExpressionBinder:
         right_node = node.expression
         if isinstance(right_node, (exp.Any, exp.All)):
             return self._quantified(node, name, right_node)
+        if isinstance(node.this, exp.Tuple) or isinstance(right_node, exp.Tuple):
+            return self._row_comparison(node, name, node.this, right_node)
         left, right = self.bind(node.this), self.bind(right_node)
         self._check_comparable(node, left, right)
         return Call(name, (left, right), T.BOOLEAN)
+
+    def _row_comparison(self, node: exp.Expr, name: Comparison, left_node: exp.Expr, right_node: exp.Expr) -> Expr:
+        """``(a, b) = (c, d)`` and ``<>``, field by field as the language compares rows
+        (``RowComparison``); an ordering of rows (``<``) is refused."""
+        rule = self.binder.language.row_comparison
+        if name not in ("eq", "neq"):
+            raise error_at(node, f"ordering row constructors ({node.sql()[:60]}) is not supported: "
+                                 "compare the fields one by one")
+        if not (isinstance(left_node, exp.Tuple) and isinstance(right_node, exp.Tuple)):
+            raise error_at(node, f"a row constructor compared with a single value: {node.sql()[:60]}")
+        lefts, rights = left_node.expressions, right_node.expressions
+        if len(lefts) != len(rights):
+            raise error_at(node, f"rows of {len(lefts)} and {len(rights)} fields cannot be compared: {node.sql()[:60]}")
+        pairs = []
+        for a_node, b_node in zip(lefts, rights):
+            if isinstance(a_node, exp.Tuple) or isinstance(b_node, exp.Tuple):
+                raise error_at(node, f"nested row constructors are not supported: {node.sql()[:60]}")
+            a, b = self.bind(a_node), self.bind(b_node)
+            self._check_comparable(node, a, b)
+            pairs.append((a, b))
+        if rule is RowComparison.STRUCT:   # NULL fields equal: never unknown
+            equal = conjunction([Call("is_not_distinct_from", pair, T.BOOLEAN) for pair in pairs])
+            return equal if name == "eq" else SpecialForm("NOT", (equal,), T.BOOLEAN)
+        if name == "eq":                   # unknown when no field differs and one is unknown
+            return conjunction([Call("eq", pair, T.BOOLEAN) for pair in pairs])
+        unequal = [Call("neq", pair, T.BOOLEAN) for pair in pairs]
+        return unequal[0] if len(unequal) == 1 else SpecialForm("OR", tuple(unequal), T.BOOLEAN)
+
+    def _Filter(self, node: exp.Filter) -> Expr:
+        raise error_at(node, "FILTER (WHERE ...) on an aggregate is not supported: use CASE inside it "
+                             "(count(CASE WHEN p THEN 1 END))")
+
+    def _WithinGroup(self, node: exp.WithinGroup) -> Expr:
+        raise error_at(node, f"ordered-set aggregates (WITHIN GROUP) are not supported: {node.sql()[:40]}")
+
+    def _Tuple(self, node: exp.Tuple) -> Expr:
+        raise error_at(node, f"a row constructor ({node.sql()[:60]}) is supported only in = , <> and IN (...) "
+                             "of rows of the same width")
 
     def _check_comparable(self, node: exp.Expr, left: Expr, right: Expr) -> None:
         if T.common_type(left.type, right.type) is None:
@@ -222,6 +263,8 @@ class ExpressionBinder:
             interval = right.value if name == "add" else right.value.negated()
             return Constant(add_interval(left.value, interval), left.type)
         result = T.arithmetic_type(symbol, left.type, right.type)
+        if result is None and T.INTERVAL in (left.type, right.type) and name == "multiply":
+            raise error_at(node, "only constant intervals are supported: an interval times a number is not")
         if result is None:
             raise error_at(node, f"operator {symbol} cannot combine {left.type} and {right.type}")
         if right.type == T.INTERVAL or left.type == T.INTERVAL:
@@ -318,13 +361,22 @@ class ExpressionBinder:
         raise error_at(node, f"unsupported IS expression: {node.sql()[:60]}")
 
     def _In(self, node: exp.In) -> Expr:
-        value = self.bind(node.this)
         query = node.args.get("query")
+        if isinstance(node.this, exp.Tuple):
+            if query is not None:
+                raise error_at(node, "a row constructor IN a subquery ((a, b) IN (SELECT ...)) is not supported: "
+                                     "write EXISTS (SELECT ... WHERE x = a AND y = b)")
+            if node.args.get("unnest") or node.args.get("field"):
+                raise error_at(node, "IN UNNEST is not supported")
+            # (a, b) IN (r1, r2) is (a, b) = r1 OR (a, b) = r2, each as the language compares rows.
+            rows = [self._row_comparison(node, "eq", node.this, item) for item in node.expressions]
+            return rows[0] if len(rows) == 1 else SpecialForm("OR", tuple(rows), T.BOOLEAN)
+        value = self.bind(node.this)
         if query is not None:
             plan, _ = self.binder.bind_subquery(query.this if isinstance(query, exp.Subquery) else query, self.scope)
             self._check_single_column(node, plan)
             self._check_comparable(node, value, ColumnRef(plan.output[0]))
-            return SubqueryExpr("in", plan, value, "eq")
+            return SubqueryExpr("in", plan, value, "eq", where=position(node))
         if node.args.get("unnest") or node.args.get("field"):
             raise error_at(node, "IN UNNEST is not supported")
         items = [self.bind(item) for item in node.expressions]
@@ -509,12 +561,12 @@ class ExpressionBinder:
 
     def _Exists(self, node: exp.Exists) -> Expr:
         plan, _ = self.binder.bind_subquery(node.this, self.scope)
-        return SubqueryExpr("exists", plan)
+        return SubqueryExpr("exists", plan, where=position(node))
 
     def _Subquery(self, node: exp.Subquery) -> Expr:
         plan, _ = self.binder.bind_subquery(node.this, self.scope)
         self._check_single_column(node, plan)
-        return SubqueryExpr("scalar", plan, type=plan.output[0].type)
+        return SubqueryExpr("scalar", plan, type=plan.output[0].type, where=position(node))
 
     def _Select(self, node: exp.Select) -> Expr:
         return self._Subquery(exp.Subquery(this=node))
@@ -529,7 +581,8 @@ class ExpressionBinder:
         plan, _ = self.binder.bind_subquery(query, self.scope)
         self._check_single_column(node, plan)
         self._check_comparable(node, value, ColumnRef(plan.output[0]))
-        return SubqueryExpr("all" if isinstance(quantifier, exp.All) else "any", plan, value, name)
+        return SubqueryExpr("all" if isinstance(quantifier, exp.All) else "any", plan, value, name,
+                            where=position(node))
 
     def _check_single_column(self, node: exp.Expr, plan: Plan) -> None:
         if len(plan.output) != 1:

@@ -152,6 +152,11 @@ class Binder:
         group = select.args.get("group")
         having = select.args.get("having")
         order = select.args.get("order")
+        if group is not None and group.args.get("all"):
+            raise error_at(select, "GROUP BY ALL is not supported: list the grouping expressions")
+        if order is not None and any(isinstance(o.this, exp.Var) and o.this.name.upper() == "ALL"
+                                     for o in order.expressions):
+            raise error_at(select, "ORDER BY ALL is not supported: list the select list's positions (ORDER BY 1, 2)")
         qualify = select.args.get("qualify")
         aggregating = group is not None or any(has_aggregate(e) for _, e, _ in items) or \
             (having is not None) or (order is not None and any(has_aggregate(o.this) for o in order.expressions)) \
@@ -240,10 +245,10 @@ class Binder:
         items: list[tuple[str, Expr, exp.Expr]] = []
         for position_, node in enumerate(select.expressions, start=1):
             if isinstance(node, exp.Star):
-                items += [(n, ColumnRef(c), node) for n, c in self._star(scope, None, node)]
+                items += self._star_items(scope, None, node, node)
                 continue
             if isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
-                items += [(n, ColumnRef(c), node) for n, c in self._star(scope, node.table, node)]
+                items += self._star_items(scope, node.table, node, node.this)
                 continue
             inner = node.this if isinstance(node, exp.Alias) else node
             binder = WindowBinder(self, scope, "SELECT", allow_aggregates=True)
@@ -251,6 +256,40 @@ class Binder:
             name = node.alias if isinstance(node, exp.Alias) else (
                 inner.name if isinstance(inner, exp.Column) else f"_col{position_ - 1}")
             items.append((name, expr, node))
+        return items
+
+    def _star_items(self, scope: Scope, qualifier: str | None, node: exp.Expr,
+                    star: exp.Star) -> list[tuple[str, Expr, exp.Expr]]:
+        """``*`` (or ``t.*``) with DuckDB's modifiers: ``EXCLUDE (a, ...)`` (Spark's and
+        BigQuery's ``EXCEPT``) leaves columns out, ``REPLACE (expr AS a, ...)`` puts a value in a
+        column's place under its name, ``RENAME (a AS b, ...)`` renames. Each named column must
+        be one the star expands to, as DuckDB requires."""
+        pairs = self._star(scope, qualifier, node)
+        names = {n.lower() for n, _ in pairs}
+
+        def named(column: exp.Expr, modifier: str) -> str:
+            name = column.name.lower()
+            if name not in names:
+                raise error_at(column, f"column '{column.name}' in {modifier} is not a column of {node.sql()[:40]}")
+            return name
+
+        excluded = {named(c, "EXCLUDE") for c in star.args.get("except_") or star.args.get("except") or []}
+        replaced: dict[str, exp.Expr] = {}
+        for alias in star.args.get("replace") or []:
+            replaced[named(alias.args["alias"], "REPLACE")] = alias.this
+        renamed = {named(alias.this, "RENAME"): alias.alias for alias in star.args.get("rename") or []}
+        items: list[tuple[str, Expr, exp.Expr]] = []
+        for name, column in pairs:
+            key = name.lower()
+            if key in excluded:
+                continue
+            if key in replaced:
+                binder = WindowBinder(self, scope, "SELECT", allow_aggregates=True)
+                items.append((name, binder.bind(replaced[key]), replaced[key]))
+            else:
+                items.append((renamed.get(key, name), ColumnRef(column), node))
+        if not items:
+            raise error_at(node, f"{node.sql()[:60]} leaves no column")
         return items
 
     def _star(self, scope: Scope, qualifier: str | None, node: exp.Expr) -> list[tuple[str, Column]]:
@@ -395,13 +434,19 @@ class Binder:
                       kind: str, node: exp.Expr) -> Plan:
         alias_name = alias.name if alias is not None and alias.name else None
         column_aliases = [c.name for c in alias.columns] if alias is not None and alias.columns else []
-        if column_aliases:
-            if len(column_aliases) != len(names):
-                raise error_at(node, f"{alias_name or kind} has {len(names)} columns but {len(column_aliases)} "
-                                     "column aliases")
-            names = column_aliases
+        names = self._aliased_names(node, alias_name or kind, names, column_aliases)
         self._add_to_scope(scope, Relation(alias_name, list(zip(names, plan.output)), kind), node)
         return plan
+
+    def _aliased_names(self, node: exp.Expr, what: str, names: list[str], aliases: list[str]) -> list[str]:
+        """A relation's column names under its column alias list ``t(a, b)``: as many aliases as
+        columns, or, where the language allows (PostgreSQL, DuckDB), fewer, the rest keeping
+        their own names."""
+        if not aliases:
+            return names
+        if len(aliases) > len(names) or (len(aliases) < len(names) and not self.language.partial_column_aliases):
+            raise error_at(node, f"{what} has {len(names)} columns but {len(aliases)} column aliases")
+        return aliases + names[len(aliases):]
 
     def _add_to_scope(self, scope: Scope, relation: Relation, node: exp.Expr) -> None:
         """A FROM item under its name. PostgreSQL rejects a name used twice in one FROM clause;
@@ -415,6 +460,8 @@ class Binder:
         scope.relations.append(relation)
 
     def _bind_table(self, node: exp.Table, scope: Scope) -> Plan:
+        if isinstance(node.this, exp.Func):
+            raise error_at(node, f"table functions in FROM are not supported: {node.this.sql()[:60]}")
         name = node.name
         qualifier = node.db
         if not qualifier:
@@ -443,8 +490,10 @@ class Binder:
         scan = Scan(table.qualified_name, columns, tuple(info.name for info in columns_info), tuple(keys),
                     self._references(table, by_name), tuple(assumed))
         alias = node.alias or name
-        self._add_to_scope(scope, Relation(alias, [(info.name, c) for info, c in zip(columns_info, columns)],
-                                           table.qualified_name), node)
+        table_alias = node.args.get("alias")
+        column_names = self._aliased_names(node, alias, [info.name for info in columns_info],
+                                           [c.name for c in table_alias.columns] if table_alias is not None else [])
+        self._add_to_scope(scope, Relation(alias, list(zip(column_names, columns)), table.qualified_name), node)
         return scan
 
     def _references(self, table: TableDef, by_name: dict[str, Column]) -> tuple[ForeignKeyRef, ...]:
@@ -465,10 +514,10 @@ class Binder:
 
     def _bind_cte_reference(self, cte: CteDefinition, node: exp.Table, scope: Scope) -> Plan:
         plan, names = self._cte_plan(cte)
-        if cte.column_aliases:
-            if len(cte.column_aliases) != len(names):
-                raise error_at(node, f"CTE {cte.name} has {len(names)} columns but {len(cte.column_aliases)} aliases")
-            names = cte.column_aliases
+        names = self._aliased_names(node, f"CTE {cte.name}", names, cte.column_aliases)
+        table_alias = node.args.get("alias")
+        names = self._aliased_names(node, node.alias or node.name, names,
+                                    [c.name for c in table_alias.columns] if table_alias is not None else [])
         alias = node.alias or node.name
         self._add_to_scope(scope, Relation(alias, list(zip(names, plan.output)), f"cte {cte.name}"), node)
         return plan

@@ -21,6 +21,14 @@ class AdjacentStrings(enum.Enum):
     REFUSED = "refused"              # never (Trino's grammar has no such rule)
 
 
+class RowComparison(enum.Enum):
+    """What ``(a, b) = (c, d)`` means."""
+
+    STANDARD = "standard"    # SQL's: ``a = c AND b = d`` in three-valued logic (Trino, PostgreSQL, SQLite)
+    STRUCT = "struct"        # the rows are structs, equal field by field with NULL equal to NULL:
+                             # ``a IS NOT DISTINCT FROM c AND ...`` (DuckDB, Spark)
+
+
 @dataclass(frozen=True)
 class QueryDialect:
     """``name``: sqlglot's; ``title``: what messages call it. ``integer_division``: ``int / int``
@@ -30,7 +38,10 @@ class QueryDialect:
     is a division in doubles that never raises (DuckDB's). ``double_modulus``: ``%`` takes
     doubles. ``unique_from_names``: a name used twice in one FROM clause is an error.
     ``date_plus_days``: ``date + integer`` adds days. ``trailing_comma``: a comma may end the
-    select list. ``fetch_first``: ``FETCH FIRST n ROWS ONLY`` is in the language."""
+    select list. ``fetch_first``: ``FETCH FIRST n ROWS ONLY`` is in the language.
+    ``partial_column_aliases``: a relation's column alias list may be shorter than its columns
+    (the rest keep their names); else its length must be the number of columns.
+    ``row_comparison``: how ``(a, b) = (c, d)`` compares."""
 
     name: str
     title: str
@@ -42,6 +53,8 @@ class QueryDialect:
     date_plus_days: bool = False
     trailing_comma: bool = False
     fetch_first: bool = True
+    partial_column_aliases: bool = False
+    row_comparison: RowComparison = RowComparison.STANDARD
     adjacent_strings: AdjacentStrings = AdjacentStrings.LINE_BREAK
 
 
@@ -50,11 +63,12 @@ TRINO = QueryDialect("trino", "Trino", integer_division=True, ieee_double_divisi
 PRESTO = QueryDialect("presto", "Presto", integer_division=True, ieee_double_division=True,
                       adjacent_strings=AdjacentStrings.REFUSED)
 SPARK = QueryDialect("spark", "Spark", date_plus_days=True, fetch_first=False,
-                     adjacent_strings=AdjacentStrings.JOINED)
+                     adjacent_strings=AdjacentStrings.JOINED, row_comparison=RowComparison.STRUCT)
 DUCKDB = QueryDialect("duckdb", "DuckDB", ieee_double_division=True, ieee_division=True,
-                      date_plus_days=True, trailing_comma=True)
+                      date_plus_days=True, trailing_comma=True, partial_column_aliases=True,
+                      row_comparison=RowComparison.STRUCT)
 POSTGRES = QueryDialect("postgres", "PostgreSQL", integer_division=True, double_modulus=False,
-                        unique_from_names=True, date_plus_days=True)
+                        unique_from_names=True, date_plus_days=True, partial_column_aliases=True)
 
 QUERY_DIALECTS = {d.name: d for d in (TRINO, PRESTO, SPARK, DUCKDB, POSTGRES)}
 DEFAULT = TRINO

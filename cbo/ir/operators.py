@@ -756,13 +756,17 @@ class SubqueryExpr(Expr):
     operand: Expr | None = None
     comparison: Comparison | None = None
     type: DataType = field(default=BOOLEAN)
+    # Where the subquery is in the SQL text ("line L, column C: ", or ""), for an error raised
+    # while decorrelating it; not part of the expression's identity.
+    where: str = field(default="", compare=False, repr=False)
     holds_plan: ClassVar[bool] = True
 
     def children(self) -> tuple[Expr, ...]:
         return (self.operand,) if self.operand is not None else ()
 
     def with_children(self, children: tuple[Expr, ...]) -> Expr:
-        return SubqueryExpr(self.kind, self.plan, children[0] if children else None, self.comparison, self.type)
+        return SubqueryExpr(self.kind, self.plan, children[0] if children else None, self.comparison, self.type,
+                            self.where)
 
     def outer_columns(self) -> frozenset[Column]:
         return free_columns(self.plan)

@@ -52,6 +52,7 @@ from cbo.ir.expressions import (
     substitute,
     transform,
 )
+from cbo.ir.expressions import walk as walk_expr
 from cbo.ir.kinds import Comparison, JoinKind, SubqueryKind
 from cbo.ir.operators import (
     Aggregate,
@@ -71,7 +72,29 @@ MORE_THAN_ONE_ROW = "scalar subquery returned more than one row"
 
 
 class Unsupported(SqlError):
-    pass
+    """A subquery of a form decorrelation does not rewrite; ``located`` once its message says
+    where the subquery is."""
+
+    def __init__(self, message: str, located: bool = False):
+        super().__init__(message)
+        self.located = located
+
+
+def _located(sub: SubqueryExpr, exc: Unsupported) -> Unsupported:
+    """``exc`` naming where ``sub`` is, unless a subquery inside it already did."""
+    if exc.located or not sub.where:
+        return exc
+    return Unsupported(f"{sub.where}{exc}", located=True)
+
+
+def _join_name(kind: JoinKind) -> str:
+    """'a left join', 'an anti join': a join kind as a message names it."""
+    words = kind.replace("_", "-")
+    return f"{'an' if words[0] in 'aeiou' else 'a'} {words} join"
+
+
+# What an operator is, as an error about a subquery under it names it.
+_OPERATOR_NAMES = {"Window": "a window function", "Values": "VALUES", "GroupingSets": "grouping sets"}
 
 
 def decorrelate(plan: Plan, columns: ColumnFactory) -> Plan:
@@ -112,7 +135,11 @@ class _Decorrelator:
             return self._project(plan)
         for expr in plan.expressions():
             if contains_subquery(expr):
-                raise Unsupported(f"subqueries are not supported in {type(plan).__name__} expressions here")
+                sub = next(e for e in walk_expr(expr) if isinstance(e, SubqueryExpr))
+                place = f"the ON condition of {_join_name(plan.kind)}" if isinstance(plan, Join) \
+                    else f"{_OPERATOR_NAMES.get(type(plan).__name__, type(plan).__name__)}"
+                advice = ": move it to WHERE" if isinstance(plan, Join) and plan.kind == "inner" else ""
+                raise Unsupported(f"{sub.where}a subquery in {place} is not supported{advice}", located=True)
         return plan
 
     def _filter(self, node: Filter) -> Plan:
@@ -154,6 +181,12 @@ class _Decorrelator:
         sub = conjunct.args[0] if negated and isinstance(conjunct, SpecialForm) else conjunct
         if not isinstance(sub, SubqueryExpr) or sub.kind == "scalar":
             return None
+        try:
+            return self._conjunct_join(outer, sub, negated)
+        except Unsupported as exc:
+            raise _located(sub, exc) from None
+
+    def _conjunct_join(self, outer: Plan, sub: SubqueryExpr, negated: bool) -> Plan:
         if sub.kind == "exists":
             return self._exists_join(outer, sub, "anti" if negated else "semi")
         kind: SubqueryKind = sub.kind
@@ -212,10 +245,13 @@ class _Decorrelator:
             operand = None
             if e.operand is not None:
                 state["plan"], operand = self._replace_subqueries(state["plan"], e.operand)
-            if e.kind == "scalar":
-                state["plan"], value = self._scalar(state["plan"], e)
-                return value
-            state["plan"], mark = self._mark(state["plan"], e, operand)
+            try:
+                if e.kind == "scalar":
+                    state["plan"], value = self._scalar(state["plan"], e)
+                    return value
+                state["plan"], mark = self._mark(state["plan"], e, operand)
+            except Unsupported as exc:
+                raise _located(e, exc) from None
             return mark
 
         rewritten = transform(expr, visit)
@@ -311,20 +347,25 @@ class _Decorrelator:
             return _Pulled(Project(below.plan, tuple(assignments)), below.predicates, computed)
         if isinstance(plan, Join):
             if free_columns(plan.right) and plan.kind != "inner":
-                raise Unsupported(f"a correlated reference inside the right side of a {plan.kind} join "
+                raise Unsupported(f"a correlated reference inside the right side of {_join_name(plan.kind)} "
                                   "in a subquery is not supported")
             left = self._pull(plan.left, outer)
             right = self._pull(plan.right, outer) if plan.kind == "inner" else _Pulled(plan.right, [])
             if left.computed and plan.kind in ("right", "full"):
                 raise Unsupported("an outer query's column in the select list of a subquery, padded with NULLs "
-                                  f"by a {plan.kind} join, is not supported")
+                                  f"by {_join_name(plan.kind)}, is not supported")
             computed = {**left.computed, **right.computed}
             produced = set(left.plan.output) | set(right.plan.output)
             local, correlated = [], []
             for conjunct in conjuncts(substitute(plan.condition, computed)):
                 (local if columns_of(conjunct) <= produced | {plan.mark} else correlated).append(conjunct)
             if correlated and plan.kind != "inner":
-                raise Unsupported(f"a correlated condition of a {plan.kind} join in a subquery is not supported")
+                if plan.kind in ("semi", "anti", "mark", "null_aware_anti"):
+                    raise Unsupported("a subquery (EXISTS, IN, ANY/ALL) nested in a subquery and reading a query "
+                                      "two levels out is not supported")
+                raise Unsupported(f"{_join_name(plan.kind)} in a subquery whose ON condition reads an outer "
+                                  "query's column (or a scalar subquery in it reading a query two levels out) "
+                                  "is not supported")
             node = Join(plan.kind, left.plan, right.plan, conjunction(local), plan.mark, plan.mark_predicate)
             return _Pulled(node, left.predicates + right.predicates + correlated, computed)
         if isinstance(plan, Aggregate):
@@ -336,8 +377,9 @@ class _Decorrelator:
         if isinstance(plan, Limit):
             raise Unsupported("LIMIT/OFFSET in a correlated subquery is not supported")
         if isinstance(plan, SetOp):
-            raise Unsupported("a set operation in a correlated subquery is not supported")
-        raise Unsupported(f"correlation under {type(plan).__name__} is not supported")
+            raise Unsupported(f"a set operation ({plan.kind.upper()}) in a correlated subquery is not supported")
+        name = _OPERATOR_NAMES.get(type(plan).__name__, type(plan).__name__)
+        raise Unsupported(f"an outer query's column read below {name} in a subquery is not supported")
 
     def _pull_aggregate(self, plan: Aggregate, outer: Plan) -> _Pulled:
         below = self._pull(plan.input, outer)

@@ -271,3 +271,106 @@ def test_a_zero_divisor_gives_infinity_or_nan_where_the_dialect_says_so(catalog,
     for dialect in dialects:
         rows = assert_as_duckdb(catalog, duckdb, sql, dialect)
         assert any(v != v or v in (float("inf"), float("-inf")) for row in rows for v in row)
+
+
+# -- column alias lists, star modifiers, row constructors -----------------------------------------
+
+@pytest.mark.parametrize("sql", [
+    "select a, n_name from (select n_nationkey, n_name from nation) t(a)",
+    "with t(a) as (select n_nationkey, n_name from nation) select a, n_name from t",
+    "select a, r_name from region r(a)",
+    "select b, a from region r(a, b, c) where c like '%a%'",
+    "select t.a from (select n_nationkey, n_regionkey from nation) t(a) where t.n_regionkey = 1",
+])
+@pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
+def test_fewer_column_aliases_name_the_rest_by_their_own_names(catalog, duckdb, sql, dialect):
+    assert assert_as_duckdb(catalog, duckdb, sql, dialect=dialect)
+
+
+def test_a_table_alias_list_renames_the_table_columns(catalog, duckdb):
+    # The list was once ignored: r_name stayed readable under its own name.
+    assert_as_duckdb(catalog, duckdb, "select a, b from region r(a, b, c) order by a", ordered=True)
+    assert "unknown column 'r_name'" in error(catalog, "select r_name from region r(a, b, c)")
+
+
+@pytest.mark.parametrize("dialect", ["trino", "presto", "spark"])
+def test_fewer_column_aliases_are_refused_where_the_dialect_requires_all(catalog, dialect):
+    assert error(catalog, "select a from (select n_nationkey, n_name from nation) t(a)", dialect) == \
+        "line 1, column 56: t has 2 columns but 1 column aliases"
+    assert "r has 3 columns but 1 column aliases" in error(catalog, "select a from region r(a)", dialect)
+    assert "CTE t has 2 columns but 1 column aliases" in error(
+        catalog, "with t(a) as (select n_nationkey, n_name from nation) select a from t", dialect)
+
+
+def test_more_column_aliases_than_columns_are_refused_everywhere(catalog):
+    assert "t has 2 columns but 3 column aliases" in error(
+        catalog, "select a from (select n_nationkey, n_name from nation) t(a, b, c)", "duckdb")
+
+
+@pytest.mark.parametrize("sql", [
+    "select * exclude (n_comment, n_regionkey) from nation",
+    "select n.* exclude (n_comment) from nation n join region r on n.n_regionkey = r.r_regionkey",
+    "select * replace (n_nationkey + 100 as n_nationkey, upper(n_name) as n_name) from nation",
+    "select * rename (n_name as name) from nation where n_regionkey = 2",
+    "select * exclude (r_comment) from region, nation where r_regionkey = n_regionkey",
+])
+def test_star_modifiers_are_duckdbs(catalog, duckdb, sql):
+    # They were once ignored, and the star gave every column: a wrong answer.
+    names, _ = session(catalog, "duckdb").query(sql)
+    expected_names, _, _ = duckdb.run(sql)
+    assert [n.lower() for n in names] == [n.lower() for n in expected_names]
+    assert_as_duckdb(catalog, duckdb, sql, dialect="duckdb")
+
+
+def test_a_star_modifier_naming_no_column_is_refused(catalog):
+    assert "column 'nope' in EXCLUDE is not a column of *" in error(catalog, "select * exclude (nope) from nation",
+                                                                     "duckdb")
+
+
+ROWS_WITH_NULLS = "(values (1, null), (1, 2), (null, 2), (3, 4), (null, null), (2, 5)) t(x, y)"
+ROW_PREDICATES = ["(x, y) = (1, 2)", "(x, y) <> (1, 2)", "(x, y) = (y, x)", "(x, y) in ((1, 2), (3, 4))",
+                  "(x, y) not in ((1, 2), (3, 4))", "(x, y) in ((1, null))", "(x, y) = (1, null)"]
+
+
+@pytest.mark.parametrize("predicate", ROW_PREDICATES)
+def test_row_comparisons_in_duckdbs_dialect_are_duckdbs(catalog, duckdb, predicate):
+    """DuckDB's rows are structs: a NULL field is equal to a NULL field, so no comparison is NULL."""
+    sql = f"select x, y, {predicate}, not ({predicate}) from {ROWS_WITH_NULLS}"
+    assert_as_duckdb(catalog, duckdb, sql, dialect="duckdb")
+    assert_as_duckdb(catalog, duckdb, f"select count(*) from {ROWS_WITH_NULLS} where not ({predicate})",
+                     dialect="duckdb")
+
+
+@pytest.mark.parametrize("predicate", ROW_PREDICATES)
+def test_row_comparisons_in_trinos_dialect_are_the_standards(catalog, predicate):
+    """SQL's rule (Trino, PostgreSQL; SQLite as the reference): a conjunction in three-valued
+    logic, NULL where no field differs and one is NULL."""
+    _, rows = session(catalog).query(f"select x, y, {predicate} from {ROWS_WITH_NULLS}")
+    data = "(1, null), (1, 2), (null, 2), (3, 4), (null, null), (2, 5)"
+    with sqlite3.connect(":memory:") as sqlite:
+        expected = sqlite.execute(f"with t(x, y) as (values {data}) select x, y, {predicate} from t").fetchall()
+    as_bool = [(x, y, None if v is None else bool(v)) for x, y, v in expected]
+    assert sorted(rows, key=repr) == sorted(as_bool, key=repr)
+    assert any(v is None for _, _, v in as_bool) or predicate in ("(x, y) = (y, x)",)
+
+
+def test_row_comparisons_cbo_does_not_run_are_named(catalog):
+    assert "ordering row constructors" in error(catalog, "select 1 from nation where (n_nationkey, 1) < (2, 3)")
+    assert "a row constructor IN a subquery" in error(
+        catalog, "select 1 from nation where (n_nationkey, n_regionkey) in (select r_regionkey, 1 from region)")
+    assert "rows of 2 and 3 fields cannot be compared" in error(catalog,
+                                                                 "select 1 from nation where (1, 2) = (1, 2, 3)")
+    assert "row constructor" in error(catalog, "select (n_nationkey, 1) from nation")
+
+
+def test_decorrelation_refusals_name_the_subquery_place(catalog):
+    sql = ("select n_name from nation\nwhere exists (select 1 from region\n"
+           "  left join supplier on s_nationkey = n_nationkey)")
+    message = error(catalog, sql)
+    assert message.startswith("line 2, column 29: a left join in a subquery whose ON condition reads")
+    assert error(catalog, "select count(*) from nation join region on n_regionkey = r_regionkey and "
+                          "exists (select 1 from supplier where s_nationkey = n_nationkey)") == \
+        "line 1, column 96: a subquery in the ON condition of an inner join is not supported: move it to WHERE"
+    assert "an anti join" not in error(catalog, "select n_name from nation where exists (select 1 from region where "
+                                                "not exists (select 1 from supplier where s_nationkey = n_nationkey "
+                                                "and s_suppkey = r_regionkey))")
