@@ -42,6 +42,20 @@ orders of magnitude near empty results. Here the estimate is computed from the s
   set also joins on (a decorrelated ``x = (SELECT min(x) ... WHERE key = outer.key)``), keeps
   one row per group, or one per group of the rows that pass the same restrictions as the
   aggregate's input did (``cbo.estimate.extremes``).
+* **Outer joins as leaves.** A left (or right) join is a leaf: its unmatched rows join the
+  others as its matched ones do. Its matched rows, though, are the inner join of its sides on
+  its condition, a subset of its rows whatever joins it: the set of those sides as leaves (the
+  left join's condition among the conjuncts) is estimated too, and the set is never below it,
+  in rows or in any column's values (``_matched_part``, ``at_least_matched``; the left join
+  itself is never below its own matched rows, ``EstimationContext._outer_join``). So
+  ``(A ⟕ B) ⋈ C`` is never below ``A ⋈ B ⋈ C``, however the leaf estimate of ``A ⟕ B`` and the
+  class of all three keys differ. Where nearly every preserved row finds a match (a foreign key
+  left-joined to its key), the matched part is the larger, and a conjunct restricting ``A`` or
+  ``B`` (or turning the left join inner) moves the estimate as it moves that set, which it
+  never raises; the leaf's estimate alone could rise (its per-row rates are ratios, and a ratio
+  may grow as rows go).
+  PostgreSQL clamps an outer join the same way from its preserved side
+  (``calc_joinrel_size_estimate``: never below the outer rows).
 * **Keys.** A class member that is a unique key of its leaf matches each tuple of the others at
   most once: the class's selectivity is at most one over that leaf's rows. Two leaves joined on
   several classes whose columns form a known column group (a composite key or foreign key) are
@@ -134,6 +148,8 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
     # columns of few of its join sets)
     class_of: dict[Column, int] = {}
     empty_alone: list[float] = []
+    # An outer join among the leaves: the set is never below its matched part (``_matched_part``)
+    matched = None if rows <= 0 else _matched_part(join_set, upper)
     if rows > 0:
         grouped = _composite_pairs(classes, leaves, leaf_of)
         in_group = {k for _, _, ks in grouped for k in ks}
@@ -196,6 +212,8 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
         if upper:
             rows = join_bound(leaves, classes, leaf_of)
             notes.append("pessimistic: join rows bounded by the leaves' largest value frequencies")
+    if matched is not None and matched.rows >= rows:
+        return _repeated(join_set, matched)
     total = rows
     joints: dict[int, ColumnEstimate] = {}
 
@@ -227,7 +245,9 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
             found = joints[k] = distribution.scaled(total / mass) if mass > 0 else distribution.scaled(0.0)
         return found
 
-    columns = DerivedColumns(combined, derive)
+    columns: Mapping[Column, ColumnEstimate] = DerivedColumns(combined, derive)
+    if matched is not None and matched.rows > 0:
+        columns = at_least_matched(columns, matched, rows / matched.rows)
     groups: dict[frozenset[Column], float] = {}
     origins: dict[Column, Origin] = {}
     all_notes = frozenset(notes)
@@ -236,6 +256,55 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
         origins.update(leaf.estimate.origins)
         all_notes |= leaf.estimate.notes
     return RelEstimate(rows, columns, groups, origins, None, all_notes, join_set)
+
+
+def _repeated(join_set: JoinSet, matched: RelEstimate) -> RelEstimate:
+    """The set's estimate where its matched part (``_matched_part``) is the larger: that part's
+    rows and columns, the set's leaves' groups, origins and notes."""
+    groups: dict[frozenset[Column], float] = {}
+    origins: dict[Column, Origin] = {}
+    notes = matched.notes
+    for leaf in join_set.leaves:
+        groups.update(leaf.estimate.groups)
+        origins.update(leaf.estimate.origins)
+        notes |= leaf.estimate.notes
+    return RelEstimate(matched.rows, matched.columns, groups, origins, None, notes, join_set)
+
+
+def at_least_matched(columns: Mapping[Column, ColumnEstimate], matched: RelEstimate, factor: float) \
+        -> Mapping[Column, ColumnEstimate]:
+    """The set's columns, each holding at least the values its matched part's holds (that
+    part's rows are among the set's): where the matched part's column, repeated to the set's
+    rows, has more distinct values, it stands."""
+    def derive(c: Column, e: ColumnEstimate) -> ColumnEstimate:
+        inner = matched.columns.get(c)
+        if inner is None or inner.distinct <= e.distinct:
+            return e
+        return inner.scaled(factor)
+
+    return DerivedColumns(columns, derive)
+
+
+def _matched_part(join_set: JoinSet, upper: bool) -> RelEstimate | None:
+    """The estimate of the set's rows whose outer-join leaves all found a match: each such leaf
+    (a left or right join) replaced by its sides as leaves, its condition among the set's
+    conjuncts (``RelEstimate.matched``). Those rows are a subset of the set's (the inner join
+    of the same inputs on the same conjuncts), so the set is never estimated below them. None
+    where no leaf is an outer join."""
+    leaves: list[Leaf] = []
+    parts = join_set.conjuncts
+    found = False
+    for leaf in join_set.leaves:
+        inner = leaf.estimate.matched
+        if inner is None:
+            leaves.append(leaf)
+        else:
+            found = True
+            leaves.extend(inner.leaves)
+            parts = parts | inner.conjuncts
+    if not found:
+        return None
+    return of_set(JoinSet(tuple(sorted(leaves, key=_leaf_order)), parts), upper)
 
 
 def _class_outcome(members: tuple[Column, ...], use_sample: bool, leaves: Sequence[Leaf],
