@@ -42,6 +42,22 @@ orders of magnitude near empty results. Here the estimate is computed from the s
   set also joins on (a decorrelated ``x = (SELECT min(x) ... WHERE key = outer.key)``), keeps
   one row per group, or one per group of the rows that pass the same restrictions as the
   aggregate's input did (``cbo.estimate.extremes``).
+* **Combinations bounded by rows.** Two leaves joined on several classes (``ss_item_sk =
+  sr_item_sk AND ss_customer_sk = sr_customer_sk AND ss_ticket_number = sr_ticket_number``; a
+  row and its neighbour by rank sharing every partition column) match on the combination of
+  their columns. The classes multiplied as independent assume ``product of distinct values``
+  combinations on each side; a leaf holds no more combinations than rows, and past that the
+  product underestimates by orders of magnitude (TPC-DS's sales and returns were estimated at
+  0 rows where every return finds its sale). The pair's independent denominator is brought
+  down to the larger side's ``min(rows, product of distinct values)``, as a composite key's
+  domain is matched (``_combination_correction``); pairs whose products fit in their rows
+  keep the independent product. PostgreSQL clamps a product of distinct counts to the rows
+  the same way when it counts groups (``estimate_num_groups``); DuckDB's join estimator counts
+  one total domain per connection between two relation sets and none for a second equality
+  between relations already joined (``CardinalityEstimator::GetDenominator``). A floor of one
+  row on every set (PostgreSQL's ``clamp_row_est``) is not applied: it would hide such causes
+  at 1 row rather than remove them, and estimates below a row stay meaningful (a near-empty
+  class, the chance of a NULL under NOT IN).
 * **Outer joins as leaves.** A left (or right) join is a leaf: its unmatched rows join the
   others as its matched ones do. Its matched rows, though, are the inner join of its sides on
   its condition, a subset of its rows whatever joins it: the set of those sides as leaves (the
@@ -178,10 +194,19 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
             rows *= found if found is not None else selectivities[k]
         for i, j, ks in grouped:
             rows *= _group_correction(i, j, [classes[k] for k in ks], leaves, leaf_of)
+        bounded = []
+        # (an extreme joined back is matched with its grouping key already: ``extremes``)
+        for i, j, ks in _combined_pairs(classes, leaves, leaf_of, in_group | set(extremes)):
+            correction = _combination_correction(i, j, [classes[k] for k in ks], leaves, leaf_of)
+            if correction > 1.0:
+                rows *= correction
+                bounded.append((i, j, ks))
         # A composite key's classes are already matched jointly (``_group_correction``): for
         # each of its two leaves they count as one class, its first, so the dependence between
         # them (a lineitem's part and supplier are one partsupp row) is not corrected twice.
+        # So are a pair's classes whose combinations ``_combination_correction`` bounded.
         merged = {(index, k) for _, _, ks in grouped for k in sorted(ks)[1:] for index in _pair_of(grouped, ks)}
+        merged |= {(index, k) for i, j, ks in bounded for k in sorted(ks)[1:] for index in (i, j)}
         in_classes = [0] * len(leaves)
         for k in range(len(classes)):
             for index in set(where[k]):
@@ -647,6 +672,63 @@ def _composite_pairs(classes: Sequence[tuple[Column, ...]], leaves: Sequence[Lea
         if on_i in leaves[i].estimate.groups or on_j in leaves[j].estimate.groups:
             found.append((i, j, ks))
     return found
+
+
+def _combined_pairs(classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
+                    excluded: set[int]) -> list[tuple[int, int, list[int]]]:
+    """Pairs of leaves joined on two or more classes that no known column group matches, none
+    of ``excluded`` (matched jointly elsewhere): (leaf i, leaf j, the classes). A class of m
+    leaves stands for m - 1 joins, so it is given to at most m - 1 pairs (those sharing the
+    most classes first): the three sales tables of one customer and item meet in two pairs,
+    not three."""
+    shared: dict[tuple[int, int], list[int]] = {}
+    budget = []
+    for k, members in enumerate(classes):
+        present = sorted({leaf_of[c] for c in members})
+        budget.append(len(present) - 1)
+        if k in excluded:
+            continue
+        for x in range(len(present)):
+            for y in range(x + 1, len(present)):
+                shared.setdefault((present[x], present[y]), []).append(k)
+    if not any(len(ks) >= 2 for ks in shared.values()):
+        return []
+    found = []
+    for (i, j), ks in sorted(shared.items(), key=lambda item: (-len(item[1]), item[0])):
+        usable = [k for k in ks if budget[k] > 0]
+        if len(usable) < 2:
+            continue
+        for k in usable:
+            budget[k] -= 1
+        found.append((i, j, usable))
+    return found
+
+
+def _combination_correction(i: int, j: int, classes: Sequence[Sequence[Column]], leaves: Sequence[Leaf],
+                            leaf_of: dict[Column, int]) -> float:
+    """Two leaves joined on several classes match on the combination of their columns, and a
+    leaf holds no more combinations than rows: the classes' selectivities multiplied as if
+    independent assume ``product of distinct values`` combinations on each side, which past
+    the rows is more than there are (a return's item, customer and ticket are one sale's; a
+    row and its neighbour by rank share every partition column). The factor that brings the
+    independent denominator (``product over classes of the larger distinct count``) down to
+    the larger side's combinations, ``min(rows, product of distinct values)``, matched under
+    containment as a composite key is (``_group_correction``); at most the factor by which a
+    side's product of distinct values exceeds its rows, and at least 1. Where no side's
+    product exceeds its rows, 1: the classes stay independent."""
+    left, right = leaves[i].estimate, leaves[j].estimate
+    if left.rows <= 0 or right.rows <= 0:
+        return 1.0
+    independent = on_left = on_right = 1.0
+    for members in classes:
+        a = max(left.column(_member_in(members, i, leaf_of)).distinct, 1.0)
+        b = max(right.column(_member_in(members, j, leaf_of)).distinct, 1.0)
+        independent *= max(a, b)
+        on_left *= a
+        on_right *= b
+    combinations = max(min(left.rows, on_left), min(right.rows, on_right), 1.0)
+    excess = max(on_left / max(min(left.rows, on_left), 1.0), on_right / max(min(right.rows, on_right), 1.0))
+    return max(min(independent / combinations, excess), 1.0)
 
 
 def _pair_of(grouped: Sequence[tuple[int, int, list[int]]], ks: list[int]) -> tuple[int, int]:
