@@ -31,7 +31,10 @@ class DuckDBEngine:
     """An in-memory DuckDB database with one view per catalog table that has local files."""
 
     def __init__(self, catalog: Catalog, threads: int | None = None):
+        # No progress bar: DuckDB draws it on stdout for a query past two seconds, into the
+        # answers and tables a command prints.
         self.connection = duckdb.connect()
+        self.connection.execute("set enable_progress_bar = false")
         # cbo's SQL nests an operator's expression in parentheses per level: room for queries
         # at cbo's own limits (cbo.limits), past DuckDB's default of 1,000.
         self.connection.execute(f"set max_expression_depth = {MAX_EXPRESSION_DEPTH * 4}")

@@ -13,26 +13,22 @@ grouping expression read after it reads its output, NULL in the rows of sets wit
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from sqlglot import exp
 
 from cbo.frontend.bind_expressions import GROUPING, ExpressionBinder
 from cbo.frontend.errors import SqlError, error_at
+from cbo.frontend.query_context import QueryContext
 from cbo.frontend.scope import Scope
+from cbo.frontend.windows import WindowBinder
 from cbo.ir import types as T
 from cbo.ir.expressions import AggregateCall, Column, ColumnRef, Constant, Expr, transform, walk
 from cbo.ir.operators import Aggregate, GroupingSets, Plan, Project
-
-if TYPE_CHECKING:
-    from cbo.frontend.binder import Binder
-
 
 MAX_GROUPING_SETS = 4096   # as Spark's analyzer allows (a CUBE of 12 expressions)
 MAX_GROUPING_KEYS = 63     # a GROUPING of every key is a BIGINT
 
 
-def bind_aggregation(self: Binder, select: exp.Select, scope: Scope, plan: Plan,
+def bind_aggregation(self: QueryContext, select: exp.Select, scope: Scope, plan: Plan,
                      items: list[tuple[str, Expr, exp.Expr]],
                      conditions: list[Expr]) -> tuple[Plan, PostAggregation]:
     """The Aggregate (or GroupingSets) over a pre-projection for a grouped SELECT, and the
@@ -59,7 +55,7 @@ def bind_aggregation(self: Binder, select: exp.Select, scope: Scope, plan: Plan,
         for ordered in order.expressions:
             if not (isinstance(ordered.this, exp.Literal) or isinstance(ordered.this, exp.Column)
                     and not ordered.this.table and any(n.lower() == ordered.this.name.lower() for n, _, _ in items)):
-                collect(ExpressionBinder(self, scope, "ORDER BY", allow_aggregates=True, allow_windows=True)
+                collect(WindowBinder(self, scope, "ORDER BY", allow_aggregates=True)
                         .bind(ordered.this))
 
     # Pre-projection: the columns the Aggregate reads, computing non-column expressions.
@@ -107,7 +103,7 @@ def bind_aggregation(self: Binder, select: exp.Select, scope: Scope, plan: Plan,
 
 
 def _grouping(call: AggregateCall, key_index: dict[Expr, int], rollup: bool,
-              groupings: list[tuple[Column, tuple[int, ...]]], self: Binder, node: exp.Expr) -> Expr:
+              groupings: list[tuple[Column, tuple[int, ...]]], self: QueryContext, node: exp.Expr) -> Expr:
     """What ``GROUPING(args)`` reads: a column of the GroupingSets, or 0 under a plain GROUP BY
     (every key in the one set). Its arguments must be grouping expressions."""
     if not key_index:
@@ -127,7 +123,7 @@ def _grouping(call: AggregateCall, key_index: dict[Expr, int], rollup: bool,
     return ColumnRef(column)
 
 
-def _grouping_sets(self: Binder, group: exp.Group, scope: Scope, items: list[tuple[str, Expr, exp.Expr]],
+def _grouping_sets(self: QueryContext, group: exp.Group, scope: Scope, items: list[tuple[str, Expr, exp.Expr]],
                    keys: list[Expr]) -> list[tuple[int, ...]]:
     """The grouping sets of a GROUP BY, each as positions of ``keys`` (filled with the distinct
     grouping expressions): the product of its elements' sets, an element being an expression
@@ -205,7 +201,7 @@ def _name(node: exp.Expr) -> str:
     names: dict[type[exp.Expr], str] = {exp.Rollup: "ROLLUP", exp.Cube: "CUBE", exp.GroupingSets: "GROUPING SETS"}
     return names[type(node)]
 
-def _group_expression(self: Binder, node: exp.Expr, scope: Scope,
+def _group_expression(self: QueryContext, node: exp.Expr, scope: Scope,
                       items: list[tuple[str, Expr, exp.Expr]]) -> Expr:
     if isinstance(node, exp.Literal) and not node.is_string:
         index = int(node.this)

@@ -2,9 +2,10 @@
 
 Literals become typed constants; ``DATE '...'`` and date +/- interval of constants are folded
 to date constants (so the estimator sees plain ranges); operators and functions resolve to IR
-calls with checked argument types; aggregates are allowed only where the caller says so;
-subqueries are bound by the query binder and kept as ``SubqueryExpr`` (``cbo.ir.operators``)
-for decorrelation.
+calls with checked argument types; aggregates are allowed only where the caller says so, and
+window calls only where a ``WindowBinder`` (``cbo.frontend.windows``) binds; subqueries are
+bound by the query binder (reached through ``QueryContext``) and kept as ``SubqueryExpr``
+(``cbo.ir.operators``) for decorrelation.
 """
 
 from __future__ import annotations
@@ -12,24 +13,20 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final, Literal
+from typing import Final, Literal
 
 from sqlglot import exp
 
 from cbo.frontend.division import division, refused
 from cbo.frontend.errors import SqlError, error_at
+from cbo.frontend.query_context import QueryContext
 from cbo.frontend.scope import Scope
-from cbo.frontend.windows import bind_window
 from cbo.ir import types as T
 from cbo.ir.expressions import AggregateCall, Call, Column, ColumnRef, Constant, Expr, SpecialForm, conjunction
 from cbo.ir.intervals import IntervalValue, add_interval
 from cbo.ir.kinds import AggregateName, Arithmetic, Comparison, FunctionName
 from cbo.ir.moments import is_moment
 from cbo.ir.operators import Plan, SubqueryExpr
-
-if TYPE_CHECKING:
-    from cbo.frontend.binder import Binder
-
 
 INTERVAL_UNITS = {"YEAR": (12, 0, 0), "MONTH": (1, 0, 0), "DAY": (0, 1, 0), "WEEK": (0, 7, 0),
                   "HOUR": (0, 0, 3_600_000_000), "MINUTE": (0, 0, 60_000_000), "SECOND": (0, 0, 1_000_000)}
@@ -74,8 +71,8 @@ def literal_constant(node: exp.Literal) -> Constant:
 class ExpressionBinder:
     """Binds the expressions of one query block against its scope."""
 
-    def __init__(self, binder: Binder, scope: Scope, clause: str, allow_aggregates: bool = False,
-                 allow_windows: bool = False, aliases: dict[str, Expr] | None = None):
+    def __init__(self, binder: QueryContext, scope: Scope, clause: str, allow_aggregates: bool = False,
+                 aliases: dict[str, Expr] | None = None):
         """``aliases``: select-list aliases (lowercase) a bare name may stand for (HAVING): a
         name that is no column reads the alias; a column of the FROM clause that has an alias
         of its name is recorded in ``alias_fallbacks``, read instead when the column turns out
@@ -84,7 +81,6 @@ class ExpressionBinder:
         self.scope = scope
         self.clause = clause
         self.allow_aggregates = allow_aggregates
-        self.allow_windows = allow_windows   # the SELECT list, ORDER BY and QUALIFY (cbo.frontend.windows)
         self.outer_references = False
         self.aliases = aliases or {}
         self.alias_fallbacks: dict[Column, Expr] = {}
@@ -463,9 +459,9 @@ class ExpressionBinder:
     # -- windows -------------------------------------------------------------------------------
 
     def _Window(self, node: exp.Window) -> Expr:
-        if not self.allow_windows:
-            raise error_at(node, f"window functions are not allowed in {self.clause}")
-        return bind_window(self, node)
+        # The clauses that may call one (the SELECT list, ORDER BY, QUALIFY) bind with
+        # ``cbo.frontend.windows.WindowBinder``, which binds the call.
+        raise error_at(node, f"window functions are not allowed in {self.clause}")
 
     # -- aggregates ----------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from cbo.frontend.errors import SqlError, error_at
 from cbo.frontend.languages import QUERY_DIALECTS
 from cbo.frontend.parse import DEFAULT_DIALECT
 from cbo.frontend.scope import CteDefinition, Relation, Scope
-from cbo.frontend.windows import named_windows, plan_windows, replace_windows
+from cbo.frontend.windows import WindowBinder, named_windows, plan_windows, replace_windows
 from cbo.ir import types as T
 from cbo.ir.expressions import (
     TRUE,
@@ -173,7 +173,8 @@ class Binder:
         qualify_value = finish(qualify_expr, qualify) if qualify_expr is not None and qualify is not None else None
 
         # Windows run after grouping and HAVING, before QUALIFY and the SELECT list.
-        plan, windows = plan_windows(self, plan, values + hidden_values + ([qualify_value] if qualify_value else []))
+        read = values + hidden_values + ([qualify_value] if qualify_value else [])
+        plan, windows = plan_windows(self.columns, plan, read)
         if qualify_value is not None:
             plan = Filter(plan, replace_windows(qualify_value, windows))
 
@@ -219,7 +220,7 @@ class Binder:
             return found
 
         rewritten = node.copy().transform(by_alias) if aliases else node
-        return ExpressionBinder(self, scope, "QUALIFY", allow_aggregates=True, allow_windows=True)._boolean(rewritten)
+        return WindowBinder(self, scope, "QUALIFY", allow_aggregates=True)._boolean(rewritten)
 
     def _select_items(self, select: exp.Select, scope: Scope) -> list[tuple[str, Expr, exp.Expr]]:
         items: list[tuple[str, Expr, exp.Expr]] = []
@@ -231,7 +232,7 @@ class Binder:
                 items += [(n, ColumnRef(c), node) for n, c in self._star(scope, node.table, node)]
                 continue
             inner = node.this if isinstance(node, exp.Alias) else node
-            binder = ExpressionBinder(self, scope, "SELECT", allow_aggregates=True, allow_windows=True)
+            binder = WindowBinder(self, scope, "SELECT", allow_aggregates=True)
             expr = binder.bind(inner)
             name = node.alias if isinstance(node, exp.Alias) else (
                 inner.name if isinstance(inner, exp.Column) else f"_col{position_ - 1}")
@@ -268,7 +269,7 @@ class Binder:
             matches = [i for i, n in enumerate(names) if n.lower() == node.name.lower()]
             if len(matches) == 1 or (matches and len({values[i] for i in matches}) == 1):
                 return matches[0]
-        binder = ExpressionBinder(self, scope, "ORDER BY", allow_aggregates=True, allow_windows=True)
+        binder = WindowBinder(self, scope, "ORDER BY", allow_aggregates=True)
         value = finish(binder.bind(node), node)
         for index, known in enumerate(values + hidden):
             if known == value:

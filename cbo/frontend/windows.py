@@ -3,8 +3,9 @@
 SQL evaluates windows after grouping and HAVING and before the SELECT list's DISTINCT, ORDER
 BY and LIMIT: a window's arguments, partition and order may read grouping columns and
 aggregates (``rank() OVER (ORDER BY sum(x))``, ``sum(sum(x)) OVER (PARTITION BY c)``). The
-expression binder turns each call into a :class:`WindowExpr` (the call with its partition and
-order as expressions), which the aggregation binder rewrites like any other expression;
+clauses that may call a window function bind with a :class:`WindowBinder`, an expression
+binder that turns each call into a :class:`WindowExpr` (the call with its partition and order
+as expressions), which the aggregation binder rewrites like any other expression;
 ``plan_windows`` then computes what the windows read (a projection), stacks one ``Window``
 node per distinct partition and order, and gives each call a column that the SELECT list,
 ORDER BY and QUALIFY read.
@@ -21,13 +22,23 @@ from __future__ import annotations
 
 import decimal
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from cbo.frontend.bind_expressions import AGGREGATE_NODES, ExpressionBinder
 from cbo.frontend.errors import error_at
 from cbo.ir import types as T
-from cbo.ir.expressions import Column, ColumnRef, Constant, Expr, SpecialForm, WindowCall, transform, walk
+from cbo.ir.expressions import (
+    Column,
+    ColumnFactory,
+    ColumnRef,
+    Constant,
+    Expr,
+    SpecialForm,
+    WindowCall,
+    transform,
+    walk,
+)
 from cbo.ir.operators import NEVER_NULL_WINDOW_FUNCTIONS, Plan, Project, SortKey, Window
 from cbo.ir.windows import (
     AGGREGATES,
@@ -42,10 +53,6 @@ from cbo.ir.windows import (
     canonical_frame,
     result_type,
 )
-
-if TYPE_CHECKING:
-    from cbo.frontend.bind_expressions import ExpressionBinder
-    from cbo.frontend.binder import Binder
 
 
 @dataclass(frozen=True)
@@ -87,10 +94,17 @@ _VALUE_NODES = {exp.FirstValue: "first_value", exp.LastValue: "last_value"}
 _OFFSET_NODES = {exp.Lag: "lag", exp.Lead: "lead"}
 
 
+class WindowBinder(ExpressionBinder):
+    """An expression binder for the clauses that may call window functions: the SELECT list,
+    ORDER BY and QUALIFY. Elsewhere (WHERE, GROUP BY, an aggregate's argument) the plain
+    ``ExpressionBinder`` refuses a window call."""
+
+    def _Window(self, node: exp.Window) -> Expr:
+        return bind_window(self, node)
+
+
 def bind_window(binder: ExpressionBinder, node: exp.Window) -> WindowExpr:
     """The window call ``node`` (``f(...) OVER ...``), bound in ``binder``'s scope."""
-    from cbo.frontend.bind_expressions import AGGREGATE_NODES, ExpressionBinder
-
     partition_nodes, order_node, spec = _specification(binder, node)
     # The arguments, partition and order may read aggregates where the query may, never windows.
     inner = ExpressionBinder(binder.binder, binder.scope, "a window function's arguments, PARTITION BY and ORDER BY",
@@ -276,8 +290,9 @@ def window_exprs(exprs: list[Expr]) -> list[WindowExpr]:
     return list(found)
 
 
-def plan_windows(binder: Binder, plan: Plan, exprs: list[Expr]) -> tuple[Plan, dict[WindowExpr, Column]]:
-    """``plan`` with the windows of ``exprs`` computed over it, and each window's column.
+def plan_windows(factory: ColumnFactory, plan: Plan, exprs: list[Expr]) -> tuple[Plan, dict[WindowExpr, Column]]:
+    """``plan`` with the windows of ``exprs`` computed over it, and each window's column (a new
+    one from ``factory``).
 
     What the windows read that is not a column of ``plan`` (computed arguments, partition and
     order expressions) is computed first, in one projection that keeps ``plan``'s columns; then
@@ -294,7 +309,7 @@ def plan_windows(binder: Binder, plan: Plan, exprs: list[Expr]) -> tuple[Plan, d
         if isinstance(expr, ColumnRef) and expr.column in passed:
             return expr.column
         if expr not in computed:
-            computed[expr] = binder.columns.new(name, expr.type)
+            computed[expr] = factory.new(name, expr.type)
         return computed[expr]
 
     Spec = tuple[frozenset[Column], tuple[SortKey, ...]]   # the partition (as a set) and the order
@@ -319,7 +334,7 @@ def plan_windows(binder: Binder, plan: Plan, exprs: list[Expr]) -> tuple[Plan, d
         frame = call.frame
         if not order and window.order:
             frame = canonical_frame(call.name, frame, False)   # ordered by constants only: all rows peers
-        output = binder.columns.new(call.name if call.name != "count_star" else "count", call.type,
+        output = factory.new(call.name if call.name != "count_star" else "count", call.type,
                                     call.name not in NEVER_NULL_WINDOW_FUNCTIONS)
         key = (frozenset(partition), tuple(order))
         spec = specs.setdefault(key, (tuple(partition), []))

@@ -65,6 +65,7 @@ class SampleEstimates:
             import duckdb
 
             self._connection = duckdb.connect()
+            self._connection.execute("set enable_progress_bar = false")   # it draws on stdout
         return self._connection
 
     def _table(self, scan: Scan) -> Any:

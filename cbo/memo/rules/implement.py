@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 from cbo.ir.operators import Aggregate, Filter, Join, Limit, Plan, Project, Scan, SetOp, Sort, Values, Window
 from cbo.memo.memo import Deferred, Group, PhysicalExpr, group_of
 from cbo.memo.rules.base import Bounds, ImplementationRule
+from cbo.memo.rules.grouping_sets_expand import ExpandGroupingSets
+from cbo.memo.rules.grouping_sets_union import UnionGroupingSets
 from cbo.memo.rules.window_requirement import window_requirement
 from cbo.memo.rules.window_top_k import WindowTopK
 from cbo.physical.algorithm import Algorithm
@@ -406,10 +408,6 @@ class WindowImplementation(ImplementationRule):
 
 
 def implementation_rules() -> list[ImplementationRule]:
-    # (imported here: each grouping-set form's module imports this one's neighbours)
-    from cbo.memo.rules.grouping_sets_expand import ExpandGroupingSets
-    from cbo.memo.rules.grouping_sets_union import UnionGroupingSets
-
     return [ImplementOperator(Scan, Algorithm.SCAN), ImplementOperator(Filter, Algorithm.FILTER),
             ImplementOperator(Project, Algorithm.PROJECT),
             BroadcastHashJoin(), ShuffledHashJoin(), SortMergeJoin(), BroadcastNestedLoopJoin(), NullAwareAntiJoin(),
