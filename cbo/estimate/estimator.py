@@ -31,7 +31,7 @@ from cbo.estimate.arithmetic import OPERATIONS, of_two, with_constant
 from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.estimate.constants import constant_value
 from cbo.estimate.filters import estimate_filter
-from cbo.estimate.join_sets import extreme_restriction, join_set_of, of_set
+from cbo.estimate.join_sets import at_least_matched, extreme_restriction, join_set_of, of_set
 from cbo.estimate.joins import estimate_join
 from cbo.estimate.plan_facts import PlanFacts
 from cbo.estimate.relation import DerivedColumns, JoinSet, Origin, RelEstimate, SampleView, layered
@@ -178,9 +178,26 @@ class EstimationContext:
     def _join(self, join: Join, left: RelEstimate, right: RelEstimate) -> RelEstimate:
         """Inner joins are estimated from the set they join (any order gives the same
         estimate); other kinds from their two inputs."""
+        if join.kind in ("left", "right"):
+            return self._outer_join(join, left, right)
         if join.kind != "inner":
             return estimate_join(join, left, right)
         return of_set(join_set_of(join, left, right), self.upper)
+
+    def _outer_join(self, join: Join, left: RelEstimate, right: RelEstimate) -> RelEstimate:
+        """A left or right join from its two inputs, never below its matched rows: the inner
+        join of its sides on its condition, a subset of its rows, estimated as a set (its rows,
+        and each column's values: ``join_sets.at_least_matched``). That set is kept on the
+        estimate (``matched``) for the inner joins above, which are never below it either
+        (``join_sets.estimate_join_set``)."""
+        found = estimate_join(join, left, right)
+        matched = join_set_of(join, left, right, self._facts)
+        inner = of_set(matched, self.upper)
+        if inner.rows <= 0:
+            return replace(found, matched=matched)
+        if inner.rows >= found.rows:
+            return replace(found, rows=inner.rows, columns=inner.columns, matched=matched)
+        return replace(found, columns=at_least_matched(found.columns, inner, found.rows / inner.rows), matched=matched)
 
     def _scan(self, scan: Scan) -> RelEstimate:
         found = self._scans.get(scan)

@@ -42,6 +42,36 @@ orders of magnitude near empty results. Here the estimate is computed from the s
   set also joins on (a decorrelated ``x = (SELECT min(x) ... WHERE key = outer.key)``), keeps
   one row per group, or one per group of the rows that pass the same restrictions as the
   aggregate's input did (``cbo.estimate.extremes``).
+* **Combinations bounded by rows.** Two leaves joined on several classes (``ss_item_sk =
+  sr_item_sk AND ss_customer_sk = sr_customer_sk AND ss_ticket_number = sr_ticket_number``; a
+  row and its neighbour by rank sharing every partition column) match on the combination of
+  their columns. The classes multiplied as independent assume ``product of distinct values``
+  combinations on each side; a leaf holds no more combinations than rows, and past that the
+  product underestimates by orders of magnitude (TPC-DS's sales and returns were estimated at
+  0 rows where every return finds its sale). The pair's independent denominator is brought
+  down to the larger side's ``min(rows, product of distinct values)``, as a composite key's
+  domain is matched (``_combination_correction``); pairs whose products fit in their rows
+  keep the independent product. PostgreSQL clamps a product of distinct counts to the rows
+  the same way when it counts groups (``estimate_num_groups``); DuckDB's join estimator counts
+  one total domain per connection between two relation sets and none for a second equality
+  between relations already joined (``CardinalityEstimator::GetDenominator``). A floor of one
+  row on every set (PostgreSQL's ``clamp_row_est``) is not applied: it would hide such causes
+  at 1 row rather than remove them, and estimates below a row stay meaningful (a near-empty
+  class, the chance of a NULL under NOT IN).
+* **Outer joins as leaves.** A left (or right) join is a leaf: its unmatched rows join the
+  others as its matched ones do. Its matched rows, though, are the inner join of its sides on
+  its condition, a subset of its rows whatever joins it: the set of those sides as leaves (the
+  left join's condition among the conjuncts) is estimated too, and the set is never below it,
+  in rows or in any column's values (``_matched_part``, ``at_least_matched``; the left join
+  itself is never below its own matched rows, ``EstimationContext._outer_join``). So
+  ``(A ⟕ B) ⋈ C`` is never below ``A ⋈ B ⋈ C``, however the leaf estimate of ``A ⟕ B`` and the
+  class of all three keys differ. Where nearly every preserved row finds a match (a foreign key
+  left-joined to its key), the matched part is the larger, and a conjunct restricting ``A`` or
+  ``B`` (or turning the left join inner) moves the estimate as it moves that set, which it
+  never raises; the leaf's estimate alone could rise (its per-row rates are ratios, and a ratio
+  may grow as rows go).
+  PostgreSQL clamps an outer join the same way from its preserved side
+  (``calc_joinrel_size_estimate``: never below the outer rows).
 * **Keys.** A class member that is a unique key of its leaf matches each tuple of the others at
   most once: the class's selectivity is at most one over that leaf's rows. Two leaves joined on
   several classes whose columns form a known column group (a composite key or foreign key) are
@@ -134,6 +164,8 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
     # columns of few of its join sets)
     class_of: dict[Column, int] = {}
     empty_alone: list[float] = []
+    # An outer join among the leaves: the set is never below its matched part (``_matched_part``)
+    matched = None if rows <= 0 else _matched_part(join_set, upper)
     if rows > 0:
         grouped = _composite_pairs(classes, leaves, leaf_of)
         in_group = {k for _, _, ks in grouped for k in ks}
@@ -162,10 +194,19 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
             rows *= found if found is not None else selectivities[k]
         for i, j, ks in grouped:
             rows *= _group_correction(i, j, [classes[k] for k in ks], leaves, leaf_of)
+        bounded = []
+        # (an extreme joined back is matched with its grouping key already: ``extremes``)
+        for i, j, ks in _combined_pairs(classes, leaves, leaf_of, in_group | set(extremes)):
+            correction = _combination_correction(i, j, [classes[k] for k in ks], leaves, leaf_of)
+            if correction > 1.0:
+                rows *= correction
+                bounded.append((i, j, ks))
         # A composite key's classes are already matched jointly (``_group_correction``): for
         # each of its two leaves they count as one class, its first, so the dependence between
         # them (a lineitem's part and supplier are one partsupp row) is not corrected twice.
+        # So are a pair's classes whose combinations ``_combination_correction`` bounded.
         merged = {(index, k) for _, _, ks in grouped for k in sorted(ks)[1:] for index in _pair_of(grouped, ks)}
+        merged |= {(index, k) for i, j, ks in bounded for k in sorted(ks)[1:] for index in (i, j)}
         in_classes = [0] * len(leaves)
         for k in range(len(classes)):
             for index in set(where[k]):
@@ -196,6 +237,8 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
         if upper:
             rows = join_bound(leaves, classes, leaf_of)
             notes.append("pessimistic: join rows bounded by the leaves' largest value frequencies")
+    if matched is not None and matched.rows >= rows:
+        return _repeated(join_set, matched)
     total = rows
     joints: dict[int, ColumnEstimate] = {}
 
@@ -227,7 +270,9 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
             found = joints[k] = distribution.scaled(total / mass) if mass > 0 else distribution.scaled(0.0)
         return found
 
-    columns = DerivedColumns(combined, derive)
+    columns: Mapping[Column, ColumnEstimate] = DerivedColumns(combined, derive)
+    if matched is not None and matched.rows > 0:
+        columns = at_least_matched(columns, matched, rows / matched.rows)
     groups: dict[frozenset[Column], float] = {}
     origins: dict[Column, Origin] = {}
     all_notes = frozenset(notes)
@@ -236,6 +281,55 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
         origins.update(leaf.estimate.origins)
         all_notes |= leaf.estimate.notes
     return RelEstimate(rows, columns, groups, origins, None, all_notes, join_set)
+
+
+def _repeated(join_set: JoinSet, matched: RelEstimate) -> RelEstimate:
+    """The set's estimate where its matched part (``_matched_part``) is the larger: that part's
+    rows and columns, the set's leaves' groups, origins and notes."""
+    groups: dict[frozenset[Column], float] = {}
+    origins: dict[Column, Origin] = {}
+    notes = matched.notes
+    for leaf in join_set.leaves:
+        groups.update(leaf.estimate.groups)
+        origins.update(leaf.estimate.origins)
+        notes |= leaf.estimate.notes
+    return RelEstimate(matched.rows, matched.columns, groups, origins, None, notes, join_set)
+
+
+def at_least_matched(columns: Mapping[Column, ColumnEstimate], matched: RelEstimate, factor: float) \
+        -> Mapping[Column, ColumnEstimate]:
+    """The set's columns, each holding at least the values its matched part's holds (that
+    part's rows are among the set's): where the matched part's column, repeated to the set's
+    rows, has more distinct values, it stands."""
+    def derive(c: Column, e: ColumnEstimate) -> ColumnEstimate:
+        inner = matched.columns.get(c)
+        if inner is None or inner.distinct <= e.distinct:
+            return e
+        return inner.scaled(factor)
+
+    return DerivedColumns(columns, derive)
+
+
+def _matched_part(join_set: JoinSet, upper: bool) -> RelEstimate | None:
+    """The estimate of the set's rows whose outer-join leaves all found a match: each such leaf
+    (a left or right join) replaced by its sides as leaves, its condition among the set's
+    conjuncts (``RelEstimate.matched``). Those rows are a subset of the set's (the inner join
+    of the same inputs on the same conjuncts), so the set is never estimated below them. None
+    where no leaf is an outer join."""
+    leaves: list[Leaf] = []
+    parts = join_set.conjuncts
+    found = False
+    for leaf in join_set.leaves:
+        inner = leaf.estimate.matched
+        if inner is None:
+            leaves.append(leaf)
+        else:
+            found = True
+            leaves.extend(inner.leaves)
+            parts = parts | inner.conjuncts
+    if not found:
+        return None
+    return of_set(JoinSet(tuple(sorted(leaves, key=_leaf_order)), parts), upper)
 
 
 def _class_outcome(members: tuple[Column, ...], use_sample: bool, leaves: Sequence[Leaf],
@@ -578,6 +672,63 @@ def _composite_pairs(classes: Sequence[tuple[Column, ...]], leaves: Sequence[Lea
         if on_i in leaves[i].estimate.groups or on_j in leaves[j].estimate.groups:
             found.append((i, j, ks))
     return found
+
+
+def _combined_pairs(classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf], leaf_of: dict[Column, int],
+                    excluded: set[int]) -> list[tuple[int, int, list[int]]]:
+    """Pairs of leaves joined on two or more classes that no known column group matches, none
+    of ``excluded`` (matched jointly elsewhere): (leaf i, leaf j, the classes). A class of m
+    leaves stands for m - 1 joins, so it is given to at most m - 1 pairs (those sharing the
+    most classes first): the three sales tables of one customer and item meet in two pairs,
+    not three."""
+    shared: dict[tuple[int, int], list[int]] = {}
+    budget = []
+    for k, members in enumerate(classes):
+        present = sorted({leaf_of[c] for c in members})
+        budget.append(len(present) - 1)
+        if k in excluded:
+            continue
+        for x in range(len(present)):
+            for y in range(x + 1, len(present)):
+                shared.setdefault((present[x], present[y]), []).append(k)
+    if not any(len(ks) >= 2 for ks in shared.values()):
+        return []
+    found = []
+    for (i, j), ks in sorted(shared.items(), key=lambda item: (-len(item[1]), item[0])):
+        usable = [k for k in ks if budget[k] > 0]
+        if len(usable) < 2:
+            continue
+        for k in usable:
+            budget[k] -= 1
+        found.append((i, j, usable))
+    return found
+
+
+def _combination_correction(i: int, j: int, classes: Sequence[Sequence[Column]], leaves: Sequence[Leaf],
+                            leaf_of: dict[Column, int]) -> float:
+    """Two leaves joined on several classes match on the combination of their columns, and a
+    leaf holds no more combinations than rows: the classes' selectivities multiplied as if
+    independent assume ``product of distinct values`` combinations on each side, which past
+    the rows is more than there are (a return's item, customer and ticket are one sale's; a
+    row and its neighbour by rank share every partition column). The factor that brings the
+    independent denominator (``product over classes of the larger distinct count``) down to
+    the larger side's combinations, ``min(rows, product of distinct values)``, matched under
+    containment as a composite key is (``_group_correction``); at most the factor by which a
+    side's product of distinct values exceeds its rows, and at least 1. Where no side's
+    product exceeds its rows, 1: the classes stay independent."""
+    left, right = leaves[i].estimate, leaves[j].estimate
+    if left.rows <= 0 or right.rows <= 0:
+        return 1.0
+    independent = on_left = on_right = 1.0
+    for members in classes:
+        a = max(left.column(_member_in(members, i, leaf_of)).distinct, 1.0)
+        b = max(right.column(_member_in(members, j, leaf_of)).distinct, 1.0)
+        independent *= max(a, b)
+        on_left *= a
+        on_right *= b
+    combinations = max(min(left.rows, on_left), min(right.rows, on_right), 1.0)
+    excess = max(on_left / max(min(left.rows, on_left), 1.0), on_right / max(min(right.rows, on_right), 1.0))
+    return max(min(independent / combinations, excess), 1.0)
 
 
 def _pair_of(grouped: Sequence[tuple[int, int, list[int]]], ks: list[int]) -> tuple[int, int]:

@@ -194,6 +194,9 @@ class RelEstimate:
     # (empty for the scan alone); None for anything else. What an extreme joined back compares
     # (``cbo.estimate.extremes``).
     conditions: tuple[Expr, ...] | None = None
+    # A left or right join's result: its matched rows, the inner join of its two sides, as a
+    # set (the inner joins above are never estimated below the same joins as inner).
+    matched: JoinSet | None = None
 
     def column(self, column: Column) -> ColumnEstimate:
         found = self.columns.get(column)
