@@ -27,14 +27,22 @@ def _scan(table: TableDef) -> exp.Expr | None:
     return exp.Anonymous(this=reader, expressions=[exp.Literal.string(target)])
 
 
+def quiet_progress(connection: Any) -> None:
+    """No progress bar: on a terminal DuckDB draws it on stdout for a query past two seconds,
+    into the answers and tables a command prints. Inside Jupyter DuckDB refuses the setting
+    (its notebook progress bar needs ipywidgets, which cbo does not install) and draws none."""
+    try:
+        connection.execute("set enable_progress_bar = false")
+    except duckdb.Error:
+        pass
+
+
 class DuckDBEngine:
     """An in-memory DuckDB database with one view per catalog table that has local files."""
 
     def __init__(self, catalog: Catalog, threads: int | None = None):
-        # No progress bar: DuckDB draws it on stdout for a query past two seconds, into the
-        # answers and tables a command prints.
         self.connection = duckdb.connect()
-        self.connection.execute("set enable_progress_bar = false")
+        quiet_progress(self.connection)
         # cbo's SQL nests an operator's expression in parentheses per level: room for queries
         # at cbo's own limits (cbo.limits), past DuckDB's default of 1,000.
         self.connection.execute(f"set max_expression_depth = {MAX_EXPRESSION_DEPTH * 4}")

@@ -65,7 +65,10 @@ class SampleEstimates:
             import duckdb
 
             self._connection = duckdb.connect()
-            self._connection.execute("set enable_progress_bar = false")   # it draws on stdout
+            try:   # no progress bar on stdout (Jupyter refuses the setting and draws none)
+                self._connection.execute("set enable_progress_bar = false")
+            except duckdb.Error:
+                pass
         return self._connection
 
     def _table(self, scan: Scan) -> Any:
