@@ -278,7 +278,7 @@ class SqlRenderer:
     def with_ctes(self, select: exp.Select) -> exp.Select:
         """``select`` with the common table expressions its repeated aggregations read."""
         for name, body in self.ctes:
-            select = select.with_(name, as_=body, materialized=self.sql_dialect.materialized_ctes)
+            select = select.with_(name, as_=body, materialized=self.sql_dialect.materialized_ctes or None)
         return select
 
     def _read_shared(self, plan: Plan, key: Hashable) -> exp.Query:
@@ -616,7 +616,7 @@ class SqlRenderer:
         # where the dialect says so (PostgreSQL would otherwise inline it again).
         producer = self.query(node.producer)
         select = _select(self._columns(node.output), self._derived(node.body))
-        return select.with_(cte_name(node.cte), as_=producer, materialized=self.sql_dialect.materialized_ctes,
+        return select.with_(cte_name(node.cte), as_=producer, materialized=self.sql_dialect.materialized_ctes or None,
                             copy=False)
 
     def _CteConsumer(self, node: CteConsumer) -> exp.Query:
@@ -928,7 +928,7 @@ def to_sql(plan: Plan, names: tuple[str, ...] | None = None, dialect: SqlDialect
     select = renderer.statement_ast(plan, names)
     for number, producer in outside:
         body = SqlRenderer(dialect, tables, grouping_sets_as_union=grouping_sets_as_union).query(producer)
-        select = select.with_(cte_name(number), as_=body, materialized=renderer.sql_dialect.materialized_ctes,
+        select = select.with_(cte_name(number), as_=body, materialized=renderer.sql_dialect.materialized_ctes or None,
                               append=True, copy=False)
     return select.sql(dialect=renderer.dialect, copy=False)
 
