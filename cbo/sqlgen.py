@@ -235,7 +235,14 @@ class SqlRenderer:
             columns = [self._alias(exp.column(ident(c), copy=False), name) for c, name in zip(plan.output, names)]
         select = _select(columns, source)
         if sort is not None:
-            select = select.order_by(*[self._ordered(k) for k in sort.keys], copy=False)
+            ordered = [self._ordered(k) for k in sort.keys]
+            # ORDER BY resolves a bare name to an output column first: where the answer's names
+            # (the user's aliases) take an input column's name, the keys name their table.
+            taken = set(names)
+            if any(name_of(k.column) in taken for k in sort.keys):
+                for o in ordered:
+                    o.this.set("table", exp.to_identifier(source.alias))
+            select = select.order_by(*ordered, copy=False)
         if limit is not None:
             select = self._apply_limit(select, limit)
         return select

@@ -190,9 +190,12 @@ class EstimationContext:
         and each column's values: ``join_sets.at_least_matched``). That set is kept on the
         estimate (``matched``) for the inner joins above, which are never below it either
         (``join_sets.estimate_join_set``)."""
-        found = estimate_join(join, left, right)
         matched = join_set_of(join, left, right, self._facts)
         inner = of_set(matched, self.upper)
+        # The matched rows are the set's (the same for any order of the joins below, so a
+        # LEFT JOIN made INNER below never raises them); the binary estimate adds the
+        # preserved side's rows that find no match.
+        found = estimate_join(join, left, right, inner.rows)
         if inner.rows <= 0:
             return replace(found, matched=matched)
         if inner.rows >= found.rows:

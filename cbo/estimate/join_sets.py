@@ -254,11 +254,16 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
             if index is None or own <= 0:
                 return e.scaled(0.0)
             # First the leaf's rows that find a match (their values thin out), then the
-            # repetition by the matches (no new values).
+            # repetition by the matches (no new values). A leaf whose every row meets at most
+            # one row of each other leaf (``_at_most_once``) is not repeated: its rows thin out
+            # to the set's, as a binary join through a unique key thins them.
             share = kept.get(index)
             if share is None:
-                share = kept[index] = _shared_match(index, classes, leaves, leaf_of)
-            if share <= 0:
+                share = kept[index] = -1.0 if _at_most_once(index, classes, leaves, leaf_of) \
+                    else _shared_match(index, classes, leaves, leaf_of)
+            if share < 0:
+                return e.scaled(total / own)
+            if share == 0:
                 return e.scaled(0.0)
             return e.scaled(share).scaled(total / (own * share))
         found = joints.get(k)
@@ -319,13 +324,17 @@ def _matched_part(join_set: JoinSet, upper: bool) -> RelEstimate | None:
     leaves: list[Leaf] = []
     parts = join_set.conjuncts
     found = False
-    for leaf in join_set.leaves:
+    pending = list(join_set.leaves)
+    while pending:
+        leaf = pending.pop()
         inner = leaf.estimate.matched
         if inner is None:
             leaves.append(leaf)
         else:
+            # (an outer join's side that is an outer join in turn: its matched part too, so
+            # the rows where every outer join matched are one inner-join set)
             found = True
-            leaves.extend(inner.leaves)
+            pending.extend(inner.leaves)
             parts = parts | inner.conjuncts
     if not found:
         return None
@@ -448,6 +457,32 @@ def _fan_out(members: Sequence[Column], pair: tuple[Column, Column], leaves: Seq
     if alone <= 0:
         return 1.0
     return max(matching_tuples(columns) / alone, 1.0)
+
+
+def _at_most_once(index: int, classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],
+                  leaf_of: dict[Column, int]) -> bool:
+    """Whether each row of the leaf at ``index`` appears at most once in the set: walking the
+    classes out from it, every other leaf is first reached through a column that is a unique
+    key of that leaf by itself (supplier ⋈ nation ⋈ region from supplier: each supplier has one
+    nation, each nation one region). A class that meets an already reached leaf again only
+    filters. A leaf reached through a non-key column (a customer of the supplier's nation), or
+    not reached by classes at all (a cross product, a residual-only join), can repeat rows."""
+    reached, frontier, used = {index}, [index], set()
+    while frontier:
+        current = frontier.pop()
+        for k, members in enumerate(classes):
+            if k in used or not any(leaf_of[c] == current for c in members):
+                continue
+            used.add(k)
+            for member in members:
+                other = leaf_of[member]
+                if other in reached:
+                    continue
+                if member not in leaves[other].single_keys:
+                    return False
+                reached.add(other)
+                frontier.append(other)
+    return len(reached) == len(leaves)
 
 
 def _shared_match(index: int, classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],

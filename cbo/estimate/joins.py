@@ -177,7 +177,10 @@ def _whole(segments: tuple[Segment, ...]) -> Segment:
 # ------------------------------------------------------------------------------------------------
 
 
-def estimate_join(node: Join, left: RelEstimate, right: RelEstimate) -> RelEstimate:
+def estimate_join(node: Join, left: RelEstimate, right: RelEstimate, matched: float | None = None) -> RelEstimate:
+    """The join of two estimates. ``matched``: an outer join's matched rows as estimated
+    elsewhere (the inner join of its sides as a set, whatever order built them); its unmatched
+    rows are still the preserved side's rows that find no match here."""
     pairs = node.equi_keys
     paired = {frozenset(p) for p in pairs}
     residual = [c for c in conjuncts(node.condition)
@@ -218,6 +221,8 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate) -> RelEstim
         if found is not None:
             left_share = found
 
+    if matched is not None and node.kind in ("left", "right", "full"):
+        inner = matched
     kind = node.kind
     if kind == "null_aware_anti":
         return _null_aware_anti(node, left, right, left_share, notes)

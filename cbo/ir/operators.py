@@ -227,11 +227,14 @@ class Project(UnaryPlan):
         inner = self.input.not_null
         out = set()
         for column, expr in self.assignments:
-            if isinstance(expr, ColumnRef) and expr.column in inner:
-                out.add(column)
+            if isinstance(expr, ColumnRef):
+                # (the input decides: a column declared NOT NULL is NULL where an outer join
+                # below padded it, and keeps its declaration)
+                if expr.column in inner:
+                    out.add(column)
             elif isinstance(expr, Constant) and expr.value is not None:
                 out.add(column)
-            elif not column.nullable:
+            elif not column.nullable and columns_of(expr) <= inner:
                 out.add(column)
         return frozenset(out)
 
@@ -646,9 +649,9 @@ class CteConsumer(Plan):
 
     @property
     def not_null(self) -> frozenset[Column]:
+        # (the producer decides: its columns' declarations do not see an outer join's padding)
         renamed = self._renamed()
-        return frozenset(renamed[c] for c in self.producer.not_null if c in renamed) | frozenset(
-            c for c in self.columns if not c.nullable)
+        return frozenset(renamed[c] for c in self.producer.not_null if c in renamed)
 
     @property
     def foreign_keys(self) -> frozenset[ForeignKeyRef]:
