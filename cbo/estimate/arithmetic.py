@@ -151,3 +151,17 @@ def _thinning(points: np.ndarray, limit: int) -> tuple[np.ndarray, list[np.ndarr
     blocks = [b for b in (ordered[:longer].reshape(extra, size + 1), ordered[longer:].reshape(limit - extra, size))
               if len(b)]
     return order, blocks
+
+
+def shifted(column: ColumnEstimate, amount: Any) -> ColumnEstimate | None:
+    """The distribution of ``column + amount`` for a whole number (or a number of days added to
+    a date): every most common value and segment bound moved, rows and distinct values kept, and
+    the values' type too, so that whole numbers and dates still count the values a range holds
+    (``rank - 1`` is matched with ``rank`` value by value). None where the values do not move so."""
+    live = column.live
+    try:
+        mcv = tuple((v + amount, r) for v, r in live.mcv)
+        segments = tuple(s._replace(lower=s.lower + amount, upper=s.upper + amount) for s in live.segments)
+    except TypeError:
+        return None
+    return ColumnEstimate(live.kind, live.nulls, mcv, segments, live.width, live.default)

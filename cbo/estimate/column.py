@@ -18,12 +18,12 @@ import datetime as dt
 import decimal
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Literal, NamedTuple
 
-from cbo.estimate.values import fraction_within
+from cbo.estimate.values import fraction_within, is_discrete, position
 from stats.model import ColumnStats, in_bucket
 
 
@@ -394,6 +394,126 @@ class ColumnEstimate:
         segments = tuple(Segment(s.lower, s.upper, s.rows, min(s.distinct, s.domain * share), s.domain * share)
                          for s in self.segments)
         return replace(self, segments=segments)
+
+
+def mixture(base: ColumnEstimate, parts: Sequence[ColumnEstimate]) -> ColumnEstimate | None:
+    """The distribution of the rows of several restrictions of ``base`` taken together (an OR's
+    disjuncts, each at its own rows): per value, the sum of the parts' rows. Most common values
+    are summed by value; the parts' segments, each a piece of one of ``base``'s segments (a
+    restriction narrows within segments, never across them), are summed per segment of
+    ``base``, over the range the pieces span. Overlapping pieces count their rows twice, as the
+    rows of two disjuncts that both hold do; the caller rescales to the rows that pass. None
+    where ``base`` has no value statistics or a piece lies in none of its segments."""
+    base = base.live
+    if base.kind is None:
+        return None
+    segments = base.segments
+    lowers = [s.lower for s in segments]
+    mcv: dict[Any, float] = {}
+    nulls = 0.0
+    pieces: dict[int, list[Segment]] = {}
+    try:
+        for part in parts:
+            part = part.live
+            nulls += part.nulls
+            for value, rows in part.mcv:
+                mcv[value] = mcv.get(value, 0.0) + rows
+            for piece in part.segments:
+                if piece.rows <= 0:
+                    continue
+                index = bisect.bisect_right(lowers, piece.lower) - 1
+                if index < 0 or piece.lower is None or not piece.upper <= segments[index].upper:
+                    return None
+                pieces.setdefault(index, []).append(piece)
+    except TypeError:   # values that do not hash or compare
+        return None
+    merged = []
+    for index in sorted(pieces):
+        found = pieces[index]
+        whole = segments[index]
+        domain = max(min(sum(p.domain for p in found), whole.domain), max(p.domain for p in found))
+        merged.append(Segment(min(p.lower for p in found), max(p.upper for p in found), sum(p.rows for p in found),
+                              min(sum(p.distinct for p in found), domain), domain))
+    return ColumnEstimate(base.kind, nulls, tuple(mcv.items()), tuple(merged), base.width, base.default)
+
+
+def summed(estimates: Sequence[ColumnEstimate]) -> ColumnEstimate | None:
+    """The distribution of the rows of several inputs put together (a UNION ALL's column): per
+    value, the sum of the inputs' rows. Most common values are summed by value; segments are
+    summed over the ranges between all their bounds, each input's segment contributing its
+    share of the range, where the values count (whole numbers, dates) or the segments do not
+    overlap. Where inputs overlap on a range, their values are taken to be shared (as a join's
+    matching takes them, ``matching``): the range holds the most distinct values any of them
+    holds there. None where an input has no value statistics, the kinds differ, or
+    overlapping segments cannot be split."""
+    lives = [e.live for e in estimates]
+    if not lives or any(e.kind is None for e in lives) or len({e.kind for e in lives}) != 1:
+        return None
+    mcv: dict[Any, float] = {}
+    try:
+        for e in lives:
+            for value, rows in e.mcv:
+                mcv[value] = mcv.get(value, 0.0) + rows
+    except TypeError:
+        return None
+    try:
+        pieces = sorted((s for e in lives for s in e.segments if s.rows > 0), key=_lower_position)
+    except TypeError:
+        return None
+    segments = _summed_segments(pieces)
+    if segments is None:
+        return None
+    rows = sum(e.non_null for e in lives)
+    width = sum(e.width * e.non_null for e in lives) / rows if rows > 0 else max(e.width for e in lives)
+    return ColumnEstimate(lives[0].kind, sum(e.nulls for e in lives), tuple(mcv.items()), segments, width,
+                          any(e.default for e in lives))
+
+
+def _lower_position(s: Segment) -> float:
+    placed = position(s.lower)
+    if placed is None:
+        raise TypeError("a segment without a placed bound")
+    return placed
+
+
+def _summed_segments(pieces: list[Segment]) -> tuple[Segment, ...] | None:
+    """``summed``'s segments from all inputs' segments (sorted by lower bound)."""
+    try:
+        if all(position(a.upper) < position(b.lower) for a, b in zip(pieces, pieces[1:])):  # type: ignore[operator]
+            return tuple(pieces)
+    except TypeError:
+        return None
+    if not all(is_discrete(s.lower, s.upper) for s in pieces):
+        return None
+    step = _step(pieces[0].lower)
+    if step is None or any(type(s.lower) is not type(pieces[0].lower) for s in pieces):
+        return None
+    bounds = sorted({p for s in pieces for p in (s.lower, s.upper + step)})
+    merged = []
+    for start, end in zip(bounds, bounds[1:]):
+        last = end - step
+        rows = distinct = domain = 0.0
+        for s in pieces:
+            if s.lower <= start and last <= s.upper:
+                share = (position(end) - position(start)) / (position(s.upper) - position(s.lower) + 1.0)  # type: ignore[operator]
+                rows += s.rows * share
+                distinct = max(distinct, s.distinct * share)
+                domain = max(domain, s.domain * share)
+        if rows > 0:
+            merged.append(Segment(start, last, rows, min(distinct, domain), domain))
+    return tuple(merged)
+
+
+def _step(value: Any) -> Any:
+    """One value's width, the distance to the next value of a discrete kind (whole numbers and
+    dates), or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return 1
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return dt.timedelta(days=1)
+    return None
 
 
 def _presence(rows: float) -> float:

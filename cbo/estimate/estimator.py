@@ -28,7 +28,7 @@ from typing import Any
 from cbo.estimate import defaults
 from cbo.estimate.aggregates import aggregate_output
 from cbo.estimate.arithmetic import OPERATIONS, of_two, with_constant
-from cbo.estimate.column import ColumnEstimate, Segment
+from cbo.estimate.column import ColumnEstimate, Segment, summed
 from cbo.estimate.constants import constant_value
 from cbo.estimate.filters import estimate_filter
 from cbo.estimate.join_sets import at_least_matched, extreme_restriction, join_set_of, leaves_of, of_set
@@ -522,8 +522,15 @@ def _set_op(plan: SetOp, inputs: list[RelEstimate]) -> RelEstimate:
         notes |= {"EXCEPT: assumed no row of the first input is removed"}
     columns = {}
     for index, column in enumerate(plan.columns):
-        distinct = sum(i.column(cols[index]).distinct for i, cols in zip(inputs, plan.inputs_columns))
-        columns[column] = ColumnEstimate.unknown(rows, distinct)
+        found = None
+        if plan.kind == "union" and not plan.distinct:
+            # A UNION ALL's rows holding a value are its inputs' rows holding it (the channel
+            # tag of each branch, the years each reads): their distributions summed.
+            found = summed([i.column(cols[index]) for i, cols in zip(inputs, plan.inputs_columns)])
+        if found is None:
+            distinct = sum(i.column(cols[index]).distinct for i, cols in zip(inputs, plan.inputs_columns))
+            found = ColumnEstimate.unknown(rows, distinct)
+        columns[column] = found
     return RelEstimate(rows, columns, notes=notes)
 
 

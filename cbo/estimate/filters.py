@@ -32,9 +32,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from cbo.estimate import defaults
-from cbo.estimate.column import ColumnEstimate, Segment, like_prefix, like_regex, thinned
+from cbo.estimate.arithmetic import OPERATIONS, shifted, with_constant
+from cbo.estimate.column import ColumnEstimate, Segment, like_prefix, like_regex, mixture, thinned
 from cbo.estimate.comparisons import compare_columns
 from cbo.estimate.constants import NOT_CONSTANT, constant_value
+from cbo.estimate.matching import matching_tuples
 from cbo.estimate.relation import DerivedColumns, RelEstimate, SampleView, layered
 from cbo.estimate.sample_eval import evaluate, scalar
 from cbo.ir.expressions import Call, Column, ColumnRef, Constant, Expr, SpecialForm, columns_of, conjuncts
@@ -50,6 +52,8 @@ class Restriction:
     estimate: ColumnEstimate | None     # the column after the conjunct
     selectivity: float
     note: str | None = None
+    # columns a generic conjunct narrows all the same: those every disjunct of an OR restricts
+    also: tuple[tuple[Column, ColumnEstimate], ...] = ()
 
 
 def estimate_filter(rel: RelEstimate, predicate: Expr) -> RelEstimate:
@@ -78,6 +82,9 @@ def estimate_filter(rel: RelEstimate, predicate: Expr) -> RelEstimate:
         if result.column is not None and result.estimate is not None:
             working[result.column] = result.estimate
             restricted[result.column] = result.estimate
+        for column, estimate in result.also:
+            working[column] = estimate
+            restricted[column] = estimate
         # Only a conjunct the statistics answered without defaults may overrule the sample.
         simple = simple and result.column is not None and result.note is None
     # Interpolating a LIKE prefix inside a string bucket is coarse: let the sample answer it.
@@ -276,9 +283,41 @@ def restrict(conjunct: Expr, columns: Mapping[Column, ColumnEstimate], rows: flo
             if like is not None and not like_prefix(like[1]):
                 note = f"default selectivity {defaults.LIKE_SELECTIVITY} for the non-MCV values of {conjunct}"
             return Restriction(column, narrowed, min(narrowed.rows / before, 1.0), note or _unplaced(conjunct, columns))
+    if isinstance(conjunct, SpecialForm) and conjunct.form == "OR":
+        return _disjunction(conjunct, columns, rows)
     selectivity, note = generic_selectivity(conjunct, columns, rows)
     return Restriction(None, None, selectivity, note)
 
+
+def _disjunction(e: SpecialForm, columns: Mapping[Column, ColumnEstimate], rows: float) -> Restriction:
+    """An OR: its share of rows by inclusion-exclusion over its disjuncts (by their sum where
+    all restrict one column), and the columns every disjunct restricts, narrowed.
+
+    ``d_year = 1999 OR (d_year = 1998 AND d_moy = 12) OR (d_year = 2000 AND d_moy = 1)`` keeps
+    rows of three years only, 1999's the most: the rows passing are those of the disjuncts, so
+    a column each restricts holds, per value, the sum of the disjuncts' rows of it (each
+    disjunct's restriction of the column at that disjunct's rows, ``mixture``), rescaled to the
+    OR's rows by the filter. Left unnarrowed, the column kept all 200 years, and ``d_year =
+    1999`` above (a CTE's reader) kept one row in 200."""
+    found = [_narrowing_of(arg, columns, rows) for arg in e.args]
+    selectivity = _or_share(e, [share for share, _, _ in found])
+    note = next((n for _, n, _ in found if n), None)
+    if not found or rows <= 0:
+        return Restriction(None, None, selectivity, note)
+    common = set(found[0][2])
+    for _, _, narrowed in found[1:]:
+        common &= narrowed.keys()
+    also = []
+    for column in sorted(common, key=lambda c: c.id):
+        parts = []
+        for share, _, narrowed in found:
+            estimate = narrowed[column]
+            if estimate.rows > 0 and share > 0:
+                parts.append(estimate.scaled(min(share * rows / estimate.rows, 1.0)))
+        merged = mixture(columns[column], parts) if column in columns else None
+        if merged is not None:
+            also.append((column, merged))
+    return Restriction(None, None, selectivity, note, tuple(also))
 
 def _unplaced(conjunct: Expr, columns: Mapping[Column, ColumnEstimate]) -> str | None:
     """A note when ``column = value`` (``<>``, ``IN``) names a value that does not compare with
@@ -405,6 +444,12 @@ def generic_selectivity(e: Expr, columns: Mapping[Column, ColumnEstimate], rows:
     """Selectivity of a conjunct that is not a plain restriction of one column."""
     if isinstance(e, Constant):
         return (1.0 if e.value is True else 0.0), None
+    if not columns_of(e):
+        # A conjunct over constants alone (``'c' = 's'``, left where a CTE's branch tag met the
+        # reader's) holds for every row or for none: its value, where it can be computed.
+        value = evaluate(e, _no_columns, 1)
+        if value is not None:
+            return (1.0 if bool(value[0]) else 0.0), None
     if isinstance(e, SpecialForm) and e.form == "OR":
         shares = []
         notes = []
@@ -413,13 +458,7 @@ def generic_selectivity(e: Expr, columns: Mapping[Column, ColumnEstimate], rows:
             shares.append(s)
             if note:
                 notes.append(note)
-        same_column = len({frozenset(columns_of(a)) for a in e.args}) == 1 and len(columns_of(e)) == 1
-        if same_column:
-            return min(1.0, sum(shares)), (notes[0] if notes else None)
-        remaining = 1.0
-        for s in shares:
-            remaining *= 1.0 - s
-        return 1.0 - remaining, (notes[0] if notes else None)
+        return _or_share(e, shares), (notes[0] if notes else None)
     if isinstance(e, SpecialForm) and e.form == "AND":
         return _selectivity_of(e, columns, rows)
     if isinstance(e, SpecialForm) and e.form == "NOT":
@@ -439,6 +478,10 @@ def generic_selectivity(e: Expr, columns: Mapping[Column, ColumnEstimate], rows:
             if found is not None:
                 return found, None
         return defaults.RANGE_SELECTIVITY, f"default selectivity {defaults.RANGE_SELECTIVITY:.2f} for {e}"
+    if isinstance(e, Call) and e.name in FLIP and len(e.args) == 2:
+        moved = _moved_comparison(e.name, e.args[0], e.args[1], columns)
+        if moved is not None:
+            return moved, None
     if isinstance(e, Call) and e.name in ("eq", "is_not_distinct_from"):
         return defaults.EQ_SELECTIVITY, f"default selectivity {defaults.EQ_SELECTIVITY} for {e}"
     if isinstance(e, Call) and e.name in FLIP:
@@ -455,8 +498,81 @@ def generic_selectivity(e: Expr, columns: Mapping[Column, ColumnEstimate], rows:
     return defaults.UNKNOWN_SELECTIVITY, f"default selectivity {defaults.UNKNOWN_SELECTIVITY} for {e}"
 
 
+def _moved_comparison(op: FunctionName, left: Expr, right: Expr,
+                      columns: Mapping[Column, ColumnEstimate]) -> float | None:
+    """Share of rows where a column compares with another column moved by a constant
+    (``rank = rank - 1``: a row and its neighbour by rank; ``d3.d_date > d1.d_date + 5``), the
+    two taken as independent: an equality matches the two distributions value by value (as a
+    join class does), a range compares them (``compare_columns``). None unless both sides are
+    such columns."""
+    a, b = _moved(left, columns), _moved(right, columns)
+    if a is None or b is None or a.kind is None or a.kind != b.kind:
+        return None
+    if a.rows <= 0 or b.rows <= 0:
+        return 0.0
+    if op in ("eq", "neq"):
+        equal = min(matching_tuples([a, b]) / (a.rows * b.rows), 1.0)
+        return equal if op == "eq" else max((1.0 - a.null_fraction) * (1.0 - b.null_fraction) - equal, 0.0)
+    return compare_columns(op, a, b)
+
+
+def _moved(e: Expr, columns: Mapping[Column, ColumnEstimate]) -> ColumnEstimate | None:
+    """The distribution of a comparison's side that is a column, or a column moved by a constant:
+    ``x + c``, ``x - c`` (``c`` a whole number: the values keep their type), other affine forms
+    of a number (``arithmetic.with_constant``), and ``add_days(d, n)``."""
+    if isinstance(e, ColumnRef):
+        return columns.get(e.column)
+    if not (isinstance(e, Call) and len(e.args) == 2):
+        return None
+    first, second = e.args
+    if e.name == "add_days":
+        days = constant_value(second)
+        column = columns.get(first.column) if isinstance(first, ColumnRef) else None
+        if column is None or column.kind != "date" or not isinstance(days, int) or isinstance(days, bool):
+            return None
+        return shifted(column, dt.timedelta(days=days))
+    if e.name not in OPERATIONS:
+        return None
+    for ref, other, constant_first in ((first, second, False), (second, first, True)):
+        if not isinstance(ref, ColumnRef) or ref.column not in columns:
+            continue
+        value = constant_value(other)
+        if not isinstance(value, (int, float, decimal.Decimal)) or isinstance(value, bool):
+            return None
+        column = columns[ref.column]
+        if column.kind != "number":
+            return None
+        if isinstance(value, int) and (e.name == "add" or (e.name == "subtract" and not constant_first)):
+            found = shifted(column, value if e.name == "add" else -value)
+            if found is not None:
+                return found
+        return with_constant(e.name, column, float(value), constant_first)
+    return None
+
+
+def _or_share(e: SpecialForm, shares: list[float]) -> float:
+    """The share of rows an OR keeps from its disjuncts' shares: their sum where all restrict
+    one column (disjoint ranges and values), else by inclusion-exclusion as if independent."""
+    same_column = len({frozenset(columns_of(a)) for a in e.args}) == 1 and len(columns_of(e)) == 1
+    if same_column:
+        return min(1.0, sum(shares))
+    remaining = 1.0
+    for s in shares:
+        remaining *= 1.0 - s
+    return 1.0 - remaining
+
+
 def _selectivity_of(e: Expr, columns: Mapping[Column, ColumnEstimate], rows: float) -> tuple[float, str | None]:
-    local: ChainMap[Column, ColumnEstimate] = layered({}, columns)
+    total, note, _ = _narrowing_of(e, columns, rows)
+    return total, note
+
+
+def _narrowing_of(e: Expr, columns: Mapping[Column, ColumnEstimate], rows: float) \
+        -> tuple[float, str | None, dict[Column, ColumnEstimate]]:
+    """The share of rows a conjunction keeps (its conjuncts as independent), its first note,
+    and the columns it narrows, as narrowed."""
+    narrowed: dict[Column, ColumnEstimate] = {}
+    local: ChainMap[Column, ColumnEstimate] = layered(narrowed, columns)
     total = 1.0
     note = None
     for part in conjuncts(e):
@@ -465,7 +581,9 @@ def _selectivity_of(e: Expr, columns: Mapping[Column, ColumnEstimate], rows: flo
         note = note or result.note
         if result.column is not None and result.estimate is not None:
             local[result.column] = result.estimate
-    return total, note
+        for column, estimate in result.also:
+            local[column] = estimate
+    return total, note, narrowed
 
 
 def _as_kind(value, kind: str):
@@ -475,6 +593,12 @@ def _as_kind(value, kind: str):
         return dt.datetime.combine(value, dt.time())
     if kind == "date" and isinstance(value, dt.datetime):
         return value.date()
+    if kind in ("date", "timestamp") and isinstance(value, str):
+        # A string met by a date or timestamp column is read as the date it spells, as the
+        # engines cast it (``d_date BETWEEN '2000-01-27' AND ...``); one that spells none stays
+        # a string, which no bound compares with.
+        parsed = _iso_date_or_time(value, kind)
+        return value if parsed is None else parsed
     if kind == "number" and isinstance(value, bool):
         return int(value)
     if kind == "number" and isinstance(value, decimal.Decimal):
@@ -484,3 +608,18 @@ def _as_kind(value, kind: str):
         # its upper value.
         return float(value)
     return value
+
+
+def _iso_date_or_time(text: str, kind: str) -> dt.date | None:
+    """``text`` as a date (``kind`` "date") or a timestamp, where it is one in ISO form; else None."""
+    try:
+        if kind == "date":
+            return dt.date.fromisoformat(text.strip())
+        return dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+
+
+def _no_columns(column: Column) -> None:
+    """The columns of a predicate that reads none (``evaluate`` asks for none)."""
+    return None

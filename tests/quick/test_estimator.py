@@ -311,3 +311,117 @@ def test_a_string_bound_outside_a_bucket_keeps_the_whole_bucket():
     inside = fraction_within(lower, upper, lower, "almond m")
     assert inside is not None and 0.0 < inside < 1.0
     assert fraction_within(lower, upper, "antique", None) == 0.0
+
+
+def test_a_string_met_by_a_date_column_is_the_date_it_spells():
+    # ``d_date BETWEEN '2000-01-27' AND DATE '2000-04-26'``: the engines cast the string to a
+    # date; read as a string it compared with no bound, and the range took a default share
+    # (a fifth of a 200-year calendar for a quarter of a year).
+    import datetime as dt
+
+    days = [dt.date(1900, 1, 1) + dt.timedelta(days=k) for k in range(73_000)]
+    stats = {"t.d": table_stats("t.d", {"d": days}, sample_size=0)}
+    factory = ColumnFactory()
+    d = factory.new("d", T.DATE)
+    scan = Scan("t.d", (d,), ("d",))
+    low, high = Constant("2000-01-27", T.VARCHAR), Constant(dt.date(2000, 4, 26), T.DATE)
+    between = SpecialForm("BETWEEN", (ColumnRef(d), low, high), T.BOOLEAN)
+    assert close(Estimator(stats).rows(Filter(scan, between)), 91, 1.1)
+    later = compare("gte", ColumnRef(d), Constant("2090-01-01", T.VARCHAR))
+    assert close(Estimator(stats).rows(Filter(scan, later)), sum(1 for day in days if day >= dt.date(2090, 1, 1)), 1.1)
+
+
+def test_a_conjunct_over_constants_alone_keeps_every_row_or_none():
+    # ``'c' = 's'``: a CTE's branch tag met by its reader's filter. It holds for no row; its
+    # twin ``'c' = 'c'`` for every row (both were a default 0.005).
+    stats = {"t.a": table_stats("t.a", {"a": list(range(1000))}, sample_size=0)}
+    factory = ColumnFactory()
+    scan = make_scan(factory, "t.a", ["a"])
+    c, s = Constant("c", T.VARCHAR), Constant("s", T.VARCHAR)
+    estimator = Estimator(stats)
+    assert estimator.rows(Filter(scan, compare("eq", c, s))) == 0
+    assert estimator.rows(Filter(scan, compare("eq", c, c))) == 1000
+    either = SpecialForm("OR", (compare("eq", c, s), compare("lt", col(scan, "a"), num(100))), T.BOOLEAN)
+    assert close(estimator.rows(Filter(scan, either)), 100, 1.05)
+
+
+def test_a_column_compared_with_another_moved_by_a_constant_matches_their_distributions():
+    # ``r1.rank = r2.rank + 1`` (a row and its neighbour by rank) and ``d3 > d1 + 5``: one side
+    # a column moved by a constant. Matched value by value (as a join class is), the shift
+    # decides: 1 to 100 against 2 to 101 meets on 99 values; against 1001 to 1100, on none.
+    # (It was a default 0.005, the equality's, and a third for the range.)
+    import datetime as dt
+
+    stats = {"t.r": table_stats("t.r", {"k": list(range(1, 101))}, sample_size=0),
+             "t.s": table_stats("t.s", {"k": list(range(1, 101))}, sample_size=0),
+             "t.d": table_stats("t.d", {"d": [dt.date(2000, 1, 1) + dt.timedelta(days=k) for k in range(100)]},
+                                sample_size=0)}
+    factory = ColumnFactory()
+    r, s = make_scan(factory, "t.r", ["k"]), make_scan(factory, "t.s", ["k"])
+    estimator = Estimator(stats)
+
+    def moved(op: str, amount: int, constant=num):  # type: ignore[no-untyped-def]
+        return Join("inner", r, s, compare("eq", col(r, "k"), Call(op, (col(s, "k"), constant(amount)), T.INTEGER)))
+
+    assert close(estimator.rows(moved("add", 1)), 99, 1.05)
+    assert close(estimator.rows(moved("subtract", 10)), 90, 1.05)
+    assert estimator.rows(moved("add", 1000)) == 0
+    d1 = factory.new("d", T.DATE)
+    d3 = factory.new("d", T.DATE)
+    days1, days3 = Scan("t.d", (d1,), ("d",)), Scan("t.d", (d3,), ("d",))
+    later = compare("gt", ColumnRef(d3), Call("add_days", (ColumnRef(d1), num(5)), T.DATE))
+    truth = sum(1 for a in range(100) for b in range(100) if b > a + 5)
+    assert close(estimator.rows(Join("inner", days3, days1, later)), truth, 1.1)
+
+
+def test_a_column_every_disjunct_of_an_or_restricts_keeps_the_disjuncts_values():
+    # ``year = 1999 OR (year = 1998 AND month = 12) OR (year = 2000 AND month = 1)``: the rows
+    # passing hold three years, 1999's twelve times the others'. Left unnarrowed, the year kept
+    # all its values, and ``year = 1999`` above (a CTE's reader) kept a 200th of the rows.
+    years = [1900 + k // 365 for k in range(73_000)]
+    months = [min((k % 365) // 30, 11) + 1 for k in range(73_000)]
+    stats = {"t.d": table_stats("t.d", {"year": years, "month": months}, sample_size=0)}
+    factory = ColumnFactory()
+    scan = make_scan(factory, "t.d", ["year", "month"])
+    year, month = col(scan, "year"), col(scan, "month")
+    either = SpecialForm("OR", (compare("eq", year, num(1999)),
+                                conjunction([compare("eq", year, num(1998)), compare("eq", month, num(12))]),
+                                conjunction([compare("eq", year, num(2000)), compare("eq", month, num(1))])), T.BOOLEAN)
+    passing = Filter(scan, either)
+    estimator = Estimator(stats)
+    rows = estimator.rows(passing)
+    truth = sum(1 for y, m in zip(years, months) if y == 1999 or (y == 1998 and m == 12) or (y == 2000 and m == 1))
+    assert close(rows, truth, 1.1)
+    above = estimator.rows(Filter(passing, compare("eq", year, num(1999))))
+    assert close(above, 365, 1.15), above
+    # ranges: the disjuncts' ranges of one column, summed where they meet
+    ranges = SpecialForm("OR", (SpecialForm("BETWEEN", (year, num(1950), num(1954)), T.BOOLEAN),
+                                SpecialForm("BETWEEN", (year, num(1952), num(1960)), T.BOOLEAN)), T.BOOLEAN)
+    kept = Filter(scan, ranges)
+    assert estimator.rows(Filter(kept, compare("gt", year, num(1960)))) < 1
+    assert close(estimator.rows(Filter(kept, compare("lte", year, num(1954)))), estimator.rows(kept) * 5 / 11, 1.3)
+
+
+def test_a_union_all_column_holds_its_inputs_values():
+    # The channel tag of each branch and the years each reads: a filter on them above the
+    # union (a CTE of three channels, read once per channel and year) keeps the branch's rows,
+    # where the union's columns, known only by their distinct values, kept a default share.
+    from cbo.ir.operators import Project, SetOp
+
+    stats = {"t.s": table_stats("t.s", {"y": [1998 + k % 5 for k in range(5000)]}, sample_size=0),
+             "t.w": table_stats("t.w", {"y": [2000 + k % 5 for k in range(2000)]}, sample_size=0)}
+    factory = ColumnFactory()
+    store, web = make_scan(factory, "t.s", ["y"]), make_scan(factory, "t.w", ["y"])
+    tags = []
+    for scan, tag in ((store, "s"), (web, "w")):
+        c = factory.new("channel", T.VARCHAR)
+        tags.append((Project(scan, ((c, Constant(tag, T.VARCHAR)), (scan.columns[0], col(scan, "y")))), c))
+    channel, year = factory.new("channel", T.VARCHAR), factory.new("y", T.INTEGER)
+    union = SetOp("union", False, tuple(p for p, _ in tags), (channel, year),
+                  tuple((c, p.input.columns[0]) for p, c in tags))
+    estimator = Estimator(stats)
+    assert estimator.rows(union) == 7000
+    stores_2001 = conjunction([compare("eq", ColumnRef(channel), Constant("s", T.VARCHAR)),
+                               compare("eq", ColumnRef(year), num(2001))])
+    assert close(estimator.rows(Filter(union, stores_2001)), 1000, 1.1)
+    assert close(estimator.rows(Filter(union, compare("gte", ColumnRef(year), num(2003)))), 800, 1.1)
