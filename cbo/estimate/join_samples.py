@@ -229,7 +229,15 @@ def _foreign_keys_counted(a: Origin, b: Origin, arrays: Sequence[tuple[np.ndarra
         total += product
     smaller, larger = sorted(counted, key=len)
     pairs = sum(n * larger.get(v, 0) for v, n in smaller.items() if v not in busy)
-    return total + pairs / (fractions[0] * fractions[1])
+    light = pairs / (fractions[0] * fractions[1])
+    if a.view.sample.table == b.view.sample.table:
+        # Two columns of one sample (a self-join, ``d1.d_week_seq = d2.d_week_seq``): a
+        # sampled row paired with itself is in the sample with probability f, not f^2.
+        (values_a, nulls_a), (values_b, nulls_b) = arrays
+        same = ~nulls_a & ~nulls_b & (values_a == values_b)
+        itself = sum(1 for v in values_a[same].tolist() if v not in busy)
+        light -= itself / fractions[0] * (1.0 / fractions[0] - 1.0)
+    return total + light
 
 
 def _value_counts(origin: Origin, values: np.ndarray, nulls: np.ndarray) -> dict:
@@ -389,11 +397,43 @@ def _over_filtered_key(chosen: Sequence[tuple[Column, Origin]], arrays: Sequence
         # The other keys' sampled pairs override independent filters where they depart from
         # them by more than two standard deviations (Poisson), and, upwards, rest on at least
         # ``MIN_SAMPLE_HITS`` pairs (as ``_sampled``).
-        measured = abs(hits - expected) > 2.0 * math.sqrt(max(expected, 1.0)) \
-            and (hits < expected or hits >= defaults.MIN_SAMPLE_HITS)
+        departs = abs(hits - expected) > 2.0 * math.sqrt(max(expected, 1.0))
+        measured = departs and (hits < expected or hits >= defaults.MIN_SAMPLE_HITS)
         light_rows = max(_key_tuples(chosen, leaves, leaf_of) - busy_rows, 0.0)
+        if departs and not measured:
+            # More pairs than independence expects, but too few to scale up from: counted in
+            # keys, the unit the pairs come in (``_few_keys_share``).
+            key_share = leaves[leaf_of[column]].estimate.rows / max(origin.base_rows, 1.0)
+            passing_held = sum(1 for row in held.values() if mask[row])
+            share = _few_keys_share(hits, float(mask.sum()) - passing_held, light, pairing.valid_rows - len(held),
+                                    key_share, float(passing_rows) / present_rows)
+            return busy + light_rows * share
         return busy + light_rows * (hits if measured else expected) / max(light, 1)
     return None
+
+
+def _few_keys_share(hits: int, keys: float, pairs: float, all_keys: float, key_share: float,
+                    other_share: float) -> float:
+    """The share of a foreign key's (light) rows that pass its own filters (``other_share`` of
+    them, taken as independent) and whose key passes the key's, where the sampled pairs say
+    more than independence expects but on fewer than ``defaults.MIN_SAMPLE_HITS`` pairs (a
+    month of dates, four of them in the key's sample, the one sampled a date with sales, and
+    nine sampled sales of it).
+
+    Pairs come in clusters, one per sampled key: nine pairs of one sampled date are one
+    observation of how often a passing key is referenced, not nine. Measured per key, the
+    ``keys`` passing sampled keys hold ``hits`` passing pairs, where keys of the sample at
+    large would hold ``pairs / all_keys`` each, ``other_share`` of them passing; the ratio,
+    shrunk toward 1 by ``PRIOR_KEYS`` keys' worth (as the busy stratum's shares are),
+    multiplies the share of keys passing, the key leaf's own estimate (``key_share``: its
+    histograms count the passing keys better than the few in its sample). Falling back to
+    independence instead, a foreign key into a calendar of 200 years, its rows on five, kept a
+    200th of the sales of a filtered month."""
+    expected_per_key = pairs / max(all_keys, 1.0) * other_share
+    if keys <= 0 or expected_per_key <= 0:
+        return min(key_share * other_share, 1.0)
+    ratio = (hits + PRIOR_KEYS * expected_per_key) / ((keys + PRIOR_KEYS) * expected_per_key)
+    return min(key_share * ratio * other_share, 1.0)
 
 
 def _key_tuples(chosen: Sequence[tuple[Column, Origin]], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float:
@@ -587,7 +627,7 @@ def _leaf_correlation(index: int, classes: Sequence[tuple[Column, ...]], leaves:
         if position is None or len(chosen) < 2:
             return 1.0
         class_index = _class_index([o for _, o in chosen], arrays)
-        if not class_index.size or class_index.shared:
+        if not class_index.size:
             return 1.0
         weight = class_index.weights(position, [o.view for _, o in chosen])
         if mask is not None:
@@ -690,6 +730,17 @@ class _ClassIndex:
         keep = group >= 0 if mask is None else (group >= 0) & mask
         return np.bincount(group[keep], minlength=self.size).astype(np.float64)
 
+    def _diagonal(self, a: int, b: int, views: Sequence[SampleView | None]) -> np.ndarray:
+        """Per key, the sampled rows of one sample read by members ``a`` and ``b`` whose two
+        columns both hold it, passing both members' filters: the tuples pairing a row with
+        itself."""
+        same = (self.groups[a] >= 0) & (self.groups[a] == self.groups[b])
+        for member in (a, b):
+            view = views[member]
+            if view is not None and view.mask is not None:
+                same = same & view.mask
+        return np.bincount(self.groups[a][same], minlength=self.size).astype(np.float64)
+
     def passing(self, views: Sequence[SampleView | None]) -> float:
         if not self.size:
             return 0.0
@@ -700,12 +751,7 @@ class _ClassIndex:
         for a, b, fraction in self.shared:
             if fraction >= 1.0:
                 continue
-            same = (self.groups[a] >= 0) & (self.groups[a] == self.groups[b])
-            for member in (a, b):
-                view = views[member]
-                if view is not None and view.mask is not None:
-                    same = same & view.mask
-            diagonal = np.bincount(self.groups[a][same], minlength=self.size).astype(np.float64)
+            diagonal = self._diagonal(a, b, views)
             for member in range(len(views)):
                 if member not in (a, b):
                     diagonal = diagonal * self.counts(member, views[member])
@@ -715,20 +761,43 @@ class _ClassIndex:
     def weights(self, member: int, views: Sequence[SampleView | None]) -> np.ndarray:
         """Per sampled row of ``member``, the matching tuples of the other members (read-only).
         Where no other member is filtered they are the samples' alone: kept on the index (a
-        leaf joined through two classes asks for them in every set holding it)."""
+        leaf joined through two classes asks for them in every set holding it).
+
+        A member reading ``member``'s own sample (``d2.d_week_seq = d1.d_week_seq``, both of
+        the calendar) counts the row itself, its diagonal tuple, ``f`` times, as ``passing``
+        does; so does a pair of other members reading one sample."""
         plain = all(_unfiltered(views[other]) for other in range(len(views)) if other != member)
         if plain:
             found = self._plain.get(member)
             if found is not None:
                 return found
+        own = {b if a == member else a: fraction for a, b, fraction in self.shared
+               if member in (a, b) and fraction < 1.0}
         product = np.ones(self.size)
         for other in range(len(views)):
-            if other != member:
+            if other != member and other not in own:
                 product = product * self.counts(other, views[other])
+        for a, b, fraction in self.shared:
+            if member in (a, b) or fraction >= 1.0:
+                continue
+            # (the two others' product counts their diagonal tuples once each: f times instead)
+            rest = np.ones(self.size)
+            for other in range(len(views)):
+                if other not in (member, a, b) and other not in own:
+                    rest = rest * self.counts(other, views[other])
+            product = product - (1.0 - fraction) * self._diagonal(a, b, views) * rest
         if self._safe is None:
             self._safe = [(np.maximum(g, 0), (g >= 0).astype(np.float64)) for g in self.groups]
         safe, valid = self._safe[member]
         weights = product[safe] * valid
+        for other, fraction in own.items():
+            counted = self.counts(other, views[other])[safe]
+            # the row itself among the other member's rows of its value: counted f times
+            itself = (self.groups[other] >= 0) & (self.groups[other] == self.groups[member])
+            view = views[other]
+            if view is not None and view.mask is not None:
+                itself = itself & view.mask
+            weights = weights * (counted - (1.0 - fraction) * itself)
         if plain:
             weights.flags.writeable = False
             self._plain[member] = weights

@@ -278,3 +278,74 @@ def test_pairs_found_empty_among_sampled_members_are_those_of_every_pair():
     expected = every_pair(leaves)
     assert expected   # the owner-editor pair is found empty
     assert join_sets._pairs_found_empty(members, leaves, leaf_of) == expected
+
+
+def _calendar(seed: int = 5):  # type: ignore[no-untyped-def]
+    """A calendar of 200 years of days (a year, a month per day) and sales on five of its
+    years, sampled as the collectors sample: a tenth of the calendar, a few thousand sales."""
+    rng = random.Random(seed)
+    days = 73_000
+    first = 100 * 365    # the sales' years: 100 to 104
+    calendar = {"Id": list(range(days)), "Year": [d // 365 for d in range(days)],
+                "Month": [min((d % 365) // 30, 11) + 1 for d in range(days)]}
+    sales = {"Id": list(range(100_000)), "DayId": [first + rng.randrange(5 * 365) for _ in range(100_000)]}
+    factory = ColumnFactory()
+    dates = make_scan(factory, "c.calendar", list(calendar), ("Id",))
+    sold = make_scan(factory, "c.sales", list(sales), ("Id",))
+    stats = {"c.calendar": table_stats("c.calendar", calendar, sample_size=7_300),
+             "c.sales": table_stats("c.sales", sales, sample_size=2_000)}
+    return dates, sold, sales, calendar, Estimator(stats)
+
+
+def test_a_filtered_key_whose_few_sampled_keys_are_all_referenced_is_measured_in_keys():
+    # One month of a 200-year calendar joined with sales of five years: the calendar's sample
+    # holds three or four of the month's days, and the sales' sample one or two sales of
+    # each, fewer pairs than ``MIN_SAMPLE_HITS``: the estimate fell back to independence, as
+    # if the month's days were sold on as rarely as the calendar's at large (a fortieth of
+    # the truth). The pairs, counted per sampled day, say the month's days are sold on.
+    dates, sold, sales, calendar, estimator = _calendar()
+    month = Filter(dates, compare("eq", col(dates, "Year"), num(102)))
+    month = Filter(month, compare("eq", col(dates, "Month"), num(5)))
+    passing = {d for d, y, m in zip(calendar["Id"], calendar["Year"], calendar["Month"]) if y == 102 and m == 5}
+    truth = sum(1 for d in sales["DayId"] if d in passing)
+    estimate = estimator.rows(Join("inner", sold, month, compare("eq", col(sold, "DayId"), col(dates, "Id"))))
+    assert truth / 4 <= estimate <= truth * 2, (estimate, truth)
+    # a month the sales do not reach keeps its independent estimate, near empty
+    early = Filter(Filter(dates, compare("eq", col(dates, "Year"), num(50))),
+                   compare("eq", col(dates, "Month"), num(5)))
+    assert estimator.rows(Join("inner", sold, early, compare("eq", col(sold, "DayId"), col(dates, "Id")))) < 100
+
+
+def test_a_leaf_joined_through_two_classes_is_checked_for_correlation_on_a_self_joined_sample():
+    # Stock counted on Sundays of five years (inventory's weekly dates), d2 its day, d1 the
+    # days of one year in d2's week: ``inv.DayId = d2.Id AND d2.Week = d1.Week``. d2's day and
+    # week are one thing; its rows matching the stock's days are the ones whose weeks meet the
+    # year's. Independence took the two classes apart (a twentieth of the truth). d2's sample
+    # was not checked for that correlation because d1 reads the same sample (a row meets
+    # itself with probability f, not f^2): counted so, it is.
+    rng = random.Random(7)
+    days = 73_000
+    calendar = {"Id": list(range(days)), "Year": [d // 365 for d in range(days)], "Week": [d // 7 for d in range(days)]}
+    sundays = [d for d in range(100 * 365, 105 * 365) if d % 7 == 0]
+    stock = {"Id": list(range(60_000)), "DayId": [rng.choice(sundays) for _ in range(60_000)]}
+    factory = ColumnFactory()
+    d1 = make_scan(factory, "w.calendar", list(calendar), ("Id",))
+    d2 = make_scan(factory, "w.calendar", list(calendar), ("Id",))
+    inv = make_scan(factory, "w.stock", list(stock), ("Id",))
+    stats = {"w.calendar": table_stats("w.calendar", calendar, sample_size=7_300),
+             "w.stock": table_stats("w.stock", stock, sample_size=5_000)}
+    year = Filter(d1, compare("eq", col(d1, "Year"), num(102)))
+    on = [compare("eq", col(inv, "DayId"), col(d2, "Id")), compare("eq", col(d2, "Week"), col(d1, "Week"))]
+    in_year = {}
+    for d in range(days):
+        if d // 365 == 102:
+            in_year[d // 7] = in_year.get(d // 7, 0) + 1
+    truth = sum(in_year.get(d // 7, 0) for d in stock["DayId"])
+    estimate = _same_everywhere(Estimator(stats), _trees([inv, d2, year], on))
+    assert truth / 2 <= estimate <= truth * 2, (estimate, truth)
+    # The pair alone: counted on the one sample, each sampled day of the year pairs with
+    # itself with probability f, not f^2 (as two foreign keys' strata counted it: 2.3 times
+    # the truth).
+    pair = Estimator(stats).rows(Join("inner", d2, year, on[1]))
+    week_truth = sum(7 * n for n in in_year.values())
+    assert week_truth / 1.2 <= pair <= week_truth * 1.2, (pair, week_truth)
