@@ -31,7 +31,7 @@ from cbo.estimate.arithmetic import OPERATIONS, of_two, with_constant
 from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.estimate.constants import constant_value
 from cbo.estimate.filters import estimate_filter
-from cbo.estimate.join_sets import at_least_matched, extreme_restriction, join_set_of, of_set
+from cbo.estimate.join_sets import at_least_matched, extreme_restriction, join_set_of, leaves_of, of_set
 from cbo.estimate.joins import estimate_join
 from cbo.estimate.plan_facts import PlanFacts
 from cbo.estimate.relation import DerivedColumns, JoinSet, Origin, RelEstimate, SampleView, layered
@@ -191,16 +191,19 @@ class EstimationContext:
         estimate (``matched``) for the inner joins above, which are never below it either
         (``join_sets.estimate_join_set``)."""
         matched = join_set_of(join, left, right, self._facts)
+        kept, kept_plan = (left, join.left) if join.kind == "left" else (right, join.right)
+        preserved = JoinSet(*leaves_of(kept, kept_plan, self._facts))
         inner = of_set(matched, self.upper)
         # The matched rows are the set's (the same for any order of the joins below, so a
         # LEFT JOIN made INNER below never raises them); the binary estimate adds the
         # preserved side's rows that find no match.
         found = estimate_join(join, left, right, inner.rows)
         if inner.rows <= 0:
-            return replace(found, matched=matched)
+            return replace(found, matched=matched, preserved=preserved)
         if inner.rows >= found.rows:
-            return replace(found, rows=inner.rows, columns=inner.columns, matched=matched)
-        return replace(found, columns=at_least_matched(found.columns, inner, found.rows / inner.rows), matched=matched)
+            return replace(found, rows=inner.rows, columns=inner.columns, matched=matched, preserved=preserved)
+        return replace(found, columns=at_least_matched(found.columns, inner, found.rows / inner.rows), matched=matched,
+                       preserved=preserved)
 
     def _scan(self, scan: Scan) -> RelEstimate:
         found = self._scans.get(scan)

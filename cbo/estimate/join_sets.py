@@ -237,6 +237,11 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
         if upper:
             rows = join_bound(leaves, classes, leaf_of)
             notes.append("pessimistic: join rows bounded by the leaves' largest value frequencies")
+    # An outer join among the leaves whose padded side the set does not read: the set is
+    # never below the same set over its preserved side (``_preserved_part``).
+    preserved = None if rows <= 0 or matched is None else _preserved_part(join_set, upper)
+    if preserved is not None and preserved.rows > rows:
+        rows = preserved.rows
     if matched is not None and matched.rows >= rows:
         return _repeated(join_set, matched)
     total = rows
@@ -336,6 +341,31 @@ def _matched_part(join_set: JoinSet, upper: bool) -> RelEstimate | None:
             found = True
             pending.extend(inner.leaves)
             parts = parts | inner.conjuncts
+    if not found:
+        return None
+    return of_set(JoinSet(tuple(sorted(leaves, key=_leaf_order)), parts), upper)
+
+
+def _preserved_part(join_set: JoinSet, upper: bool) -> RelEstimate | None:
+    """The estimate of the set with each outer-join leaf whose padded side's columns no
+    conjunct of the set reads replaced by its preserved side (``RelEstimate.preserved``): every
+    row of that side is among the outer join's rows at least once, with the same values in the
+    columns read, so the set has at least as many rows. None where no leaf is replaced."""
+    read = _read_by(list(join_set.conjuncts))
+    leaves: list[Leaf] = []
+    parts = join_set.conjuncts
+    found = False
+    # (one level: the preserved side's own estimate as a set holds the floors below it, and
+    # replacing its outer joins in turn would only loosen the bound)
+    for leaf in join_set.leaves:
+        side = leaf.estimate.preserved
+        kept = frozenset(c for inner in side.leaves for c in inner.key) if side is not None else frozenset()
+        if side is None or (leaf.key - kept) & read:
+            leaves.append(leaf)
+            continue
+        found = True
+        leaves.extend(side.leaves)
+        parts = parts | side.conjuncts
     if not found:
         return None
     return of_set(JoinSet(tuple(sorted(leaves, key=_leaf_order)), parts), upper)

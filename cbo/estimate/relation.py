@@ -197,6 +197,10 @@ class RelEstimate:
     # A left or right join's result: its matched rows, the inner join of its two sides, as a
     # set (the inner joins above are never estimated below the same joins as inner).
     matched: JoinSet | None = None
+    # A left or right join's result: its preserved side, as a set. Each of its rows is among
+    # the join's at least once, so an inner join above that reads only that side's columns is
+    # never estimated below the same join over that side.
+    preserved: JoinSet | None = None
 
     def column(self, column: Column) -> ColumnEstimate:
         found = self.columns.get(column)

@@ -98,6 +98,13 @@ def fraction_within(lower: Any, upper: Any, low: Any, high: Any, low_inclusive: 
         if (low is not None and (upper < low or (upper == low and not low_inclusive))) or \
                 (high is not None and (lower > high or (lower == high and not high_inclusive))):
             return 0.0
+        # A bound at or beyond the bucket's own bound cuts nothing off it: it is placed as that
+        # bound. (A string is placed by its characters after the bucket's common prefix, which
+        # a string outside the bucket need not share: 'antique' after 'almond ' read 'sienna'.)
+        if low is not None and (low < lower or (low == lower and low_inclusive)):
+            low = None
+        if high is not None and (high > upper or (high == upper and high_inclusive)):
+            high = None
     except TypeError:
         return None
     place: Callable[[Any], float | None] = position

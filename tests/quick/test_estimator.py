@@ -298,3 +298,16 @@ def test_a_value_is_found_in_its_segment_by_bisection_as_by_scanning():
         if value in dict(live.mcv):
             continue
         assert column.rows_equal(value) == scanned(value), value
+
+
+def test_a_string_bound_outside_a_bucket_keeps_the_whole_bucket():
+    """A bucket's strings are placed by their characters after the bucket's common prefix; a
+    bound beyond the bucket need not share that prefix, and it cuts nothing off the bucket."""
+    from cbo.estimate.values import fraction_within
+
+    lower, upper = "almond antique cyan", "almond spring mint"
+    assert fraction_within(lower, upper, lower, "antique sienna") == 1.0
+    assert fraction_within(lower, upper, "aa", "antique sienna") == 1.0
+    inside = fraction_within(lower, upper, lower, "almond m")
+    assert inside is not None and 0.0 < inside < 1.0
+    assert fraction_within(lower, upper, "antique", None) == 0.0
