@@ -35,6 +35,12 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     return summary
 
 
+def on_the_same(records: list[dict[str, Any]], systems: list[str]) -> list[dict[str, Any]]:
+    """The records every one of ``systems`` estimated: their summaries compare the systems on
+    the same sub-plans (each system's own summary also counts what only it estimated)."""
+    return [r for r in records if all(r.get(s) is not None for s in systems)]
+
+
 def _stats(rows: list[dict[str, Any]], system: str) -> dict[str, float]:
     if not rows:
         return {"n": 0}

@@ -5,6 +5,11 @@ tables, or any other operator (an aggregate, a semi join) taken whole. Each conn
 a region's relations, joined by the region's predicates among them and carrying each
 relation's own filters, is one sub-plan, with ``joins`` = relations - 1. A single relation is a
 sub-plan when it has filters or is not a plain table. Regions inside leaves are visited too.
+
+A region of more than ``MAX_RELATIONS`` relations is not enumerated (its connected sets grow
+exponentially with it): ``too_wide`` names such regions, so that a run can say what it left out.
+``spread`` keeps at most a given number of a query's sub-plans, evenly spaced in the order
+found, with the widest ones (the whole query) always among them.
 """
 
 from __future__ import annotations
@@ -30,6 +35,34 @@ def subplans(plan: Plan) -> list[SubPlan]:
         for sub in _connected(region):
             found.setdefault(sub.plan, sub)
     return list(found.values())
+
+
+def too_wide(plan: Plan) -> list[tuple[str, ...]]:
+    """The regions of ``plan`` that ``subplans`` does not enumerate (over ``MAX_RELATIONS``
+    relations), each as its relations' names."""
+    return [tuple(_name(leaf) for leaf in region.leaves) for region in _regions(plan)
+            if len(region.leaves) > MAX_RELATIONS]
+
+
+def spread(found: list[SubPlan], limit: int | None) -> list[SubPlan]:
+    """At most ``limit`` of ``found`` (all when None): every sub-plan of the most joins, then
+    the others picked evenly spaced along ``found``'s order (region by region, each from its
+    smallest sets to its largest), so the sample spans the join counts and the regions. The
+    same input gives the same choice."""
+    if limit is None or len(found) <= limit:
+        return found
+    widest = max(sub.joins for sub in found)
+    kept = {i for i, sub in enumerate(found) if sub.joins == widest}
+    rest = [i for i in range(len(found)) if i not in kept]
+    room = limit - len(kept)
+    if room <= 0:
+        return [found[i] for i in sorted(kept)[:limit]]
+    if room == 1:
+        kept.add(rest[0])
+    else:
+        # steps of (len(rest) - 1) / (room - 1) >= 1: the rounded positions are all different
+        kept.update(rest[round(k * (len(rest) - 1) / (room - 1))] for k in range(room))
+    return [found[i] for i in sorted(kept)]
 
 
 @dataclass
@@ -140,4 +173,4 @@ def _name(leaf: Plan) -> str:
     return type(leaf).__name__.lower()
 
 
-__all__ = ["SubPlan", "subplans"]
+__all__ = ["MAX_RELATIONS", "SubPlan", "spread", "subplans", "too_wide"]

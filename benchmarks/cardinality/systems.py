@@ -1,6 +1,7 @@
 """The systems whose estimates the harness compares, each behind one small class.
 
-Every system sees the same sub-plan, rendered by cbo's SQL generator in its dialect:
+Every system sees the same sub-plan, rendered by cbo's SQL generator in its dialect
+(``to_sql``: a sub-plan that reads a CTE computed above it defines that CTE itself):
 * ``Truth``: COUNT(*) in DuckDB over tables loaded from the Parquet files;
 * ``CboSystem``: cbo's estimator over the statistics stored for the catalog (timed); as
   ``cbo_upper``, its pessimistic mode (join sets bounded from above);
@@ -26,7 +27,7 @@ from cbo.connectors import POSTGRES
 from cbo.estimate import Estimator
 from cbo.ir.operators import Plan, Scan
 from cbo.sources.catalog import Catalog
-from cbo.sqlgen import SqlRenderer, name_of
+from cbo.sqlgen import name_of, to_sql
 
 
 def names_of(plan: Plan) -> tuple[str, ...]:
@@ -46,7 +47,7 @@ class Truth:
         self.known = dict(known or {})
 
     def sql(self, plan: Plan) -> str:
-        return SqlRenderer("duckdb").statement(plan, names_of(plan))
+        return to_sql(plan, names_of(plan), "duckdb")
 
     def digest(self, plan: Plan) -> str:
         """Identifies a sub-plan across runs: a hash of its DuckDB SQL."""
@@ -116,7 +117,7 @@ class PostgresSystem:
                          db=exp.to_identifier(self.schema, quoted=True) if self.schema else None)
 
     def estimate(self, plan: Plan) -> float:
-        sql = SqlRenderer(POSTGRES.sql, self._table).statement(plan, names_of(plan))
+        sql = to_sql(plan, names_of(plan), POSTGRES.sql, self._table)
         (document,) = self.connection.execute("explain (format json) " + sql).fetchone()  # type: ignore[misc]
         if isinstance(document, str):
             document = json.loads(document)
@@ -146,7 +147,7 @@ class SparkSystem:
         self.spark.sql("use cbo_cardinality")
 
     def estimate(self, plan: Plan) -> float | None:
-        sql = SqlRenderer("spark").statement(plan, names_of(plan))
+        sql = to_sql(plan, names_of(plan), "spark")
         stats = self.spark.sql(sql)._jdf.queryExecution().optimizedPlan().stats()
         count = stats.rowCount()
         return float(count.get().toString()) if count.isDefined() else None

@@ -125,3 +125,18 @@ def test_clause_words_stay_usable_as_quoted_names_and_duckdb_keeps_its_trailing_
     assert planner.plan('select n_name as "group" from nation "order"').names == ("group",)
     duckdb = Planner(load_catalog(tpch_parquet_catalog), dialect="duckdb")
     assert duckdb.plan("select n_name, from nation").names == ("n_name",)  # DuckDB's own SQL allows it
+
+
+def test_integer_arithmetic_on_constants_is_folded_in_64_bits(planner):
+    """The engines compute INTEGER op INTEGER in 32 bits and raise on overflow wherever a plan
+    evaluates it; folded once by the binder, a constant past 32 bits is a BIGINT, and one past
+    64 bits a one-line error naming the expression."""
+    from cbo.ir.expressions import Constant
+    from cbo.ir.operators import walk as walk_plan
+
+    plan = planner.plan("select n_name from nation where n_nationkey < 2147483647 * 2 - 1").plan
+    filters = [node for node in walk_plan(plan) if isinstance(node, Filter)]
+    assert filters and any(isinstance(arg, Constant) and arg.value == 4294967293
+                           for f in filters for c in conjuncts(f.predicate) for arg in c.args)
+    with pytest.raises(CboError, match=r"integer overflow: 9223372036854775807 \+ 1 does not fit in a BIGINT"):
+        planner.plan("select n_name from nation where n_nationkey < 9223372036854775807 + 1")
