@@ -470,16 +470,21 @@ def summed(estimates: Sequence[ColumnEstimate]) -> ColumnEstimate | None:
 
 
 def _lower_position(s: Segment) -> float:
-    placed = position(s.lower)
-    if placed is None:
-        raise TypeError("a segment without a placed bound")
-    return placed
+    return _placed(s.lower)
+
+
+def _placed(value: Any) -> float:
+    """``position`` of a bound, raising TypeError where it has none."""
+    found = position(value)
+    if found is None:
+        raise TypeError(f"{value!r} cannot be placed")
+    return found
 
 
 def _summed_segments(pieces: list[Segment]) -> tuple[Segment, ...] | None:
     """``summed``'s segments from all inputs' segments (sorted by lower bound)."""
     try:
-        if all(position(a.upper) < position(b.lower) for a, b in zip(pieces, pieces[1:])):  # type: ignore[operator]
+        if all(_placed(a.upper) < _placed(b.lower) for a, b in zip(pieces, pieces[1:])):
             return tuple(pieces)
     except TypeError:
         return None
@@ -492,10 +497,11 @@ def _summed_segments(pieces: list[Segment]) -> tuple[Segment, ...] | None:
     merged = []
     for start, end in zip(bounds, bounds[1:]):
         last = end - step
+        width = _placed(end) - _placed(start)
         rows = distinct = domain = 0.0
         for s in pieces:
             if s.lower <= start and last <= s.upper:
-                share = (position(end) - position(start)) / (position(s.upper) - position(s.lower) + 1.0)  # type: ignore[operator]
+                share = width / (_placed(s.upper) - _placed(s.lower) + 1.0)
                 rows += s.rows * share
                 distinct = max(distinct, s.distinct * share)
                 domain = max(domain, s.domain * share)

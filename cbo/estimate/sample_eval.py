@@ -85,6 +85,7 @@ def _boolean(e: Expr, sample: _Columns, n: int) -> tuple[np.ndarray, np.ndarray]
             unknown = np.zeros(n, dtype=bool)
             for item in e.args[1:]:
                 other, other_nulls = _value(item, sample, n)
+                other = _dated(other, values)
                 both = ~nulls & ~other_nulls
                 true |= both & _compare("eq", values, other, _coded_column(e.args[0], values, other, sample))
                 unknown |= ~both
@@ -108,6 +109,7 @@ def _boolean(e: Expr, sample: _Columns, n: int) -> tuple[np.ndarray, np.ndarray]
         if e.name in COMPARE:
             left, left_nulls = _value(e.args[0], sample, n)
             right, right_nulls = _value(e.args[1], sample, n)
+            left, right = _dated(left, right), _dated(right, left)
             known = ~left_nulls & ~right_nulls
             coded = _coded_column(e.args[0], left, right, sample) if e.name in ("eq", "neq") else None
             result = _compare(e.name, left, right, coded)
@@ -130,6 +132,17 @@ def _boolean(e: Expr, sample: _Columns, n: int) -> tuple[np.ndarray, np.ndarray]
         values, nulls = _value(e, sample, n)
         return values.astype(bool) & ~nulls, ~values.astype(bool) & ~nulls
     raise Unsupported(type(e).__name__)
+
+
+def _dated(value: Any, other: Any) -> Any:
+    """A string compared with dates or timestamps (``d_date BETWEEN '2000-01-27' AND ...``) as
+    the date or timestamp it spells, as the engines cast it; anything else as it is."""
+    if type(value) is not str or not isinstance(other, np.ndarray) or not np.issubdtype(other.dtype, np.datetime64):
+        return value
+    try:
+        return np.datetime64(value.strip()).astype(other.dtype)
+    except ValueError:
+        raise Unsupported(f"{value!r} compared with dates") from None
 
 
 def _like(values: Any, pattern: str, n: int, strings: Any = None) -> np.ndarray:

@@ -349,3 +349,35 @@ def test_a_leaf_joined_through_two_classes_is_checked_for_correlation_on_a_self_
     pair = Estimator(stats).rows(Join("inner", d2, year, on[1]))
     week_truth = sum(7 * n for n in in_year.values())
     assert week_truth / 1.2 <= pair <= week_truth * 1.2, (pair, week_truth)
+
+
+def test_a_date_range_written_with_a_string_is_evaluated_on_the_sample():
+    # ``d_date BETWEEN '1999-02-01' AND DATE '1999-04-02'``: the string is the date it
+    # spells. Evaluated on the calendar's sample it raised (a string against dates), the leaf
+    # lost its sample, and the join with five years of sales fell back to independence
+    # across 200 years of days (a fiftieth of the truth).
+    import datetime as dt
+
+    from cbo.ir import types as T
+    from cbo.ir.expressions import ColumnRef, Constant, SpecialForm
+    from cbo.ir.operators import Scan
+
+    rng = random.Random(11)
+    start = dt.date(1900, 1, 1)
+    days = 73_000
+    calendar = {"Id": list(range(days)), "Day": [start + dt.timedelta(days=d) for d in range(days)]}
+    first = (dt.date(1999, 1, 1) - start).days
+    sales = {"Id": list(range(50_000)), "DayId": [first + rng.randrange(5 * 365) for _ in range(50_000)]}
+    factory = ColumnFactory()
+    key, day = factory.new("Id", T.INTEGER), factory.new("Day", T.DATE)
+    dates = Scan("d.calendar", (key, day), ("Id", "Day"), ((key,),))
+    sold = make_scan(factory, "d.sales", list(sales), ("Id",))
+    stats = {"d.calendar": table_stats("d.calendar", calendar, sample_size=7_300),
+             "d.sales": table_stats("d.sales", sales, sample_size=5_000)}
+    low, high = dt.date(1999, 2, 1), dt.date(1999, 4, 2)
+    between = SpecialForm("BETWEEN", (ColumnRef(day), Constant("1999-02-01", T.VARCHAR), Constant(high, T.DATE)),
+                          T.BOOLEAN)
+    on = compare("eq", col(sold, "DayId"), ColumnRef(key))
+    truth = sum(1 for d in sales["DayId"] if low <= start + dt.timedelta(days=d) <= high)
+    estimate = Estimator(stats).rows(Join("inner", sold, Filter(dates, between), on))
+    assert truth / 2 <= estimate <= truth * 2, (estimate, truth)
