@@ -276,13 +276,13 @@ class ExpressionBinder:
             if problem:
                 raise error_at(node, problem)
             return division(self.binder.language, name, left, right, result)
-        if name in ("add", "subtract", "multiply") and result.is_integer and _integer_constant(left) \
-                and _integer_constant(right):
+        if name in ("add", "subtract", "multiply") and result.is_integer and isinstance(left, Constant) \
+                and isinstance(right, Constant) and _integer_constant(left) and _integer_constant(right):
             # Integer arithmetic on constants is folded here, once, in cbo's 64-bit integers.
             # The engines compute INTEGER op INTEGER in 32 bits and raise on overflow wherever
             # the plan evaluates it, and a plan may evaluate a predicate for rows the query as
             # written never reaches (one moved into a subquery's filter).
-            a, b = left.value, right.value  # type: ignore[attr-defined]
+            a, b = left.value, right.value
             value = a + b if name == "add" else a - b if name == "subtract" else a * b
             if not -(2 ** 63) <= value < 2 ** 63:
                 raise error_at(node, f"integer overflow: {left} {symbol} {right} does not fit in a BIGINT")
