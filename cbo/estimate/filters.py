@@ -4,8 +4,12 @@ Each conjunct on one column against constants (``=``, ``<>``, ranges, BETWEEN, I
 NULL, LIKE) narrows that column's MCVs and histogram: an MCV is kept or dropped exactly, and a
 range takes the interpolated share of each bucket it cuts. Conjuncts on the same column compose
 (``x >= 5 AND x < 9`` is one range). Other conjuncts use generic rules: OR by
-inclusion-exclusion, NOT as the complement, column-to-column equality as one over the larger
-distinct count, and the documented defaults of ``cbo.estimate.defaults`` with a note.
+inclusion-exclusion (and a column every disjunct restricts narrowed to the sum of their
+restrictions, ``_disjunction``), NOT as the complement, column-to-column equality as one over the
+larger distinct count, a column compared with another moved by a constant by matching or
+comparing the two distributions (``_moved_comparison``), a conjunct over constants alone by its
+value, and the documented defaults of ``cbo.estimate.defaults`` with a note. A string met by a
+date or timestamp column is the date it spells, as the engines cast it.
 
 Correlation. Multiplying the conjuncts' selectivities assumes independence, the baseline.
 When the relation is a base table (through filters) with a row sample, the whole predicate is
