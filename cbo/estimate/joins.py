@@ -193,15 +193,21 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate, matched: fl
         if note:
             notes.append(note)
     L, R = left.rows, right.rows
+    # An outer join's matched rows estimated elsewhere replace the binary estimate of the inner
+    # join below, which is then read only to spread a residual condition over the matched rows.
+    given = matched if node.kind in ("left", "right", "full") else None
     if pairs and L > 0 and R > 0:
-        corrected = sampled_selectivity(left.origins.get(pairs[0][0]), right.origins.get(pairs[0][1])) \
-            if len(pairs) == 1 else None
-        selectivity = corrected if corrected is not None else _key_selectivity(pairs, left, right, notes)
-        inner = L * R * selectivity
-        if any(k <= {b for _, b in pairs} for k in node.right.unique_keys):
-            inner = min(inner, L)
-        if any(k <= {a for a, _ in pairs} for k in node.left.unique_keys):
-            inner = min(inner, R)
+        if given is not None and residual_share == 1.0:
+            inner = given   # (not estimated only to be replaced)
+        else:
+            corrected = sampled_selectivity(left.origins.get(pairs[0][0]), right.origins.get(pairs[0][1])) \
+                if len(pairs) == 1 else None
+            selectivity = corrected if corrected is not None else _key_selectivity(pairs, left, right, notes)
+            inner = L * R * selectivity
+            if any(k <= {b for _, b in pairs} for k in node.right.unique_keys):
+                inner = min(inner, L)
+            if any(k <= {a for a, _ in pairs} for k in node.left.unique_keys):
+                inner = min(inner, R)
         needs_left = node.kind in ("semi", "anti", "null_aware_anti", "left", "full")
         needs_right = node.kind in ("right", "full")
         left_share = min(min(matched_rows(left.column(a), right.column(b), notes) for a, b in pairs) / L, 1.0) \
@@ -221,8 +227,8 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate, matched: fl
         if found is not None:
             left_share = found
 
-    if matched is not None and node.kind in ("left", "right", "full"):
-        inner = matched
+    if given is not None:
+        inner = given
     kind = node.kind
     if kind == "null_aware_anti":
         return _null_aware_anti(node, left, right, left_share, notes)
