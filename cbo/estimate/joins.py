@@ -34,7 +34,7 @@ import numpy as np
 from cbo.estimate.aggregates import group_sizes
 from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.estimate.filters import generic_selectivity
-from cbo.estimate.matching import matched_histogram
+from cbo.estimate.matching import matched_histogram, segment_bounds
 from cbo.estimate.relation import DerivedColumns, Origin, RelEstimate, layered
 from cbo.estimate.values import is_discrete, position
 from cbo.ir.expressions import Call, Column, ColumnRef, Expr, conjuncts
@@ -54,6 +54,7 @@ def matching_pairs(a: ColumnEstimate, b: ColumnEstimate, notes: list[str] | None
     if a.kind is None or b.kind is None:
         _uniform(notes, "a join column without value statistics")
         return a.non_null * b.non_null / max(a.domain, b.domain, 1.0)
+    placed = (segment_bounds(a), segment_bounds(b))   # (kept with the columns' values, as live shares them)
     a, b = a.live, b.live
     try:
         total = 0.0
@@ -65,7 +66,7 @@ def matching_pairs(a: ColumnEstimate, b: ColumnEstimate, notes: list[str] | None
             if v not in a_mcv:
                 total += rows * histogram.rows_equal(v)
         # (the parts ``aligned`` would make, computed in place: the same products)
-        for sa, fa, sb, fb in overlaps(a.segments, b.segments):
+        for sa, fa, sb, fb in overlaps(a.segments, b.segments, placed):
             total += (sa.rows * fa) * (sb.rows * fb) / max(sa.domain * fa, sb.domain * fb, 1.0)
         return total
     except TypeError:
@@ -95,7 +96,7 @@ def matched_rows(a: ColumnEstimate, b: ColumnEstimate, notes: list[str] | None =
             total += fast
         else:
             a_live, b_live = a.live, b.live
-            for sa, sb in aligned(a_live.segments, b_live.segments):
+            for sa, sb in aligned(a_live.segments, b_live.segments, (segment_bounds(a), segment_bounds(b))):
                 total += sa.rows * min(1.0, sb.distinct / max(sa.domain, sb.domain, 1.0))
         # (the sums ``live`` would give, pending or not: ``non_null``)
         return min(total, a.non_null)
@@ -109,21 +110,25 @@ def _without_mcv(estimate: ColumnEstimate) -> ColumnEstimate:
     return replace(estimate.live, mcv=())
 
 
-def aligned(left: tuple[Segment, ...], right: tuple[Segment, ...]):
+# The positions of two segment lists' bounds (``matching.segment_bounds``), where known.
+Placed = tuple[list[tuple[float, float]] | None, list[tuple[float, float]] | None]
+
+
+def aligned(left: tuple[Segment, ...], right: tuple[Segment, ...], placed: Placed | None = None):
     """Pairs of the overlapping parts of two sorted, non-overlapping segment lists."""
-    for sa, fa, sb, fb in overlaps(left, right):
+    for sa, fa, sb, fb in overlaps(left, right, placed):
         yield sa.part(fa), sb.part(fb)
 
 
-def overlaps(left: tuple[Segment, ...], right: tuple[Segment, ...]):
+def overlaps(left: tuple[Segment, ...], right: tuple[Segment, ...], placed: Placed | None = None):
     """``aligned``'s pairs as (segment, share, segment, share): each part is its segment's
-    ``part(share)``."""
+    ``part(share)``. ``placed``: the two lists' bounds as ``segment_bounds`` keeps them."""
     if not left or not right:
         return
     if left[0].lower is None or right[0].lower is None:
         yield _whole(left), 1.0, _whole(right), 1.0
         return
-    a_pos, b_pos = _positions(left), _positions(right)
+    a_pos, b_pos = (_positions(left), _positions(right)) if placed is None else placed
     if a_pos is None or b_pos is None:
         raise TypeError("values cannot be placed")
     discrete = _discrete(left) and _discrete(right)

@@ -401,7 +401,8 @@ def joint(columns: Sequence[ColumnEstimate]) -> ColumnEstimate:
             segments: tuple[Segment, ...] = () if found is None else tuple(
                 Segment(int(lo), int(hi), float(r), float(d), float(dom)) for lo, hi, r, d, dom in zip(*found))
         else:
-            segments = tuple(_product(pieces) for pieces in aligned_many([c.live.segments for c in columns]))
+            segments = tuple(_product(pieces) for pieces in aligned_many([c.live.segments for c in columns],
+                                                                         [segment_bounds(c) for c in columns]))
     except TypeError:
         return _uniform(columns)
     return ColumnEstimate(columns[0].kind, 0.0, tuple(mcv), tuple(s for s in segments if s.rows > 0),
@@ -454,16 +455,20 @@ def _uniform(columns: Sequence[ColumnEstimate]) -> ColumnEstimate:
     return estimate
 
 
-def aligned_many(lists: Sequence[tuple[Segment, ...]]) -> Iterator[list[tuple[Segment, float, float]]]:
+def aligned_many(lists: Sequence[tuple[Segment, ...]],
+                 bounds: Sequence[list[tuple[float, float]] | None] | None = None) \
+        -> Iterator[list[tuple[Segment, float, float]]]:
     """The ranges where every sorted segment list has a segment: for each, the parts of those
-    segments in the range, with the range's bounds as positions (a sweep over all lists)."""
+    segments in the range, with the range's bounds as positions (a sweep over all lists).
+    ``bounds``: each list's positions as ``segment_bounds`` keeps them, where known."""
     if not lists or any(not segments for segments in lists):
         return
     if any(segments[0].lower is None for segments in lists):
         whole = [_whole(segments) for segments in lists]
         yield [(s, 0.0, 0.0) for s in whole]
         return
-    placed = [_positions(segments) for segments in lists]
+    placed = [_positions(segments) if bounds is None else _placed(bounds[k])
+              for k, segments in enumerate(lists)]
     discrete = all(_discrete(segments) for segments in lists)
     index = [0] * len(lists)
     while all(i < len(segments) for i, segments in zip(index, lists)):
@@ -494,13 +499,35 @@ def _share(lo: float, hi: float, low: float, high: float, discrete: bool) -> flo
 
 
 def _positions(segments: tuple[Segment, ...]) -> list[tuple[float, float]]:
+    return _placed(_bounds_of(segments))
+
+
+def _placed(bounds: list[tuple[float, float]] | None) -> list[tuple[float, float]]:
+    if bounds is None:
+        raise TypeError("values cannot be placed")
+    return bounds
+
+
+def _bounds_of(segments: tuple[Segment, ...]) -> list[tuple[float, float]] | None:
     placed = []
     for s in segments:
         lo, hi = position(s.lower), position(s.upper)
         if lo is None or hi is None:
-            raise TypeError("values cannot be placed")
+            return None
         placed.append((lo, hi))
     return placed
+
+
+def segment_bounds(column: ColumnEstimate) -> list[tuple[float, float]] | None:
+    """The positions (``values.position``) of the bounds of the column's segments, None where
+    one cannot be placed; kept with its values (``ColumnEstimate.derived``): its scaled and
+    live copies have segments over the same bounds, and placing a string bound is a loop
+    over its characters, met again in every join set matching the column."""
+    derived = column.derived
+    found = derived.get("bounds", _MISSING)
+    if found is _MISSING:
+        found = derived["bounds"] = _bounds_of(column.segments)
+    return found
 
 
 def _discrete(segments: tuple[Segment, ...]) -> bool:
@@ -511,3 +538,4 @@ def _discrete(segments: tuple[Segment, ...]) -> bool:
 def _whole(segments: tuple[Segment, ...]) -> Segment:
     return Segment(None, None, sum(s.rows for s in segments), sum(s.distinct for s in segments),
                    sum(s.domain for s in segments))
+
