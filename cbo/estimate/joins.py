@@ -34,7 +34,9 @@ import numpy as np
 from cbo.estimate.aggregates import group_sizes
 from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.estimate.filters import generic_selectivity
-from cbo.estimate.matching import matched_histogram, segment_bounds
+from cbo.estimate.matching import (
+    _histogram_rows, _mcv_arrays, _mcv_hits, matched_histogram, presence_each, rows_equal_each, segment_bounds,
+    sum_in_order)
 from cbo.estimate.relation import DerivedColumns, Origin, RelEstimate, layered
 from cbo.estimate.values import is_discrete, position
 from cbo.ir.expressions import Call, Column, ColumnRef, Expr, conjuncts
@@ -55,16 +57,10 @@ def matching_pairs(a: ColumnEstimate, b: ColumnEstimate, notes: list[str] | None
         _uniform(notes, "a join column without value statistics")
         return a.non_null * b.non_null / max(a.domain, b.domain, 1.0)
     placed = (segment_bounds(a), segment_bounds(b))   # (kept with the columns' values, as live shares them)
-    a, b = a.live, b.live
     try:
-        total = 0.0
-        a_mcv = {v for v, _ in a.mcv}
-        for v, rows in a.mcv:
-            total += rows * b.rows_equal(v)
-        histogram = _without_mcv(a)   # once, not per value
-        for v, rows in b.mcv:
-            if v not in a_mcv:
-                total += rows * histogram.rows_equal(v)
+        found = _mcv_pairs(a, b)
+        a, b = a.live, b.live
+        total = found if found is not None else _mcv_pairs_per_value(a, b)
         # (the parts ``aligned`` would make, computed in place: the same products)
         for sa, fa, sb, fb in overlaps(a.segments, b.segments, placed):
             total += (sa.rows * fa) * (sb.rows * fb) / max(sa.domain * fa, sb.domain * fb, 1.0)
@@ -83,14 +79,8 @@ def matched_rows(a: ColumnEstimate, b: ColumnEstimate, notes: list[str] | None =
     try:
         total = 0.0
         if a.mcv or b.mcv:   # (whole-number histograms alone need neither side live)
-            a_live, b_live = a.live, b.live
-            a_mcv = {v for v, _ in a_live.mcv}
-            for v, rows in a_live.mcv:
-                total += rows * b_live.presence(v)
-            histogram = _without_mcv(a_live)   # once, not per value
-            for v, _ in b_live.mcv:
-                if v not in a_mcv:
-                    total += histogram.rows_equal(v) * b_live.presence(v)
+            found = _mcv_matched(a, b)
+            total = found if found is not None else _mcv_matched_per_value(a.live, b.live)
         fast = matched_histogram(a, b)
         if fast is not None:
             total += fast
@@ -103,6 +93,64 @@ def matched_rows(a: ColumnEstimate, b: ColumnEstimate, notes: list[str] | None =
     except TypeError:
         _uniform(notes, f"join columns of kinds {a.kind} and {b.kind} whose values do not compare")
         return a.non_null * min(1.0, b.distinct / max(a.domain, b.domain, 1.0))
+
+
+def _mcv_pairs_per_value(a: ColumnEstimate, b: ColumnEstimate) -> float:
+    """The most-common-value part of ``matching_pairs`` of two live columns, value by value:
+    ``a``'s values in ``b``, then ``b``'s other values in ``a``'s histogram."""
+    total = 0.0
+    a_mcv = {v for v, _ in a.mcv}
+    for v, rows in a.mcv:
+        total += rows * b.rows_equal(v)
+    histogram = _without_mcv(a)   # once, not per value
+    for v, rows in b.mcv:
+        if v not in a_mcv:
+            total += rows * histogram.rows_equal(v)
+    return total
+
+
+def _mcv_matched_per_value(a: ColumnEstimate, b: ColumnEstimate) -> float:
+    """The most-common-value part of ``matched_rows`` of two live columns, value by value."""
+    total = 0.0
+    a_mcv = {v for v, _ in a.mcv}
+    for v, rows in a.mcv:
+        total += rows * b.presence(v)
+    histogram = _without_mcv(a)   # once, not per value
+    for v, _ in b.mcv:
+        if v not in a_mcv:
+            total += histogram.rows_equal(v) * b.presence(v)
+    return total
+
+
+def _mcv_pairs(a: ColumnEstimate, b: ColumnEstimate) -> float | None:
+    """The most-common-value part of ``matching_pairs``, each side's values looked up in the
+    other at once (``matching.rows_equal_each``): ``a``'s values in ``b``, then ``b``'s other
+    values in ``a``'s histogram, summed in that order; None where those lookups cannot answer."""
+    mcv_a, mcv_b = _mcv_arrays(a), _mcv_arrays(b)
+    if mcv_a is None or mcv_b is None:
+        return None
+    in_b = rows_equal_each(b, mcv_a.ordered)
+    in_a = _histogram_rows(a, mcv_b.ordered)
+    if in_b is None or in_a is None:
+        return None
+    others = ~_mcv_hits(mcv_a, mcv_b.ordered)[0]
+    return sum_in_order(np.concatenate([(mcv_a.rows * a.factor) * in_b,
+                                        ((mcv_b.rows * b.factor) * in_a)[others]]))
+
+
+def _mcv_matched(a: ColumnEstimate, b: ColumnEstimate) -> float | None:
+    """The most-common-value part of ``matched_rows``, as ``_mcv_pairs`` computes its own."""
+    mcv_a, mcv_b = _mcv_arrays(a), _mcv_arrays(b)
+    if mcv_a is None or mcv_b is None:
+        return None
+    # (``presence`` of ``b``'s live copy: no survival pending there)
+    seen = presence_each(b, mcv_a.ordered, True)
+    others = mcv_b.ordered[~_mcv_hits(mcv_a, mcv_b.ordered)[0]]
+    in_a = _histogram_rows(a, others)
+    seen_others = presence_each(b, others, True)
+    if seen is None or in_a is None or seen_others is None:
+        return None
+    return sum_in_order(np.concatenate([(mcv_a.rows * a.factor) * seen, in_a * seen_others]))
 
 
 def _without_mcv(estimate: ColumnEstimate) -> ColumnEstimate:
