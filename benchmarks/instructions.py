@@ -16,7 +16,9 @@ not fifty.
 A case is a synthetic shape ``shape:n:mode`` or ``tpch`` (every TPC-H query's search at SF 1
 statistics), as ``benchmarks.join_enumeration.ab`` names them, or ``estimate:W`` (every
 sub-plan of the cardinality workload W, ``tpch``, ``stats`` or ``stats2``, estimated afresh:
-``benchmarks.cardinality.reestimate`` prepares its data and statistics, and must have run first).
+``benchmarks.cardinality.reestimate`` prepares its data and statistics, and must have run first),
+or ``tpcds`` / ``tpcds:q72,q04`` (TPC-DS queries planned whole, parse to chosen plan, from the
+plan files' SF 1 statistics, as ``benchmarks.planning_time`` times them).
 Under callgrind a worker runs some fifty times slower: a 10-relation clique takes minutes.
 """
 
@@ -103,11 +105,50 @@ def _estimate_work(workload: str) -> Any:
     return all_subplans
 
 
+def _tpcds_work(names: list[str]) -> Any:
+    """A callable planning the named TPC-DS queries (all when none) with one planner, as a
+    session plans a workload; the catalog is the SF 0.01 Parquet one, for the schema only."""
+    from cbo.estimate import Estimator
+    from cbo.paths import cache_dir
+    from cbo.planner import Planner
+    from cbo.sources.catalog import load_catalog
+    from cbo.workloads import tpcds, tpcds_queries
+    from stats.store import StatsStore
+
+    dataset, _ = tpcds.generate(0.01, cache_dir() / "tpcds" / "sf0.01")
+    catalog = tpcds.write_catalogs(dataset, None, dataset.directory / "catalogs-parquet")["all-spark"]
+    store = StatsStore(HERE / "tests" / "testdata" / "stats" / "tpcds-sf1")
+    stats = {table: store.load(table).stats for table in store.tables()}
+    planner = Planner(load_catalog(catalog), tpcds_queries.DIALECT, estimator=Estimator(stats))
+    queries = [q.sql for q in tpcds_queries.select(names)]
+    # Planning runs on a thread of its own (``cbo.limits.deep``), where callgrind, collecting
+    # inside this thread's foreign call only, would count nothing: this thread is marked as
+    # one already, so that planning runs here (the queries need no deeper stack).
+    from cbo import limits
+
+    limits._local.deep = True
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
+
+    def all_queries() -> None:
+        for sql in queries:
+            try:
+                planner.plan(sql)
+            except Exception:   # a query the checkout refuses: the same refusal each time
+                pass
+
+    return all_queries
+
+
 def _worker(case: str) -> None:
     import ctypes
     import gc
 
-    work = _estimate_work(case.split(":", 1)[1]) if case.startswith("estimate:") else _search_work(case)
+    if case.startswith("estimate:"):
+        work = _estimate_work(case.split(":", 1)[1])
+    elif case == "tpcds" or case.startswith("tpcds:"):
+        work = _tpcds_work([n for n in case.partition(":")[2].split(",") if n])
+    else:
+        work = _search_work(case)
     work()   # statistics read, samples loaded, indexes built: not counted
     gc.collect()
 

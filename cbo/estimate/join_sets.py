@@ -534,12 +534,24 @@ def _matched_share(index: int, classes: Sequence[tuple[Column, ...]], leaves: Se
     share = 1.0
     for members in classes:
         own = [c for c in members if leaf_of[c] == index]
-        others = [leaves[leaf_of[c]].estimate.column(c) for c in members if leaf_of[c] != index]
+        others = tuple(c for c in members if leaf_of[c] != index)
         if not own or not others:
             continue
-        column = leaves[index].estimate.column(own[0])
-        share *= min(matched_rows(column, joint(others)) / rows, 1.0) if rows > 0 else 0.0
+        share *= _class_share(own[0], others, leaves, leaf_of) if rows > 0 else 0.0
     return share
+
+
+def _class_share(own: Column, others: tuple[Column, ...], leaves: Sequence[Leaf], leaf_of: dict[Column, int]) -> float:
+    """Share of ``own``'s leaf's rows whose value meets the joint distribution of ``others``
+    (the class's members in other leaves); kept for the same columns of the same leaf estimates:
+    the sets of a memo put one leaf in many combinations of classes (``_shared_match``), whose
+    classes recur."""
+    def measure() -> float:
+        leaf = leaves[leaf_of[own]].estimate
+        other = joint([leaves[leaf_of[c]].estimate.column(c) for c in others])
+        return min(matched_rows(leaf.column(own), other) / leaf.rows, 1.0)
+
+    return _kept(("class share", own, others), (own, *others), leaves, leaf_of, measure)
 
 
 def _classes(leaves: Sequence[Leaf], parts: frozenset[Expr],
@@ -808,11 +820,17 @@ def _member_in(members: Sequence[Column], leaf: int, leaf_of: dict[Column, int])
 def _group_correction(i: int, j: int, classes: Sequence[Sequence[Column]], leaves: Sequence[Leaf],
                       leaf_of: dict[Column, int]) -> float:
     """Replace the independent product of two leaves' single-column matches on a composite key
-    by one over the larger domain of the column group."""
+    by one over the larger domain of the column group; kept for the same columns of the same
+    two leaf estimates (every set of a memo holding both leaves asks again)."""
     left, right = leaves[i].estimate, leaves[j].estimate
     if left.rows <= 0 or right.rows <= 0:
         return 1.0
-    pairs = [(_member_in(c, i, leaf_of), _member_in(c, j, leaf_of)) for c in classes]
+    pairs = tuple([(_member_in(c, i, leaf_of), _member_in(c, j, leaf_of)) for c in classes])
+    return _kept_over(("group correction", pairs), (left, right), lambda: _group_factor(pairs, left, right))
+
+
+def _group_factor(pairs: Sequence[tuple[Column, Column]], left: RelEstimate, right: RelEstimate) -> float:
+    """``_group_correction`` of the key's column pairs (left leaf's column, right leaf's)."""
     product = 1.0
     non_null = 1.0
     for a, b in pairs:

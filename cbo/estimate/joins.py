@@ -34,7 +34,9 @@ import numpy as np
 from cbo.estimate.aggregates import group_sizes
 from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.estimate.filters import generic_selectivity
-from cbo.estimate.matching import matched_histogram
+from cbo.estimate.matching import (
+    _histogram_rows, _mcv_arrays, _mcv_hits, matched_histogram, presence_each, rows_equal_each, segment_bounds,
+    sum_in_order)
 from cbo.estimate.relation import DerivedColumns, Origin, RelEstimate, layered
 from cbo.estimate.values import is_discrete, position
 from cbo.ir.expressions import Call, Column, ColumnRef, Expr, conjuncts
@@ -54,18 +56,13 @@ def matching_pairs(a: ColumnEstimate, b: ColumnEstimate, notes: list[str] | None
     if a.kind is None or b.kind is None:
         _uniform(notes, "a join column without value statistics")
         return a.non_null * b.non_null / max(a.domain, b.domain, 1.0)
-    a, b = a.live, b.live
+    placed = (segment_bounds(a), segment_bounds(b))   # (kept with the columns' values, as live shares them)
     try:
-        total = 0.0
-        a_mcv = {v for v, _ in a.mcv}
-        for v, rows in a.mcv:
-            total += rows * b.rows_equal(v)
-        histogram = _without_mcv(a)   # once, not per value
-        for v, rows in b.mcv:
-            if v not in a_mcv:
-                total += rows * histogram.rows_equal(v)
+        found = _mcv_pairs(a, b)
+        a, b = a.live, b.live
+        total = found if found is not None else _mcv_pairs_per_value(a, b)
         # (the parts ``aligned`` would make, computed in place: the same products)
-        for sa, fa, sb, fb in overlaps(a.segments, b.segments):
+        for sa, fa, sb, fb in overlaps(a.segments, b.segments, placed):
             total += (sa.rows * fa) * (sb.rows * fb) / max(sa.domain * fa, sb.domain * fb, 1.0)
         return total
     except TypeError:
@@ -82,20 +79,14 @@ def matched_rows(a: ColumnEstimate, b: ColumnEstimate, notes: list[str] | None =
     try:
         total = 0.0
         if a.mcv or b.mcv:   # (whole-number histograms alone need neither side live)
-            a_live, b_live = a.live, b.live
-            a_mcv = {v for v, _ in a_live.mcv}
-            for v, rows in a_live.mcv:
-                total += rows * b_live.presence(v)
-            histogram = _without_mcv(a_live)   # once, not per value
-            for v, _ in b_live.mcv:
-                if v not in a_mcv:
-                    total += histogram.rows_equal(v) * b_live.presence(v)
+            found = _mcv_matched(a, b)
+            total = found if found is not None else _mcv_matched_per_value(a.live, b.live)
         fast = matched_histogram(a, b)
         if fast is not None:
             total += fast
         else:
             a_live, b_live = a.live, b.live
-            for sa, sb in aligned(a_live.segments, b_live.segments):
+            for sa, sb in aligned(a_live.segments, b_live.segments, (segment_bounds(a), segment_bounds(b))):
                 total += sa.rows * min(1.0, sb.distinct / max(sa.domain, sb.domain, 1.0))
         # (the sums ``live`` would give, pending or not: ``non_null``)
         return min(total, a.non_null)
@@ -104,26 +95,88 @@ def matched_rows(a: ColumnEstimate, b: ColumnEstimate, notes: list[str] | None =
         return a.non_null * min(1.0, b.distinct / max(a.domain, b.domain, 1.0))
 
 
+def _mcv_pairs_per_value(a: ColumnEstimate, b: ColumnEstimate) -> float:
+    """The most-common-value part of ``matching_pairs`` of two live columns, value by value:
+    ``a``'s values in ``b``, then ``b``'s other values in ``a``'s histogram."""
+    total = 0.0
+    a_mcv = {v for v, _ in a.mcv}
+    for v, rows in a.mcv:
+        total += rows * b.rows_equal(v)
+    histogram = _without_mcv(a)   # once, not per value
+    for v, rows in b.mcv:
+        if v not in a_mcv:
+            total += rows * histogram.rows_equal(v)
+    return total
+
+
+def _mcv_matched_per_value(a: ColumnEstimate, b: ColumnEstimate) -> float:
+    """The most-common-value part of ``matched_rows`` of two live columns, value by value."""
+    total = 0.0
+    a_mcv = {v for v, _ in a.mcv}
+    for v, rows in a.mcv:
+        total += rows * b.presence(v)
+    histogram = _without_mcv(a)   # once, not per value
+    for v, _ in b.mcv:
+        if v not in a_mcv:
+            total += histogram.rows_equal(v) * b.presence(v)
+    return total
+
+
+def _mcv_pairs(a: ColumnEstimate, b: ColumnEstimate) -> float | None:
+    """The most-common-value part of ``matching_pairs``, each side's values looked up in the
+    other at once (``matching.rows_equal_each``): ``a``'s values in ``b``, then ``b``'s other
+    values in ``a``'s histogram, summed in that order; None where those lookups cannot answer."""
+    mcv_a, mcv_b = _mcv_arrays(a), _mcv_arrays(b)
+    if mcv_a is None or mcv_b is None:
+        return None
+    in_b = rows_equal_each(b, mcv_a.ordered)
+    in_a = _histogram_rows(a, mcv_b.ordered)
+    if in_b is None or in_a is None:
+        return None
+    others = ~_mcv_hits(mcv_a, mcv_b.ordered)[0]
+    return sum_in_order(np.concatenate([(mcv_a.rows * a.factor) * in_b,
+                                        ((mcv_b.rows * b.factor) * in_a)[others]]))
+
+
+def _mcv_matched(a: ColumnEstimate, b: ColumnEstimate) -> float | None:
+    """The most-common-value part of ``matched_rows``, as ``_mcv_pairs`` computes its own."""
+    mcv_a, mcv_b = _mcv_arrays(a), _mcv_arrays(b)
+    if mcv_a is None or mcv_b is None:
+        return None
+    # (``presence`` of ``b``'s live copy: no survival pending there)
+    seen = presence_each(b, mcv_a.ordered, True)
+    others = mcv_b.ordered[~_mcv_hits(mcv_a, mcv_b.ordered)[0]]
+    in_a = _histogram_rows(a, others)
+    seen_others = presence_each(b, others, True)
+    if seen is None or in_a is None or seen_others is None:
+        return None
+    return sum_in_order(np.concatenate([(mcv_a.rows * a.factor) * seen, in_a * seen_others]))
+
+
 def _without_mcv(estimate: ColumnEstimate) -> ColumnEstimate:
     """The column's histogram alone (its values that are not most common)."""
     return replace(estimate.live, mcv=())
 
 
-def aligned(left: tuple[Segment, ...], right: tuple[Segment, ...]):
+# The positions of two segment lists' bounds (``matching.segment_bounds``), where known.
+Placed = tuple[list[tuple[float, float]] | None, list[tuple[float, float]] | None]
+
+
+def aligned(left: tuple[Segment, ...], right: tuple[Segment, ...], placed: Placed | None = None):
     """Pairs of the overlapping parts of two sorted, non-overlapping segment lists."""
-    for sa, fa, sb, fb in overlaps(left, right):
+    for sa, fa, sb, fb in overlaps(left, right, placed):
         yield sa.part(fa), sb.part(fb)
 
 
-def overlaps(left: tuple[Segment, ...], right: tuple[Segment, ...]):
+def overlaps(left: tuple[Segment, ...], right: tuple[Segment, ...], placed: Placed | None = None):
     """``aligned``'s pairs as (segment, share, segment, share): each part is its segment's
-    ``part(share)``."""
+    ``part(share)``. ``placed``: the two lists' bounds as ``segment_bounds`` keeps them."""
     if not left or not right:
         return
     if left[0].lower is None or right[0].lower is None:
         yield _whole(left), 1.0, _whole(right), 1.0
         return
-    a_pos, b_pos = _positions(left), _positions(right)
+    a_pos, b_pos = (_positions(left), _positions(right)) if placed is None else placed
     if a_pos is None or b_pos is None:
         raise TypeError("values cannot be placed")
     discrete = _discrete(left) and _discrete(right)
@@ -193,15 +246,21 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate, matched: fl
         if note:
             notes.append(note)
     L, R = left.rows, right.rows
+    # An outer join's matched rows estimated elsewhere replace the binary estimate of the inner
+    # join below, which is then read only to spread a residual condition over the matched rows.
+    given = matched if node.kind in ("left", "right", "full") else None
     if pairs and L > 0 and R > 0:
-        corrected = sampled_selectivity(left.origins.get(pairs[0][0]), right.origins.get(pairs[0][1])) \
-            if len(pairs) == 1 else None
-        selectivity = corrected if corrected is not None else _key_selectivity(pairs, left, right, notes)
-        inner = L * R * selectivity
-        if any(k <= {b for _, b in pairs} for k in node.right.unique_keys):
-            inner = min(inner, L)
-        if any(k <= {a for a, _ in pairs} for k in node.left.unique_keys):
-            inner = min(inner, R)
+        if given is not None and residual_share == 1.0:
+            inner = given   # (not estimated only to be replaced)
+        else:
+            corrected = sampled_selectivity(left.origins.get(pairs[0][0]), right.origins.get(pairs[0][1])) \
+                if len(pairs) == 1 else None
+            selectivity = corrected if corrected is not None else _key_selectivity(pairs, left, right, notes)
+            inner = L * R * selectivity
+            if any(k <= {b for _, b in pairs} for k in node.right.unique_keys):
+                inner = min(inner, L)
+            if any(k <= {a for a, _ in pairs} for k in node.left.unique_keys):
+                inner = min(inner, R)
         needs_left = node.kind in ("semi", "anti", "null_aware_anti", "left", "full")
         needs_right = node.kind in ("right", "full")
         left_share = min(min(matched_rows(left.column(a), right.column(b), notes) for a, b in pairs) / L, 1.0) \
@@ -221,8 +280,8 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate, matched: fl
         if found is not None:
             left_share = found
 
-    if matched is not None and node.kind in ("left", "right", "full"):
-        inner = matched
+    if given is not None:
+        inner = given
     kind = node.kind
     if kind == "null_aware_anti":
         return _null_aware_anti(node, left, right, left_share, notes)

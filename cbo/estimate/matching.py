@@ -60,6 +60,16 @@ def matching_tuples(columns: Sequence[ColumnEstimate]) -> float:
 
 
 def _mcv_tuples(live: Sequence[ColumnEstimate]) -> float:
+    found = common_values(live)
+    if found is not None:
+        products = products_each(live, found[0])
+        if products is not None:
+            return sum_in_order(products)
+    return _mcv_tuples_per_value(live)
+
+
+def _mcv_tuples_per_value(live: Sequence[ColumnEstimate]) -> float:
+    """``_mcv_tuples`` value by value (any values)."""
     common: dict[Any, None] = {}
     for c in live:
         for v, _ in c.mcv:
@@ -380,19 +390,7 @@ def joint(columns: Sequence[ColumnEstimate]) -> ColumnEstimate:
         return _uniform(columns)
     try:
         # (the MCVs' values are the live estimates' values; ``rows_equal`` makes a column live)
-        common: dict[Any, None] = {}
-        for c in columns:
-            for v, _ in c.mcv:
-                common.setdefault(v, None)
-        mcv = []
-        for v in common:
-            product = 1.0
-            for c in columns:
-                product *= c.rows_equal(v)
-                if product == 0.0:
-                    break
-            if product > 0.0:
-                mcv.append((v, product))
+        mcv = _joint_mcv(columns)
         live = [_live_arrays(c) for c in columns]
         arrays = [a for a in live if a is not None]
         if len(arrays) == len(live):
@@ -401,11 +399,39 @@ def joint(columns: Sequence[ColumnEstimate]) -> ColumnEstimate:
             segments: tuple[Segment, ...] = () if found is None else tuple(
                 Segment(int(lo), int(hi), float(r), float(d), float(dom)) for lo, hi, r, d, dom in zip(*found))
         else:
-            segments = tuple(_product(pieces) for pieces in aligned_many([c.live.segments for c in columns]))
+            segments = tuple(_product(pieces) for pieces in aligned_many([c.live.segments for c in columns],
+                                                                         [segment_bounds(c) for c in columns]))
     except TypeError:
         return _uniform(columns)
     return ColumnEstimate(columns[0].kind, 0.0, tuple(mcv), tuple(s for s in segments if s.rows > 0),
                           max(c.width for c in columns))
+
+
+def _joint_mcv(columns: Sequence[ColumnEstimate]) -> list[tuple[Any, float]]:
+    """The joint's most common values: each member's, with the product of the members' rows."""
+    found = common_values(columns)
+    products = products_each(columns, found[0]) if found is not None else None
+    if found is not None and products is not None:
+        return [(v, p) for v, p in zip(found[1], products.tolist()) if p > 0.0]
+    return _joint_mcv_per_value(columns)
+
+
+def _joint_mcv_per_value(columns: Sequence[ColumnEstimate]) -> list[tuple[Any, float]]:
+    """``_joint_mcv`` value by value (any values)."""
+    common: dict[Any, None] = {}
+    for c in columns:
+        for v, _ in c.mcv:
+            common.setdefault(v, None)
+    mcv = []
+    for v in common:
+        product = 1.0
+        for c in columns:
+            product *= c.rows_equal(v)
+            if product == 0.0:
+                break
+        if product > 0.0:
+            mcv.append((v, product))
+    return mcv
 
 
 def _live_arrays(c: ColumnEstimate) -> tuple[np.ndarray, ...] | None:
@@ -454,16 +480,20 @@ def _uniform(columns: Sequence[ColumnEstimate]) -> ColumnEstimate:
     return estimate
 
 
-def aligned_many(lists: Sequence[tuple[Segment, ...]]) -> Iterator[list[tuple[Segment, float, float]]]:
+def aligned_many(lists: Sequence[tuple[Segment, ...]],
+                 bounds: Sequence[list[tuple[float, float]] | None] | None = None) \
+        -> Iterator[list[tuple[Segment, float, float]]]:
     """The ranges where every sorted segment list has a segment: for each, the parts of those
-    segments in the range, with the range's bounds as positions (a sweep over all lists)."""
+    segments in the range, with the range's bounds as positions (a sweep over all lists).
+    ``bounds``: each list's positions as ``segment_bounds`` keeps them, where known."""
     if not lists or any(not segments for segments in lists):
         return
     if any(segments[0].lower is None for segments in lists):
         whole = [_whole(segments) for segments in lists]
         yield [(s, 0.0, 0.0) for s in whole]
         return
-    placed = [_positions(segments) for segments in lists]
+    placed = [_positions(segments) if bounds is None else _placed(bounds[k])
+              for k, segments in enumerate(lists)]
     discrete = all(_discrete(segments) for segments in lists)
     index = [0] * len(lists)
     while all(i < len(segments) for i, segments in zip(index, lists)):
@@ -494,13 +524,35 @@ def _share(lo: float, hi: float, low: float, high: float, discrete: bool) -> flo
 
 
 def _positions(segments: tuple[Segment, ...]) -> list[tuple[float, float]]:
+    return _placed(_bounds_of(segments))
+
+
+def _placed(bounds: list[tuple[float, float]] | None) -> list[tuple[float, float]]:
+    if bounds is None:
+        raise TypeError("values cannot be placed")
+    return bounds
+
+
+def _bounds_of(segments: tuple[Segment, ...]) -> list[tuple[float, float]] | None:
     placed = []
     for s in segments:
         lo, hi = position(s.lower), position(s.upper)
         if lo is None or hi is None:
-            raise TypeError("values cannot be placed")
+            return None
         placed.append((lo, hi))
     return placed
+
+
+def segment_bounds(column: ColumnEstimate) -> list[tuple[float, float]] | None:
+    """The positions (``values.position``) of the bounds of the column's segments, None where
+    one cannot be placed; kept with its values (``ColumnEstimate.derived``): its scaled and
+    live copies have segments over the same bounds, and placing a string bound is a loop
+    over its characters, met again in every join set matching the column."""
+    derived = column.derived
+    found = derived.get("bounds", _MISSING)
+    if found is _MISSING:
+        found = derived["bounds"] = _bounds_of(column.segments)
+    return found
 
 
 def _discrete(segments: tuple[Segment, ...]) -> bool:
@@ -511,3 +563,185 @@ def _discrete(segments: tuple[Segment, ...]) -> bool:
 def _whole(segments: tuple[Segment, ...]) -> Segment:
     return Segment(None, None, sum(s.rows for s in segments), sum(s.distinct for s in segments),
                    sum(s.domain for s in segments))
+
+
+# -- most common values looked up many at a time -----------------------------------------------
+#
+# Matching two or more columns asks each member, for every most common value of the others,
+# its rows holding that value (``ColumnEstimate.rows_equal``) or the chance that it occurs
+# (``presence``): a dictionary lookup, else a bisection over the histogram, one Python call
+# per value, hundreds per class and thousands per memo. Where the values and the histogram's
+# bounds are whole numbers (the keys nearly every join matches), the lookups below answer all
+# values of one member at once in numpy. They are a second implementation of those two
+# methods, kept because they pay where a memo matches the same keys in hundreds of join sets
+# (TPC-DS q72's planning, counted by ``python -m benchmarks.instructions OTHER tpcds:q72``,
+# spent a sixth of its instructions in the per-value calls), and they must give the same
+# numbers to the last bit: the same operations on the same doubles, the sums taken in the same
+# order by the callers (``tests/quick/test_mcv_lookup.py`` holds them equal). Anything else
+# (other kinds of values, unsorted or unplaceable bounds) returns None, and the callers take
+# the per-value path.
+
+_EXACT = float(2 ** 53)   # whole numbers up to here are exact doubles, compared as Python compares them
+
+
+class _Mcv:
+    """A column's most common values as arrays: ``ordered`` (the values in the order the
+    estimate lists them, as doubles), ``values`` (the same as Python objects), ``rows`` (each
+    entry's rows), and for lookups ``keys`` (sorted, each value once) with ``key_rows`` (the rows
+    of its first entry, as the estimate's dictionary keeps them)."""
+
+    __slots__ = ("ordered", "values", "rows", "keys", "key_rows")
+
+    def __init__(self, values: list[Any], rows: list[float]):
+        self.values = values
+        self.ordered = np.array(values, dtype=np.float64)
+        self.rows = np.array(rows, dtype=np.float64)
+        self.keys, first = np.unique(self.ordered, return_index=True)
+        self.key_rows = self.rows[first]
+
+
+def _mcv_arrays(column: ColumnEstimate) -> _Mcv | None:
+    """The column's most common values as ``_Mcv``, where every one is a whole number (a Python
+    int, exactly a double); kept with its values (``ColumnEstimate.derived``), unscaled."""
+    derived = column.derived
+    found = derived.get("mcv arrays", _MISSING)
+    if found is _MISSING:
+        values = [v for v, _ in column.mcv]
+        whole = all(type(v) is int and -_EXACT <= v <= _EXACT for v in values)
+        found = derived["mcv arrays"] = _Mcv(values, [r for _, r in column.mcv]) if whole else None
+    return found
+
+
+def _placed_segments(column: ColumnEstimate) -> tuple[np.ndarray, ...] | None:
+    """(lower, upper, rows, domain, distinct, shared) of the column's segments where they are over
+    whole numbers, exact as doubles and in ascending order (the bisection of ``_segment_of``
+    assumes it); ``shared`` marks a segment whose lower bound is its predecessor's upper one
+    (``stats.model.in_bucket``). Kept with its values; None otherwise (and for no segments)."""
+    derived = column.derived
+    found = derived.get("placed segments", _MISSING)
+    if found is _MISSING:
+        found = None
+        arrays = _discrete_arrays(column) if column.segments else None
+        if arrays is not None:
+            lower, upper = arrays[0], arrays[1]
+            if bool(np.all(np.abs(lower) <= _EXACT)) and bool(np.all(np.abs(upper) <= _EXACT)) \
+                    and bool(np.all(upper[1:] >= upper[:-1])):
+                shared = np.zeros(len(lower), dtype=bool)
+                shared[1:] = upper[:-1] == lower[1:]
+                shared.flags.writeable = False
+                found = (*arrays, shared)
+        derived["placed segments"] = found
+    return found
+
+
+def _histogram_rows(column: ColumnEstimate, values: np.ndarray) -> np.ndarray | None:
+    """``rows_equal`` of each of ``values`` (whole numbers) by the column's live histogram
+    alone: the rows of the segment holding it over the segment's domain, 0 outside every
+    segment. None where the segments cannot be looked up here."""
+    if not column.segments:
+        return np.zeros(len(values))
+    placed = _placed_segments(column)
+    if placed is None:
+        return None
+    lower, upper, rows, domain, _, shared = placed
+    index = np.searchsorted(upper, values, side="left")
+    inside = index < len(upper)
+    safe = np.minimum(index, len(upper) - 1)
+    low = lower[safe]
+    inside &= np.where(shared[safe], values > low, values >= low)
+    # (live segments hold rows x factor: the product ``live`` makes, then the division)
+    return np.where(inside, (rows[safe] * column.factor) / np.maximum(domain[safe], 1.0), 0.0)
+
+
+def _mcv_hits(mcv: _Mcv, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(whether each of ``values`` is a most common value, the index of its key)."""
+    if not len(mcv.keys):
+        return np.zeros(len(values), dtype=bool), np.zeros(len(values), dtype=np.intp)
+    index = np.searchsorted(mcv.keys, values)
+    safe = np.minimum(index, len(mcv.keys) - 1)
+    return (index < len(mcv.keys)) & (mcv.keys[safe] == values), safe
+
+
+def rows_equal_each(column: ColumnEstimate, values: np.ndarray) -> np.ndarray | None:
+    """``column.rows_equal(v)`` for each of ``values`` (whole numbers as doubles), or None where
+    this cannot answer (see above)."""
+    mcv = _mcv_arrays(column)
+    if mcv is None:
+        return None
+    found = _histogram_rows(column, values)
+    if found is None:
+        return None
+    if not len(mcv.keys):
+        return found
+    hit, key = _mcv_hits(mcv, values)
+    return np.where(hit, mcv.key_rows[key] * column.factor, found)
+
+
+def presence_each(column: ColumnEstimate, values: np.ndarray, whole: bool) -> np.ndarray | None:
+    """``presence(v)`` of ``column.live`` for each of ``values`` (whole numbers as doubles), or
+    None. ``whole``: the survival test ``presence`` makes of the estimate it is called on (a
+    live copy has none pending: True; ``column.survival == 1.0`` for the column itself)."""
+    mcv = _mcv_arrays(column)
+    if mcv is None:
+        return None
+    found = np.zeros(len(values))
+    if column.segments:
+        placed = _placed_segments(column)
+        if placed is None:
+            return None
+        lower, upper, rows, domain, distinct, shared = placed
+        if column.survival < 1.0:   # (the live segments' distinct values, thinned as ``live`` thins them)
+            distinct = np.array([thinned(s.distinct, s.rows, column.survival) for s in column.segments])
+        index = np.searchsorted(upper, values, side="left")
+        inside = index < len(upper)
+        safe = np.minimum(index, len(upper) - 1)
+        low = lower[safe]
+        inside &= np.where(shared[safe], values > low, values >= low)
+        found = np.where(inside, np.minimum(1.0, distinct[safe] / np.maximum(domain[safe], 1.0)), 0.0)
+    hit, key = _mcv_hits(mcv, values)
+    if not hit.any():
+        return found
+    known = mcv.key_rows[key] * column.factor
+    result = found.tolist()
+    for i in np.flatnonzero(hit).tolist():
+        rows = float(known[i])
+        # (``_presence``, with math's exp: numpy's may differ in the last bit)
+        result[i] = 1.0 if whole and rows >= 1.0 else (1.0 - math.exp(-rows) if rows < 30 else 1.0)
+    return np.array(result)
+
+
+def common_values(columns: Sequence[ColumnEstimate]) -> tuple[np.ndarray, list[Any]] | None:
+    """The most common values of all ``columns``, each once, in the order a dictionary filled
+    from them member by member keeps (as doubles, and as the objects); None where some
+    column's values are not all whole numbers."""
+    found = [_mcv_arrays(c) for c in columns]
+    if any(m is None for m in found):
+        return None
+    mcvs: list[_Mcv] = found   # type: ignore[assignment]
+    ordered = np.concatenate([m.ordered for m in mcvs])
+    if not len(ordered):
+        return ordered, []
+    _, first = np.unique(ordered, return_index=True)
+    first.sort()
+    objects = [v for m in mcvs for v in m.values]
+    return ordered[first], [objects[i] for i in first.tolist()]
+
+
+def products_each(columns: Sequence[ColumnEstimate], values: np.ndarray) -> np.ndarray | None:
+    """Per value, the product of the columns' ``rows_equal`` in member order, a product that
+    reaches 0 staying 0 (the per-value loop stops there); None where a column cannot answer."""
+    product: np.ndarray | None = None
+    for c in columns:
+        rows = rows_equal_each(c, values)
+        if rows is None:
+            return None
+        product = rows if product is None else np.where(product == 0.0, 0.0, product * rows)
+    return product
+
+
+def sum_in_order(values: np.ndarray) -> float:
+    """``total += v`` over ``values`` from 0.0, in order (not numpy's pairwise sum)."""
+    total = 0.0
+    for v in values.tolist():
+        total += v
+    return total

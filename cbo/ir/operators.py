@@ -337,19 +337,22 @@ class Join(Plan):
     def unique_keys(self) -> frozenset[frozenset[Column]]:
         if self.kind in FILTERING_KINDS or self.kind == "mark":
             return self.left.unique_keys
+        # Each side's keys read once: a plan's keys are derived anew on each read, so reading
+        # them three times per join made a tree of d joins derive its leaves' keys 3^d times.
+        left_keys, right_keys = self.left.unique_keys, self.right.unique_keys
         keys = set()
         right_cols = {b for _, b in self.equi_keys}
         left_cols = {a for a, _ in self.equi_keys}
         # Each left row matches at most one right row when the right side's join columns are unique.
-        right_unique = any(k <= right_cols for k in self.right.unique_keys)
-        left_unique = any(k <= left_cols for k in self.left.unique_keys)
+        right_unique = any(k <= right_cols for k in right_keys)
+        left_unique = any(k <= left_cols for k in left_keys)
         if right_unique and self.kind in ("inner", "left"):
-            keys |= set(self.left.unique_keys)
+            keys |= set(left_keys)
         if left_unique and self.kind in ("inner", "right"):
-            keys |= set(self.right.unique_keys)
+            keys |= set(right_keys)
         if self.kind == "inner" and not keys:
-            for a in self.left.unique_keys:
-                for b in self.right.unique_keys:
+            for a in left_keys:
+                for b in right_keys:
                     keys.add(a | b)
         # Keys multiply along a chain of joins; the smallest few are the useful ones.
         return frozenset(sorted(keys, key=lambda k: (len(k), sorted(c.id for c in k)))[:MAX_KEYS])

@@ -277,6 +277,8 @@ class CascadesSearch:
                     for child in expr.children:   # type: ignore[union-attr]
                         winner = self.optimize_group(group_of(child), ANY)
                         lower = math.inf if winner is None else lower + winner.cost
+                    if lower > 0.0 and self._reads_below(expr, group):   # type: ignore[arg-type]
+                        lower = 0.0   # (its inputs' plans bound none of its alternatives)
                 pending.append((lower, index, expr))
             if joins:
                 assert out is not None
@@ -285,6 +287,12 @@ class CascadesSearch:
             pending.sort()   # by bound, then index: indexes differ, so expressions are never compared
             table = tables[group.id] = CostTable(pending)
         return table
+
+    def _reads_below(self, expr: Plan, group: Group) -> bool:
+        """Whether an implementation rule whose alternatives read below the expression's inputs
+        (``ImplementationRule.reads_below``: a top-N over a sort) matches it."""
+        return any(rule.reads_below and rule.matches(expr, group, self.context)
+                   for rule in self.dispatch.implementations(type(expr)))
 
     def _evaluate_any(self, table: CostTable, group: Group) -> None:
         """Cost every alternative that could be the group's cheapest plan, expressions in order of

@@ -86,6 +86,10 @@ class ImplementationRule(Rule):
     # The only way to run some plans (every Scan, a join without an equality): disabled, the
     # search would find no plan for them, so ``RuleSet`` refuses to disable it.
     required: bool = False
+    # Whether its alternatives read below the expression's inputs (a top-N reads its sort's
+    # input, not the sort): they may cost less than those inputs' cheapest plans, which then
+    # bound neither them nor the expression (``CascadesSearch.table``).
+    reads_below: bool = False
 
     def implement(self, expr: Plan, group: Group, context: SearchContext) -> Iterable[PhysicalExpr]:
         raise NotImplementedError

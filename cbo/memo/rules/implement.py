@@ -385,6 +385,7 @@ class TopN(ImplementationRule):
 
     name = "TopN"
     operator = Limit
+    reads_below = True
 
     def matches(self, expr: Plan, group: Group, context: object) -> bool:
         return isinstance(expr, Limit) and expr.count is not None and Sort in group_of(expr.input).find().operator_types

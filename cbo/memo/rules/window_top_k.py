@@ -48,6 +48,7 @@ class WindowTopK(ImplementationRule):
 
     name = "WindowTopK"
     operator = Filter
+    reads_below = True
 
     def matches(self, expr: Plan, group: Group, context: SearchContext) -> bool:
         return isinstance(expr, Filter) and Window in group_of(expr.input).find().operator_types
