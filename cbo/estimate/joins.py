@@ -35,8 +35,15 @@ from cbo.estimate.aggregates import group_sizes
 from cbo.estimate.column import ColumnEstimate, Segment
 from cbo.estimate.filters import generic_selectivity
 from cbo.estimate.matching import (
-    _histogram_rows, _mcv_arrays, _mcv_hits, matched_histogram, presence_each, rows_equal_each, segment_bounds,
-    sum_in_order)
+    _histogram_rows,
+    _mcv_arrays,
+    _mcv_hits,
+    matched_histogram,
+    presence_each,
+    rows_equal_each,
+    segment_bounds,
+    sum_in_order,
+)
 from cbo.estimate.relation import DerivedColumns, Origin, RelEstimate, layered
 from cbo.estimate.values import is_discrete, position
 from cbo.ir.expressions import Call, Column, ColumnRef, Expr, conjuncts

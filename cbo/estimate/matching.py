@@ -497,12 +497,12 @@ def aligned_many(lists: Sequence[tuple[Segment, ...]],
     discrete = all(_discrete(segments) for segments in lists)
     index = [0] * len(lists)
     while all(i < len(segments) for i, segments in zip(index, lists)):
-        bounds = [placed[k][index[k]] for k in range(len(lists))]
-        low = max(lo for lo, _ in bounds)
-        high = min(hi for _, hi in bounds)
+        spans = [placed[k][index[k]] for k in range(len(lists))]
+        low = max(lo for lo, _ in spans)
+        high = min(hi for _, hi in spans)
         if low <= high:
             parts = []
-            for k, (lo, hi) in enumerate(bounds):
+            for k, (lo, hi) in enumerate(spans):
                 share = _share(lo, hi, low, high, discrete)
                 if share <= 0:
                     break
@@ -510,7 +510,7 @@ def aligned_many(lists: Sequence[tuple[Segment, ...]],
             else:
                 yield parts
         # Advance every list whose current segment ends first.
-        for k, (_, hi) in enumerate(bounds):
+        for k, (_, hi) in enumerate(spans):
             if hi == high:
                 index[k] += 1
 
@@ -704,9 +704,9 @@ def presence_each(column: ColumnEstimate, values: np.ndarray, whole: bool) -> np
     known = mcv.key_rows[key] * column.factor
     result = found.tolist()
     for i in np.flatnonzero(hit).tolist():
-        rows = float(known[i])
+        hit_rows = float(known[i])
         # (``_presence``, with math's exp: numpy's may differ in the last bit)
-        result[i] = 1.0 if whole and rows >= 1.0 else (1.0 - math.exp(-rows) if rows < 30 else 1.0)
+        result[i] = 1.0 if whole and hit_rows >= 1.0 else (1.0 - math.exp(-hit_rows) if hit_rows < 30 else 1.0)
     return np.array(result)
 
 
@@ -714,10 +714,12 @@ def common_values(columns: Sequence[ColumnEstimate]) -> tuple[np.ndarray, list[A
     """The most common values of all ``columns``, each once, in the order a dictionary filled
     from them member by member keeps (as doubles, and as the objects); None where some
     column's values are not all whole numbers."""
-    found = [_mcv_arrays(c) for c in columns]
-    if any(m is None for m in found):
-        return None
-    mcvs: list[_Mcv] = found   # type: ignore[assignment]
+    mcvs: list[_Mcv] = []
+    for column in columns:
+        found = _mcv_arrays(column)
+        if found is None:
+            return None
+        mcvs.append(found)
     ordered = np.concatenate([m.ordered for m in mcvs])
     if not len(ordered):
         return ordered, []

@@ -277,7 +277,7 @@ class CascadesSearch:
                     for child in expr.children:   # type: ignore[union-attr]
                         winner = self.optimize_group(group_of(child), ANY)
                         lower = math.inf if winner is None else lower + winner.cost
-                    if lower > 0.0 and self._reads_below(expr, group):   # type: ignore[arg-type]
+                    if lower > 0.0 and self._reads_below(expr, group):
                         lower = 0.0   # (its inputs' plans bound none of its alternatives)
                 pending.append((lower, index, expr))
             if joins:
@@ -288,9 +288,11 @@ class CascadesSearch:
             table = tables[group.id] = CostTable(pending)
         return table
 
-    def _reads_below(self, expr: Plan, group: Group) -> bool:
+    def _reads_below(self, expr: Plan | Deferred, group: Group) -> bool:
         """Whether an implementation rule whose alternatives read below the expression's inputs
         (``ImplementationRule.reads_below``: a top-N over a sort) matches it."""
+        if isinstance(expr, Deferred):
+            return False
         return any(rule.reads_below and rule.matches(expr, group, self.context)
                    for rule in self.dispatch.implementations(type(expr)))
 
