@@ -7,6 +7,7 @@ import os
 import platform
 import subprocess
 from importlib import metadata
+from pathlib import Path
 
 
 def _memory_gib() -> float | None:
@@ -39,6 +40,22 @@ def _java() -> str:
         return "not found"
 
 
+def git_commit(*paths: str) -> tuple[str, bool]:
+    """The commit of the checkout the benchmark runs from, and whether ``paths`` (relative to
+    the checkout) differ from it: such a run counts for no commit."""
+    root = Path(__file__).resolve().parent.parent
+
+    def git(*words: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *words], capture_output=True, text=True, check=True).stdout
+
+    try:
+        commit = git("rev-parse", "HEAD").strip()
+        dirty = bool(git("status", "--porcelain", "--", *paths).strip())
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown", True
+    return commit, dirty
+
+
 def machine_info() -> dict[str, object]:
     versions = {}
     for package in ("cbo", "pyspark", "duckdb", "sqlglot", "psycopg", "pyarrow", "pandas", "numpy", "tpchgen-cli"):
@@ -47,7 +64,7 @@ def machine_info() -> dict[str, object]:
         except metadata.PackageNotFoundError:
             versions[package] = None
     return {
-        "when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "host": platform.node(),
         "platform": platform.platform(),
         "cpu": _cpu_model(),

@@ -12,7 +12,7 @@ two markers naming what draws it and from which files (a glob, relative to the r
 Kinds: ``files`` (every saved JSON: what it is and when it was measured), ``native``,
 ``stats-collection``, ``cardinality``, ``join-enumeration``, ``tpch-run``, ``calibration``,
 ``existential``, ``tpch-scale``, ``equivalence``, ``plan-space``, ``build-overhead``,
-``spark-adaptive``, ``perror``. A new result
+``spark-adaptive``, ``perror``, ``planning-time``. A new result
 gets a table by adding a marker (and, for a new kind of JSON, a function in ``KINDS``); a marker
 names a file that exists. ``--readme`` and ``--results`` point at another page and results folder.
 """
@@ -23,6 +23,7 @@ import argparse
 import json
 import math
 import re
+import statistics
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -353,13 +354,33 @@ def perror_table(paths: list[Path]) -> str:
     return "\n\n".join(parts)
 
 
+def planning_time_table(paths: list[Path]) -> str:
+    """Planning time per query (``benchmarks.planning_time``): the best of the repeated plannings
+    and each query's first, median and slowest, and the queries over one second."""
+    lines = ["| file | commit | statistics | queries | median | max | over 1 s | slowest "
+             "| first planning: median / max |", "|---|---|---|---|---|---|---|---|---|"]
+    for path in paths:
+        body = _load(path)
+        queries = body["queries"]
+        best = sorted((f["plan_ms"], name) for name, f in queries.items())
+        first = [f["first_ms"] for f in queries.values() if "first_ms" in f]
+        values = [ms for ms, _ in best]
+        slowest = ", ".join(f"{name} {ms:.0f}" for ms, name in reversed(best[-4:]))
+        stats = "plan files' (no samples)" if body["stats"].endswith("tpcds-sf1") else "SF 1, with samples"
+        first_text = f"{statistics.median(first):.1f} / {max(first):.0f} ms" if first else "—"
+        lines.append(f"| `{path.name}` | {str(body.get('commit', ''))[:7]} | {stats} | {len(values)} "
+                     f"| {statistics.median(values):.1f} ms | {max(values):.0f} ms "
+                     f"| {sum(ms > 1000.0 for ms in values)} | {slowest} ms | {first_text} |")
+    return "\n".join(lines)
+
+
 KINDS: dict[str, Callable[[list[Path]], str]] = {
     "files": files_table, "native": native_table, "stats-collection": stats_collection_table,
     "cardinality": cardinality_table, "join-enumeration": join_enumeration_table, "tpch-run": tpch_run_table,
     "calibration": calibration_table, "existential": existential_table, "tpch-scale": tpch_scale_table,
     "equivalence": equivalence_table, "plan-space": plan_space_table, "build-overhead": build_overhead_table,
     "spark-adaptive": spark_adaptive_table,
-    "sqllogictest": sqllogictest_table, "perror": perror_table,
+    "sqllogictest": sqllogictest_table, "perror": perror_table, "planning-time": planning_time_table,
 }
 
 

@@ -42,7 +42,6 @@ import datetime as dt
 import json
 import os
 import secrets
-import subprocess
 import tempfile
 import time
 import traceback
@@ -54,6 +53,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
+from benchmarks import machine
 from benchmarks.cli import run_main
 from benchmarks.machine import machine_info
 
@@ -89,17 +89,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def git_commit() -> tuple[str, bool]:
-    """The commit of the checkout the benchmark runs from, and whether cbo or the benchmark
-    differ from it (such a run counts for no commit)."""
-    def git(*words: str) -> str:
-        return subprocess.run(["git", "-C", str(ROOT), *words], capture_output=True, text=True, check=True).stdout
-
-    try:
-        commit = git("rev-parse", "HEAD").strip()
-        dirty = bool(git("status", "--porcelain", "--", "cbo", "benchmarks/equivalence").strip())
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown", True
-    return commit, dirty
+    """The commit of the checkout, and whether cbo or the benchmark differ from it."""
+    return machine.git_commit("cbo", "benchmarks/equivalence")
 
 
 class Run:
