@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from cbo.exec.spark_sql import keyed_mark
 from cbo.ir.expressions import TRUE
 from cbo.ir.operators import (
     Aggregate,
@@ -365,11 +366,34 @@ class _Matcher:
             actual.source = "a left join with one row keeps its left input's rows"
             self._descend(actual, node.left, op)
 
+    def _keyed_mark(self, node: Join, op: SparkOp, actual: Actual) -> None:
+        """A mark join on keys (``SparkPlanSql._hashed_mark``): a left join with the right's
+        distinct keys, which keeps the left rows (IN: under a second left join with the counts
+        per key, which keeps them too). The right input is matched below the distinct keys'
+        aggregation."""
+        self._measured(actual, op)
+        keyed = keyed_mark(node)
+        if keyed is not None and keyed[1] is not None:   # IN: the counts' join above the matches'
+            below = self._skip(op.children[0], actual)
+            if below.kind not in _JOINS:
+                return self.unmatched(node, f"expected the mark join's left join, Spark's plan has {below.name}")
+            self._attribute(actual, self._skip(op.children[1], actual))
+            self._attribute(actual, below)
+            op = below
+        found = self._skip(op.children[1], actual)
+        while found.kind in _AGGREGATES and found.children:
+            self._attribute(actual, found)
+            found = self._skip(found.children[0], actual)
+        self._descend(actual, node.left, op.children[0])
+        self.match(node.right, found)
+
     def _join(self, node: Join, op: SparkOp, actual: Actual) -> None:
         if id(node) in self.scalar_joins:
             return self._scalar_join(node, op, actual)
+        if node.kind == "mark" and op.kind in _JOINS:
+            return self._keyed_mark(node, op, actual)
         if node.kind == "mark":
-            # A mark join runs as a left join grouped by a row id (cbo.exec.spark_sql).
+            # Any other mark join runs as a left join grouped by a row id (cbo.exec.spark_sql).
             if op.kind not in _AGGREGATES:
                 return self.unmatched(node, f"expected the mark join's grouping, Spark's plan has {op.name}")
             self._measured(actual, op)

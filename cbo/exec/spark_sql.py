@@ -42,7 +42,8 @@ from sqlglot import exp
 from cbo.catalog_types import Catalog
 from cbo.connectors import connector_of
 from cbo.exec.remote import RemoteQueries, RemoteScan
-from cbo.ir.operators import CteAnchor, CteConsumer, GroupingSets, Join, Limit, Plan, Project, Scan, Sort
+from cbo.ir.expressions import TRUE, Call, Column, Expr, can_raise, columns_of, conjuncts
+from cbo.ir.operators import CteAnchor, CteConsumer, GroupingSets, Join, Limit, Plan, Project, Scan, Sort, key_columns
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
 from cbo.sqlgen import SqlRenderer, _select, ident
@@ -240,6 +241,85 @@ class SparkPlanSql(SqlRenderer):
         return select
 
     def _mark_join(self, node: Join) -> exp.Select:
+        keyed = keyed_mark(node)
+        if keyed is not None:
+            return self._hashed_mark(node, *keyed)
+        return self._grouped_mark(node)
+
+    def _hashed_mark(self, node: Join, keys: list[tuple[Column, Column, bool]],
+                     operand: Expr | None, value: Expr | None) -> exp.Select:
+        """A mark join on key equalities, with an equality or no mark predicate (IN and EXISTS),
+        as left joins on hash keys. EXISTS: the left rows joined with the right's distinct keys;
+        one match at most per row, so the left rows stay as they are, and the mark is whether
+        one matched. ``x IN (y ...)``: TRUE where the distinct (keys, y) hold the row's keys and
+        x; else, among the right rows with the row's keys, FALSE where there are none, NULL where
+        x is NULL or some y is, FALSE otherwise: SQL's three-valued IN, from a second left join
+        with the rows and non-NULL values counted per key. (That second join reads the right
+        input again: Spark reuses its exchange where the two reads are one plan.)"""
+        assert node.mark is not None
+        tag = node.mark.id
+        matched = exp.to_identifier(f"_matched{tag}", quoted=True)
+        right_keys = [exp.column(ident(r)) for _, r, _ in keys]
+        if operand is None:
+            distinct = exp.select(*right_keys, exp.alias_(exp.true(), matched.copy())).from_(self._derived(node.right))
+            found = self._wrap(distinct.distinct())
+            select = exp.select(*self._columns(node.left.output),
+                                exp.alias_(exp.Not(this=exp.Is(this=exp.column(matched.copy()), expression=exp.Null())),
+                                           ident(node.mark))).from_(self._derived(node.left))
+            select.append("joins", exp.Join(this=found, on=self._key_condition(keys, None), side="LEFT"))
+            return self._hinted(select, node, found)
+        assert value is not None
+        held = exp.to_identifier(f"_value{tag}", quoted=True)
+        distinct = exp.select(*right_keys, exp.alias_(self.expr(value), held.copy()),
+                              exp.alias_(exp.true(), matched.copy())).from_(self._derived(node.right)).distinct()
+        found = self._wrap(distinct)
+        counted_keys = [exp.to_identifier(f"_key{tag}_{i}", quoted=True) for i in range(len(keys))]
+        rows, values = exp.to_identifier(f"_rows{tag}", quoted=True), exp.to_identifier(f"_values{tag}", quoted=True)
+        per_key = exp.select(*[exp.alias_(exp.column(ident(r)), k.copy()) for (_, r, _), k in zip(keys, counted_keys)],
+                             exp.alias_(exp.Count(this=exp.Star()), rows.copy()),
+                             exp.alias_(exp.Count(this=exp.column(held.copy())), values.copy())) \
+            .from_(self._wrap(distinct.copy()))
+        if keys:
+            per_key = per_key.group_by(*[exp.column(ident(r)) for _, r, _ in keys])
+        counted = self._wrap(per_key)
+        x = self.expr(operand)
+        null_bool = exp.Cast(this=exp.Null(), to=exp.DataType.build("boolean"))
+        mark = exp.Case(ifs=[
+            exp.If(this=exp.Not(this=exp.Is(this=exp.column(matched.copy()), expression=exp.Null())), true=exp.true()),
+            exp.If(this=exp.or_(exp.Is(this=exp.column(rows.copy()), expression=exp.Null()),
+                                exp.EQ(this=exp.column(rows.copy()), expression=exp.Literal.number(0))),
+                   true=exp.false()),
+            exp.If(this=exp.or_(exp.Is(this=exp.Paren(this=x.copy()), expression=exp.Null()),
+                                exp.LT(this=exp.column(values.copy()), expression=exp.column(rows.copy()))),
+                   true=null_bool)],
+            default=exp.false())
+        select = exp.select(*self._columns(node.left.output), exp.alias_(mark, ident(node.mark))) \
+            .from_(self._derived(node.left))
+        on_found = exp.and_(self._key_condition(keys, None), exp.EQ(this=x, expression=exp.column(held.copy())))
+        select.append("joins", exp.Join(this=found, on=on_found, side="LEFT"))
+        select.append("joins", exp.Join(this=counted, on=self._key_condition(keys, counted_keys), side="LEFT"))
+        algorithm = self._algorithm(node)
+        hint = algorithm.spark_hint if algorithm is not None else None
+        if hint:
+            select.set("hint", exp.Hint(expressions=[
+                exp.Anonymous(this=hint.upper(), expressions=[found.args["alias"].this.copy(),
+                                                              counted.args["alias"].this.copy()])]))
+        return select
+
+    @staticmethod
+    def _key_condition(keys: list[tuple[Column, Column, bool]], renamed: list[exp.Identifier] | None) -> exp.Expr:
+        """The keys' equalities (null-safe where the join's is), each right key under its own
+        name or ``renamed``; TRUE without keys."""
+        parts: list[exp.Expr] = []
+        for i, (left, right, null_safe) in enumerate(keys):
+            other = exp.column(renamed[i].copy()) if renamed is not None else exp.column(ident(right))
+            parts.append(exp.NullSafeEQ(this=exp.column(ident(left)), expression=other) if null_safe
+                         else exp.EQ(this=exp.column(ident(left)), expression=other))
+        return exp.and_(*parts) if parts else exp.true()
+
+    def _grouped_mark(self, node: Join) -> exp.Select:
+        """Any other mark join: the left rows numbered, left-joined with the right on the
+        condition, and grouped back per row with the mark's three values ranked."""
         assert node.mark is not None and node.mark_predicate is not None
         row_id = exp.to_identifier(f"_row{node.mark.id}", quoted=True)
         matched = exp.to_identifier(f"_matched{node.mark.id}", quoted=True)
@@ -301,6 +381,40 @@ class SparkPlanSql(SqlRenderer):
 
     def _wrap(self, query: exp.Query) -> exp.Subquery:
         return exp.Subquery(this=query, alias=self._next_alias())
+
+
+def keyed_mark(node: Join) -> tuple[list[tuple[Column, Column, bool]], Expr | None, Expr | None] | None:
+    """A mark join's hash keys and IN operands, where it is one ``_hashed_mark`` renders: every
+    conjunct of the condition equates a left column with a right one (``=``, or ``IS NOT
+    DISTINCT FROM``: the flag), and the mark predicate is TRUE (EXISTS) or ``x = y`` with x
+    over the left input and y over the right (IN). Returns (keys as (left, right, null-safe),
+    x, y), x and y None for EXISTS; None for any other mark join."""
+    left = {c.id for c in node.left.output}
+    right = {c.id for c in node.right.output}
+    keys = []
+    for conjunct in conjuncts(node.condition):
+        pair = key_columns(conjunct)
+        if pair is None:
+            return None
+        a, b = pair
+        if a.id in right and b.id in left:
+            a, b = b, a
+        if not (a.id in left and b.id in right):
+            return None
+        keys.append((a, b, isinstance(conjunct, Call) and conjunct.name == "is_not_distinct_from"))
+    predicate = node.mark_predicate
+    if predicate is None or predicate == TRUE:
+        return keys, None, None
+    if not (isinstance(predicate, Call) and predicate.name == "eq"):
+        return None
+    x, y = predicate.args
+    x_columns, y_columns = {c.id for c in columns_of(x)}, {c.id for c in columns_of(y)}
+    if x_columns <= right and y_columns <= left and x_columns and y_columns:
+        x, y = y, x
+        x_columns, y_columns = y_columns, x_columns
+    if not (x_columns <= left and y_columns <= right) or can_raise(predicate):
+        return None
+    return keys, x, y
 
 
 def _word(name: str) -> str:

@@ -50,6 +50,25 @@ QUERIES = {
                     "from nation",
     "exists_or": "select count(*) from customer where c_acctbal < 0 or exists "
                  "(select * from orders where o_custkey = c_custkey and o_totalprice > 400000)",
+    # IN and EXISTS marks over Parquet tables, so that Spark computes them (not PostgreSQL): the
+    # mark's three values where it is visible (SELECT), NOT over it, and correlated groups that
+    # are empty, hold a NULL, or hold the value
+    "in_select_nulls": "select p_partkey, p_size in (select case when s_suppkey % 3 = 0 then null else s_suppkey end "
+                       "from supplier where s_suppkey < 20) as m from part where p_partkey < 40",
+    "in_select_empty": "select p_partkey, p_size in (select s_suppkey from supplier where s_suppkey < 0) as m "
+                       "from part where p_partkey < 10",
+    "not_in_or_nulls": "select count(*) from part where p_partkey < 200 and (p_size > 45 or not (p_size in "
+                       "(select case when s_suppkey = 7 then null else s_suppkey end from supplier "
+                       "where s_suppkey < 20)))",
+    "in_or": "select count(*) from part where p_size > 45 or p_size in (select s_suppkey from supplier "
+             "where s_suppkey < 5)",
+    "correlated_in_select": "select p_partkey, p_size in (select case when ps_availqty < 1000 then null "
+                            "else ps_suppkey % 50 end from partsupp where ps_partkey = p_partkey "
+                            "and ps_availqty < 5000) as m from part where p_partkey < 60",
+    "exists_select": "select p_partkey, exists (select * from partsupp where ps_partkey = p_partkey "
+                     "and ps_availqty > 9900) as e from part where p_partkey < 60",
+    "exists_uncorrelated_or": "select count(*) from part where p_size = 1 or exists "
+                              "(select * from supplier where s_name = 'nobody')",
     "not_in_nullable": "select count(*) from nation where n_nationkey not in "
                        "(select case when r_regionkey = 2 then null else r_regionkey end from region)",
     "scalar_in_select": "select c_custkey, (select count(*) from orders where o_custkey = c_custkey) as n "
