@@ -13,9 +13,11 @@ three differences that keep Spark to cbo's plan:
   reaches exactly that input;
 * semi and anti joins are ``LEFT SEMI JOIN`` / ``LEFT ANTI JOIN`` rather than [NOT] EXISTS, so
   they are joins with a side and a strategy, as planned;
-* a mark join (three-valued IN/EXISTS) tags left rows with an id, left-joins the right side and
-  keeps, per id, the best outcome: TRUE if some row matched, NULL if only unknown comparisons,
-  else FALSE.
+* a mark join (three-valued IN/EXISTS) on key equalities is a left join with the right's
+  distinct keys (and IN's value), at most one match per row; IN's NULL and FALSE come from a
+  second left join with the rows and non-NULL values counted per key (``keyed_mark``). Any
+  other mark join tags left rows with an id, left-joins the right side and keeps, per id, the
+  best outcome: TRUE if some row matched, NULL if only unknown comparisons, else FALSE.
 
 Tables are read through temporary views the executor registers once per table (``SparkViews``);
 each remote query the search chose (a pushed subplan, or a JDBC table's [Project] [Filter] Scan;
