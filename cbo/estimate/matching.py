@@ -69,20 +69,8 @@ def _mcv_tuples(live: Sequence[ColumnEstimate]) -> float:
 
 
 def _mcv_tuples_per_value(live: Sequence[ColumnEstimate]) -> float:
-    """``_mcv_tuples`` value by value (any values)."""
-    common: dict[Any, None] = {}
-    for c in live:
-        for v, _ in c.mcv:
-            common.setdefault(v, None)
-    total = 0.0
-    for v in common:
-        product = 1.0
-        for c in live:
-            product *= c.rows_equal(v)
-            if product == 0.0:
-                break
-        total += product
-    return total
+    """``_mcv_tuples`` value by value (any values): the joint's most common values summed."""
+    return sum(product for _, product in _joint_mcv_per_value(live))
 
 
 def _discrete_arrays(column: ColumnEstimate) -> tuple[np.ndarray, ...] | None:
