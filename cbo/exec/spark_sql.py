@@ -45,7 +45,7 @@ from cbo.catalog_types import Catalog
 from cbo.connectors import connector_of
 from cbo.exec.remote import RemoteQueries, RemoteScan
 from cbo.ir.expressions import TRUE, Call, Column, Expr, can_raise, columns_of, conjuncts
-from cbo.ir.operators import CteAnchor, CteConsumer, GroupingSets, Join, Limit, Plan, Project, Scan, Sort, key_columns
+from cbo.ir.operators import CteAnchor, CteConsumer, GroupingSets, Join, Limit, Plan, Project, Scan, Sort
 from cbo.physical.algorithm import Algorithm
 from cbo.physical.plan import PhysicalPlan
 from cbo.sqlgen import SqlRenderer, _select, ident
@@ -248,7 +248,7 @@ class SparkPlanSql(SqlRenderer):
             return self._hashed_mark(node, *keyed)
         return self._grouped_mark(node)
 
-    def _hashed_mark(self, node: Join, keys: list[tuple[Column, Column, bool]],
+    def _hashed_mark(self, node: Join, keys: list[tuple[Column, Column]],
                      operand: Expr | None, value: Expr | None) -> exp.Select:
         """A mark join on key equalities, with an equality or no mark predicate (IN and EXISTS),
         as left joins on hash keys. EXISTS: the left rows joined with the right's distinct keys;
@@ -261,7 +261,7 @@ class SparkPlanSql(SqlRenderer):
         assert node.mark is not None
         tag = node.mark.id
         matched = exp.to_identifier(f"_matched{tag}", quoted=True)
-        right_keys = [exp.column(ident(r)) for _, r, _ in keys]
+        right_keys = [exp.column(ident(r)) for _, r in keys]
         if operand is None:
             distinct = exp.select(*right_keys, exp.alias_(exp.true(), matched.copy())).from_(self._derived(node.right))
             found = self._wrap(distinct.distinct())
@@ -277,12 +277,12 @@ class SparkPlanSql(SqlRenderer):
         found = self._wrap(distinct)
         counted_keys = [exp.to_identifier(f"_key{tag}_{i}", quoted=True) for i in range(len(keys))]
         rows, values = exp.to_identifier(f"_rows{tag}", quoted=True), exp.to_identifier(f"_values{tag}", quoted=True)
-        per_key = exp.select(*[exp.alias_(exp.column(ident(r)), k.copy()) for (_, r, _), k in zip(keys, counted_keys)],
+        per_key = exp.select(*[exp.alias_(exp.column(ident(r)), k.copy()) for (_, r), k in zip(keys, counted_keys)],
                              exp.alias_(exp.Count(this=exp.Star()), rows.copy()),
                              exp.alias_(exp.Count(this=exp.column(held.copy())), values.copy())) \
             .from_(self._wrap(distinct.copy()))
         if keys:
-            per_key = per_key.group_by(*[exp.column(ident(r)) for _, r, _ in keys])
+            per_key = per_key.group_by(*[exp.column(ident(r)) for _, r in keys])
         counted = self._wrap(per_key)
         x = self.expr(operand)
         null_bool = exp.Cast(this=exp.Null(), to=exp.DataType.build("boolean"))
@@ -309,14 +309,13 @@ class SparkPlanSql(SqlRenderer):
         return select
 
     @staticmethod
-    def _key_condition(keys: list[tuple[Column, Column, bool]], renamed: list[exp.Identifier] | None) -> exp.Expr:
-        """The keys' equalities (null-safe where the join's is), each right key under its own
-        name or ``renamed``; TRUE without keys."""
-        parts: list[exp.Expr] = []
-        for i, (left, right, null_safe) in enumerate(keys):
-            other = exp.column(renamed[i].copy()) if renamed is not None else exp.column(ident(right))
-            parts.append(exp.NullSafeEQ(this=exp.column(ident(left)), expression=other) if null_safe
-                         else exp.EQ(this=exp.column(ident(left)), expression=other))
+    def _key_condition(keys: list[tuple[Column, Column]], renamed: list[exp.Identifier] | None) -> exp.Expr:
+        """The keys' equalities, each right key under its own name or ``renamed``; TRUE without
+        keys."""
+        parts: list[exp.Expr] = [
+            exp.EQ(this=exp.column(ident(left)),
+                   expression=exp.column(renamed[i].copy()) if renamed is not None else exp.column(ident(right)))
+            for i, (left, right) in enumerate(keys)]
         return exp.and_(*parts) if parts else exp.true()
 
     def _grouped_mark(self, node: Join) -> exp.Select:
@@ -385,25 +384,18 @@ class SparkPlanSql(SqlRenderer):
         return exp.Subquery(this=query, alias=self._next_alias())
 
 
-def keyed_mark(node: Join) -> tuple[list[tuple[Column, Column, bool]], Expr | None, Expr | None] | None:
+def keyed_mark(node: Join) -> tuple[list[tuple[Column, Column]], Expr | None, Expr | None] | None:
     """A mark join's hash keys and IN operands, where it is one ``_hashed_mark`` renders: every
-    conjunct of the condition equates a left column with a right one (``=``, or ``IS NOT
-    DISTINCT FROM``: the flag), and the mark predicate is TRUE (EXISTS) or ``x = y`` with x
-    over the left input and y over the right (IN). Returns (keys as (left, right, null-safe),
-    x, y), x and y None for EXISTS; None for any other mark join."""
+    conjunct of the condition equates a left column with a right one by ``=`` (its
+    ``equi_keys``; a null-safe key keeps the grouped form), and the mark predicate is TRUE
+    (EXISTS) or ``x = y`` with x over the left input and y over the right (IN). Returns (keys
+    as (left, right), x, y), x and y None for EXISTS; None for any other mark join."""
+    parts = conjuncts(node.condition)
+    keys = list(node.equi_keys)
+    if len(keys) != len(parts) or any(isinstance(c, Call) and c.name == "is_not_distinct_from" for c in parts):
+        return None
     left = {c.id for c in node.left.output}
     right = {c.id for c in node.right.output}
-    keys = []
-    for conjunct in conjuncts(node.condition):
-        pair = key_columns(conjunct)
-        if pair is None:
-            return None
-        a, b = pair
-        if a.id in right and b.id in left:
-            a, b = b, a
-        if not (a.id in left and b.id in right):
-            return None
-        keys.append((a, b, isinstance(conjunct, Call) and conjunct.name == "is_not_distinct_from"))
     predicate = node.mark_predicate
     if predicate is None or predicate == TRUE:
         return keys, None, None
