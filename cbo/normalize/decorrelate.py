@@ -67,6 +67,7 @@ from cbo.ir.operators import (
     contains_subquery,
     free_columns,
 )
+from cbo.normalize.factor_or import factored_conjuncts
 
 MORE_THAN_ONE_ROW = "scalar subquery returned more than one row"
 
@@ -324,7 +325,11 @@ class _Decorrelator:
             local: list[Expr] = []
             correlated: list[Expr] = []
             produced = set(below.plan.output)
-            for conjunct in conjuncts(substitute(plan.predicate, below.computed)):
+            # A correlation repeated in every branch of an OR (TPC-DS q41's ``i_manufact =
+            # i1.i_manufact AND (...) OR i_manufact = i1.i_manufact AND (...)``) is factored out
+            # first: it is then an equality the aggregate groups by, and the rest filters locally,
+            # instead of the whole OR needing the outer rows' values as a domain.
+            for conjunct in factored_conjuncts(substitute(plan.predicate, below.computed)):
                 (local if columns_of(conjunct) <= produced else correlated).append(conjunct)
             node = Filter(below.plan, conjunction(local)) if local else below.plan
             return _Pulled(node, below.predicates + correlated, below.computed)
@@ -357,7 +362,7 @@ class _Decorrelator:
             computed = {**left.computed, **right.computed}
             produced = set(left.plan.output) | set(right.plan.output)
             local, correlated = [], []
-            for conjunct in conjuncts(substitute(plan.condition, computed)):
+            for conjunct in factored_conjuncts(substitute(plan.condition, computed)):
                 (local if columns_of(conjunct) <= produced | {plan.mark} else correlated).append(conjunct)
             if correlated and plan.kind != "inner":
                 if plan.kind in ("semi", "anti", "mark", "null_aware_anti"):

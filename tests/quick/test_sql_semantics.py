@@ -229,6 +229,27 @@ def test_exists_over_distinct_joins_no_product_of_the_outer_tables(catalog, duck
     assert_as_duckdb(catalog, duckdb, sql)
 
 
+@pytest.mark.parametrize("sql", [
+    # TPC-DS q41's shape: the same correlation in every branch of an OR.
+    "select count(*) from part p1 where p_size < 10 and (select count(*) from part "
+    "where (p_brand = p1.p_brand and p_container = 'SM BOX') "
+    "or (p_brand = p1.p_brand and p_size > 45)) > 0",
+    # ... and in a branch of a nested OR with a NULL-producing rest.
+    "select s_suppkey, (select count(*) from nation where (n_nationkey = s_nationkey and n_regionkey = 1) "
+    "or (n_nationkey = s_nationkey and (n_comment is null or n_name like 'A%'))) from supplier "
+    "where s_suppkey < 60",
+])
+def test_a_correlation_shared_by_every_or_branch_is_a_grouping_key(catalog, duckdb, sql):
+    # Factored out of the OR, the correlation is an equality the subquery's aggregate groups
+    # by; left inside, the whole OR needs the outer rows' distinct values as a domain, joined
+    # back with IS NOT DISTINCT FROM.
+    planned = session(catalog).planner.plan(sql)
+    domain_joins = [n for n in walk(planned.plan)
+                    if isinstance(n, Join) and "is_not_distinct_from" in repr(n.condition)]
+    assert not domain_joins, f"decorrelated through a domain: {domain_joins[0].condition}"
+    assert_as_duckdb(catalog, duckdb, sql)
+
+
 # -- division ---------------------------------------------------------------------------------------
 # (cbo.frontend.division: integer division in Trino, Presto and PostgreSQL; a zero divisor an error
 # except IEEE doubles in Trino and Presto and every division in DuckDB.)
