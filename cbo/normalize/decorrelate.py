@@ -158,7 +158,7 @@ class _Decorrelator:
             if rewritten is not None:
                 plan = rewritten
                 continue
-            plan, expr = self._replace_subqueries(plan, conjunct)
+            plan, expr = self._replace_in_filter(plan, conjunct)
             keep.append(expr)
         if keep:
             plan = Filter(plan, conjunction(keep))
@@ -257,6 +257,47 @@ class _Decorrelator:
 
         rewritten = transform(expr, visit)
         return state["plan"], rewritten
+
+    def _replace_in_filter(self, plan: Plan, expr: Expr) -> tuple[Plan, Expr]:
+        """A WHERE conjunct's subqueries replaced, those reached from its root through AND and
+        OR alone by two-valued marks (``_two_valued_mark``).
+
+        Read as FALSE where it is NULL, such a subquery leaves the conjunct's verdict as it is:
+        Kleene's AND and OR are monotone (FALSE < NULL < TRUE) and regular (a result that is
+        TRUE with an operand NULL stays TRUE whatever the operand becomes), so the conjunct is
+        TRUE with the subquery NULL iff it is TRUE with the subquery FALSE, and a filter keeps
+        exactly the rows whose conjuncts are TRUE. Under NOT, CASE, IS NULL and the like, NULL
+        and FALSE differ, and the three-valued mark stays."""
+        if isinstance(expr, SpecialForm) and expr.form in ("AND", "OR"):
+            args = []
+            for arg in expr.args:
+                plan, rewritten = self._replace_in_filter(plan, arg)
+                args.append(rewritten)
+            return plan, SpecialForm(expr.form, tuple(args), expr.type)
+        if isinstance(expr, SubqueryExpr) and expr.kind in ("in", "any") and expr.operand is not None \
+                and not contains_subquery(expr.operand):
+            try:
+                found = self._two_valued_mark(plan, expr)
+            except Unsupported as exc:
+                raise _located(expr, exc) from None
+            if found is not None:
+                return found
+        return self._replace_subqueries(plan, expr)
+
+    def _two_valued_mark(self, outer: Plan, sub: SubqueryExpr) -> tuple[Plan, Expr] | None:
+        """``x IN S`` (``x = ANY S``) where NULL may be read as FALSE: a mark that is TRUE iff
+        some row of S makes ``x = y`` TRUE, else FALSE. That is EXISTS with ``x = y`` joined to
+        the correlation, so the equality is a hash key of the mark join and no row of S needs
+        counting for a NULL. Only for a column x and y; None for other forms (three-valued)."""
+        if (sub.comparison or "eq") != "eq" or not isinstance(sub.operand, ColumnRef):
+            return None
+        pulled, y = self._prepare(outer, sub)
+        value = pulled.value(y)
+        if not isinstance(value, ColumnRef):
+            return None
+        mark = self.columns.new("mark", T.BOOLEAN)
+        condition = conjunction(pulled.predicates + [compare("eq", sub.operand, value)])
+        return Join("mark", outer, pulled.plan, condition, mark, TRUE), ColumnRef(mark)
 
     def _mark(self, outer: Plan, sub: SubqueryExpr, operand: Expr | None) -> tuple[Plan, Expr]:
         mark = self.columns.new("mark", T.BOOLEAN)

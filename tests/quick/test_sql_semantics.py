@@ -250,6 +250,32 @@ def test_a_correlation_shared_by_every_or_branch_is_a_grouping_key(catalog, duck
     assert_as_duckdb(catalog, duckdb, sql)
 
 
+_NULLY = "(select case when n_nationkey % 5 = 0 then null else n_nationkey end from nation where n_regionkey < 3)"
+
+
+@pytest.mark.parametrize("sql, two_valued", [
+    # Reached through AND/OR only: a NULL from the IN acts as FALSE, so the mark is two-valued.
+    (f"select count(*) from supplier where s_nationkey in {_NULLY} or s_acctbal < 0", True),
+    (f"select count(*) from supplier where (s_nationkey in {_NULLY} and s_acctbal > 0) or s_suppkey < 5", True),
+    ("select count(*) from supplier where s_acctbal < 0 or s_nationkey in "
+     "(select n_nationkey from nation where n_name > s_name and n_regionkey < 3)", True),
+    # A value computed from the outer query's columns keeps the three-valued form.
+    ("select count(*) from supplier where s_acctbal < 0 or s_nationkey in "
+     "(select case when n_regionkey = s_nationkey % 5 then null else n_nationkey end from nation "
+     "where n_name > s_name)", False),
+    # Under NOT or IS NULL, NULL and FALSE differ: the three-valued mark stays.
+    (f"select count(*) from supplier where not (s_nationkey in {_NULLY}) or s_acctbal < 0", False),
+    (f"select count(*) from supplier where (s_nationkey in {_NULLY}) is null or s_acctbal < 0", False),
+    (f"select count(*) from supplier where coalesce(s_nationkey in {_NULLY}, true) or s_acctbal < 0", False),
+])
+def test_an_in_reached_through_and_or_is_a_two_valued_mark(catalog, duckdb, sql, two_valued):
+    planned = session(catalog).planner.plan(sql)
+    marks = [n for n in walk(planned.plan) if isinstance(n, Join) and n.kind == "mark"]
+    assert marks
+    assert all((n.mark_predicate == TRUE) == two_valued for n in marks), [n.mark_predicate for n in marks]
+    assert_as_duckdb(catalog, duckdb, sql)
+
+
 # -- division ---------------------------------------------------------------------------------------
 # (cbo.frontend.division: integer division in Trino, Presto and PostgreSQL; a zero divisor an error
 # except IEEE doubles in Trino and Presto and every division in DuckDB.)
