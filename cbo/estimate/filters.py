@@ -347,6 +347,12 @@ def _unplaced(conjunct: Expr, columns: Mapping[Column, ColumnEstimate]) -> str |
 
 
 def _single_column(e: Expr, columns: Mapping[Column, ColumnEstimate]) -> tuple[Column, ColumnEstimate | None] | None:
+    # A boolean column as a predicate is ``column = TRUE`` (a filter keeps TRUE rows only);
+    # under NOT, ``column = FALSE``.
+    negated = isinstance(e, SpecialForm) and e.form == "NOT"
+    bare = e.args[0] if negated and isinstance(e, SpecialForm) else e
+    if isinstance(bare, ColumnRef) and bare.column in columns and columns[bare.column].kind == "boolean":
+        return bare.column, columns[bare.column].equal_to(not negated)
     if isinstance(e, Call) and e.name in FLIP and len(e.args) == 2:
         left, right = e.args
         op = e.name

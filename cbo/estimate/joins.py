@@ -46,7 +46,7 @@ from cbo.estimate.matching import (
 )
 from cbo.estimate.relation import DerivedColumns, Origin, RelEstimate, layered
 from cbo.estimate.values import is_discrete, position
-from cbo.ir.expressions import Call, Column, ColumnRef, Expr, conjuncts
+from cbo.ir.expressions import TRUE, Call, Column, ColumnRef, Expr, conjuncts
 from cbo.ir.operators import Join, Scan, key_columns
 
 
@@ -268,7 +268,7 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate, matched: fl
                 inner = min(inner, L)
             if any(k <= {a for a, _ in pairs} for k in node.left.unique_keys):
                 inner = min(inner, R)
-        needs_left = node.kind in ("semi", "anti", "null_aware_anti", "left", "full")
+        needs_left = node.kind in ("semi", "anti", "null_aware_anti", "mark", "left", "full")
         needs_right = node.kind in ("right", "full")
         left_share = min(min(matched_rows(left.column(a), right.column(b), notes) for a, b in pairs) / L, 1.0) \
             if needs_left else 1.0
@@ -301,7 +301,7 @@ def estimate_join(node: Join, left: RelEstimate, right: RelEstimate, matched: fl
                 if a in left.columns:
                     overrides[a] = left.columns[a].scaled(share).narrowed_to(right.column(b).distinct)
         if kind == "mark" and node.mark is not None:
-            overrides[node.mark] = ColumnEstimate.unknown(rows, 2.0, 1.0)
+            overrides[node.mark] = _mark_estimate(node, rows, left_share)
         columns = DerivedColumns(left.columns, lambda c, e: e.scaled(share), overrides)
         return RelEstimate(rows, columns, left.groups, left.origins, None, left.notes | frozenset(notes))
 
@@ -519,3 +519,14 @@ def _null_aware_anti(node: Join, left: RelEstimate, right: RelEstimate, left_sha
     share = rows / L if L > 0 else 1.0
     columns = DerivedColumns(left.columns, lambda c, e: e.scaled(share), {})
     return RelEstimate(rows, columns, left.groups, left.origins, None, left.notes | frozenset(notes))
+
+
+def _mark_estimate(node: Join, rows: float, matched_share: float) -> ColumnEstimate:
+    """A mark join's mark. With a TRUE mark predicate (EXISTS, or an IN made two-valued) the
+    mark is TRUE on the rows a semi join on the condition keeps and FALSE on the others, never
+    NULL; an IN's three-valued mark also depends on NULLs among the values and stays unknown."""
+    if node.mark_predicate is not None and node.mark_predicate != TRUE:
+        return ColumnEstimate.unknown(rows, 2.0, 1.0)
+    share = min(max(matched_share, 0.0), 1.0)
+    counts = ((True, rows * share), (False, rows * (1.0 - share)))
+    return ColumnEstimate("boolean", 0.0, tuple((v, r) for v, r in counts if r > 0), (), 1.0)

@@ -148,6 +148,28 @@ def test_semi_and_anti_joins_split_the_probe_side():
     assert math.isclose(semi + anti, 5000, rel_tol=1e-6)
 
 
+def test_an_exists_mark_is_true_on_the_semi_joins_rows_and_a_filter_reads_it():
+    # A mark with a TRUE mark predicate (EXISTS, or an IN made two-valued) is TRUE exactly where
+    # the semi join keeps the row: a filter on it, alone, negated or in an OR, counts from that
+    # share instead of a default half.
+    estimator, orders, items = _orders_items(sample_size=0)
+    on = compare("eq", col(items, "fk"), col(orders, "id"))
+    first_hundred = Filter(orders, compare("lte", col(orders, "id"), num(100)))
+    factory = ColumnFactory()
+    mark = factory.new("mark", T.BOOLEAN)
+    marked = Join("mark", items, first_hundred, on, mark, Constant(True, T.BOOLEAN))
+    semi = estimator.rows(Join("semi", items, first_hundred, on))
+    assert math.isclose(estimator.rows(marked), 5000, rel_tol=1e-6)
+    assert math.isclose(estimator.rows(Filter(marked, ColumnRef(mark))), semi, rel_tol=1e-6)
+    assert math.isclose(estimator.rows(Filter(marked, negate(ColumnRef(mark)))), 5000 - semi, rel_tol=1e-6)
+    either = SpecialForm("OR", (ColumnRef(mark), compare("gt", col(items, "fk"), num(900))), T.BOOLEAN)
+    assert semi < estimator.rows(Filter(marked, either)) < 5000 * 0.5
+    # IN's three-valued mark (its predicate x = y) depends on NULLs: no share is claimed.
+    three = Join("mark", items, first_hundred, Constant(True, T.BOOLEAN), mark,
+                 compare("eq", col(items, "fk"), col(orders, "id")))
+    assert estimator.rows(Filter(three, ColumnRef(mark))) == pytest.approx(5000 * 0.5)
+
+
 def test_nulls_never_join_and_outer_joins_keep_their_preserved_side():
     estimator, orders, items = _orders_items(sample_size=0, null_share=0.2)
     fk = col(items, "fk")
