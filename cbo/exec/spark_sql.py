@@ -13,8 +13,9 @@ three differences that keep Spark to cbo's plan:
   reaches exactly that input;
 * semi and anti joins are ``LEFT SEMI JOIN`` / ``LEFT ANTI JOIN`` rather than [NOT] EXISTS, so
   they are joins with a side and a strategy, as planned;
-* a mark join (three-valued IN/EXISTS) on key equalities is a left join with the right's
-  distinct keys (and IN's value), at most one match per row; IN's NULL and FALSE come from a
+* a mark join on key equalities is, for EXISTS (a TRUE mark predicate), an EXISTS in the
+  select list, which Spark runs as an existence join; for IN, a left join with the right's
+  distinct keys and IN's value, at most one match per row, whose NULL and FALSE come from a
   second left join with the rows and non-NULL values counted per key (``keyed_mark``). Any
   other mark join tags left rows with an id, left-joins the right side and keeps, per id, the
   best outcome: TRUE if some row matched, NULL if only unknown comparisons, else FALSE.
@@ -262,6 +263,16 @@ class SparkPlanSql(SqlRenderer):
         tag = node.mark.id
         matched = exp.to_identifier(f"_matched{tag}", quoted=True)
         right_keys = [exp.column(ident(r)) for _, r in keys]
+        if operand is None and keys:
+            # EXISTS in the select list, which Spark plans as an existence join: the left rows
+            # probe the right's rows as they are, with no aggregation (and no shuffle) making
+            # the right's keys distinct first. The hint inside the subquery names its input,
+            # and Spark keeps it when it turns the subquery into that join.
+            right = self._derived(node.right)
+            probe = self._hinted(exp.select(exp.Literal.number(1)).from_(right)
+                                 .where(self._key_condition(keys, None)), node, right)
+            return exp.select(*self._columns(node.left.output),
+                              exp.alias_(exp.Exists(this=probe), ident(node.mark))).from_(self._derived(node.left))
         if operand is None:
             distinct = exp.select(*right_keys, exp.alias_(exp.true(), matched.copy())).from_(self._derived(node.right))
             found = self._wrap(distinct.distinct())
