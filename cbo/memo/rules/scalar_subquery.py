@@ -32,7 +32,12 @@ def exactly_one_row(group: Group, depth: int = 0) -> bool:
         return False
     group = group.find()
     if not group.holds_any(_ONE_ROW_OPERATORS):
-        return False   # a join's group (tens of thousands are asked after a join enumeration)
+        # A join's group (tens of thousands are asked after a join enumeration): one row only
+        # as a cross product of one-row inputs, read off its first expression alone (always
+        # made; the others may be deferred joins, not to be made for this).
+        first = group.first if group.entries else None
+        return isinstance(first, Join) and first.kind == "inner" and _is_true(first.condition) \
+            and exactly_one_row(group_of(first.left), depth + 1) and exactly_one_row(group_of(first.right), depth + 1)
     for expr in group.expressions:
         if isinstance(expr, Aggregate) and not expr.group_by:
             return True
@@ -46,6 +51,17 @@ def _one_row_side(join: Join) -> bool:
     before the swapped join is made (an enumeration adds tens of thousands of joins, of which
     hardly any has such a side)."""
     return exactly_one_row(group_of(join.right)) or (join.kind == "inner" and exactly_one_row(group_of(join.left)))
+
+
+def _scalar_side(join: Join) -> bool:
+    """Whether the right input is one row to read as a value, and the left is not one row too.
+
+    Between two one-row inputs the nested loop compares one pair, and its broadcast side runs
+    beside the other input. Spark prepares a scalar subquery only when it runs the stage that
+    reads it, which for an aggregate's one row is the stage after that aggregate's exchange:
+    the subquery would start only once the other input's work is done (TPC-DS q90's two
+    counts, one after the other instead of side by side)."""
+    return exactly_one_row(group_of(join.right)) and not exactly_one_row(group_of(join.left))
 
 
 def _is_true(condition: object) -> bool:
@@ -77,7 +93,7 @@ class ScalarSubqueryJoin(ImplementationRule):
         if not _one_row_side(expr):
             return
         for join in orientations(expr):
-            if exactly_one_row(group_of(join.right)):
+            if _scalar_side(join):
                 yield PhysicalExpr(join, Algorithm.SCALAR_SUBQUERY, (ANY, ANY), expr, self.name)
 
     def floor(self, expr: Plan, group: Group, context: object, bounds: Bounds) -> float:
@@ -86,7 +102,7 @@ class ScalarSubqueryJoin(ImplementationRule):
         if not _one_row_side(expr):
             return best
         for join in orientations(expr):
-            if exactly_one_row(group_of(join.right)):
+            if _scalar_side(join):
                 left, right = group_of(join.left).find(), group_of(join.right).find()
                 local = bounds.cost_model.local(join, Algorithm.SCALAR_SUBQUERY, bounds.size(group),
                                                 [bounds.size(left), bounds.size(right)])
