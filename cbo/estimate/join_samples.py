@@ -758,6 +758,15 @@ class _ClassIndex:
             total -= (1.0 - fraction) * float(diagonal.sum())
         return total
 
+    def _product(self, members: Sequence[int], views: Sequence[SampleView | None]) -> np.ndarray:
+        """The product of ``members``' counts per sampled row, in their order (ones for none)."""
+        if not members:
+            return np.ones(self.size)
+        product = self.counts(members[0], views[members[0]])
+        for other in members[1:]:
+            product = product * self.counts(other, views[other])
+        return product
+
     def weights(self, member: int, views: Sequence[SampleView | None]) -> np.ndarray:
         """Per sampled row of ``member``, the matching tuples of the other members (read-only).
         Where no other member is filtered they are the samples' alone: kept on the index (a
@@ -773,18 +782,16 @@ class _ClassIndex:
                 return found
         own = {b if a == member else a: fraction for a, b, fraction in self.shared
                if member in (a, b) and fraction < 1.0}
-        product = np.ones(self.size)
-        for other in range(len(views)):
-            if other != member and other not in own:
-                product = product * self.counts(other, views[other])
+        # (each product starts from its first factor, not from an array of ones: the same
+        # doubles, one multiplication and one sample-sized array fewer)
+        product = self._product([other for other in range(len(views)) if other != member and other not in own],
+                                views)
         for a, b, fraction in self.shared:
             if member in (a, b) or fraction >= 1.0:
                 continue
             # (the two others' product counts their diagonal tuples once each: f times instead)
-            rest = np.ones(self.size)
-            for other in range(len(views)):
-                if other not in (member, a, b) and other not in own:
-                    rest = rest * self.counts(other, views[other])
+            rest = self._product([other for other in range(len(views))
+                                  if other not in (member, a, b) and other not in own], views)
             product = product - (1.0 - fraction) * self._diagonal(a, b, views) * rest
         if self._safe is None:
             self._safe = [(np.maximum(g, 0), (g >= 0).astype(np.float64)) for g in self.groups]

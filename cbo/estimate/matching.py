@@ -150,6 +150,21 @@ def _pieces_numpy(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple[np.ndarray,
     return start[keep], last[keep], (domain * factor)[keep], np.minimum(distinct, domain)[keep], domain[keep]
 
 
+def _bounds(arrays: Sequence[tuple[np.ndarray, ...]]) -> np.ndarray:
+    """The members' segment bounds (each lower bound, and each upper bound plus one), sorted,
+    each once: ``np.unique`` of them, without its general path (bounds are whole numbers,
+    never NaN, so equal neighbours after a sort are the only repeats), which the joins of a
+    memo's sets ask for thousands of times on a few hundred bounds."""
+    points = np.concatenate([part for a in arrays for part in (a[0], a[1] + 1.0)])
+    points.sort()
+    if len(points) < 2:
+        return points
+    first = np.empty(len(points), dtype=bool)
+    first[0] = True
+    np.not_equal(points[1:], points[:-1], out=first[1:])
+    return points[first]
+
+
 def _layout(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple | None:
     """(start, last, covered, smallest domain, [(index, share, part domain) per member]) of the
     elementary intervals between all members' bounds; None when there are fewer than two bounds."""
@@ -157,7 +172,7 @@ def _layout(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple | None:
 
 
 def _layout_of(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple | None:
-    points = np.unique(np.concatenate([np.concatenate([a[0], a[1] + 1.0]) for a in arrays]))
+    points = _bounds(arrays)
     if len(points) < 2:
         return None
     start, end = points[:-1], points[1:]
@@ -166,8 +181,8 @@ def _layout_of(arrays: Sequence[tuple[np.ndarray, ...]]) -> tuple | None:
     domain = np.full(len(start), np.inf)
     placed = []
     for lo, hi, _, dom, _ in arrays:
-        index = np.searchsorted(lo, start, side="right") - 1
-        safe = np.clip(index, 0, len(lo) - 1)
+        index = lo.searchsorted(start, side="right") - 1
+        safe = np.maximum(index, 0)   # (at most len(lo) - 1 already)
         covered &= (index >= 0) & (hi[safe] >= end - 1.0)
         share = width / (hi[safe] - lo[safe] + 1.0)
         part_domain = np.maximum(dom[safe] * share, 1.0)
@@ -336,7 +351,7 @@ def matched_histogram(a: ColumnEstimate, b: ColumnEstimate) -> float | None:
     b_distinct = base_b[4] if b.survival >= 1.0 else np.fromiter(
         (thinned(s.distinct, s.rows, b.survival) for s in b.segments), dtype=np.float64, count=len(b.segments))
     arrays = [(*base_a[:2], a_rows, *base_a[3:]), (*base_b[:4], b_distinct)]
-    points = np.unique(np.concatenate([np.concatenate([x[0], x[1] + 1.0]) for x in arrays]))
+    points = _bounds(arrays)
     if len(points) < 2:
         return 0.0
     start, end = points[:-1], points[1:]
@@ -344,14 +359,14 @@ def matched_histogram(a: ColumnEstimate, b: ColumnEstimate) -> float | None:
     parts = []
     covered = np.ones(len(start), dtype=bool)
     for lo, hi, rows, dom, dist in arrays:
-        index = np.searchsorted(lo, start, side="right") - 1
-        safe = np.clip(index, 0, len(lo) - 1)
+        index = lo.searchsorted(start, side="right") - 1
+        safe = np.maximum(index, 0)   # (at most len(lo) - 1 already)
         covered &= (index >= 0) & (hi[safe] >= end - 1.0)
         share = width / (hi[safe] - lo[safe] + 1.0)
         parts.append((rows[safe] * share, dom[safe] * share, dist[safe] * share))
     (rows_a, dom_a, _), (_, dom_b, dist_b) = parts
     values = rows_a * np.minimum(1.0, dist_b / np.maximum(np.maximum(dom_a, dom_b), 1.0))
-    return float(np.sum(np.where(covered, values, 0.0)))
+    return float(np.where(covered, values, 0.0).sum())
 
 
 def _histogram_tuples(arrays: Sequence[tuple[np.ndarray, ...]], factors: Sequence[float] | None = None) -> float:

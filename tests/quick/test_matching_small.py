@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from cbo.estimate.column import Segment
-from cbo.estimate.matching import _array_sum, _arrays_of, _histogram_tuples, _pieces_numpy, _pieces_small
+from cbo.estimate.matching import _array_sum, _arrays_of, _bounds, _histogram_tuples, _pieces_numpy, _pieces_small
 
 
 def _segments(rng: random.Random) -> tuple[Segment, ...]:
@@ -87,3 +87,17 @@ def test_matched_histogram_equals_the_general_sweep() -> None:
         assert fast == pytest.approx(swept, rel=1e-9, abs=1e-9)
         compared += swept > 0
     assert compared > 100
+
+
+def test_bounds_are_numpys_unique_bounds() -> None:
+    # ``_bounds`` stands for ``np.unique`` of the members' bounds: the same values, in order,
+    # each once (shared bounds, adjacent segments, one-value segments, a single member)
+    rng = random.Random(11)
+    for _ in range(500):
+        members = [_segments(rng) for _ in range(rng.randint(1, 4))]
+        arrays = [_arrays_of(m) for m in members]
+        assert all(a is not None for a in arrays)
+        expected = np.unique(np.concatenate([np.concatenate([a[0], a[1] + 1.0]) for a in arrays]))  # type: ignore[index]
+        assert _bounds(arrays).tolist() == expected.tolist()  # type: ignore[arg-type]
+    one = (np.array([5.0]), np.array([5.0]), np.array([1.0]), np.array([1.0]), np.array([1.0]))
+    assert _bounds([one, one]).tolist() == [5.0, 6.0]
