@@ -447,3 +447,21 @@ def test_a_union_all_column_holds_its_inputs_values():
                                compare("eq", ColumnRef(year), num(2001))])
     assert close(estimator.rows(Filter(union, stores_2001)), 1000, 1.1)
     assert close(estimator.rows(Filter(union, compare("gte", ColumnRef(year), num(2003)))), 800, 1.1)
+
+
+def test_an_expression_over_a_joined_column_is_estimated_on_its_tables_sample():
+    # substring(code, 1, 2) IN (...) over a join: the statistics know ``code`` but not its
+    # prefix; the codes' table sample answers it (a twentieth of the rows), not a default.
+    factory = ColumnFactory()
+    codes = [f"{i % 20:02d}{i:04d}" for i in range(2000)]
+    stats = {"t.places": table_stats("t.places", {"id": list(range(2000)), "code": codes}, sample_size=2000),
+             "t.visits": table_stats("t.visits", {"place": [i % 2000 for i in range(10_000)]}, sample_size=0)}
+    places = Scan("t.places", (factory.new("id", T.INTEGER), factory.new("code", T.VARCHAR)), ("id", "code"))
+    visits = make_scan(factory, "t.visits", ["place"])
+    joined = Join("inner", visits, places, compare("eq", col(visits, "place"), col(places, "id")))
+    prefix = Call("substring", (col(places, "code"), num(1), num(2)), T.VARCHAR)
+    predicate = SpecialForm("IN", (prefix, Constant("03", T.VARCHAR)), T.BOOLEAN)
+    estimator = Estimator(stats)
+    assert close(estimator.rows(joined), 10_000, 1.05)
+    assert close(estimator.rows(Filter(joined, predicate)), 500, 1.1)
+
