@@ -167,6 +167,19 @@ class ColumnEstimate:
         copy.__dict__["derived"] = derived
         return copy
 
+    def kept_whole(self, share: float) -> ColumnEstimate:
+        """``share`` of the rows kept by a filter on columns this one determines
+        (``dependence``): each value's rows are kept or dropped together, so the distinct
+        values thin in proportion to the rows, not as rows surviving one by one would thin
+        them (``thinned``)."""
+        if share >= 1.0:
+            return self
+        live = self.live
+        mcv = tuple((v, r * share) for v, r in live.mcv)
+        segments = tuple(Segment(s.lower, s.upper, s.rows * share, s.distinct * share, s.domain)
+                         for s in live.segments)
+        return ColumnEstimate(live.kind, live.nulls * share, mcv, segments, live.width, live.default)
+
     def with_rows(self, rows: float) -> ColumnEstimate:
         current = self.rows
         if current <= 0:

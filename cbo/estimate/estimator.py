@@ -30,6 +30,7 @@ from cbo.estimate.aggregates import aggregate_output
 from cbo.estimate.arithmetic import OPERATIONS, of_two, with_constant
 from cbo.estimate.column import ColumnEstimate, Segment, summed
 from cbo.estimate.constants import constant_value
+from cbo.estimate.dependence import origin_determines
 from cbo.estimate.filters import estimate_filter
 from cbo.estimate.join_sets import at_least_matched, extreme_restriction, join_set_of, leaves_of, of_set
 from cbo.estimate.joins import estimate_join
@@ -389,7 +390,7 @@ def group_count(rel: RelEstimate, group_by: tuple[Column, ...]) -> tuple[float, 
         if known is not None and len(columns) > 1:
             total *= min(known, rel.rows)
             continue
-        for c in columns:
+        for c in _undetermined(rel, columns):
             total *= _groups_of(rel.column(c))
     for c in loose:
         estimate = rel.column(c)
@@ -397,6 +398,20 @@ def group_count(rel: RelEstimate, group_by: tuple[Column, ...]) -> tuple[float, 
             notes.append(f"no statistics for grouping column {c}: assumed all values distinct")
         total *= _groups_of(estimate)
     return max(min(total, rel.rows), 1.0 if rel.rows >= 1 else rel.rows), notes
+
+
+def _undetermined(rel: RelEstimate, columns: list[Column]) -> list[Column]:
+    """The columns of one table none of the others determines (``dependence``, measured on
+    the table's sample): a ticket's customer adds no groups to the ticket's. Of two columns
+    that determine each other, the later stays."""
+    if len(columns) < 2:
+        return columns
+    dropped: set[Column] = set()
+    for c in columns:
+        if any(d is not c and d not in dropped and origin_determines(rel.origins.get(d), rel.origins.get(c))
+               for d in columns):
+            dropped.add(c)
+    return [c for c in columns if c not in dropped]
 
 
 def _groups_of(estimate: ColumnEstimate) -> float:

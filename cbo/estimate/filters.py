@@ -41,7 +41,7 @@ from cbo.estimate.column import ColumnEstimate, Segment, like_prefix, like_regex
 from cbo.estimate.comparisons import compare_columns
 from cbo.estimate.constants import NOT_CONSTANT, constant_value
 from cbo.estimate.matching import matching_tuples
-from cbo.estimate.relation import DerivedColumns, RelEstimate, SampleView, layered
+from cbo.estimate.relation import DerivedColumns, Origin, RelEstimate, SampleView, layered
 from cbo.estimate.sample_eval import evaluate, scalar
 from cbo.ir.expressions import Call, Column, ColumnRef, Constant, Expr, SpecialForm, columns_of, conjuncts
 from cbo.ir.kinds import FunctionName
@@ -75,11 +75,11 @@ def estimate_filter(rel: RelEstimate, predicate: Expr) -> RelEstimate:
     # The columns each conjunct reads, found once (for the cap below and the sample's masks).
     reads = [columns_of(part) for part in parts] if len(parts) > 1 else []
     for k, part in enumerate(parts):
-        result = restrict(part, working, rel.rows)
+        result = restrict(part, working, rel.rows, rel.origins)
         if len(parts) > 1:
             # The same as alone unless an earlier conjunct narrowed one of its columns.
-            alone.append(restrict(part, rel.columns, rel.rows) if restricted and reads[k] & restricted.keys()
-                         else result)
+            alone.append(restrict(part, rel.columns, rel.rows, rel.origins)
+                         if restricted and reads[k] & restricted.keys() else result)
         independent *= result.selectivity
         if result.note:
             notes.append(result.note)
@@ -275,8 +275,10 @@ def _uppers(estimate: ColumnEstimate, dtype: np.dtype) -> np.ndarray:
 # Conjuncts
 
 
-def restrict(conjunct: Expr, columns: Mapping[Column, ColumnEstimate], rows: float) -> Restriction:
-    """Selectivity of one conjunct, and the narrowed column when it is on one column."""
+def restrict(conjunct: Expr, columns: Mapping[Column, ColumnEstimate], rows: float,
+             origins: Mapping[Column, Origin] | None = None) -> Restriction:
+    """Selectivity of one conjunct, and the narrowed column when it is on one column;
+    ``origins``: where the columns come from (``generic_selectivity`` reads their samples)."""
     single = _single_column(conjunct, columns)
     if single is not None:
         column, narrowed = single
@@ -288,12 +290,13 @@ def restrict(conjunct: Expr, columns: Mapping[Column, ColumnEstimate], rows: flo
                 note = f"default selectivity {defaults.LIKE_SELECTIVITY} for the non-MCV values of {conjunct}"
             return Restriction(column, narrowed, min(narrowed.rows / before, 1.0), note or _unplaced(conjunct, columns))
     if isinstance(conjunct, SpecialForm) and conjunct.form == "OR":
-        return _disjunction(conjunct, columns, rows)
-    selectivity, note = generic_selectivity(conjunct, columns, rows)
+        return _disjunction(conjunct, columns, rows, origins)
+    selectivity, note = generic_selectivity(conjunct, columns, rows, origins)
     return Restriction(None, None, selectivity, note)
 
 
-def _disjunction(e: SpecialForm, columns: Mapping[Column, ColumnEstimate], rows: float) -> Restriction:
+def _disjunction(e: SpecialForm, columns: Mapping[Column, ColumnEstimate], rows: float,
+                 origins: Mapping[Column, Origin] | None = None) -> Restriction:
     """An OR: its share of rows by inclusion-exclusion over its disjuncts (by their sum where
     all restrict one column), and the columns every disjunct restricts, narrowed.
 
@@ -303,7 +306,7 @@ def _disjunction(e: SpecialForm, columns: Mapping[Column, ColumnEstimate], rows:
     disjunct's restriction of the column at that disjunct's rows, ``mixture``), rescaled to the
     OR's rows by the filter. Left unnarrowed, the column kept all 200 years, and ``d_year =
     1999`` above (a CTE's reader) kept one row in 200."""
-    found = [_narrowing_of(arg, columns, rows) for arg in e.args]
+    found = [_narrowing_of(arg, columns, rows, origins) for arg in e.args]
     selectivity = _or_share(e, [share for share, _, _ in found])
     note = next((n for _, n, _ in found if n), None)
     if not found or rows <= 0:
@@ -450,8 +453,46 @@ def _like(column: Column, pattern: str,
                                      defaults.LIKE_SELECTIVITY)
 
 
-def generic_selectivity(e: Expr, columns: Mapping[Column, ColumnEstimate], rows: float) -> tuple[float, str | None]:
-    """Selectivity of a conjunct that is not a plain restriction of one column."""
+def generic_selectivity(e: Expr, columns: Mapping[Column, ColumnEstimate], rows: float,
+                        origins: Mapping[Column, Origin] | None = None) -> tuple[float, str | None]:
+    """Selectivity of a conjunct that is not a plain restriction of one column. Where the
+    statistics give only a default (an expression over a column: ``substring(zip, 1, 5) IN
+    (...)``) and the columns it reads come from one table's sample (``origins``: through joins
+    too), the sample rows passing it have their say (``_with_sample``): the conjunct is taken
+    as independent of the joins, as every conjunct is."""
+    share, note = _generic_selectivity(e, columns, rows, origins)
+    if note is None or not note.startswith("default") or not origins \
+            or (isinstance(e, SpecialForm) and e.form in ("OR", "AND", "NOT")):
+        return share, note
+    view = _origin_view(e, origins)
+    if view is None:
+        return share, note
+    mask = _sample_mask(view, e)
+    if mask is None:
+        return share, note
+    found, notes = _with_sample(share, False, view, mask, [note])
+    return found, (notes[0] if notes else None)
+
+
+def _origin_view(e: Expr, origins: Mapping[Column, Origin]) -> SampleView | None:
+    """The sample (as filtered) of the one table all of ``e``'s columns come from, its columns
+    named as the table names them; None when they come from several, or one without a sample."""
+    names: dict[Column, str] = {}
+    view: SampleView | None = None
+    for column in columns_of(e):
+        origin = origins.get(column)
+        if origin is None or origin.sample is None or origin.name is None or origin.extreme is not None:
+            return None
+        if view is None:
+            view = origin.sample
+        elif origin.sample.sample is not view.sample or origin.sample.mask is not view.mask:
+            return None
+        names[column] = origin.name
+    return None if view is None else SampleView(view.sample, names, view.mask)
+
+
+def _generic_selectivity(e: Expr, columns: Mapping[Column, ColumnEstimate], rows: float,
+                         origins: Mapping[Column, Origin] | None) -> tuple[float, str | None]:
     if isinstance(e, Constant):
         return (1.0 if e.value is True else 0.0), None
     if not columns_of(e):
@@ -464,15 +505,15 @@ def generic_selectivity(e: Expr, columns: Mapping[Column, ColumnEstimate], rows:
         shares = []
         notes = []
         for arg in e.args:
-            s, note = _selectivity_of(arg, columns, rows)
+            s, note = _selectivity_of(arg, columns, rows, origins)
             shares.append(s)
             if note:
                 notes.append(note)
         return _or_share(e, shares), (notes[0] if notes else None)
     if isinstance(e, SpecialForm) and e.form == "AND":
-        return _selectivity_of(e, columns, rows)
+        return _selectivity_of(e, columns, rows, origins)
     if isinstance(e, SpecialForm) and e.form == "NOT":
-        s, note = _selectivity_of(e.args[0], columns, rows)
+        s, note = _selectivity_of(e.args[0], columns, rows, origins)
         return max(0.0, 1.0 - s), note
     if isinstance(e, Call) and e.name in FLIP and all(isinstance(a, ColumnRef) for a in e.args):
         a, b = (columns.get(x.column) if isinstance(x, ColumnRef) else None for x in e.args)
@@ -572,12 +613,14 @@ def _or_share(e: SpecialForm, shares: list[float]) -> float:
     return 1.0 - remaining
 
 
-def _selectivity_of(e: Expr, columns: Mapping[Column, ColumnEstimate], rows: float) -> tuple[float, str | None]:
-    total, note, _ = _narrowing_of(e, columns, rows)
+def _selectivity_of(e: Expr, columns: Mapping[Column, ColumnEstimate], rows: float,
+                    origins: Mapping[Column, Origin] | None = None) -> tuple[float, str | None]:
+    total, note, _ = _narrowing_of(e, columns, rows, origins)
     return total, note
 
 
-def _narrowing_of(e: Expr, columns: Mapping[Column, ColumnEstimate], rows: float) \
+def _narrowing_of(e: Expr, columns: Mapping[Column, ColumnEstimate], rows: float,
+                  origins: Mapping[Column, Origin] | None = None) \
         -> tuple[float, str | None, dict[Column, ColumnEstimate]]:
     """The share of rows a conjunction keeps (its conjuncts as independent), its first note,
     and the columns it narrows, as narrowed."""
@@ -586,7 +629,7 @@ def _narrowing_of(e: Expr, columns: Mapping[Column, ColumnEstimate], rows: float
     total = 1.0
     note = None
     for part in conjuncts(e):
-        result = restrict(part, local, rows)
+        result = restrict(part, local, rows, origins)
         total *= result.selectivity
         note = note or result.note
         if result.column is not None and result.estimate is not None:

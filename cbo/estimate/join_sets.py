@@ -93,6 +93,7 @@ from collections import ChainMap
 from collections.abc import Iterable, Mapping, Sequence
 
 from cbo.estimate.column import ColumnEstimate
+from cbo.estimate.dependence import origin_determines
 from cbo.estimate.extremes import Restriction, extreme_candidate, extreme_selectivity, restriction
 from cbo.estimate.filters import generic_selectivity
 from cbo.estimate.join_memory import _kept, _kept_over, _remembered, _remembered_over
@@ -266,10 +267,15 @@ def estimate_join_set(join_set: JoinSet, upper: bool = False) -> RelEstimate:
             if share is None:
                 share = kept[index] = -1.0 if _at_most_once(index, classes, leaves, leaf_of) \
                     else _shared_match(index, classes, leaves, leaf_of)
-            if share < 0:
-                return e.scaled(total / own)
             if share == 0:
                 return e.scaled(0.0)
+            kept_share = total / own if share < 0 else share
+            if kept_share < 1.0 and _determines_joined(c, index, classes, leaves, leaf_of):
+                # The leaf's rows are kept through columns ``c`` determines: its values go whole.
+                whole = e.kept_whole(kept_share)
+                return whole if share < 0 else whole.scaled(total / (own * share))
+            if share < 0:
+                return e.scaled(total / own)
             return e.scaled(share).scaled(total / (own * share))
         found = joints.get(k)
         if found is None:
@@ -487,6 +493,18 @@ def _fan_out(members: Sequence[Column], pair: tuple[Column, Column], leaves: Seq
     if alone <= 0:
         return 1.0
     return max(matching_tuples(columns) / alone, 1.0)
+
+
+def _determines_joined(column: Column, index: int, classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],
+                       leaf_of: dict[Column, int]) -> bool:
+    """Whether ``column`` of the leaf at ``index`` determines (``dependence``) each of the
+    leaf's columns that join it to other leaves: then the rows the joins keep are whole groups
+    of its values."""
+    origins = leaves[index].estimate.origins
+    joined = [c for members in classes if any(leaf_of[m] != index for m in members)
+              for c in members if leaf_of[c] == index]
+    own = origins.get(column)
+    return bool(joined) and all(origin_determines(own, origins.get(c)) for c in joined)
 
 
 def _at_most_once(index: int, classes: Sequence[tuple[Column, ...]], leaves: Sequence[Leaf],
