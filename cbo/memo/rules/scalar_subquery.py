@@ -32,12 +32,7 @@ def exactly_one_row(group: Group, depth: int = 0) -> bool:
         return False
     group = group.find()
     if not group.holds_any(_ONE_ROW_OPERATORS):
-        # A join's group (tens of thousands are asked after a join enumeration): one row only
-        # as a cross product of one-row inputs, read off its first expression alone (always
-        # made; the others may be deferred joins, not to be made for this).
-        first = group.first if group.entries else None
-        return isinstance(first, Join) and first.kind == "inner" and _is_true(first.condition) \
-            and exactly_one_row(group_of(first.left), depth + 1) and exactly_one_row(group_of(first.right), depth + 1)
+        return False   # a join's group (tens of thousands are asked after a join enumeration)
     for expr in group.expressions:
         if isinstance(expr, Aggregate) and not expr.group_by:
             return True
@@ -53,6 +48,17 @@ def _one_row_side(join: Join) -> bool:
     return exactly_one_row(group_of(join.right)) or (join.kind == "inner" and exactly_one_row(group_of(join.left)))
 
 
+def _one_row(group: Group, depth: int = 0) -> bool:
+    """``exactly_one_row``, or a cross product of one-row inputs: read off a join group's first
+    expression alone (always made; the others may be deferred joins, not to be made for this)."""
+    if exactly_one_row(group):
+        return True
+    group = group.find()
+    first = group.first if group.entries and depth <= 8 else None
+    return isinstance(first, Join) and first.kind == "inner" and _is_true(first.condition) \
+        and _one_row(group_of(first.left), depth + 1) and _one_row(group_of(first.right), depth + 1)
+
+
 def _scalar_side(join: Join) -> bool:
     """Whether the right input is one row to read as a value, and the left is not one row too.
 
@@ -61,7 +67,7 @@ def _scalar_side(join: Join) -> bool:
     reads it, which for an aggregate's one row is the stage after that aggregate's exchange:
     the subquery would start only once the other input's work is done (TPC-DS q90's two
     counts, one after the other instead of side by side)."""
-    return exactly_one_row(group_of(join.right)) and not exactly_one_row(group_of(join.left))
+    return exactly_one_row(group_of(join.right)) and not _one_row(group_of(join.left))
 
 
 def _is_true(condition: object) -> bool:
