@@ -260,7 +260,7 @@ class _Decorrelator:
 
     def _replace_in_filter(self, plan: Plan, expr: Expr) -> tuple[Plan, Expr]:
         """A WHERE conjunct's subqueries replaced, those reached from its root through AND and
-        OR alone by two-valued marks (``_two_valued_mark``).
+        OR alone by two-valued marks (``_mark``'s ``two_valued``).
 
         Read as FALSE where it is NULL, such a subquery leaves the conjunct's verdict as it is:
         Kleene's AND and OR are monotone (FALSE < NULL < TRUE) and regular (a result that is
@@ -274,32 +274,19 @@ class _Decorrelator:
                 plan, rewritten = self._replace_in_filter(plan, arg)
                 args.append(rewritten)
             return plan, SpecialForm(expr.form, tuple(args), expr.type)
-        if isinstance(expr, SubqueryExpr) and expr.kind in ("in", "any") and expr.operand is not None \
-                and not contains_subquery(expr.operand):
+        if isinstance(expr, SubqueryExpr) and expr.kind in ("in", "any") and isinstance(expr.operand, ColumnRef):
             try:
-                found = self._two_valued_mark(plan, expr)
+                return self._mark(plan, expr, expr.operand, two_valued=True)
             except Unsupported as exc:
                 raise _located(expr, exc) from None
-            if found is not None:
-                return found
         return self._replace_subqueries(plan, expr)
 
-    def _two_valued_mark(self, outer: Plan, sub: SubqueryExpr) -> tuple[Plan, Expr] | None:
-        """``x IN S`` (``x = ANY S``) where NULL may be read as FALSE: a mark that is TRUE iff
-        some row of S makes ``x = y`` TRUE, else FALSE. That is EXISTS with ``x = y`` joined to
-        the correlation, so the equality is a hash key of the mark join and no row of S needs
-        counting for a NULL. Only for a column x and y; None for other forms (three-valued)."""
-        if (sub.comparison or "eq") != "eq" or not isinstance(sub.operand, ColumnRef):
-            return None
-        pulled, y = self._prepare(outer, sub)
-        value = pulled.value(y)
-        if not isinstance(value, ColumnRef):
-            return None
-        mark = self.columns.new("mark", T.BOOLEAN)
-        condition = conjunction(pulled.predicates + [compare("eq", sub.operand, value)])
-        return Join("mark", outer, pulled.plan, condition, mark, TRUE), ColumnRef(mark)
-
-    def _mark(self, outer: Plan, sub: SubqueryExpr, operand: Expr | None) -> tuple[Plan, Expr]:
+    def _mark(self, outer: Plan, sub: SubqueryExpr, operand: Expr | None,
+              two_valued: bool = False) -> tuple[Plan, Expr]:
+        """The subquery as a mark join and the expression reading its mark. ``two_valued``:
+        NULL may be read as FALSE (``_replace_in_filter``), so ``x = ANY S`` with x and y
+        columns is EXISTS with ``x = y`` joined to the correlation: the equality is a hash key
+        of the mark join, and no row of S needs counting for a NULL."""
         mark = self.columns.new("mark", T.BOOLEAN)
         if sub.kind == "exists":
             if _is_scalar_aggregate(sub.plan):
@@ -314,6 +301,10 @@ class _Decorrelator:
             join = Join("mark", outer, pulled.plan, conjunction(pulled.predicates), mark, test)
             return join, negate(ColumnRef(mark))
         test = compare(comparison, operand, pulled.value(y))
+        if two_valued and comparison == "eq" and isinstance(operand, ColumnRef) \
+                and isinstance(pulled.value(y), ColumnRef):
+            return Join("mark", outer, pulled.plan, conjunction(pulled.predicates + [test]), mark, TRUE), \
+                ColumnRef(mark)
         return Join("mark", outer, pulled.plan, conjunction(pulled.predicates), mark, test), ColumnRef(mark)
 
     def _scalar(self, outer: Plan, sub: SubqueryExpr) -> tuple[Plan, Expr]:

@@ -52,6 +52,11 @@ def assert_as_duckdb(catalog, duckdb, sql: str, dialect: str = "trino", ordered:
     return rows
 
 
+def joins_of(catalog, sql: str) -> list[Join]:
+    """The joins of cbo's plan for ``sql``."""
+    return [n for n in walk(session(catalog).planner.plan(sql).plan) if isinstance(n, Join)]
+
+
 def error(catalog, sql: str, dialect: str = "trino") -> str:
     with pytest.raises(CboError) as caught:
         session(catalog, dialect).planner.plan(sql)
@@ -223,8 +228,7 @@ def test_an_outer_column_in_a_subquery_select_list(catalog, duckdb, sql):
     "and l2.l_suppkey <> l1.l_suppkey order by 1)",
 ])
 def test_exists_over_distinct_joins_no_product_of_the_outer_tables(catalog, duckdb, sql):
-    planned = session(catalog).planner.plan(sql)
-    products = [n for n in walk(planned.plan) if isinstance(n, Join) and n.condition == TRUE]
+    products = [n for n in joins_of(catalog, sql) if n.condition == TRUE]
     assert not products, f"a cross join in the plan: {products[0]}"
     assert_as_duckdb(catalog, duckdb, sql)
 
@@ -243,9 +247,7 @@ def test_a_correlation_shared_by_every_or_branch_is_a_grouping_key(catalog, duck
     # Factored out of the OR, the correlation is an equality the subquery's aggregate groups
     # by; left inside, the whole OR needs the outer rows' distinct values as a domain, joined
     # back with IS NOT DISTINCT FROM.
-    planned = session(catalog).planner.plan(sql)
-    domain_joins = [n for n in walk(planned.plan)
-                    if isinstance(n, Join) and "is_not_distinct_from" in repr(n.condition)]
+    domain_joins = [n for n in joins_of(catalog, sql) if "is_not_distinct_from" in repr(n.condition)]
     assert not domain_joins, f"decorrelated through a domain: {domain_joins[0].condition}"
     assert_as_duckdb(catalog, duckdb, sql)
 
@@ -269,8 +271,7 @@ _NULLY = "(select case when n_nationkey % 5 = 0 then null else n_nationkey end f
     (f"select count(*) from supplier where coalesce(s_nationkey in {_NULLY}, true) or s_acctbal < 0", False),
 ])
 def test_an_in_reached_through_and_or_is_a_two_valued_mark(catalog, duckdb, sql, two_valued):
-    planned = session(catalog).planner.plan(sql)
-    marks = [n for n in walk(planned.plan) if isinstance(n, Join) and n.kind == "mark"]
+    marks = [n for n in joins_of(catalog, sql) if n.kind == "mark"]
     assert marks
     assert all((n.mark_predicate == TRUE) == two_valued for n in marks), [n.mark_predicate for n in marks]
     assert_as_duckdb(catalog, duckdb, sql)
