@@ -45,12 +45,13 @@ class RowSample:
         self.path = path
         self._raw = dict(columns) if columns is not None else None
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
+        self._table: pa.Table | None = None   # a stored sample, read once, converted per column
         self._size = size
 
     @property
     def size(self) -> int:
         if self._size is None:
-            self._size = len(next(iter(self._raw.values()))) if self._raw else len(self._load_table())
+            self._size = len(next(iter(self._raw.values()))) if self._raw else self._stored().num_rows
         return self._size
 
     @property
@@ -58,22 +59,33 @@ class RowSample:
         return self.size >= self.population
 
     def column(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """(values, is_null) of a column, or None when the sample lacks it."""
-        arrays = self._columns()
-        return arrays.get(name)
-
-    def _columns(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """(values, is_null) of a column, or None when the sample lacks it. A stored sample's
+        columns are converted one at a time, as an estimate first reads each: a query touches
+        a few of a fact table's columns, and converting all of them made a session's first
+        planning of each table the slowest part of it."""
         if self._arrays is None:
-            raw = self._raw
-            if raw is None:
-                table = self._load_table()
-                raw = {name: table.column(name).to_pylist() for name in table.column_names}
-            self._arrays = {name: to_array(values, self.kinds.get(name, "string")) for name, values in raw.items()
-                            if name in self.kinds}
-            if self._size is None:   # the raw values go: remember how many rows they held
-                self._size = len(next(iter(raw.values()))) if raw else 0
-            self._raw = None
-        return self._arrays
+            self._arrays = {}
+        found = self._arrays.get(name)
+        if found is not None or name not in self.kinds:
+            return found
+        if self._raw is not None:
+            if name not in self._raw:
+                return None
+            found = to_array(self._raw[name], self.kinds[name])
+        else:
+            table = self._stored()
+            if name not in table.column_names:
+                return None
+            found = arrow_to_array(table.column(name), self.kinds[name])
+        self._arrays[name] = found
+        return found
+
+    def _stored(self) -> pa.Table:
+        if self._table is None:
+            self._table = self._load_table()
+            if self._size is None:
+                self._size = self._table.num_rows
+        return self._table
 
     def _load_table(self) -> pa.Table:
         import pyarrow.parquet as pq
@@ -86,8 +98,7 @@ class RowSample:
 
         if self._raw is not None:
             return pa.table({name: pa.array(values) for name, values in self._raw.items()})
-        return self._load_table() if self._arrays is None else pa.table(
-            {name: pa.array(from_array(values, nulls)) for name, (values, nulls) in self._arrays.items()})
+        return self._stored()
 
 
 def to_array(values: Sequence[Any], kind: str) -> tuple[np.ndarray, np.ndarray]:
@@ -105,9 +116,28 @@ def to_array(values: Sequence[Any], kind: str) -> tuple[np.ndarray, np.ndarray]:
     return data, nulls
 
 
-def from_array(values: np.ndarray, nulls: np.ndarray) -> list[Any]:
-    items = values.tolist()
-    return [None if null else item for item, null in zip(items, nulls)]
+def arrow_to_array(column: pa.ChunkedArray, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """``to_array`` of an Arrow column's values, converted by Arrow where the result is the same
+    value for value: integers and floats as numbers (a float64 rounds an integer as Python's
+    ``float`` does), dates, booleans and strings. Decimals (whose conversion by Arrow may differ
+    from Python's correctly rounded one in the last bit) and the rest go through Python."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind_of = column.type
+    nulls = column.is_null().to_numpy(zero_copy_only=False).astype(bool)
+    if kind == "number" and (pa.types.is_integer(kind_of) or pa.types.is_floating(kind_of)):
+        data = pc.cast(column, pa.float64(), safe=False).to_numpy(zero_copy_only=False).astype(np.float64)
+        data[nulls] = np.nan
+    elif kind == "date" and pa.types.is_date(kind_of):
+        data = column.to_numpy(zero_copy_only=False).astype("datetime64[D]")
+    elif kind == "boolean" and pa.types.is_boolean(kind_of):
+        data = pc.fill_null(column, False).to_numpy(zero_copy_only=False).astype(bool)
+    elif kind == "string" and (pa.types.is_string(kind_of) or pa.types.is_large_string(kind_of)):
+        data = pc.fill_null(column, "").to_numpy(zero_copy_only=False).astype(object)
+    else:
+        return to_array(column.to_pylist(), kind)
+    return data, nulls
 
 
-__all__ = ["RowSample", "SAMPLE_SIZE", "choose_rows", "to_array"]
+__all__ = ["RowSample", "SAMPLE_SIZE", "arrow_to_array", "choose_rows", "to_array"]

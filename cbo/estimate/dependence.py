@@ -48,16 +48,31 @@ def _measured(sample: TableSample, a: str, b: str) -> bool:
     present = ~first[1] & ~second[1]
     if int(present.sum()) < 2:
         return False
-    try:
-        _, groups = np.unique(first[0][present], return_inverse=True)
-        _, others = np.unique(second[0][present], return_inverse=True)
-    except TypeError:   # values of mixed types that do not sort
+    first_codes, second_codes = _codes(sample, a), _codes(sample, b)
+    if first_codes is None or second_codes is None:
         return False
+    groups, others = first_codes[present], second_codes[present]
     sizes = np.bincount(groups)
     shared = sizes[groups] >= 2
     repeated = int((sizes >= 2).sum())
     if repeated < MIN_GROUPS:
         return False
-    pairs = np.unique(np.stack([groups[shared], others[shared]]), axis=1)
-    values_per_group = np.bincount(pairs[0], minlength=len(sizes))
+    width = int(others.max()) + 1
+    pairs = np.unique(groups[shared].astype(np.int64) * width + others[shared])
+    values_per_group = np.bincount(pairs // width, minlength=len(sizes))
     return int((values_per_group[sizes >= 2] == 1).sum()) >= AGREEMENT * repeated
+
+
+def _codes(sample: TableSample, name: str) -> np.ndarray | None:
+    """Each sampled row's value of a column as a small integer (equal values, equal codes),
+    kept on the sample: a column is compared with several others, and sorting its values is
+    the expensive part."""
+    def measured() -> np.ndarray | None:
+        column = sample.column(name)
+        if column is None:
+            return None
+        try:
+            return np.unique(column[0], return_inverse=True)[1].reshape(-1)
+        except TypeError:   # values of mixed types that do not sort
+            return None
+    return sample.kept(("sorted codes", name), measured)

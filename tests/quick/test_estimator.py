@@ -498,3 +498,35 @@ def test_rows_kept_through_a_column_a_value_determines_keep_whole_values():
     assert close(estimator.rows(joined), 1_200, 1.1)
     assert close(estimator.rows(Aggregate(joined, (lines.columns[0],), ())), 100, 1.2)
     assert estimator.rows(Aggregate(joined, (lines.columns[3],), ())) > 80     # items: 97, thinned one by one
+
+
+def test_a_dependency_is_measured_as_its_definition_says():
+    # determines(a, b): among the groups of non-NULL sampled rows sharing a value of a (at
+    # least MIN_GROUPS of them), nearly all hold one value of b. Checked against that
+    # definition, counted in Python, on columns from exact dependencies to none.
+    import random
+    from collections import defaultdict
+
+    from cbo.estimate.dependence import AGREEMENT, MIN_GROUPS, determines
+    from cbo.estimate.samples import TableSample
+
+    rng = random.Random(11)
+    outcomes = set()
+    for trial in range(40):
+        rows, keys, noise = rng.choice([60, 400, 3_000]), rng.choice([5, 40, 500]), rng.choice([0.0, 0.03, 0.3])
+        a = [rng.randrange(keys) if rng.random() > 0.05 else None for _ in range(rows)]
+        b = [None if v is None and rng.random() < 0.5 else
+             (rng.randrange(9) if v is None or rng.random() < noise else v * 3 % 7) for v in a]
+        sample = TableSample("t", table_stats("t", {"a": a, "b": b}, sample_size=rows).sample)
+        held: defaultdict[object, set[object]] = defaultdict(set)
+        count: defaultdict[object, int] = defaultdict(int)
+        for x, y in zip(a, b):
+            if x is not None and y is not None:
+                held[x].add(y)
+                count[x] += 1
+        repeated = [x for x in held if count[x] >= 2]
+        expected = len(repeated) >= MIN_GROUPS and \
+            sum(1 for x in repeated if len(held[x]) == 1) >= AGREEMENT * len(repeated)
+        assert determines(sample, "a", "b") == expected, trial
+        outcomes.add(expected)
+    assert outcomes == {True, False}   # the trials reach both answers

@@ -174,3 +174,39 @@ def test_bucket_distinct_counts_follow_the_sketch_beyond_its_error():
     assert [(b.lower, b.upper, b.rows) for b in scaled] == [(b.lower, b.upper, b.rows) for b in buckets]
     # Within the sketch's own error, the buckets stand.
     assert with_distinct(buckets, 122_400 * 1.02) == buckets
+
+
+def test_a_stored_samples_columns_convert_as_their_python_values_would():
+    import decimal
+
+    import numpy as np
+    import pyarrow as pa
+
+    from stats.sample import arrow_to_array, to_array
+
+    rng = np.random.default_rng(7)
+    n = 500
+    nulls = rng.random(n) < 0.2
+    def with_nulls(values: list) -> list:
+        return [None if null else v for v, null in zip(values, nulls)]
+    columns = {
+        "number": [pa.array(with_nulls([int(v) for v in rng.integers(-2**62, 2**62, n)]), pa.int64()),
+                   pa.array(with_nulls([int(v) for v in rng.integers(0, 100, n)]), pa.int32()),
+                   pa.array(with_nulls(list(rng.normal(size=n))), pa.float64()),
+                   pa.array(with_nulls([decimal.Decimal(int(v)) / 100 for v in rng.integers(0, 10**9, n)]),
+                            pa.decimal128(12, 2))],
+        "date": [pa.array(with_nulls([dt.date(2000, 1, 1) + dt.timedelta(days=int(v))
+                                      for v in rng.integers(0, 9000, n)]), pa.date32())],
+        "boolean": [pa.array(with_nulls([bool(v) for v in rng.integers(0, 2, n)]), pa.bool_())],
+        "string": [pa.array(with_nulls([f"s{v}" for v in rng.integers(0, 50, n)]), pa.string()),
+                   pa.array(with_nulls([int(v) for v in rng.integers(0, 50, n)]), pa.int64())],
+    }
+    for kind, arrays in columns.items():
+        for array in arrays:
+            column = pa.chunked_array([array[:200], array[200:]])   # as a Parquet file reads back
+            expected, expected_nulls = to_array(column.to_pylist(), kind)
+            values, value_nulls = arrow_to_array(column, kind)
+            assert values.dtype == expected.dtype, (kind, array.type)
+            assert np.array_equal(value_nulls, expected_nulls), (kind, array.type)
+            present = ~expected_nulls
+            assert values[present].tolist() == expected[present].tolist(), (kind, array.type)
