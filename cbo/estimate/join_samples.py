@@ -830,3 +830,72 @@ def _base_tuples(origins: Sequence[Origin]) -> float:
     bases = [o.base for o in origins if o.base is not None]
     members = tuple((o.view.sample.table, o.name) for o in with_base)
     return origins[0].view.sample.kept(("base tuples", members), lambda: matching_tuples(bases))
+
+
+def _combination_pairs(pairs: Sequence[tuple[Column, Column]], left: RelEstimate, right: RelEstimate) \
+        -> tuple[float, float] | None:
+    """Two leaves' sampled rows passing their filters, paired where they agree on every column
+    pair (left leaf's column, right leaf's): (the pairs counted, the number of sampled pairs
+    the two samples hold). None where a side has no current sample of its columns, where the
+    columns' kinds differ, or where both read one table's sample (a self-join's sampled pairs
+    are not independent draws)."""
+    sides = []
+    for leaf, columns in ((left, [a for a, _ in pairs]), (right, [b for _, b in pairs])):
+        if leaf.sample is None:
+            return None
+        arrays = []
+        for c in columns:
+            origin = leaf.origins.get(c)
+            if origin is None or origin.name is None or not _sample_is_current(leaf, origin):
+                return None
+            found = origin.view.sample.column(origin.name)
+            if found is None:
+                return None
+            arrays.append(found)
+        sides.append((leaf.sample, arrays))
+    (left_view, left_arrays), (right_view, right_arrays) = sides
+    if left_view.sample.table == right_view.sample.table:
+        return None
+    codes = []
+    kept = []
+    for view, arrays in sides:
+        keep = np.ones(len(arrays[0][0]), dtype=bool) if view.mask is None else view.mask.astype(bool).copy()
+        for _, nulls in arrays:
+            keep &= ~nulls
+        kept.append(keep)
+    for (a_values, _), (b_values, _) in zip(left_arrays, right_arrays):
+        if a_values.dtype != b_values.dtype:
+            return None
+        both = np.concatenate([a_values[kept[0]], b_values[kept[1]]])
+        codes.append(np.unique(both, return_inverse=True)[1].reshape(-1))
+    n_left = int(kept[0].sum())
+    n_right = int(kept[1].sum())
+    if n_left == 0 or n_right == 0:
+        return 0.0, float(n_left) * float(n_right)
+    _, combined = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
+    combined = combined.reshape(-1)
+    width = int(combined.max()) + 1
+    on_left = np.bincount(combined[:n_left], minlength=width).astype(np.float64)
+    on_right = np.bincount(combined[n_left:], minlength=width).astype(np.float64)
+    return float(on_left @ on_right), float(n_left) * float(n_right)
+
+
+def _combination_checked(pairs: Sequence[tuple[Column, Column]], left: RelEstimate, right: RelEstimate,
+                         independent: float, correction: float) -> float:
+    """``correction`` (the factor ``join_sets._combination_correction`` raises the independent
+    selectivity ``1 / independent`` by, assuming the smaller side's combinations are contained
+    in the larger's) as the two leaves' samples bear it out. Containment holds where one side's
+    combinations are drawn from the other's (a return repeats its sale's item, customer and
+    ticket); two tables that merely share the columns' domains (a customer's store and catalog
+    purchases of one item) hold combinations drawn independently from the product of the
+    domains, and match as the independent product says. Where the samples find fewer matching
+    pairs than the corrected selectivity expects, by more than two standard deviations
+    (Poisson), the correction shrinks by their ratio, never below 1."""
+    found = _combination_pairs(pairs, left, right)
+    if found is None:
+        return correction
+    hits, sampled = found
+    expected = sampled * correction / max(independent, 1.0)
+    if expected - hits <= 2.0 * math.sqrt(max(expected, 1.0)):
+        return correction
+    return max(correction * max(hits, 0.5) / expected, 1.0)

@@ -97,7 +97,15 @@ from cbo.estimate.dependence import origin_determines
 from cbo.estimate.extremes import Restriction, extreme_candidate, extreme_selectivity, restriction
 from cbo.estimate.filters import generic_selectivity
 from cbo.estimate.join_memory import _kept, _kept_over, _remembered, _remembered_over
-from cbo.estimate.join_samples import EMPTY_NOTE, _counted, _from_base, _leaf_correlation, _sample_members, _sampled
+from cbo.estimate.join_samples import (
+    EMPTY_NOTE,
+    _combination_checked,
+    _counted,
+    _from_base,
+    _leaf_correlation,
+    _sample_members,
+    _sampled,
+)
 from cbo.estimate.joins import matched_rows
 from cbo.estimate.matching import joint, matching_tuples
 from cbo.estimate.plan_facts import PlanFacts, leaf_facts
@@ -823,7 +831,12 @@ def _combination_correction(i: int, j: int, classes: Sequence[Sequence[Column]],
         on_right *= b
     combinations = max(min(left.rows, on_left), min(right.rows, on_right), 1.0)
     excess = max(on_left / max(min(left.rows, on_left), 1.0), on_right / max(min(right.rows, on_right), 1.0))
-    return max(min(independent / combinations, excess), 1.0)
+    correction = max(min(independent / combinations, excess), 1.0)
+    if correction <= 1.0:
+        return correction
+    pairs = tuple([(_member_in(m, i, leaf_of), _member_in(m, j, leaf_of)) for m in classes])
+    return _kept_over(("combination checked", pairs), (left, right),
+                      lambda: _combination_checked(pairs, left, right, independent, correction))
 
 
 def _pair_of(grouped: Sequence[tuple[int, int, list[int]]], ks: list[int]) -> tuple[int, int]:
