@@ -49,7 +49,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from sqlglot import exp
+from sqlglot import exp, transforms
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.dialects.spark import Spark
+from sqlglot.generators.spark import SparkGenerator
 
 from cbo.ir import types as T
 from cbo.ir.dispatch import UnsupportedOperator
@@ -145,6 +148,7 @@ class SqlDialect:
 
     name: str
     like: LikeEscape = LikeEscape.PLAIN
+    generator: type[Dialect] | None = None   # sqlglot's dialect writing the text, if not ``name``'s
     materialized_ctes: bool = False
     any_value_as_array: bool = False
     raise_error: str = "raise_error"
@@ -159,11 +163,32 @@ class SqlDialect:
         common one."""
         return None
 
+    @property
+    def sqlglot(self) -> type[Dialect] | str:
+        """What sqlglot writes this dialect's text with."""
+        return self.generator or self.name
+
+
+class SparkStatements(Spark):
+    """sqlglot's Spark dialect without its rewrite of ``x > ANY(array)`` in every SELECT.
+
+    That rewrite (``transforms.any_to_exists``) searches each SELECT's whole subtree, so a
+    statement of derived tables nested one per operator, as cbo writes it, takes time quadratic
+    in its depth: writing TPC-DS q14 for Spark took about 0.3 s, most of it there, inside the
+    timed run of the query. cbo never writes ANY (a quantified comparison is a join by the time
+    a plan is rendered), so the text is the same; the rest of the SELECT rewrites are kept."""
+
+    class Generator(SparkGenerator):
+        TRANSFORMS = {**SparkGenerator.TRANSFORMS,
+                      exp.Select: transforms.preprocess([transforms.eliminate_qualify,
+                                                         transforms.eliminate_distinct_on,
+                                                         transforms.unnest_to_explode])}
+
 
 DUCKDB = SqlDialect("duckdb", raise_error="error", ieee_division=True)
 # Spark numbers rows per partition without a shuffle (monotonically_increasing_id).
 SPARK = SqlDialect("spark", like=LikeEscape.DOUBLE_BACKSLASH, row_id="monotonically_increasing_id",
-                   add_days=AddDays.DATE_ADD)
+                   add_days=AddDays.DATE_ADD, generator=SparkStatements)
 ENGINE_DIALECTS = {d.name: d for d in (DUCKDB, SPARK)}
 
 
@@ -212,7 +237,7 @@ class SqlRenderer:
 
     def statement(self, plan: Plan, names: tuple[str, ...] | None = None) -> str:
         """SQL for the whole plan, with output columns named ``names`` (default: column names)."""
-        return self.statement_ast(plan, names).sql(dialect=self.dialect, copy=False)
+        return self.statement_ast(plan, names).sql(dialect=self.sql_dialect.sqlglot, copy=False)
 
     def statement_ast(self, plan: Plan, names: tuple[str, ...] | None = None) -> exp.Select:
         names = names or tuple(c.name for c in plan.output)
@@ -937,7 +962,7 @@ def to_sql(plan: Plan, names: tuple[str, ...] | None = None, dialect: SqlDialect
         body = SqlRenderer(dialect, tables, grouping_sets_as_union=grouping_sets_as_union).query(producer)
         select = select.with_(cte_name(number), as_=body, materialized=renderer.sql_dialect.materialized_ctes or None,
                               append=True, copy=False)
-    return select.sql(dialect=renderer.dialect, copy=False)
+    return select.sql(dialect=renderer.sql_dialect.sqlglot, copy=False)
 
 
 def _outside_ctes(plan: Plan) -> list[tuple[int, Plan]]:
