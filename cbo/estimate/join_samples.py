@@ -872,12 +872,27 @@ def _combination_pairs(pairs: Sequence[tuple[Column, Column]], left: RelEstimate
     n_right = int(kept[1].sum())
     if n_left == 0 or n_right == 0:
         return 0.0, float(n_left) * float(n_right)
-    _, combined = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
-    combined = combined.reshape(-1)
+    combined = row_groups(codes)
     width = int(combined.max()) + 1
     on_left = np.bincount(combined[:n_left], minlength=width).astype(np.float64)
     on_right = np.bincount(combined[n_left:], minlength=width).astype(np.float64)
     return float(on_left @ on_right), float(n_left) * float(n_right)
+
+
+def row_groups(codes: Sequence[np.ndarray]) -> np.ndarray:
+    """Dense group numbers of the rows of columns of non-negative integer codes (equal rows,
+    equal numbers), as ``np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)``
+    gives them.
+
+    The codes fold into one int64 key in mixed radix, re-coded densely before a fold could
+    overflow: sorting one integer column is several times faster than sorting rows."""
+    key = codes[0].astype(np.int64)
+    for code in codes[1:]:
+        radix = int(code.max()) + 1 if len(code) else 1
+        if int(key.max(initial=0)) + 1 > np.iinfo(np.int64).max // radix:
+            key = np.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        key = key * radix + code
+    return np.unique(key, return_inverse=True)[1].reshape(-1)
 
 
 def _combination_checked(pairs: Sequence[tuple[Column, Column]], left: RelEstimate, right: RelEstimate,

@@ -381,3 +381,20 @@ def test_a_date_range_written_with_a_string_is_evaluated_on_the_sample():
     truth = sum(1 for d in sales["DayId"] if low <= start + dt.timedelta(days=d) <= high)
     estimate = Estimator(stats).rows(Join("inner", sold, Filter(dates, between), on))
     assert truth / 2 <= estimate <= truth * 2, (estimate, truth)
+
+
+def test_row_groups_number_rows_as_numpys_unique_rows_does():
+    # Equal rows get equal numbers, in the rows' sorted order, as np.unique over rows gives
+    # them; wide codes force the key's dense re-coding before a fold would overflow int64.
+    import numpy as np
+
+    from cbo.estimate.join_samples import row_groups
+
+    rng = np.random.default_rng(7)
+    for trial in range(60):
+        rows = int(rng.integers(1, 400))
+        width = int(rng.integers(1, 6))
+        top = [int(rng.choice([2, 50, 10**6, 2**40])) for _ in range(width)]
+        codes = [rng.integers(0, t, rows).astype(np.int64) for t in top]
+        expected = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)[1].reshape(-1)
+        assert np.array_equal(row_groups(codes), expected), (trial, top)
