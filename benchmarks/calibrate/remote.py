@@ -84,13 +84,13 @@ def measure(sessions: dict, items: list[Item], repeat: int, label: str,  # type:
 
 
 def predict(record: dict, constants: dict[str, float]) -> float:
-    quantities = dict(record["quantities"], query=1.0)
+    quantities = dict(record["quantities"], query=record["quantities"].get("query", 0.0) + 1.0)
     return sum(constants.get(n, 0.0) * v for n, v in quantities.items())
 
 
 def fixed_share(record: dict, constants: dict[str, float]) -> float:
     """The predicted seconds of the plan's Spark work (everything but the remote quantities)."""
-    quantities = dict(record["quantities"], query=1.0)
+    quantities = dict(record["quantities"], query=record["quantities"].get("query", 0.0) + 1.0)
     return sum(constants.get(n, 0.0) * v for n, v in quantities.items() if n not in REMOTE)
 
 

@@ -31,7 +31,8 @@ remote_row_postgres   rows a pushed subplan's scans, filters, joins read in Post
                       in MariaDB, remote_row_sqlite in SQLite; defaults from the connector)
 remote_agg_row_...    rows a pushed subplan's aggregations read there (_postgres, _mysql, _sqlite)
 remote_query          a query sent to a JDBC source (a table read or a pushed subplan): its latency
-query                 a fixed cost per query (scheduling, planning); does not change plan choice
+query                 a fixed cost per query (scheduling, planning), and per CTE computed once
+                      (Spark runs its producer as a plan of its own)
 ====================  ==========================================================================
 
 The environment entries describe the cluster the constants apply to: ``executors`` (a broadcast

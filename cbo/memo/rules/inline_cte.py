@@ -78,6 +78,10 @@ def note_cte_costs(context: SearchContext, search: Any, chosen: Any) -> None:
     """For each group of the chosen plan (``cbo.physical.plan.PhysicalPlan``) that holds a CTE's
     anchor, note the best cost of computing it once and of inlining it (EXPLAIN shows them)."""
     groups = {node.group.find().id: node.group.find() for node in chosen.operators() if node.group is not None}
+    # the CTEs the chosen plan computes once (a bound can undercut the cost it pruned, so the
+    # label says what was chosen, not which figure is lower)
+    kept = {(node.group.find().id, node.expression.cte) for node in chosen.operators()
+            if isinstance(node.expression, CteAnchor) and node.group is not None}
     anchored = [g for g in groups.values() if any(isinstance(e, CteAnchor) for e in g.expressions)]
     if not anchored:
         return
@@ -96,7 +100,7 @@ def note_cte_costs(context: SearchContext, search: Any, chosen: Any) -> None:
             once, copied = _best(shared), _best(inlined)
             if once is None or copied is None:
                 continue
-            chosen_text = "computed once" if once[0] <= copied[0] else "inlined"
+            chosen_text = "computed once" if (group.id, number) in kept else "inlined"
             context.memo.note(group, f"CTE {name} ({reads} reads): computed once {once[1]} s, inlined {copied[1]} s: "
                                      f"{chosen_text}")
 
