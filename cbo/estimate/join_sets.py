@@ -834,7 +834,7 @@ def _combination_correction(i: int, j: int, classes: Sequence[Sequence[Column]],
     correction = max(min(independent / combinations, excess), 1.0)
     if correction <= 1.0:
         return correction
-    pairs = tuple([(_member_in(m, i, leaf_of), _member_in(m, j, leaf_of)) for m in classes])
+    pairs = tuple((_member_in(m, i, leaf_of), _member_in(m, j, leaf_of)) for m in classes)
     return _kept_over(("combination checked", pairs), (left, right),
                       lambda: _combination_checked(pairs, left, right, independent, correction))
 

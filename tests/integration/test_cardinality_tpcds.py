@@ -2,8 +2,8 @@
 --workload tpcds``, with cbo, PostgreSQL (the test cache's own server) and DuckDB side by side.
 
 Three queries: q03 (a small star), q57 (sub-plans that join reads of a CTE computed above
-them, which must carry its definition to be counted on their own) and q91 (more sub-plans than the limit
-given, so the query is cut to it). Every true count is checked against DuckDB's count(*) of the
+them, which must carry its definition to be counted on their own) and q91 (more sub-plans than
+the limit given, so the query is cut to it). Every true count is checked against DuckDB's count(*) of the
 sub-plan's SQL over views of the Parquet files (the harness loads tables: another path), each
 record is matched by its SQL's digest to a sub-plan planned here, and every system has an
 estimate or the reason it gave none.

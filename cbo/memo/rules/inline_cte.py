@@ -78,13 +78,13 @@ def note_cte_costs(context: SearchContext, search: Any, chosen: Any) -> None:
     """For each group of the chosen plan (``cbo.physical.plan.PhysicalPlan``) that holds a CTE's
     anchor, note the best cost of computing it once and of inlining it (EXPLAIN shows them)."""
     groups = {node.group.find().id: node.group.find() for node in chosen.operators() if node.group is not None}
-    # the CTEs the chosen plan computes once (a bound can undercut the cost it pruned, so the
-    # label says what was chosen, not which figure is lower)
-    kept = {(node.group.find().id, node.expression.cte) for node in chosen.operators()
-            if isinstance(node.expression, CteAnchor) and node.group is not None}
     anchored = [g for g in groups.values() if any(isinstance(e, CteAnchor) for e in g.expressions)]
     if not anchored:
         return
+    # the CTEs the chosen plan computes once, by group (a bound can undercut the cost it
+    # pruned, so the label says what was chosen, not which figure is lower)
+    kept = {(node.group.find().id, node.expression.cte) for node in chosen.operators()
+            if isinstance(node.expression, CteAnchor) and node.group is not None}
     costs = search.expression_costs()
     bounds = search.expression_bounds()
     for group in anchored:
