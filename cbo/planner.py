@@ -25,7 +25,7 @@ from cbo.errors import CboError
 from cbo.estimate.plugin import CardinalityEstimator
 from cbo.frontend.binder import Binder
 from cbo.frontend.hints import resolve as resolve_hints
-from cbo.frontend.parse import DEFAULT_DIALECT, parse
+from cbo.frontend.parse import DEFAULT_DIALECT, parse_tokens
 from cbo.ir.expressions import ColumnFactory
 from cbo.ir.operators import Plan
 from cbo.limits import on_deep_stack
@@ -203,8 +203,9 @@ class Planner:
 
     def _logical(self, sql: str) -> tuple[Plan, Plan, tuple[str, ...], tuple[str, ...]]:
         columns = ColumnFactory()
-        statement = parse(sql, self.dialect)
-        hints = resolve_hints(statement, sql, self.dialect, self.catalog, self.schemas)
+        parsed = parse_tokens(sql, self.dialect)
+        statement = parsed.statement
+        hints = resolve_hints(statement, parsed.comments(), self.catalog, self.schemas)
         assumed: dict[str, list[tuple[tuple[str, ...], str]]] = {}
         for table, keys in hints.keys.items():
             assumed.setdefault(table, []).extend((key, "hint") for key in keys)

@@ -35,7 +35,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import sqlglot
 from sqlglot import exp
 
 from cbo.errors import CatalogError
@@ -73,15 +72,6 @@ class Hints:
         return self.keys.get(table, [])
 
 
-def comments(sql: str, dialect: str) -> list[str]:
-    """Every comment of the query, in order (sqlglot keeps them on the tokens)."""
-    try:
-        tokens = sqlglot.tokenize(sql, read=dialect)
-    except Exception:   # the parser reports the syntax error
-        return []
-    return [c for token in tokens for c in token.comments]
-
-
 def read_hints(texts: Iterable[str]) -> tuple[list[Hint], list[str]]:
     """The hints written in ``texts`` (comments), and a warning for each mention of
     ``#distinct`` that is not a well-formed hint."""
@@ -100,10 +90,10 @@ def read_hints(texts: Iterable[str]) -> tuple[list[Hint], list[str]]:
     return hints, warnings
 
 
-def resolve(statement: exp.Expr, sql: str, dialect: str, catalog: Catalog,
-            schemas: SchemaProvider) -> Hints:
-    """The query's hints as unique keys of the catalog tables it reads."""
-    found, warnings = read_hints(comments(sql, dialect))
+def resolve(statement: exp.Expr, comments: Iterable[str], catalog: Catalog, schemas: SchemaProvider) -> Hints:
+    """The query's hints (written in its ``comments``) as unique keys of the catalog tables it
+    reads."""
+    found, warnings = read_hints(comments)
     result = Hints(warnings=warnings)
     if not found:
         return result

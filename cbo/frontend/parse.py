@@ -10,9 +10,10 @@ the statement is bound.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
@@ -55,16 +56,36 @@ _MISSING = {"Where": "WHERE needs a condition", "Having": "HAVING needs a condit
 _REQUIRED = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
 
 
+@dataclass(frozen=True)
+class Parsed:
+    """One statement and the tokens it was parsed from (which keep the query's comments)."""
+
+    statement: exp.Expr
+    tokens: list[Token]
+
+    def comments(self) -> list[str]:
+        """Every comment of the query, in order (sqlglot keeps them on the tokens)."""
+        return [c for token in self.tokens for c in token.comments]
+
+
 def parse(sql: str, dialect: str = DEFAULT_DIALECT) -> exp.Expr:
     """Parse exactly one SELECT statement."""
+    return parse_tokens(sql, dialect).statement
+
+
+def parse_tokens(sql: str, dialect: str = DEFAULT_DIALECT) -> Parsed:
+    """Parse exactly one SELECT statement, keeping its tokens. The text is tokenized once: the
+    parser, the checks below and the hints (``Parsed.comments``) read the same tokens. Tokenized
+    three times, it was a fifth of planning a small TPC-DS query."""
     if dialect not in DIALECTS:
         raise SqlError(f"unknown SQL dialect {dialect!r} (expected one of: {', '.join(DIALECTS)})")
     # A byte-order mark (an editor's UTF-8 signature) is not part of the statement.
     sql = sql.removeprefix("\ufeff")
     try:
-        tokens = sqlglot.tokenize(sql, read=dialect)
+        reader = Dialect.get_or_raise(dialect)
+        tokens = reader.tokenize(sql)
         check_tokens(tokens)
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        statements = [s for s in reader.parser().parse(tokens, sql) if s is not None]
     except ParseError as exc:
         first = exc.errors[0] if exc.errors else {}
         highlight = first.get("highlight") or ""
@@ -93,10 +114,11 @@ def parse(sql: str, dialect: str = DEFAULT_DIALECT) -> exp.Expr:
         _reject_trailing_commas(tokens)
     _reject_empty_items(tokens)
     _reject_adjacent_strings(sql, tokens, language)
-    _reject_clause_words_as_aliases(statement)
-    _reject_empty_lists(statement, tokens)
-    _reject_sampling(statement, tokens)
-    return statement
+    nodes = _Nodes.of(statement)
+    _reject_clause_words_as_aliases(nodes.aliases)
+    _reject_empty_lists(nodes, tokens)
+    _reject_sampling(nodes.sampled, tokens)
+    return Parsed(statement, tokens)
 
 
 def _missing(node_class: str, highlight: str) -> str:
@@ -157,11 +179,35 @@ def _reject_adjacent_strings(sql: str, tokens: list[Token], language: QueryDiale
                        f"joined {rule} (write 'a' || 'b', or one literal)")
 
 
-def _reject_clause_words_as_aliases(statement: exp.Expr) -> None:
-    for identifier in statement.find_all(exp.Identifier):
-        parent = identifier.parent
-        if identifier.quoted or not isinstance(parent, (exp.TableAlias, exp.Alias)) or parent.this is not identifier:
-            continue
+@dataclass
+class _Nodes:
+    """The nodes the checks below read, gathered in one walk of the statement (each check once
+    walked it on its own)."""
+
+    aliases: list[exp.Identifier]    # unquoted identifiers that name an alias
+    groups: list[exp.Group]
+    selects: list[exp.Select]
+    sampled: bool
+
+    @classmethod
+    def of(cls, statement: exp.Expr) -> _Nodes:
+        nodes = cls([], [], [], False)
+        for node in statement.walk():
+            if isinstance(node, exp.Identifier):
+                parent = node.parent
+                if not node.quoted and isinstance(parent, (exp.TableAlias, exp.Alias)) and parent.this is node:
+                    nodes.aliases.append(node)
+            elif isinstance(node, exp.Group):
+                nodes.groups.append(node)
+            elif isinstance(node, exp.Select):
+                nodes.selects.append(node)
+            elif isinstance(node, exp.TableSample):
+                nodes.sampled = True
+        return nodes
+
+
+def _reject_clause_words_as_aliases(aliases: list[exp.Identifier]) -> None:
+    for identifier in aliases:
         word = identifier.name.lower()
         if word not in _CLAUSE_WORDS:
             continue
@@ -173,25 +219,25 @@ def _reject_clause_words_as_aliases(statement: exp.Expr) -> None:
                        f"{_CLAUSE_WORDS[word]} (write \"{identifier.name}\" to use it as a name)")
 
 
-def _reject_sampling(statement: exp.Expr, tokens: list[Token]) -> None:
+def _reject_sampling(sampled: bool, tokens: list[Token]) -> None:
     """TABLESAMPLE (and DuckDB's USING SAMPLE): sqlglot reads it, but cbo has no sampling
     operator, and dropping it would answer over every row."""
-    if statement.find(exp.TableSample) is None:
+    if not sampled:
         return
     token = next((t for t in tokens if t.token_type == TokenType.TABLE_SAMPLE or t.text.upper() == "SAMPLE"), None)
     where = f"{_at(token)}: " if token else ""
     raise SqlError(f"{where}TABLESAMPLE is not supported: cbo has no sampling operator, and would read every row")
 
 
-def _reject_empty_lists(statement: exp.Expr, tokens: list[Token]) -> None:
+def _reject_empty_lists(nodes: _Nodes, tokens: list[Token]) -> None:
     """``... group by`` with nothing after BY parses as an empty GROUP BY; SELECT without a
     column parses too."""
-    for group in statement.find_all(exp.Group):
+    for group in nodes.groups:
         if not any(group.args.get(key) for key in group.args):
             token = next((t for t in tokens if t.token_type == TokenType.GROUP_BY), None)
             where = f"{_at(token)}: " if token else ""
             raise SqlError(f"syntax error: {where}GROUP BY needs at least one column")
-    for select in statement.find_all(exp.Select):
+    for select in nodes.selects:
         if not select.expressions:
             token = next((t for t in tokens if t.token_type == TokenType.SELECT), None)
             where = f"{_at(token)}: " if token else ""
