@@ -382,7 +382,7 @@ def group_count(rel: RelEstimate, group_by: tuple[Column, ...]) -> tuple[float, 
             by_scan.setdefault(origin.scan, []).append(column)
     total = 1.0
     for columns in by_scan.values():
-        keys = [c for c in columns if rel.origins[c].unique]
+        keys = [c for c in columns if _is_key(rel.origins[c])]
         if keys:
             total *= min(_groups_of(rel.column(c)) for c in keys)
             continue
@@ -398,6 +398,20 @@ def group_count(rel: RelEstimate, group_by: tuple[Column, ...]) -> tuple[float, 
             notes.append(f"no statistics for grouping column {c}: assumed all values distinct")
         total *= _groups_of(estimate)
     return max(min(total, rel.rows), 1.0 if rel.rows >= 1 else rel.rows), notes
+
+
+def _is_key(origin: Origin) -> bool:
+    """Whether a column is a unique key of the table it comes from: declared, or assumed (a
+    hint, or statistics whose distinct count is the non-NULL row count). Grouped with other
+    columns of its table, it determines them. The sample cannot show that dependence
+    (``_undetermined``): a unique column has no repeated value whose rows could agree."""
+    if origin.unique:
+        return True
+    scan = origin.scan
+    if not isinstance(scan, Scan) or not scan.assumed_keys or origin.name is None:
+        return False
+    names = dict(zip(scan.columns, scan.column_names))
+    return any(len(key.columns) == 1 and names.get(key.columns[0]) == origin.name for key in scan.assumed_keys)
 
 
 def _undetermined(rel: RelEstimate, columns: list[Column]) -> list[Column]:
