@@ -382,9 +382,9 @@ def group_count(rel: RelEstimate, group_by: tuple[Column, ...]) -> tuple[float, 
             by_scan.setdefault(origin.scan, []).append(column)
     total = 1.0
     for columns in by_scan.values():
-        keys = [c for c in columns if _is_key(rel.origins[c])]
+        keys = [groups for groups in (_key_groups(rel, c) for c in columns) if groups is not None]
         if keys:
-            total *= min(_groups_of(rel.column(c)) for c in keys)
+            total *= min(keys)
             continue
         known = rel.groups.get(frozenset(columns))
         if known is not None and len(columns) > 1:
@@ -400,13 +400,24 @@ def group_count(rel: RelEstimate, group_by: tuple[Column, ...]) -> tuple[float, 
     return max(min(total, rel.rows), 1.0 if rel.rows >= 1 else rel.rows), notes
 
 
-def _is_key(origin: Origin) -> bool:
-    """Whether a column is a unique key of the table it comes from: declared, or assumed (a
-    hint, or statistics whose distinct count is the non-NULL row count). Grouped with other
-    columns of its table, it determines them. The sample cannot show that dependence
-    (``_undetermined``): a unique column has no repeated value whose rows could agree."""
+def _key_groups(rel: RelEstimate, column: Column) -> float | None:
+    """The groups a key of its table makes, grouped with other columns of that table (which it
+    determines); None when the column is no key. A declared key makes one group per value, and
+    one of NULLs. A key assumed from a hint or from exact statistics says nothing of its NULLs,
+    whose rows may differ in every other column: at most one group per such row. The sample
+    cannot show that a key determines the rest (``_undetermined``): a unique column has no
+    repeated value whose rows could agree."""
+    origin, estimate = rel.origins[column], rel.column(column)
     if origin.unique:
-        return True
+        return _groups_of(estimate)
+    if _assumed_key(origin):
+        return max(estimate.distinct, 1.0 if estimate.non_null > 0 else 0.0) + estimate.nulls
+    return None
+
+
+def _assumed_key(origin: Origin) -> bool:
+    """Whether a column is a single-column unique key its table's catalog does not declare,
+    assumed from a hint or from statistics whose distinct count is the non-NULL row count."""
     scan = origin.scan
     if not isinstance(scan, Scan) or not scan.assumed_keys or origin.name is None:
         return False
