@@ -411,7 +411,7 @@ def _key_groups(rel: RelEstimate, column: Column) -> float | None:
     if origin.unique:
         return _groups_of(estimate)
     if _assumed_key(origin):
-        return max(estimate.distinct, 1.0 if estimate.non_null > 0 else 0.0) + estimate.nulls
+        return _values_of(estimate) + estimate.nulls
     return None
 
 
@@ -421,8 +421,8 @@ def _assumed_key(origin: Origin) -> bool:
     scan = origin.scan
     if not isinstance(scan, Scan) or not scan.assumed_keys or origin.name is None:
         return False
-    names = dict(zip(scan.columns, scan.column_names))
-    return any(len(key.columns) == 1 and names.get(key.columns[0]) == origin.name for key in scan.assumed_keys)
+    return any(len(key.columns) == 1 and scan.column_names[scan.columns.index(key.columns[0])] == origin.name
+               for key in scan.assumed_keys)
 
 
 def _undetermined(rel: RelEstimate, columns: list[Column]) -> list[Column]:
@@ -439,8 +439,12 @@ def _undetermined(rel: RelEstimate, columns: list[Column]) -> list[Column]:
     return [c for c in columns if c not in dropped]
 
 
+def _values_of(estimate: ColumnEstimate) -> float:
+    return max(estimate.distinct, 1.0 if estimate.non_null > 0 else 0.0)
+
+
 def _groups_of(estimate: ColumnEstimate) -> float:
-    return max(estimate.distinct, 1.0 if estimate.non_null > 0 else 0.0) + (1.0 if estimate.nulls >= 0.5 else 0.0)
+    return _values_of(estimate) + (1.0 if estimate.nulls >= 0.5 else 0.0)
 
 
 def one_per_class(estimate: RelEstimate, columns: list[Column]) -> list[Column]:
